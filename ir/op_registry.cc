@@ -1,0 +1,126 @@
+// OpRegistry storage, attribute normalization and the checked InferOutputTypes entry point.
+#include "ir/op_registry.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/check.h"
+#include "ir/ops/register_ops.h"
+
+namespace coil {
+
+int OpSchema::min_inputs() const {
+  int n = 0;
+  for (const OpInput& in : inputs) {
+    if (!in.optional && !in.variadic) ++n;
+    if (in.variadic && !in.optional) ++n;  // a required variadic takes at least one
+  }
+  return n;
+}
+
+int OpSchema::max_inputs() const {
+  for (const OpInput& in : inputs) {
+    if (in.variadic) return INT_MAX;
+  }
+  return static_cast<int>(inputs.size());
+}
+
+const AttrSpec* OpSchema::FindAttr(absl::string_view name) const {
+  for (const AttrSpec& a : attrs) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+const OpRegistry& OpRegistry::Global() {
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    RegisterAllOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void OpRegistry::Register(OpSchema schema) {
+  COIL_CHECK(schema.meta != nullptr) << "op " << schema.name << " has no meta function";
+  std::string name = schema.name;
+  auto [it, inserted] = ops_.emplace(name, std::make_unique<OpSchema>(std::move(schema)));
+  COIL_CHECK(inserted) << "op " << name << " registered twice";
+}
+
+const OpSchema* OpRegistry::Find(absl::string_view name) const {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+std::vector<const OpSchema*> OpRegistry::All() const {
+  std::vector<const OpSchema*> out;
+  for (const auto& [name, schema] : ops_) out.push_back(schema.get());
+  std::sort(out.begin(), out.end(),
+            [](const OpSchema* a, const OpSchema* b) { return a->name < b->name; });
+  return out;
+}
+
+absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs) {
+  for (const auto& [name, value] : attrs) {
+    const AttrSpec* spec = schema.FindAttr(name);
+    if (spec == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(schema.name, " has no attribute '", name, "'"));
+    }
+    AttrKind got = KindOf(value);
+    bool compatible = got == spec->kind ||
+                      (spec->kind == AttrKind::kFloat && got == AttrKind::kInt) ||
+                      (spec->kind == AttrKind::kSym && got == AttrKind::kInt) ||
+                      (spec->kind == AttrKind::kSyms && got == AttrKind::kInts) ||
+                      (spec->kind == AttrKind::kFloats && got == AttrKind::kInts);
+    if (!compatible) {
+      return absl::InvalidArgumentError(absl::StrCat(schema.name, " attribute '", name, "' is ",
+                                                     AttrKindName(got), ", expected ",
+                                                     AttrKindName(spec->kind)));
+    }
+  }
+  for (const AttrSpec& spec : schema.attrs) {
+    if (attrs.find(spec.name) != attrs.end()) continue;
+    if (!spec.default_value.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(schema.name, " needs attribute '", spec.name, "' (",
+                       AttrKindName(spec.kind), ")"));
+    }
+    attrs.emplace(spec.name, *spec.default_value);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TensorType>> InferOutputTypes(const OpSchema& schema,
+                                                         absl::Span<const TensorType> inputs,
+                                                         AttrMap& attrs) {
+  int n = static_cast<int>(inputs.size());
+  if (n < schema.min_inputs() || n > schema.max_inputs()) {
+    std::string expected = schema.min_inputs() == schema.max_inputs()
+                               ? absl::StrCat(schema.min_inputs())
+                           : schema.max_inputs() == INT_MAX
+                               ? absl::StrCat("at least ", schema.min_inputs())
+                               : absl::StrCat(schema.min_inputs(), " to ", schema.max_inputs());
+    return absl::InvalidArgumentError(
+        absl::StrCat(schema.name, " takes ", expected, " inputs, got ", n));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!IsValidDType(inputs[i].dtype)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(schema.name, " input ", i, " has no valid dtype"));
+    }
+  }
+  absl::Status s = NormalizeAttrs(schema, attrs);
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<TensorType>> out = schema.meta(inputs, attrs);
+  if (!out.ok()) {
+    return absl::Status(out.status().code(),
+                        absl::StrCat(schema.name, ": ", out.status().message()));
+  }
+  return out;
+}
+
+}  // namespace coil

@@ -1,0 +1,10 @@
+// Schemas and meta functions of the indexing op family.
+#include "ir/op_registry.h"
+#include "ir/ops/meta_util.h"
+#include "ir/ops/register_ops.h"
+
+namespace coil {
+
+void RegisterIndexingOps(OpRegistry& registry) {}
+
+}  // namespace coil

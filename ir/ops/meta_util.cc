@@ -1,0 +1,89 @@
+// Broadcasting, dim normalization and result-type helpers for meta functions.
+#include "ir/ops/meta_util.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace coil::meta {
+
+absl::StatusOr<std::vector<SymExpr>> BroadcastShapes(absl::Span<const SymExpr> a,
+                                                     absl::Span<const SymExpr> b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<SymExpr> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align from the right.
+    const SymExpr* da = i < rank - a.size() ? nullptr : &a[i - (rank - a.size())];
+    const SymExpr* db = i < rank - b.size() ? nullptr : &b[i - (rank - b.size())];
+    if (da == nullptr) { out[i] = *db; continue; }
+    if (db == nullptr) { out[i] = *da; continue; }
+    if (*da == *db) { out[i] = *da; continue; }
+    if (da->is_constant() && da->constant() == 1) { out[i] = *db; continue; }
+    if (db->is_constant() && db->constant() == 1) { out[i] = *da; continue; }
+    return Error("shapes cannot broadcast: dimension ", i, " is ", da->ToString(), " vs ",
+                 db->ToString());
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<SymExpr>> BroadcastAll(absl::Span<const TensorType> inputs) {
+  std::vector<SymExpr> shape;
+  for (const TensorType& t : inputs) {
+    absl::StatusOr<std::vector<SymExpr>> s = BroadcastShapes(shape, t.shape);
+    if (!s.ok()) return s.status();
+    shape = *std::move(s);
+  }
+  return shape;
+}
+
+absl::StatusOr<int64_t> NormalizeDim(int64_t dim, int64_t rank) {
+  int64_t r = std::max<int64_t>(rank, 1);
+  if (dim < -r || dim >= r) {
+    return Error("dim ", dim, " is out of range for a tensor of rank ", rank);
+  }
+  return dim < 0 ? dim + r : dim;
+}
+
+absl::StatusOr<std::vector<int64_t>> NormalizeDims(absl::Span<const int64_t> dims, int64_t rank,
+                                                   bool empty_means_all) {
+  std::vector<int64_t> out;
+  if (dims.empty() && empty_means_all) {
+    for (int64_t i = 0; i < rank; ++i) out.push_back(i);
+    return out;
+  }
+  absl::flat_hash_set<int64_t> seen;
+  for (int64_t d : dims) {
+    absl::StatusOr<int64_t> n = NormalizeDim(d, rank);
+    if (!n.ok()) return n.status();
+    if (!seen.insert(*n).second) return Error("dim ", d, " appears more than once");
+    out.push_back(*n);
+  }
+  return out;
+}
+
+absl::StatusOr<DType> ResultType(absl::Span<const TensorType> inputs) {
+  ResultTypeBuilder b;
+  for (const TensorType& t : inputs) {
+    b.Add(t.dtype, t.rank() == 0 ? OperandKind::kZeroDim : OperandKind::kDimensioned);
+  }
+  DType r = b.Result();
+  if (r == proto::DTYPE_UNSPECIFIED) {
+    std::string names;
+    for (const TensorType& t : inputs) absl::StrAppend(&names, names.empty() ? "" : ", ", DTypeName(t.dtype));
+    return Error("no common dtype for (", names, "): PyTorch would use int16, which coil lacks");
+  }
+  return r;
+}
+
+absl::StatusOr<Device> CommonDevice(absl::Span<const TensorType> inputs) {
+  if (inputs.empty()) return Device{};
+  for (const TensorType& t : inputs) {
+    if (t.device != inputs[0].device) {
+      return Error("inputs are on different devices: ", inputs[0].device.ToString(), " and ",
+                   t.device.ToString());
+    }
+  }
+  return inputs[0].device;
+}
+
+}  // namespace coil::meta

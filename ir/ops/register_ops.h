@@ -1,0 +1,26 @@
+// Registration entry points, one per op family file in ir/ops/. OpRegistry::Global() calls
+// RegisterAllOps; each family file defines its Register*Ops function.
+#ifndef COIL_IR_OPS_REGISTER_OPS_H_
+#define COIL_IR_OPS_REGISTER_OPS_H_
+
+namespace coil {
+
+class OpRegistry;
+
+void RegisterElementwiseOps(OpRegistry& registry);   // elementwise_ops.cc
+void RegisterReductionOps(OpRegistry& registry);     // reduction_ops.cc
+void RegisterShapeOps(OpRegistry& registry);         // shape_ops.cc
+void RegisterIndexingOps(OpRegistry& registry);      // indexing_ops.cc
+void RegisterNnOps(OpRegistry& registry);            // nn_ops.cc: norms, matmul, conv, pool, sdpa
+
+inline void RegisterAllOps(OpRegistry& registry) {
+  RegisterElementwiseOps(registry);
+  RegisterReductionOps(registry);
+  RegisterShapeOps(registry);
+  RegisterIndexingOps(registry);
+  RegisterNnOps(registry);
+}
+
+}  // namespace coil
+
+#endif  // COIL_IR_OPS_REGISTER_OPS_H_

@@ -1,0 +1,10 @@
+// Schemas and meta functions of the shape op family.
+#include "ir/op_registry.h"
+#include "ir/ops/meta_util.h"
+#include "ir/ops/register_ops.h"
+
+namespace coil {
+
+void RegisterShapeOps(OpRegistry& registry) {}
+
+}  // namespace coil

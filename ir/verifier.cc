@@ -1,0 +1,90 @@
+// The graph verifier (see verifier.h for the list of checks).
+#include "ir/verifier.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace coil {
+namespace {
+
+absl::Status NodeError(const Node* n, int index, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("node ", index, " ", n->Describe(), ": ", what));
+}
+
+std::string TypeList(absl::Span<const TensorType> types) {
+  return absl::StrJoin(types, ", ", [](std::string* o, const TensorType& t) {
+    o->append(t.ToString());
+  });
+}
+
+}  // namespace
+
+absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
+  absl::flat_hash_set<const Value*> defined;
+  for (const Value* v : graph.inputs()) {
+    if (!IsValidDType(v->type().dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat("graph input %", v->id(), " has no dtype"));
+    }
+    defined.insert(v);
+  }
+  for (const Value* v : graph.constants()) {
+    if (!v->type().IsStatic()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("constant %", v->id(), " has symbolic type ", v->type().ToString()));
+    }
+    defined.insert(v);
+  }
+  std::vector<Node*> nodes = graph.nodes();
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+    const Node* n = nodes[i];
+    for (int k = 0; k < n->num_inputs(); ++k) {
+      const Value* in = n->input(k);
+      if (!defined.contains(in)) {
+        return NodeError(n, i, absl::StrCat("input ", k, " (%", in->id(),
+                                            ") is used before it is defined (cycle or bad order)"));
+      }
+      if (std::count(in->users().begin(), in->users().end(), n) !=
+          std::count(n->inputs().begin(), n->inputs().end(), in)) {
+        return NodeError(n, i, absl::StrCat("use list of %", in->id(), " is out of sync"));
+      }
+    }
+    for (const Value* out : n->outputs()) {
+      if (out->producer() != n) return NodeError(n, i, "output's producer is another node");
+      defined.insert(out);
+    }
+    const OpSchema* schema = registry.Find(n->op());
+    if (schema == nullptr) return NodeError(n, i, absl::StrCat("unknown op '", n->op(), "'"));
+    AttrMap attrs = n->attrs();
+    std::vector<TensorType> in_types;
+    for (const Value* in : n->inputs()) in_types.push_back(in->type());
+    absl::StatusOr<std::vector<TensorType>> expected = InferOutputTypes(*schema, in_types, attrs);
+    if (!expected.ok()) return NodeError(n, i, expected.status().message());
+    if (attrs.size() != n->attrs().size()) {
+      for (const AttrSpec& spec : schema->attrs) {
+        if (!HasAttr(n->attrs(), spec.name)) {
+          return NodeError(n, i, absl::StrCat("attribute '", spec.name,
+                                              "' is missing (defaults must be explicit)"));
+        }
+      }
+    }
+    std::vector<TensorType> actual;
+    for (const Value* out : n->outputs()) actual.push_back(out->type());
+    if (actual != *expected) {
+      return NodeError(n, i, absl::StrCat("output types [", TypeList(actual),
+                                          "] differ from inferred [", TypeList(*expected), "]"));
+    }
+  }
+  for (size_t k = 0; k < graph.outputs().size(); ++k) {
+    const Value* v = graph.outputs()[k];
+    if (v == nullptr || !defined.contains(v)) {
+      return absl::InvalidArgumentError(absl::StrCat("graph output ", k, " is not defined"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace coil

@@ -1,0 +1,23 @@
+// Verify: checks that a Graph is well formed and that every node agrees with its op's schema.
+//
+// Checks: values defined once and used after definition (SSA, topological order, so no
+// cycles); use lists consistent; every op registered; attributes exactly the schema's (no
+// unknown ones, right kinds, defaults present); every output type equal to what the meta
+// function infers; constants static; graph outputs defined. The first problem found is
+// returned as InvalidArgument naming the node.
+//
+//   absl::Status s = Verify(graph);
+#ifndef COIL_IR_VERIFIER_H_
+#define COIL_IR_VERIFIER_H_
+
+#include "absl/status/status.h"
+#include "ir/graph.h"
+#include "ir/op_registry.h"
+
+namespace coil {
+
+absl::Status Verify(const Graph& graph, const OpRegistry& registry = OpRegistry::Global());
+
+}  // namespace coil
+
+#endif  // COIL_IR_VERIFIER_H_

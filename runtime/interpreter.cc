@@ -1,0 +1,195 @@
+// Reference interpreter: symbol binding, constant loading, node-by-node execution.
+#include "runtime/interpreter.h"
+
+#include <fstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/op_registry.h"
+#include "runtime/reference/kernel_registry.h"
+
+namespace coil {
+namespace {
+
+using Bindings = absl::flat_hash_map<std::string, int64_t>;
+
+absl::StatusOr<std::vector<int64_t>> Concrete(const TensorType& t, const Bindings& b) {
+  std::vector<int64_t> shape;
+  for (const SymExpr& d : t.shape) {
+    absl::StatusOr<int64_t> v = d.Evaluate(b);
+    if (!v.ok()) return v.status();
+    if (*v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", d.ToString(), " evaluates to negative ", *v));
+    }
+    shape.push_back(*v);
+  }
+  return shape;
+}
+
+DType Oracle(DType t, bool float64) { return float64 && IsFloating(t) ? proto::FLOAT64 : t; }
+
+}  // namespace
+
+absl::StatusOr<Bindings> BindSymbols(const Graph& graph, absl::Span<const HostTensor> inputs) {
+  Bindings b;
+  // First lone symbols, then check every dimension (compound ones included).
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const TensorType& t = graph.inputs()[i]->type();
+    if (t.rank() != inputs[i].rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, " ('", graph.inputs()[i]->name(),
+                                                     "') has rank ", inputs[i].rank(),
+                                                     ", the graph expects ", t.ToString()));
+    }
+    for (int64_t d = 0; d < t.rank(); ++d) {
+      if (t.shape[d].is_symbol()) b.emplace(t.shape[d].ToString(), inputs[i].shape()[d]);
+    }
+  }
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const TensorType& t = graph.inputs()[i]->type();
+    for (int64_t d = 0; d < t.rank(); ++d) {
+      absl::StatusOr<int64_t> v = t.shape[d].Evaluate(b);
+      if (!v.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, " dimension ", d, ": ",
+                                                       v.status().message()));
+      }
+      if (*v != inputs[i].shape()[d]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", i, " ('", graph.inputs()[i]->name(), "') dimension ", d, " is ",
+            inputs[i].shape()[d], ", the graph expects ", t.shape[d].ToString(), " = ", *v));
+      }
+    }
+  }
+  for (const SymbolInfo& s : graph.symbols()) {
+    auto it = b.find(s.name);
+    if (it == b.end()) continue;
+    if (it->second < s.min || (s.max != 0 && it->second > s.max)) {
+      return absl::InvalidArgumentError(absl::StrCat("symbol ", s.name, " = ", it->second,
+                                                     " is outside its range [", s.min, ", ",
+                                                     s.max == 0 ? "inf" : absl::StrCat(s.max), "]"));
+    }
+  }
+  return b;
+}
+
+absl::StatusOr<HostTensor> LoadConstant(const Value& constant, const std::string& dir) {
+  const TensorType& t = constant.type();
+  std::vector<int64_t> shape = *t.StaticShape();
+  const ConstantData& d = constant.constant();
+  if (!d.is_external()) return HostTensor::FromBytes(t.dtype, shape, d.raw);
+  std::string path = dir.empty() ? d.external_path : absl::StrCat(dir, "/", d.external_path);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    return absl::NotFoundError(absl::StrCat("constant %", constant.id(), ": cannot open external data '",
+                                            path, "'"));
+  }
+  std::string bytes(d.external_length, '\0');
+  f.seekg(d.external_offset);
+  f.read(bytes.data(), d.external_length);
+  if (f.gcount() != d.external_length) {
+    return absl::DataLossError(absl::StrCat("constant %", constant.id(), ": external data '", path,
+                                            "' is shorter than offset ", d.external_offset,
+                                            " + length ", d.external_length));
+  }
+  return HostTensor::FromBytes(t.dtype, shape, std::move(bytes));
+}
+
+absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
+                                                  absl::Span<const HostTensor> inputs,
+                                                  const InterpreterOptions& options) {
+  if (inputs.size() != graph.inputs().size()) {
+    return absl::InvalidArgumentError(absl::StrCat("graph '", graph.name(), "' takes ",
+                                                   graph.inputs().size(), " inputs, got ",
+                                                   inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].dtype() != graph.inputs()[i]->type().dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " ('", graph.inputs()[i]->name(), "') is ", DTypeName(inputs[i].dtype()),
+          ", the graph expects ", graph.inputs()[i]->type().ToString()));
+    }
+  }
+  absl::StatusOr<Bindings> bindings = BindSymbols(graph, inputs);
+  if (!bindings.ok()) return bindings.status();
+
+  absl::flat_hash_map<const Value*, HostTensor> env;
+  absl::flat_hash_map<const Value*, int> remaining_uses;
+  for (const Node* n : graph.nodes()) {
+    for (const Value* in : n->inputs()) ++remaining_uses[in];
+  }
+  for (const Value* out : graph.outputs()) ++remaining_uses[out];
+  auto bind = [&](const Value* v, HostTensor t) {
+    DType want = Oracle(t.dtype(), options.float64);
+    env[v] = want == t.dtype() ? std::move(t) : t.To(want);
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) bind(graph.inputs()[i], inputs[i]);
+  for (const Value* c : graph.constants()) {
+    absl::StatusOr<HostTensor> t = LoadConstant(*c, options.external_data_dir);
+    if (!t.ok()) return t.status();
+    bind(c, *std::move(t));
+  }
+
+  const ReferenceKernels& kernels = ReferenceKernels::Global();
+  const OpRegistry& registry = OpRegistry::Global();
+  std::vector<Node*> nodes = graph.nodes();
+  for (size_t ni = 0; ni < nodes.size(); ++ni) {
+    const Node* n = nodes[ni];
+    auto where = [&] { return absl::StrCat("node ", ni, " ", n->Describe()); };
+    const ReferenceKernel* kernel = kernels.Find(n->op());
+    if (kernel == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat(where(), ": no reference kernel for op '", n->op(), "'"));
+    }
+    std::vector<HostTensor> args;
+    for (const Value* in : n->inputs()) {
+      auto it = env.find(in);
+      if (it == env.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(where(), ": input %", in->id(),
+                                                       " has no value (graph not verified?)"));
+      }
+      args.push_back(it->second);
+    }
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<DType> dtypes;
+    for (const Value* out : n->outputs()) {
+      absl::StatusOr<std::vector<int64_t>> s = Concrete(out->type(), *bindings);
+      if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(where(), ": ", s.status().message()));
+      shapes.push_back(*std::move(s));
+      dtypes.push_back(Oracle(out->type().dtype, options.float64));
+    }
+    // Attributes as the schema normalizes them (defaults present even in hand-made graphs).
+    AttrMap attrs = n->attrs();
+    if (const OpSchema* schema = registry.Find(n->op())) {
+      absl::Status s = NormalizeAttrs(*schema, attrs);
+      if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(where(), ": ", s.message()));
+    }
+    KernelContext ctx{args, attrs, shapes, dtypes};
+    absl::StatusOr<std::vector<HostTensor>> results = (*kernel)(ctx);
+    if (!results.ok()) {
+      return absl::Status(results.status().code(),
+                          absl::StrCat(where(), ": ", results.status().message()));
+    }
+    if (results->size() != n->outputs().size()) {
+      return absl::InternalError(absl::StrCat(where(), ": kernel returned ", results->size(),
+                                              " outputs, expected ", n->outputs().size()));
+    }
+    for (size_t k = 0; k < results->size(); ++k) {
+      const HostTensor& r = (*results)[k];
+      if (r.shape() != shapes[k] || r.dtype() != dtypes[k]) {
+        return absl::InternalError(absl::StrCat(where(), ": kernel output ", k, " is ",
+                                                r.TypeString(), ", expected ", DTypeName(dtypes[k]),
+                                                "[", absl::StrJoin(shapes[k], ", "), "]"));
+      }
+      env[n->output(k)] = std::move((*results)[k]);
+    }
+    for (const Value* in : n->inputs()) {
+      if (--remaining_uses[in] == 0) env.erase(in);
+    }
+  }
+  std::vector<HostTensor> outputs;
+  for (const Value* out : graph.outputs()) outputs.push_back(env.at(out));
+  return outputs;
+}
+
+}  // namespace coil
