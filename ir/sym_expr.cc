@@ -4,6 +4,7 @@
 #include "ir/sym_expr.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 

@@ -1,0 +1,249 @@
+// Schemas and meta functions of softmax, the normalizations (layer, batch, group, RMS) and
+// dropout. Part of the reduction family: RegisterReductionOps calls RegisterNormalizationOps.
+//
+// Optional tensor inputs are positional: layer_norm(x), layer_norm(x, weight) and
+// layer_norm(x, weight, bias). A bias without a weight is written with a weight of ones.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/op_registry.h"
+#include "ir/ops/meta_util.h"
+
+namespace coil {
+
+void RegisterNormalizationOps(OpRegistry& registry);
+
+namespace {
+
+using meta::Error;
+using Outs = absl::StatusOr<std::vector<TensorType>>;
+
+std::string ShapeString(absl::Span<const SymExpr> shape) {
+  return absl::StrCat(
+      "[", absl::StrJoin(shape, ", ", [](std::string* o, const SymExpr& e) { o->append(e.ToString()); }),
+      "]");
+}
+
+// Dims that are provably different are an error; symbolic dims that may be equal are left to
+// the reference kernel, which checks the concrete sizes.
+bool MayEqual(absl::Span<const SymExpr> a, absl::Span<const SymExpr> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (ProveEq(a[i], b[i]) == Truth::kFalse) return false;
+  }
+  return true;
+}
+
+absl::Status RequireFloating(const TensorType& x) {
+  if (!IsFloating(x.dtype)) {
+    return Error("only supports floating point inputs, got ", DTypeName(x.dtype));
+  }
+  return absl::OkStatus();
+}
+
+// A parameter tensor (weight, bias, running stats): of `shape`, and of x's dtype, or float32
+// for a reduced-precision x (PyTorch's CPU mixed-dtype rule).
+absl::Status CheckParam(const TensorType& x, const TensorType& p, absl::string_view name,
+                        absl::Span<const SymExpr> shape) {
+  bool dtype_ok = p.dtype == x.dtype || (p.dtype == proto::FLOAT32 &&
+                                         (x.dtype == proto::BFLOAT16 || x.dtype == proto::FLOAT16));
+  if (!dtype_ok) {
+    return Error(name, " is ", DTypeName(p.dtype), " but the input is ", DTypeName(x.dtype),
+                 " (expected the same dtype)");
+  }
+  if (!MayEqual(p.shape, shape)) {
+    return Error(name, " has shape ", ShapeString(p.shape), ", expected ", ShapeString(shape));
+  }
+  if (p.device != x.device) {
+    return Error(name, " is on ", p.device.ToString(), " but the input is on ",
+                 x.device.ToString());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckParams(absl::Span<const TensorType> in, size_t first,
+                         const std::vector<std::string>& names, absl::Span<const SymExpr> shape) {
+  for (size_t i = first; i < in.size(); ++i) {
+    absl::Status s = CheckParam(in[0], in[i], names[i - first], shape);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEps(const AttrMap& attrs, bool allow_default_sentinel) {
+  absl::StatusOr<double> eps = GetFloat(attrs, "eps");
+  if (!eps.ok()) return eps.status();
+  if (allow_default_sentinel && *eps == -1.0) return absl::OkStatus();
+  if (!(*eps >= 0)) return Error("eps must be >= 0, got ", *eps);
+  return absl::OkStatus();
+}
+
+Outs SoftmaxMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  absl::StatusOr<int64_t> dim = GetInt(attrs, "dim");
+  if (!dim.ok()) return dim.status();
+  absl::StatusOr<int64_t> d = meta::NormalizeDim(*dim, x.rank());
+  if (!d.ok()) return d.status();
+  absl::StatusOr<DType> dtype = GetDType(attrs, "dtype");
+  if (!dtype.ok()) return dtype.status();
+  DType out = *dtype == proto::DTYPE_UNSPECIFIED ? x.dtype : *dtype;
+  if (!IsFloating(out)) {
+    return Error("only supports floating point results, got ", DTypeName(out),
+                 " (pass a floating dtype for integral inputs)");
+  }
+  return std::vector<TensorType>{meta::Out(out, x.shape, x.device)};
+}
+
+// layer_norm and rms_norm: normalized_shape names x's trailing dims.
+absl::StatusOr<std::vector<SymExpr>> NormalizedShape(const TensorType& x, const AttrMap& attrs) {
+  absl::StatusOr<SymList> ns = GetSyms(attrs, "normalized_shape");
+  if (!ns.ok()) return ns.status();
+  if (ns->empty()) return Error("normalized_shape must have at least one dimension");
+  if (x.rank() < static_cast<int64_t>(ns->size()) ||
+      !MayEqual(absl::MakeConstSpan(x.shape).subspan(x.rank() - ns->size()), *ns)) {
+    return Error("input of shape ", ShapeString(x.shape),
+                 " does not end with normalized_shape ", ShapeString(*ns));
+  }
+  return *ns;
+}
+
+Outs LayerNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  absl::Status s = RequireFloating(x);
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<SymExpr>> ns = NormalizedShape(x, attrs);
+  if (!ns.ok()) return ns.status();
+  s = CheckParams(in, 1, {"weight", "bias"}, *ns);
+  if (!s.ok()) return s;
+  s = CheckEps(attrs, false);
+  if (!s.ok()) return s;
+  return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
+}
+
+Outs RmsNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  absl::Status s = RequireFloating(x);
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<SymExpr>> ns = NormalizedShape(x, attrs);
+  if (!ns.ok()) return ns.status();
+  s = CheckParams(in, 1, {"weight"}, *ns);
+  if (!s.ok()) return s;
+  s = CheckEps(attrs, true);
+  if (!s.ok()) return s;
+  return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
+}
+
+Outs BatchNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  absl::Status s = RequireFloating(x);
+  if (!s.ok()) return s;
+  absl::StatusOr<bool> training = GetBool(attrs, "training");
+  if (!training.ok()) return training.status();
+  if (*training) {
+    return Error("training=true is not supported (it updates the running statistics in "
+                 "place); coil's batch_norm is the inference form");
+  }
+  if (x.rank() < 2) {
+    return Error("expected an input with at least 2 dims (N, C, ...), got ", x.ToString());
+  }
+  s = CheckParams(in, 1, {"running_mean", "running_var", "weight", "bias"}, {x.shape[1]});
+  if (!s.ok()) return s;
+  s = CheckEps(attrs, false);
+  if (!s.ok()) return s;
+  return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
+}
+
+Outs GroupNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  absl::Status s = RequireFloating(x);
+  if (!s.ok()) return s;
+  if (x.rank() < 2) {
+    return Error("expected an input with at least 2 dims (N, C, ...), got ", x.ToString());
+  }
+  absl::StatusOr<int64_t> groups = GetInt(attrs, "num_groups");
+  if (!groups.ok()) return groups.status();
+  if (*groups <= 0) return Error("num_groups must be positive, got ", *groups);
+  const SymExpr& c = x.shape[1];
+  if (SymExpr::Mod(c, *groups) != SymExpr(0) && c.is_constant()) {
+    return Error("expected the number of channels to be divisible by num_groups, got input of "
+                 "shape ", ShapeString(x.shape), " and num_groups=", *groups);
+  }
+  s = CheckParams(in, 1, {"weight", "bias"}, {c});
+  if (!s.ok()) return s;
+  s = CheckEps(attrs, false);
+  if (!s.ok()) return s;
+  return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
+}
+
+Outs DropoutMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  absl::StatusOr<double> p = GetFloat(attrs, "p");
+  if (!p.ok()) return p.status();
+  if (!(*p >= 0 && *p <= 1)) {
+    return Error("dropout probability has to be between 0 and 1, but got ", *p);
+  }
+  absl::StatusOr<bool> train = GetBool(attrs, "train");
+  if (!train.ok()) return train.status();
+  if (*train) {
+    return Error("train=true is not supported yet: random ops need a seed (coil will take one "
+                 "as an explicit input later); train=false is the identity");
+  }
+  return std::vector<TensorType>{meta::Out(in[0].dtype, in[0].shape, in[0].device)};
+}
+
+void Register(OpRegistry& r, std::string name, std::vector<OpInput> inputs,
+              std::vector<AttrSpec> attrs, OpClass op_class, MetaFn meta, std::string doc) {
+  OpSchema s;
+  s.name = std::move(name);
+  s.inputs = std::move(inputs);
+  s.attrs = std::move(attrs);
+  s.op_class = op_class;
+  s.meta = std::move(meta);
+  s.doc = std::move(doc);
+  r.Register(std::move(s));
+}
+
+AttrSpec Eps() { return {"eps", AttrKind::kFloat, Attribute(1e-5)}; }
+
+}  // namespace
+
+void RegisterNormalizationOps(OpRegistry& r) {
+  for (const char* name : {"aten.softmax", "aten.log_softmax"}) {
+    Register(r, name, {{"self"}},
+             {{"dim", AttrKind::kInt, std::nullopt},
+              {"dtype", AttrKind::kDType, Attribute(proto::DTYPE_UNSPECIFIED)}},
+             OpClass::kReduction, SoftmaxMeta,
+             absl::StrCat("torch.", std::string(name).substr(5),
+                          "(self, dim, dtype): the input is cast to dtype first (None = "
+                          "DTYPE_UNSPECIFIED); the result must be floating (no half_to_float)"));
+  }
+  Register(r, "aten.layer_norm", {{"input"}, {"weight", true}, {"bias", true}},
+           {{"normalized_shape", AttrKind::kSyms, std::nullopt}, Eps()},
+           OpClass::kNormalization, LayerNormMeta,
+           "F.layer_norm(input, normalized_shape, weight, bias, eps): output y only");
+  Register(r, "aten.batch_norm",
+           {{"input"}, {"running_mean"}, {"running_var"}, {"weight", true}, {"bias", true}},
+           {{"training", AttrKind::kBool, Attribute(false)},
+            {"momentum", AttrKind::kFloat, Attribute(0.1)}, Eps()},
+           OpClass::kNormalization, BatchNormMeta,
+           "F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, "
+           "eps): inference form only (training=true is an error; momentum is unused)");
+  Register(r, "aten.group_norm", {{"input"}, {"weight", true}, {"bias", true}},
+           {{"num_groups", AttrKind::kInt, std::nullopt}, Eps()}, OpClass::kNormalization,
+           GroupNormMeta, "F.group_norm(input, num_groups, weight, bias, eps)");
+  Register(r, "aten.rms_norm", {{"input"}, {"weight", true}},
+           {{"normalized_shape", AttrKind::kSyms, std::nullopt},
+            {"eps", AttrKind::kFloat, Attribute(-1.0)}},
+           OpClass::kNormalization, RmsNormMeta,
+           "F.rms_norm(input, normalized_shape, weight, eps) of torch 2.4: "
+           "x * rsqrt(mean(x^2 over normalized dims) + eps) * weight; eps=-1 means None "
+           "(the machine epsilon of the computing dtype: f64's in float64 oracle mode)");
+  Register(r, "aten.dropout", {{"input"}},
+           {{"p", AttrKind::kFloat, std::nullopt}, {"train", AttrKind::kBool, std::nullopt}},
+           OpClass::kRandom, DropoutMeta,
+           "aten.dropout(input, p, train): train=false is the identity; train=true is an error "
+           "until random ops take a seed");
+}
+
+}  // namespace coil

@@ -1,0 +1,221 @@
+// Interval bounds of SymExpr and the relations (ProveEq/Lt/Le) decided with them.
+//
+// Endpoints are computed in 128-bit integers with explicit infinities, then clamped soundly
+// (a lower bound only ever moves down, an upper bound up), so int64 overflow can never make a
+// bound wrong: it only makes it looser.
+#include <algorithm>
+
+#include "ir/sym_expr.h"
+#include "ir/sym_expr_internal.h"
+
+namespace coil {
+namespace sym_internal {
+namespace {
+
+using Wide = __int128;
+constexpr Wide kInf = Wide(1) << 100;  // stands for infinity; finite endpoints fit in int64
+
+struct Interval {
+  Wide lo;  // -kInf or in [INT64_MIN, INT64_MAX]
+  Wide hi;  // +kInf or in [INT64_MIN, INT64_MAX]
+};
+
+const Interval kEverything = {-kInf, kInf};
+
+Wide NormLo(Wide v) { return v < INT64_MIN ? -kInf : std::min<Wide>(v, INT64_MAX); }
+Wide NormHi(Wide v) { return v > INT64_MAX ? kInf : std::max<Wide>(v, INT64_MIN); }
+Interval Norm(Wide lo, Wide hi) { return {NormLo(lo), NormHi(hi)}; }
+
+Interval FromRange(const SymRange& r) {
+  return {r.min == INT64_MIN ? -kInf : Wide(r.min), r.max == INT64_MAX ? kInf : Wide(r.max)};
+}
+
+Interval AddI(const Interval& a, const Interval& b) {
+  Wide lo = (a.lo == -kInf || b.lo == -kInf) ? -kInf : a.lo + b.lo;
+  Wide hi = (a.hi == kInf || b.hi == kInf) ? kInf : a.hi + b.hi;
+  return Norm(lo, hi);
+}
+
+Interval NegI(const Interval& a) { return Norm(-a.hi, -a.lo); }
+
+bool IsInf(Wide v) { return v == kInf || v == -kInf; }
+
+Wide MulEnd(Wide x, Wide y) {
+  if (x == 0 || y == 0) return 0;
+  if (IsInf(x) || IsInf(y)) return ((x < 0) != (y < 0)) ? -kInf : kInf;
+  return x * y;  // |x|, |y| <= 2^63
+}
+
+Interval MulI(const Interval& a, const Interval& b) {
+  Wide c[4] = {MulEnd(a.lo, b.lo), MulEnd(a.lo, b.hi), MulEnd(a.hi, b.lo), MulEnd(a.hi, b.hi)};
+  return Norm(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
+}
+
+// v^n (n >= 1), saturating to +-kInf.
+Wide PowEnd(Wide v, int64_t n) {
+  bool negative = v < 0 && n % 2 == 1;
+  if (v == 0 || v == 1) return v;
+  if (v == -1) return negative ? -1 : 1;
+  Wide r = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (IsInf(v) || r > INT64_MAX || r < INT64_MIN) return negative ? -kInf : kInf;
+    r *= v;
+  }
+  return r;
+}
+
+Interval PowI(const Interval& a, int64_t n) {
+  if (n == 1) return a;
+  Wide lo = PowEnd(a.lo, n), hi = PowEnd(a.hi, n);
+  if (n % 2 == 1) return Norm(lo, hi);  // monotone
+  if (a.lo >= 0) return Norm(lo, hi);
+  if (a.hi <= 0) return Norm(hi, lo);
+  return Norm(0, std::max(lo, hi));
+}
+
+Interval Union(const std::optional<Interval>& a, const Interval& b) {
+  if (!a) return b;
+  return {std::min(a->lo, b.lo), std::max(a->hi, b.hi)};
+}
+
+// floor(x / y) for y >= 1 (possibly +kInf); never called with two infinities.
+Wide DivEnd(Wide x, Wide y) {
+  if (y == kInf) return x >= 0 ? 0 : -1;
+  if (IsInf(x)) return x;
+  Wide q = x / y;
+  if (x % y != 0 && x < 0) --q;
+  return q;
+}
+
+// floordiv over a by a divisor in [d.lo, d.hi] with d.lo >= 1.
+Interval FloorDivPos(const Interval& a, const Interval& d) {
+  Wide lo = a.lo >= 0 ? DivEnd(a.lo, d.hi) : DivEnd(a.lo, d.lo);
+  Wide hi = a.hi >= 0 ? DivEnd(a.hi, d.lo) : DivEnd(a.hi, d.hi);
+  return Norm(lo, hi);
+}
+
+// mod of a by a divisor in [d.lo, d.hi] with d.lo >= 1.
+Interval ModPos(const Interval& a, const Interval& d) {
+  if (a.lo >= 0 && a.hi < d.lo) return a;
+  Wide hi = d.hi == kInf ? kInf : d.hi - 1;
+  if (a.lo >= 0) hi = std::min(hi, a.hi);
+  return {0, hi};
+}
+
+// Splits a divisor interval into its positive and negative parts (zero is excluded: dividing
+// by zero is undefined) and combines f over both.
+template <typename F>
+Interval ByDivisorSign(const Interval& a, const Interval& d, F f, bool negate_result) {
+  std::optional<Interval> out;
+  if (d.hi >= 1) out = Union(out, f(a, Interval{std::max<Wide>(d.lo, 1), d.hi}));
+  if (d.lo <= -1) {
+    // floordiv(a, d) = floordiv(-a, -d);  mod(a, d) = -mod(-a, -d).
+    Interval r = f(NegI(a), NegI(Interval{d.lo, std::min<Wide>(d.hi, -1)}));
+    out = Union(out, negate_result ? NegI(r) : r);
+  }
+  return out ? *out : kEverything;
+}
+
+Interval Eval(const SymExpr& e, const SymRanges& ranges, const SymRange& fallback) {
+  const Node* n = e.node();
+  if (n == nullptr) return {e.constant(), e.constant()};
+  switch (n->kind) {
+    case Kind::kSymbol: {
+      auto it = ranges.find(n->name);
+      return FromRange(it == ranges.end() ? fallback : it->second);
+    }
+    case Kind::kFloorDiv:
+      return ByDivisorSign(Eval(n->args[0], ranges, fallback), Eval(n->args[1], ranges, fallback),
+                           FloorDivPos, /*negate_result=*/false);
+    case Kind::kMod:
+      return ByDivisorSign(Eval(n->args[0], ranges, fallback), Eval(n->args[1], ranges, fallback),
+                           ModPos, /*negate_result=*/true);
+    case Kind::kMin:
+    case Kind::kMax: {
+      std::optional<Interval> out;
+      for (const SymExpr& a : n->args) {
+        Interval v = Eval(a, ranges, fallback);
+        if (!out) {
+          out = v;
+        } else if (n->kind == Kind::kMin) {
+          out = Interval{std::min(out->lo, v.lo), std::min(out->hi, v.hi)};
+        } else {
+          out = Interval{std::max(out->lo, v.lo), std::max(out->hi, v.hi)};
+        }
+      }
+      return *out;
+    }
+    case Kind::kSum: {
+      Interval sum = {n->poly.constant, n->poly.constant};
+      for (const Term& t : n->poly.terms) {
+        Interval term = {t.coeff, t.coeff};
+        for (const Factor& f : t.monomial) {
+          term = MulI(term, PowI(Eval(f.atom, ranges, fallback), f.exponent));
+        }
+        sum = AddI(sum, term);
+      }
+      return sum;
+    }
+  }
+  return kEverything;
+}
+
+SymRange ToRange(const Interval& i) {
+  return {i.lo == -kInf ? INT64_MIN : static_cast<int64_t>(i.lo),
+          i.hi == kInf ? INT64_MAX : static_cast<int64_t>(i.hi)};
+}
+
+// Bounds of b - a, or nullopt when the difference itself overflows int64.
+std::optional<Interval> DifferenceBounds(const SymExpr& a, const SymExpr& b,
+                                         const SymRanges& ranges) {
+  if (a.is_constant() && b.is_constant()) {
+    Wide d = Wide(b.constant()) - Wide(a.constant());
+    return Interval{d, d};
+  }
+  Overflow ov;
+  SymExpr d = Sub(b, a, ov);
+  if (ov.hit) return std::nullopt;
+  return Eval(d, ranges, SymRange{0, INT64_MAX});
+}
+
+}  // namespace
+
+SymRange IntervalOf(const SymExpr& e, const SymRanges& ranges, SymRange fallback) {
+  return ToRange(Eval(e, ranges, fallback));
+}
+
+}  // namespace sym_internal
+
+using sym_internal::DifferenceBounds;
+using sym_internal::Interval;
+
+Truth ProveEq(const SymExpr& a, const SymExpr& b, const SymRanges& ranges) {
+  if (a == b) return Truth::kTrue;
+  std::optional<Interval> d = DifferenceBounds(a, b, ranges);
+  if (!d) return Truth::kUnknown;
+  if (d->lo == 0 && d->hi == 0) return Truth::kTrue;
+  if (d->lo > 0 || d->hi < 0) return Truth::kFalse;
+  return Truth::kUnknown;
+}
+
+Truth ProveLt(const SymExpr& a, const SymExpr& b, const SymRanges& ranges) {
+  std::optional<Interval> d = DifferenceBounds(a, b, ranges);
+  if (!d) return Truth::kUnknown;
+  if (d->lo >= 1) return Truth::kTrue;
+  if (d->hi <= 0) return Truth::kFalse;
+  return Truth::kUnknown;
+}
+
+Truth ProveLe(const SymExpr& a, const SymExpr& b, const SymRanges& ranges) {
+  std::optional<Interval> d = DifferenceBounds(a, b, ranges);
+  if (!d) return Truth::kUnknown;
+  if (d->lo >= 0) return Truth::kTrue;
+  if (d->hi < 0) return Truth::kFalse;
+  return Truth::kUnknown;
+}
+
+SymRange Bounds(const SymExpr& e, const SymRanges& ranges) {
+  return sym_internal::IntervalOf(e, ranges, SymRange{0, INT64_MAX});
+}
+
+}  // namespace coil

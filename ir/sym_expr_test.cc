@@ -1,0 +1,497 @@
+#include "ir/sym_expr.h"
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash_testing.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/sym_expr_testing.h"
+
+namespace coil {
+namespace {
+
+using ::coil::sym_testing::RandomTree;
+using ::testing::HasSubstr;
+
+const SymExpr a = SymExpr::Symbol("a");
+const SymExpr b = SymExpr::Symbol("b");
+const SymExpr c = SymExpr::Symbol("c");
+const SymExpr s0 = SymExpr::Symbol("s0");
+const SymExpr s1 = SymExpr::Symbol("s1");
+
+SymExpr P(absl::string_view text) {
+  absl::StatusOr<SymExpr> e = SymExpr::Parse(text);
+  EXPECT_TRUE(e.ok()) << text << ": " << e.status();
+  return e.ok() ? *e : SymExpr(-999999);
+}
+
+// ----- construction and canonical form -------------------------------------------------------
+
+TEST(SymExprTest, ConstantsDoNotAllocate) {
+  EXPECT_EQ(SymExpr().node(), nullptr);
+  EXPECT_EQ(SymExpr(5).node(), nullptr);
+  EXPECT_EQ((a - a).node(), nullptr);
+  EXPECT_EQ((a * 0).node(), nullptr);
+  EXPECT_EQ(SymExpr::FloorDiv(7, 2).node(), nullptr);
+  EXPECT_EQ(*(a - a + 3).AsConstant(), 3);
+  EXPECT_EQ((2 * a - a - a + 4).constant(), 4);
+  EXPECT_FALSE(a.AsConstant().has_value());
+}
+
+TEST(SymExprTest, HeaderExamples) {
+  EXPECT_EQ((s0 * 3 + 4 - s0).ToString(), "2*s0 + 4");
+  EXPECT_EQ(SymExpr::FloorDiv(s0 * 4 + 8, 4).ToString(), "s0 + 2");
+  EXPECT_EQ(SymExpr::Min(s0, 8).ToString(), "min(8, s0)");
+  EXPECT_EQ(SymExpr::FloorDiv(s0, 2).ToString(), "floordiv(s0, 2)");
+}
+
+TEST(SymExprTest, Identities) {
+  EXPECT_EQ(a + 0, a);                           // x + 0 -> x
+  EXPECT_EQ(a * 1, a);                           // x * 1 -> x
+  EXPECT_EQ(a * 0, 0);                           // x * 0 -> 0
+  EXPECT_EQ(a + b, b + a);                       // sorted terms
+  EXPECT_EQ(a * b, b * a);
+  EXPECT_EQ(a + a + a, 3 * a);                   // like terms
+  EXPECT_EQ((a + 1) * (a - 1), a * a - 1);       // expansion
+  EXPECT_EQ((a + b) * (a + b), a * a + 2 * a * b + b * b);
+  EXPECT_EQ(-(-a), a);
+  EXPECT_TRUE(a.is_symbol());
+  EXPECT_FALSE((a + 1).is_symbol());
+  EXPECT_FALSE(SymExpr(1).is_symbol());
+}
+
+TEST(SymExprTest, ConstantFoldingUsesPythonSemantics) {
+  EXPECT_EQ(SymExpr::FloorDiv(7, 2), 3);
+  EXPECT_EQ(SymExpr::FloorDiv(-7, 2), -4);
+  EXPECT_EQ(SymExpr::FloorDiv(7, -2), -4);
+  EXPECT_EQ(SymExpr::FloorDiv(-7, -2), 3);
+  EXPECT_EQ(SymExpr::Mod(7, 2), 1);
+  EXPECT_EQ(SymExpr::Mod(-7, 2), 1);
+  EXPECT_EQ(SymExpr::Mod(7, -2), -1);
+  EXPECT_EQ(SymExpr::Mod(-7, -2), -1);
+  EXPECT_EQ(SymExpr::Mod(INT64_MIN, -1), 0);
+  EXPECT_EQ(SymExpr::Min(3, -5), -5);
+  EXPECT_EQ(SymExpr::Max(3, -5), 3);
+}
+
+TEST(SymExprTest, FloorDivRules) {
+  EXPECT_EQ(SymExpr::FloorDiv(a, 1), a);                                       // floordiv(x, 1)
+  EXPECT_EQ(SymExpr::FloorDiv(a, -1), -a);
+  EXPECT_EQ(SymExpr::FloorDiv(a, -2), SymExpr::FloorDiv(-a, 2));               // sign
+  EXPECT_EQ(SymExpr::FloorDiv(6 * a + b, 3), 2 * a + SymExpr::FloorDiv(b, 3));  // pull terms
+  EXPECT_EQ(SymExpr::FloorDiv(a + 7, 3), SymExpr::FloorDiv(a + 1, 3) + 2);     // constant
+  EXPECT_EQ(SymExpr::FloorDiv(a - 1, 3), SymExpr::FloorDiv(a + 2, 3) - 1);
+  EXPECT_EQ(SymExpr::FloorDiv(2 * a + 2, 4), SymExpr::FloorDiv(a + 1, 2));     // gcd
+  EXPECT_EQ(SymExpr::FloorDiv(SymExpr::FloorDiv(a, 2), 3), SymExpr::FloorDiv(a, 6));  // nested
+  EXPECT_EQ(SymExpr::FloorDiv(SymExpr::FloorDiv(a, 2) + 1, 3), SymExpr::FloorDiv(a + 2, 6));
+  EXPECT_EQ(SymExpr::FloorDiv(SymExpr::Mod(a, 4), 4), 0);                      // bounds
+  EXPECT_EQ(SymExpr::FloorDiv(SymExpr::Mod(a, 4) + 8, 4), 2);
+  EXPECT_EQ(SymExpr::FloorDiv(a * b + b, b), a + 1);                           // symbolic
+  EXPECT_EQ(SymExpr::FloorDiv(a * b, -b), -a);
+  EXPECT_EQ(SymExpr::FloorDiv(2 * a, 2 * b), SymExpr::FloorDiv(a, b));
+  EXPECT_EQ(SymExpr::FloorDiv(3 * (a + b), a + b), 3);
+  EXPECT_EQ(SymExpr::FloorDiv(0 * a, b), 0);
+}
+
+TEST(SymExprTest, ModRules) {
+  EXPECT_EQ(SymExpr::Mod(a, 1), 0);                                   // mod(x, 1) -> 0
+  EXPECT_EQ(SymExpr::Mod(a, -1), 0);
+  EXPECT_EQ(SymExpr::Mod(4 * a + b, 4), SymExpr::Mod(b, 4));           // mod(c*x + y, c)
+  EXPECT_EQ(SymExpr::Mod(SymExpr::Mod(a, 4), 4), SymExpr::Mod(a, 4));  // mod(mod(x, c), c)
+  EXPECT_EQ(SymExpr::Mod(SymExpr::Mod(a, 8), 4), SymExpr::Mod(a, 4));
+  EXPECT_EQ(SymExpr::Mod(2 * SymExpr::Mod(a, 2), 4), 2 * SymExpr::Mod(a, 2));
+  EXPECT_EQ(SymExpr::Mod(-a, 4), SymExpr::Mod(3 * a, 4));             // coefficients mod c
+  EXPECT_EQ(SymExpr::Mod(a + 9, 4), SymExpr::Mod(a + 1, 4));
+  EXPECT_EQ(SymExpr::Mod(2 * a + 2, 4), 2 * SymExpr::Mod(a + 1, 2));   // gcd
+  EXPECT_EQ(SymExpr::Mod(a, -3), -SymExpr::Mod(-a, 3));                // sign
+  EXPECT_EQ(SymExpr::Mod(SymExpr::Mod(a, 4) + 1, 8), SymExpr::Mod(a, 4) + 1);  // bounds
+  EXPECT_EQ(SymExpr::Mod(a * b + 3, b), SymExpr::Mod(3, b));           // symbolic
+  EXPECT_EQ(SymExpr::Mod(2 * a * b, 2 * b), 0);
+  EXPECT_EQ(SymExpr::Mod(a, -b), -SymExpr::Mod(-a, b));
+}
+
+TEST(SymExprTest, DivModRecombine) {
+  EXPECT_EQ(4 * SymExpr::FloorDiv(a, 4) + SymExpr::Mod(a, 4), a);
+  EXPECT_EQ(SymExpr::Mod(a, 4) + SymExpr::FloorDiv(a, 4) * 4, a);
+  EXPECT_EQ(8 * SymExpr::FloorDiv(a + 1, 4) + 2 * SymExpr::Mod(a + 1, 4) + b, 2 * a + b + 2);
+  EXPECT_EQ(b * (3 * SymExpr::FloorDiv(a, 3) + SymExpr::Mod(a, 3)), a * b);
+  EXPECT_EQ(4 * SymExpr::FloorDiv(-a, 4) + SymExpr::Mod(-a, 4), -a);
+}
+
+TEST(SymExprTest, MinMaxRules) {
+  EXPECT_EQ(SymExpr::Min(a, a), a);                                    // idempotence
+  EXPECT_EQ(SymExpr::Max(a, a), a);
+  EXPECT_EQ(SymExpr::Min(a, a + 1), a);                                // constant difference
+  EXPECT_EQ(SymExpr::Max(a, a + 1), a + 1);
+  EXPECT_EQ(SymExpr::Min(a, b), SymExpr::Min(b, a));                   // sorted args
+  EXPECT_EQ(SymExpr::Min(SymExpr::Min(a, b), c), SymExpr::Min(a, SymExpr::Min(b, c)));
+  EXPECT_EQ(SymExpr::Min(SymExpr::Min(a, b), c).ToString(), "min(a, b, c)");  // flattened
+  EXPECT_EQ(SymExpr::Min(SymExpr::Max(a, b), a), a);                   // absorption
+  EXPECT_EQ(SymExpr::Max(SymExpr::Min(a, b), a), a);
+  EXPECT_EQ(SymExpr::Min(a + 1, b + 1), SymExpr::Min(a, b) + 1);       // common constant
+  EXPECT_EQ(SymExpr::Max(2 * a, 2 * b), 2 * SymExpr::Max(a, b));       // common factor
+  EXPECT_EQ(SymExpr::Min(a + 1, 5), SymExpr::Min(a, 4) + 1);
+  EXPECT_EQ(SymExpr::Min(SymExpr::Mod(a, 4), 3), SymExpr::Mod(a, 4));  // bounds
+  EXPECT_EQ(SymExpr::Max(SymExpr::Mod(a, 4), -1), SymExpr::Mod(a, 4));
+  EXPECT_EQ(SymExpr::Min(SymExpr::Min(a, b) + 1, c), SymExpr::Min(SymExpr::Min(a + 1, c), b + 1));
+}
+
+TEST(SymExprTest, EqualityHashAndOrder) {
+  std::vector<SymExpr> exprs = {
+      0, 1, -3, a, b, a + 1, 2 * a, a * b, a * a, SymExpr::FloorDiv(a, 2), SymExpr::Mod(a, 2),
+      SymExpr::Min(a, b), SymExpr::Max(a, b), SymExpr::Min(a, 2), SymExpr::FloorDiv(a, b)};
+  EXPECT_TRUE(absl::VerifyTypeImplementsAbslHashCorrectly(exprs));
+  for (const SymExpr& x : exprs) {
+    for (const SymExpr& y : exprs) {
+      int relations = (x < y) + (y < x) + (x == y);
+      EXPECT_EQ(relations, 1) << x.ToString() << " vs " << y.ToString();
+    }
+  }
+  EXPECT_TRUE(SymExpr(-100) < a);  // constants first
+  // Equal expressions built differently hash the same.
+  EXPECT_EQ((a + b) * 2, 2 * b + 2 * a);
+  EXPECT_EQ(((a + b) * 2).Hash(), (2 * b + 2 * a).Hash());
+  absl::flat_hash_set<SymExpr> set = {a + 1, 1 + a, a * 2, a + a};
+  EXPECT_EQ(set.size(), 2u);
+}
+
+TEST(SymExprTest, Symbols) {
+  SymExpr e = SymExpr::FloorDiv(b * c, 3) + SymExpr::Min(a, s1) + s0;
+  EXPECT_EQ(e.Symbols(), (std::vector<std::string>{"a", "b", "c", "s0", "s1"}));
+  EXPECT_TRUE(SymExpr(3).Symbols().empty());
+}
+
+// ----- printing ------------------------------------------------------------------------------
+
+TEST(SymExprTest, PrintingGoldens) {
+  std::vector<std::pair<SymExpr, std::string>> goldens = {
+      {0, "0"},
+      {-17, "-17"},
+      {a, "a"},
+      {-a, "-a"},
+      {a - 1, "a - 1"},
+      {3 - a, "-a + 3"},
+      {2 * a - 3 * b + 1, "2*a - 3*b + 1"},
+      {a * a * b - a, "a*a*b - a"},
+      {a * b + a + b, "a*b + a + b"},
+      {-2 * a * b, "-2*a*b"},
+      {SymExpr::FloorDiv(a + 1, 4), "floordiv(a + 1, 4)"},
+      {SymExpr::Mod(a, 4) * 2 + 1, "2*mod(a, 4) + 1"},
+      {SymExpr::Max(a, b - 2), "max(a, b - 2)"},
+      {SymExpr::Min(a, SymExpr::Max(b, c)), "min(a, max(b, c))"},
+      {SymExpr::FloorDiv(a, b), "floordiv(a, b)"},
+      {SymExpr::Mod(a, b + 1), "mod(a, b + 1)"},
+      {SymExpr(INT64_MIN), "-9223372036854775808"},
+      {a + SymExpr(INT64_MIN), "a + -9223372036854775808"},
+      {SymExpr(INT64_MIN) * a, "-9223372036854775808*a"},
+  };
+  for (const auto& [e, text] : goldens) {
+    EXPECT_EQ(e.ToString(), text);
+    EXPECT_EQ(P(text), e) << text;
+  }
+}
+
+// ----- parsing -------------------------------------------------------------------------------
+
+TEST(SymExprTest, ParsePrecedenceAndSpacing) {
+  EXPECT_EQ(P("1 + 2 * 3"), 7);
+  EXPECT_EQ(P("(1 + 2) * 3"), 9);
+  EXPECT_EQ(P("2 - 3 - 4"), -5);
+  EXPECT_EQ(P("-2*a"), -2 * a);
+  EXPECT_EQ(P("- - a"), a);
+  EXPECT_EQ(P("-(a + 1)"), -a - 1);
+  EXPECT_EQ(P("  floordiv( a*4 , 2 )  "), 2 * a);
+  EXPECT_EQ(P("min(a, b, c, 3)"), SymExpr::Min(SymExpr::Min(a, b), SymExpr::Min(c, 3)));
+  EXPECT_EQ(P("max(a,b)"), SymExpr::Max(a, b));
+  EXPECT_EQ(P("mod(a, -3)"), SymExpr::Mod(a, -3));
+  EXPECT_EQ(P("min"), SymExpr::Symbol("min"));  // a function name without '(' is a symbol
+  EXPECT_EQ(P("_x1 * B"), SymExpr::Symbol("_x1") * SymExpr::Symbol("B"));
+  EXPECT_EQ(P("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(P("-9223372036854775808"), INT64_MIN);
+}
+
+TEST(SymExprTest, ParseErrors) {
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"", "at position 0: expected an integer, a symbol, a function call or '(', found the end "
+           "of the input"},
+      {"a +", "at position 3: expected an integer, a symbol, a function call or '(', found the "
+              "end of the input"},
+      {"2 * * a", "at position 4: expected an integer, a symbol, a function call or '(', found "
+                  "'*'"},
+      {"(a + 1", "at position 6: expected ')', found the end of the input"},
+      {"a b", "at position 2: expected '+', '-', '*' or the end of the input, found 'b'"},
+      {"a / 2", "at position 2: expected '+', '-', '*' or the end of the input, found '/'"},
+      {"floordiv(a)", "at position 0: floordiv takes 2 arguments, got 1"},
+      {"mod(a, b, c)", "at position 0: mod takes 2 arguments, got 3"},
+      {"min(a)", "at position 0: min takes at least 2 arguments, got 1"},
+      {"pow(a, 2)", "at position 0: unknown function 'pow' (expected floordiv, mod, min or max)"},
+      {"max(a, b", "at position 8: expected ',' or ')', found the end of the input"},
+      {"1 + floordiv(a, 2 - 2)", "at position 4: floordiv by zero"},
+      {"mod(a, 0)", "at position 0: mod by zero"},
+      {"9223372036854775808", "at position 0: integer literal out of the int64 range"},
+      {"a + 99999999999999999999", "at position 4: integer literal out of the int64 range"},
+      {"9223372036854775807 + 1", "at position 20: int64 overflow in constant arithmetic"},
+      {"a * 4611686018427387904 * 2", "at position 24: int64 overflow in constant arithmetic"},
+      {"$", "at position 0: expected an integer, a symbol, a function call or '(', found '$'"},
+      {std::string(300, '(') + "a" + std::string(300, ')'), "nested too deeply"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<SymExpr> e = SymExpr::Parse(c.text);
+    ASSERT_FALSE(e.ok()) << c.text << " parsed as " << e->ToString();
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(e.status().message(), HasSubstr(c.message)) << c.text;
+    EXPECT_THAT(e.status().message(), HasSubstr("cannot parse symbolic expression")) << c.text;
+  }
+}
+
+// ----- random trees: parse round trip, Evaluate oracle, proto round trip -----------------------
+
+std::vector<RandomTree> RandomTrees(int count, int depth, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<RandomTree> trees;
+  for (int i = 0; i < count; ++i) trees.push_back(RandomTree::Generate(rng, depth, {}));
+  return trees;
+}
+
+TEST(SymExprTest, RandomParseRoundTrip) {
+  for (const RandomTree& t : RandomTrees(3000, 5, 1)) {
+    SymExpr e = t.Build();
+    std::string text = e.ToString();
+    absl::StatusOr<SymExpr> back = SymExpr::Parse(text);
+    ASSERT_TRUE(back.ok()) << text << ": " << back.status();
+    EXPECT_EQ(*back, e) << text << " reparsed as " << back->ToString();
+    EXPECT_EQ(back->ToString(), text);
+    EXPECT_EQ(back->Hash(), e.Hash()) << text;
+    // The unsimplified tree's own text parses to the same canonical form.
+    absl::StatusOr<SymExpr> raw = SymExpr::Parse(t.Text());
+    ASSERT_TRUE(raw.ok()) << t.Text() << ": " << raw.status();
+    EXPECT_EQ(*raw, e) << t.Text();
+  }
+}
+
+TEST(SymExprTest, RandomEvaluateMatchesTree) {
+  std::mt19937_64 rng(7);
+  int compared = 0;
+  for (const RandomTree& t : RandomTrees(2000, 5, 2)) {
+    SymExpr e = t.Build();
+    for (int trial = 0; trial < 40; ++trial) {
+      std::map<std::string, int64_t> values;
+      absl::flat_hash_map<std::string, int64_t> flat;
+      for (const char* s : {"a", "b", "c"}) {
+        values[s] = static_cast<int64_t>(rng() % 25) - 12;
+        flat[s] = values[s];
+      }
+      std::optional<int64_t> want = t.Eval(values);
+      if (!want) continue;  // the tree divides by zero at this point
+      absl::StatusOr<int64_t> got = e.Evaluate(flat);
+      ASSERT_TRUE(got.ok()) << t.Text() << " -> " << e.ToString() << ": " << got.status();
+      ASSERT_EQ(*got, *want) << t.Text() << " -> " << e.ToString() << " at a=" << values["a"]
+                             << " b=" << values["b"] << " c=" << values["c"];
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 50000);
+}
+
+TEST(SymExprTest, RandomProtoRoundTrip) {
+  for (const RandomTree& t : RandomTrees(1000, 5, 3)) {
+    SymExpr e = t.Build();
+    absl::StatusOr<SymExpr> back = SymExpr::FromProto(e.ToProto());
+    ASSERT_TRUE(back.ok()) << e.ToString() << ": " << back.status();
+    EXPECT_EQ(*back, e) << e.ToString() << " came back as " << back->ToString();
+  }
+}
+
+TEST(SymExprTest, RandomSubstituteMatchesEvaluate) {
+  std::mt19937_64 rng(11);
+  for (const RandomTree& t : RandomTrees(500, 4, 4)) {
+    SymExpr e = t.Build();
+    // a -> b + 1 (symbolic), c -> 3 (constant); compare against evaluating with a = b + 1.
+    SymExpr sub = e.Substitute({{"a", b + 1}, {"c", 3}});
+    for (int trial = 0; trial < 10; ++trial) {
+      int64_t bv = static_cast<int64_t>(rng() % 21) - 10;
+      std::optional<int64_t> want = t.Eval({{"a", bv + 1}, {"b", bv}, {"c", 3}});
+      if (!want) continue;
+      absl::StatusOr<int64_t> got = sub.Evaluate({{"b", bv}});
+      ASSERT_TRUE(got.ok()) << sub.ToString() << ": " << got.status();
+      EXPECT_EQ(*got, *want) << t.Text() << " with a = b + 1, c = 3: " << sub.ToString();
+    }
+  }
+}
+
+// ----- Evaluate / Substitute -----------------------------------------------------------------
+
+TEST(SymExprTest, Evaluate) {
+  SymExpr e = SymExpr::FloorDiv(a * b - 7, 3) + SymExpr::Max(a, c);
+  EXPECT_EQ(*e.Evaluate({{"a", 2}, {"b", 5}, {"c", 9}}), 1 + 9);
+  EXPECT_EQ(*e.Evaluate({{"a", -2}, {"b", 5}, {"c", -9}}), -6 - 2);
+}
+
+TEST(SymExprTest, EvaluateErrors) {
+  absl::StatusOr<int64_t> missing = (a + s1).Evaluate({{"a", 1}});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.status().message(), HasSubstr("no value for symbol 's1'"));
+  absl::StatusOr<int64_t> div0 = SymExpr::FloorDiv(a, b).Evaluate({{"a", 1}, {"b", 0}});
+  EXPECT_EQ(div0.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(div0.status().message(), HasSubstr("division by zero"));
+  EXPECT_THAT(SymExpr::Mod(a, b - 1).Evaluate({{"a", 1}, {"b", 1}}).status().message(),
+              HasSubstr("division by zero while evaluating mod(a, b - 1)"));
+  EXPECT_THAT((a * a).Evaluate({{"a", int64_t{1} << 40}}).status().message(),
+              HasSubstr("overflow"));
+}
+
+TEST(SymExprTest, Substitute) {
+  SymExpr e = SymExpr::FloorDiv(a * 4 + b, 4);
+  EXPECT_EQ(e.Substitute({{"b", 8}}), a + 2);
+  EXPECT_EQ(e.Substitute({{"a", c}}), c + SymExpr::FloorDiv(b, 4));
+  EXPECT_EQ(e.Substitute({}), e);
+  EXPECT_EQ(SymExpr::Min(a, b).Substitute({{"a", b + 1}}), b);
+  EXPECT_EQ((a * a).Substitute({{"a", b - 1}}), b * b - 2 * b + 1);
+}
+
+// ----- proto ---------------------------------------------------------------------------------
+
+TEST(SymExprTest, ProtoShape) {
+  proto::SymExpr p = (2 * a + 3).ToProto();
+  EXPECT_EQ(p.kind(), proto::SymExpr::ADD);
+  ASSERT_EQ(p.args_size(), 2);
+  EXPECT_EQ(p.args(0).kind(), proto::SymExpr::MUL);
+  EXPECT_EQ(p.args(1).kind(), proto::SymExpr::CONST);
+  EXPECT_EQ(p.args(1).value(), 3);
+  EXPECT_EQ(SymExpr(7).ToProto().value(), 7);
+  EXPECT_EQ(a.ToProto().name(), "a");
+}
+
+TEST(SymExprTest, FromProtoSimplifies) {
+  proto::SymExpr p;
+  p.set_kind(proto::SymExpr::FLOORDIV);
+  proto::SymExpr* num = p.add_args();
+  num->set_kind(proto::SymExpr::ADD);
+  *num->add_args() = (4 * a).ToProto();
+  *num->add_args() = SymExpr(8).ToProto();
+  *p.add_args() = SymExpr(4).ToProto();
+  absl::StatusOr<SymExpr> e = SymExpr::FromProto(p);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(*e, a + 2);
+}
+
+TEST(SymExprTest, FromProtoErrors) {
+  auto expect_error = [](const proto::SymExpr& p, absl::string_view message) {
+    absl::StatusOr<SymExpr> e = SymExpr::FromProto(p);
+    ASSERT_FALSE(e.ok()) << p.DebugString();
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(e.status().message(), HasSubstr(message)) << p.DebugString();
+  };
+  proto::SymExpr p;
+  expect_error(p, "malformed SymExpr proto: unknown kind 0");
+  p.set_kind(static_cast<proto::SymExpr::Kind>(42));
+  expect_error(p, "unknown kind 42");
+  p.set_kind(proto::SymExpr::SYMBOL);
+  expect_error(p, "SYMBOL with an empty name");
+  p.set_name("a b");
+  expect_error(p, "SYMBOL name 'a b' is not an identifier");
+  p.set_name("a");
+  *p.add_args() = SymExpr(1).ToProto();
+  expect_error(p, "SYMBOL takes 0 args, got 1");
+  proto::SymExpr div;
+  div.set_kind(proto::SymExpr::FLOORDIV);
+  *div.add_args() = a.ToProto();
+  expect_error(div, "FLOORDIV takes 2 args, got 1");
+  *div.add_args() = (b - b).ToProto();
+  expect_error(div, "FLOORDIV by zero");
+  proto::SymExpr add;
+  add.set_kind(proto::SymExpr::ADD);
+  expect_error(add, "ADD takes at least 1 args, got 0");
+  proto::SymExpr min;
+  min.set_kind(proto::SymExpr::MIN);
+  expect_error(min, "MIN takes at least 1 args, got 0");
+  *add.add_args() = SymExpr(INT64_MAX).ToProto();
+  *add.add_args() = SymExpr(1).ToProto();
+  expect_error(add, "int64 overflow");
+  proto::SymExpr nested;
+  nested.set_kind(proto::SymExpr::MOD);
+  *nested.add_args() = a.ToProto();
+  *nested.add_args() = p;  // the bad SYMBOL from above
+  expect_error(nested, "SYMBOL takes 0 args, got 1");
+}
+
+// ----- relations and bounds ------------------------------------------------------------------
+
+TEST(SymExprTest, RelationsWithoutRanges) {
+  // Unlisted symbols are sizes: >= 0, unbounded above.
+  EXPECT_EQ(ProveEq(a + 1, 1 + a), Truth::kTrue);
+  EXPECT_EQ(ProveEq(a + 1, a), Truth::kFalse);
+  EXPECT_EQ(ProveEq(a, b), Truth::kUnknown);
+  EXPECT_EQ(ProveLt(a, a + 1), Truth::kTrue);
+  EXPECT_EQ(ProveLt(a, a), Truth::kFalse);
+  EXPECT_EQ(ProveLe(a, a), Truth::kTrue);
+  EXPECT_EQ(ProveLe(0, a), Truth::kTrue);
+  EXPECT_EQ(ProveLt(a, 0), Truth::kFalse);
+  EXPECT_EQ(ProveLe(a, a * b), Truth::kUnknown);
+  EXPECT_EQ(ProveLe(SymExpr::Mod(a, 8), 7), Truth::kTrue);
+  EXPECT_EQ(ProveLt(SymExpr::Mod(a, 8), 8), Truth::kTrue);
+  EXPECT_EQ(ProveLe(SymExpr::FloorDiv(a, 2), -1), Truth::kFalse);
+  EXPECT_EQ(ProveLe(SymExpr::Min(a, 4), 4), Truth::kTrue);
+  EXPECT_EQ(ProveLe(a * a + 1, 0), Truth::kFalse);
+  EXPECT_EQ(ProveLe(INT64_MIN, INT64_MAX), Truth::kTrue);
+  EXPECT_EQ(ProveLt(INT64_MAX, INT64_MIN), Truth::kFalse);
+}
+
+TEST(SymExprTest, RelationsWithRanges) {
+  SymRanges r = {{"s0", {2, 64}}, {"s1", {1, 4}}, {"n", {-10, -3}}};
+  SymExpr n = SymExpr::Symbol("n");
+  EXPECT_EQ(ProveLe(s0, 64, r), Truth::kTrue);
+  EXPECT_EQ(ProveLt(s0, 64, r), Truth::kUnknown);
+  EXPECT_EQ(ProveLt(s0 * s1, 257, r), Truth::kTrue);
+  EXPECT_EQ(ProveLt(s0 * s1, 256, r), Truth::kUnknown);
+  EXPECT_EQ(ProveEq(s0, 1, r), Truth::kFalse);
+  EXPECT_EQ(ProveLt(n, 0, r), Truth::kTrue);
+  EXPECT_EQ(ProveLt(n * n, 9, r), Truth::kFalse);
+  EXPECT_EQ(ProveLe(SymExpr::FloorDiv(s0, s1), 64, r), Truth::kTrue);
+  EXPECT_EQ(ProveLe(2, SymExpr::FloorDiv(s0 * 4, s1), r), Truth::kTrue);
+  EXPECT_EQ(ProveLe(SymExpr::Mod(a, s1), 3, r), Truth::kTrue);
+  EXPECT_EQ(ProveEq(SymExpr::Max(s0, 100), 100, r), Truth::kTrue);
+  EXPECT_EQ(ProveEq(SymExpr::Min(s0, s1), s1, r), Truth::kUnknown);
+}
+
+TEST(SymExprTest, Bounds) {
+  SymRanges r = {{"s0", {2, 10}}, {"n", {-5, 3}}, {"u", {INT64_MIN, INT64_MAX}}};
+  SymExpr n = SymExpr::Symbol("n"), u = SymExpr::Symbol("u");
+  auto bounds = [&](const SymExpr& e) {
+    SymRange b = Bounds(e, r);
+    return std::make_pair(b.min, b.max);
+  };
+  EXPECT_EQ(bounds(3 * s0 - 1), std::make_pair(int64_t{5}, int64_t{29}));
+  EXPECT_EQ(bounds(n * n), std::make_pair(int64_t{0}, int64_t{25}));
+  EXPECT_EQ(bounds(n * n * n), std::make_pair(int64_t{-125}, int64_t{27}));
+  EXPECT_EQ(bounds(a), std::make_pair(int64_t{0}, INT64_MAX));
+  EXPECT_EQ(bounds(-a), std::make_pair(INT64_MIN, int64_t{0}));
+  EXPECT_EQ(bounds(u), std::make_pair(INT64_MIN, INT64_MAX));
+  EXPECT_EQ(bounds(SymExpr::Mod(u, 8)), std::make_pair(int64_t{0}, int64_t{7}));
+  EXPECT_EQ(bounds(SymExpr::Mod(u, -8)), std::make_pair(int64_t{-7}, int64_t{0}));
+  EXPECT_EQ(bounds(SymExpr::FloorDiv(n, 2)), std::make_pair(int64_t{-3}, int64_t{1}));
+  EXPECT_EQ(bounds(SymExpr::FloorDiv(n, -2)), std::make_pair(int64_t{-2}, int64_t{2}));
+  EXPECT_EQ(bounds(SymExpr::FloorDiv(a, s0)), std::make_pair(int64_t{0}, INT64_MAX));
+  EXPECT_EQ(bounds(SymExpr::FloorDiv(s0, a + 1)), std::make_pair(int64_t{0}, int64_t{10}));
+  EXPECT_EQ(bounds(SymExpr::Max(n, s0) - SymExpr::Min(n, 0)),
+            std::make_pair(int64_t{2}, int64_t{15}));
+  // Saturation instead of overflow.
+  EXPECT_EQ(bounds(u * u), std::make_pair(int64_t{0}, INT64_MAX));
+  EXPECT_EQ(bounds(s0 * int64_t{1} << 62), std::make_pair(INT64_MIN, INT64_MAX));
+  SymRanges big = {{"x", {INT64_MAX / 2, INT64_MAX / 2 + 1}}};
+  EXPECT_EQ(Bounds(SymExpr::Symbol("x") * 4, big).max, INT64_MAX);
+  EXPECT_EQ(Bounds(SymExpr::Symbol("x") * -4, big).min, INT64_MIN);
+}
+
+}  // namespace
+}  // namespace coil

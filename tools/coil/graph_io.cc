@@ -1,0 +1,70 @@
+// Graph file loading for the CLI.
+#include "tools/coil/graph_io.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "ir/parser.h"
+
+namespace coil::cli {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f) return absl::DataLossError(absl::StrCat("short write to '", path, "'"));
+  return absl::OkStatus();
+}
+
+namespace {
+
+bool LooksLikeText(absl::string_view bytes) {
+  while (true) {
+    bytes = absl::StripLeadingAsciiWhitespace(bytes);
+    if (absl::StartsWith(bytes, "//") || absl::StartsWith(bytes, "#")) {
+      size_t nl = bytes.find('\n');
+      if (nl == absl::string_view::npos) return false;
+      bytes.remove_prefix(nl + 1);
+      continue;
+    }
+    return absl::StartsWith(bytes, "graph");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> LoadGraph(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  if (LooksLikeText(*bytes)) {
+    absl::StatusOr<Graph> g = ParseGraph(*bytes);
+    if (!g.ok()) {
+      return absl::Status(g.status().code(), absl::StrCat(path, ":", g.status().message()));
+    }
+    return g;
+  }
+  proto::Graph p;
+  if (!p.ParseFromString(*bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": neither text IR nor a serialized coil.proto.Graph"));
+  }
+  absl::StatusOr<Graph> g = Graph::FromProto(p);
+  if (!g.ok()) {
+    return absl::Status(g.status().code(), absl::StrCat(path, ": ", g.status().message()));
+  }
+  return g;
+}
+
+}  // namespace coil::cli

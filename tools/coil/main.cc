@@ -1,0 +1,43 @@
+// coil: the command-line entry point. `coil help` lists the commands.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/coil/graph_commands.h"
+
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+int Help() {
+  std::printf(
+      "coil %s: an ML compiler toolkit (capture, autograd, prims, inductor, codegen, runtime)\n"
+      "\n"
+      "usage: coil COMMAND [args]\n"
+      "  print FILE       print a graph (binary coil.proto.Graph or text IR) as text IR\n"
+      "  verify FILE      check a graph against the op registry\n"
+      "  run FILE         run a graph with the reference interpreter (see coil run --help)\n"
+      "  ops              list every registered op with its inputs and attributes\n"
+      "  version          print the version\n",
+      kVersion);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Help();
+  std::string command = argv[1];
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  if (command == "print") return coil::cli::PrintCommand(rest);
+  if (command == "verify") return coil::cli::VerifyCommand(rest);
+  if (command == "run") return coil::cli::RunCommand(rest);
+  if (command == "ops") return coil::cli::OpsCommand(rest);
+  if (command == "version" || command == "--version") {
+    std::printf("coil %s\n", kVersion);
+    return 0;
+  }
+  if (command == "help" || command == "--help" || command == "-h") return Help();
+  std::fprintf(stderr, "coil: unknown command '%s' (try coil help)\n", command.c_str());
+  return 2;
+}
