@@ -198,7 +198,8 @@ absl::StatusOr<Attribute> AttrFromProto(const proto::Attribute& p) {
     case proto::Attribute::kFloats:
       return Attribute(FloatList(p.floats().values().begin(), p.floats().values().end()));
     case proto::Attribute::kDtype:
-      if (!IsValidDType(p.dtype())) {
+      // DTYPE_UNSPECIFIED is a legal value: op schemas use it for "None" (aten.sum's dtype).
+      if (!IsValidDType(p.dtype()) && p.dtype() != proto::DTYPE_UNSPECIFIED) {
         return absl::InvalidArgumentError(
             absl::StrCat("dtype attribute has invalid value ", static_cast<int>(p.dtype())));
       }

@@ -183,7 +183,14 @@ absl::StatusOr<Graph> Graph::FromProto(const proto::Graph& p) {
     } else {
       data.raw = c.raw();
     }
-    int64_t expected = t->NumElements().constant() * ElementSize(t->dtype);
+    // Multiplied with overflow checks: the dimensions come from the (untrusted) proto.
+    int64_t expected = ElementSize(t->dtype);
+    for (const SymExpr& d : t->shape) {
+      if (__builtin_mul_overflow(expected, d.constant(), &expected)) {
+        return Err(where, absl::StrCat("constant %", c.value().id(), " of type ", t->ToString(),
+                                       " is too large"));
+      }
+    }
     int64_t actual = data.is_external() ? data.external_length : static_cast<int64_t>(data.raw.size());
     if (actual != expected) {
       return Err(where, absl::StrCat("constant %", c.value().id(), " of type ", t->ToString(),

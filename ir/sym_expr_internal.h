@@ -11,7 +11,8 @@
 // A kSum node never stands for a lone constant or a lone atom (coefficient 1, exponent 1,
 // constant 0): FromPoly() turns those into the constant or the atom itself. Terms are fully
 // expanded and sorted by CompareMonomial, atoms inside a monomial by Compare, min/max args by
-// Compare. Together with the rules in sym_expr_rules.cc this makes == a structural comparison.
+// Compare with a constant last. Together with the rules in sym_expr_rules.cc this makes ==
+// a structural comparison.
 //
 // [Note: overflow]
 // Constant arithmetic is checked. Internal functions take an `Overflow&` and set `hit` instead
@@ -54,7 +55,7 @@ struct Poly {
 struct Node {
   Kind kind;
   std::string name;           // kSymbol
-  std::vector<SymExpr> args;  // kFloorDiv/kMod: {num, den}; kMin/kMax: >= 2, sorted, distinct
+  std::vector<SymExpr> args;  // kFloorDiv/kMod: {num, den}; kMin/kMax: >= 2, distinct, sorted with a constant last
   Poly poly;                  // kSum
   size_t hash = 0;
 };

@@ -15,6 +15,7 @@
 //   floordiv(g*x, g*c)               -> floordiv(x, c)                          (g > 0)
 //   floordiv(y, c)                   -> n        when n*c <= y < (n+1)*c        [bounds]
 //   floordiv(floordiv(x, b) + k, c)  -> floordiv(x + k*b, b*c)                  (b, c > 0)
+//   floordiv(k - floordiv(x, b), c)  -> floordiv(k*b + b - 1 - x, b*c)          (b, c > 0)
 //   floordiv(x, -d)                  -> floordiv(-x, d)      (d's leading coefficient < 0)
 //   floordiv(k*m*x + y, k*m)         -> x + floordiv(y, k*m) (symbolic single-term divisor)
 //   floordiv(g*x, g*d)               -> floordiv(x, d)                          (g > 0)
@@ -39,9 +40,10 @@
 //   min(x, y)                        -> x        when x <= y: y - x >= 0 [bounds], or
 //                                                y = max(.., z, ..) with x <= z, or x = min(..)
 //   min(x)                           -> x
-//   min(x + k, y + k)                -> min(x, y) + k     (k: the least constant of the args)
-//   min(g*x, g*y)                    -> g*min(x, y)                              (g > 0)
-//   min(y, x)                        -> min(x, y)         (args sorted)
+//   min(x + k, y + k)                -> min(x, y) + k     (no arg constant; k the least
+//                                                            constant term of the args)
+//   min(g*x, g*y)                    -> g*min(x, y)       (no arg constant; g > 0)
+//   min(y, x)                        -> min(x, y)         (args sorted, a constant last)
 // sums (RecombineDivMod):
 //   k*c*floordiv(x, c)*m + k*mod(x, c)*m -> k*x*m                                (c > 0)
 #include <algorithm>
@@ -146,18 +148,24 @@ SymExpr FloorDivRest(Poly r, int64_t c, Overflow& ov) {
     int64_t lo = FloorDivC(range.min, c, ov), hi = FloorDivC(range.max, c, ov);
     if (lo == hi) return lo;
   }
-  // floordiv(floordiv(x, b) + k, c) -> floordiv(x + k*b, b*c)  (b, c > 0)
-  int64_t g, k;
-  if (const Node* inner = ScaledAtom(r, Kind::kFloorDiv, &g, &k);
-      inner != nullptr && g == 1 && inner->args[1].is_constant() &&
-      inner->args[1].constant() > 0) {
-    int64_t b = inner->args[1].constant();
-    Overflow local;
-    SymExpr x = Add(inner->args[0], MulC(k, b, local), local);
-    int64_t bc = MulC(b, c, local);
-    if (!local.hit) {
-      SymExpr out = FloorDivImpl(x, bc, local);
-      if (!local.hit) return out;
+  // floordiv(floordiv(x, b) + k, c) -> floordiv(x + k*b, b*c)          (b, c > 0)
+  // floordiv(k - floordiv(x, b), c) -> floordiv(k*b + b - 1 - x, b*c)  (b, c > 0)
+  if (r.terms.size() == 1 && (r.terms[0].coeff == 1 || r.terms[0].coeff == -1) &&
+      r.terms[0].monomial.size() == 1 && r.terms[0].monomial[0].exponent == 1) {
+    const Node* inner = r.terms[0].monomial[0].atom.node();
+    if (inner->kind == Kind::kFloorDiv && inner->args[1].is_constant() &&
+        inner->args[1].constant() > 0) {
+      const SymExpr& x = inner->args[0];
+      int64_t b = inner->args[1].constant(), k = r.constant;
+      Overflow local;
+      SymExpr num2 = r.terms[0].coeff == 1
+                         ? Add(x, MulC(k, b, local), local)
+                         : Sub(AddC(MulC(k, b, local), b - 1, local), x, local);
+      int64_t bc = MulC(b, c, local);
+      if (!local.hit) {
+        SymExpr out = FloorDivImpl(num2, bc, local);
+        if (!local.hit) return out;
+      }
     }
   }
   return MakeAtom(Kind::kFloorDiv, {std::move(num), c});
@@ -275,6 +283,12 @@ SymExpr ModBySym(Poly a, Poly d, Overflow& ov) {
 
 // ----- min / max ------------------------------------------------------------------------
 
+// The order of min/max args: as operator<, but a constant last ("min(s0, 8)").
+bool MinMaxArgLess(const SymExpr& x, const SymExpr& y) {
+  if (x.is_constant() != y.is_constant()) return y.is_constant();
+  return x < y;
+}
+
 // Whether x <= y for all integers, shown syntactically (see the rule table).
 bool SyntacticLe(const SymExpr& x, const SymExpr& y) {
   Overflow local;
@@ -364,8 +378,13 @@ SymExpr MinMaxImpl(Kind kind, std::vector<SymExpr> args, Overflow& ov) {
     if (!dominated) kept.push_back(flat[i]);
   }
   if (kept.size() == 1) return kept[0];  // min(x) -> x
-  // min(x + k, y + k) -> min(x, y) + k  (k: the least constant term)
-  // min(g*x, g*y) -> g*min(x, y)        (g > 0)
+  // min(x + k, y + k) -> min(x, y) + k  (no arg constant; k the least constant term)
+  // min(g*x, g*y) -> g*min(x, y)        (no arg constant; g > 0)
+  // With a constant arg the args stay as they are, so that min(s0 - 1, 8) reads as written.
+  if (std::any_of(kept.begin(), kept.end(), [](const SymExpr& e) { return e.is_constant(); })) {
+    std::sort(kept.begin(), kept.end(), MinMaxArgLess);
+    return MakeAtom(kind, std::move(kept));
+  }
   std::vector<Poly> polys;
   int64_t k = INT64_MAX;
   for (const SymExpr& a : kept) {
@@ -379,7 +398,7 @@ SymExpr MinMaxImpl(Kind kind, std::vector<SymExpr> args, Overflow& ov) {
     g = Gcd(g, Content(p));
   }
   if (local.hit) {  // cannot normalize without overflow: keep the args as they are
-    std::sort(kept.begin(), kept.end());
+    std::sort(kept.begin(), kept.end(), MinMaxArgLess);
     return MakeAtom(kind, std::move(kept));
   }
   if (g > static_cast<uint64_t>(INT64_MAX)) g = 1;
@@ -387,7 +406,7 @@ SymExpr MinMaxImpl(Kind kind, std::vector<SymExpr> args, Overflow& ov) {
   for (Poly& p : polys) {
     normalized.push_back(FromPoly(g > 1 ? DividePoly(p, static_cast<int64_t>(g)) : p, ov));
   }
-  std::sort(normalized.begin(), normalized.end());
+  std::sort(normalized.begin(), normalized.end(), MinMaxArgLess);
   SymExpr atom = MakeAtom(kind, std::move(normalized));
   return Add(Mul(static_cast<int64_t>(std::max<uint64_t>(g, 1)), atom, ov), k, ov);
 }

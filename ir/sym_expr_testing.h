@@ -111,20 +111,27 @@ struct RandomTree {
 
   // The canonical SymExpr, built with the public constructors.
   SymExpr Build() const {
+    std::vector<SymExpr> built;
+    for (const RandomTree& k : kids) built.push_back(k.Build());
+    return Apply(built);
+  }
+
+  // This node's operation applied to (canonical) SymExprs standing for its kids.
+  SymExpr Apply(const std::vector<SymExpr>& k) const {
     switch (op) {
       case kConst: return SymExpr(value);
       case kSym: return SymExpr::Symbol(name);
-      case kAdd: return kids[0].Build() + kids[1].Build();
-      case kSub: return kids[0].Build() - kids[1].Build();
-      case kMul: return kids[0].Build() * kids[1].Build();
-      case kNeg: return -kids[0].Build();
-      case kFloorDiv: return SymExpr::FloorDiv(kids[0].Build(), kids[1].Build());
-      case kMod: return SymExpr::Mod(kids[0].Build(), kids[1].Build());
+      case kAdd: return k[0] + k[1];
+      case kSub: return k[0] - k[1];
+      case kMul: return k[0] * k[1];
+      case kNeg: return -k[0];
+      case kFloorDiv: return SymExpr::FloorDiv(k[0], k[1]);
+      case kMod: return SymExpr::Mod(k[0], k[1]);
       case kMin:
       case kMax: {
-        SymExpr e = kids[0].Build();
-        for (size_t i = 1; i < kids.size(); ++i) {
-          e = op == kMin ? SymExpr::Min(e, kids[i].Build()) : SymExpr::Max(e, kids[i].Build());
+        SymExpr e = k[0];
+        for (size_t i = 1; i < k.size(); ++i) {
+          e = op == kMin ? SymExpr::Min(e, k[i]) : SymExpr::Max(e, k[i]);
         }
         return e;
       }

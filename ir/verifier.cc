@@ -21,6 +21,21 @@ std::string TypeList(absl::Span<const TensorType> types) {
   });
 }
 
+// A type whose byte size does not fit in int64 cannot exist; rejecting it here keeps meta
+// functions (whose SymExpr arithmetic CHECK-fails on overflow) from multiplying its dimensions.
+// SymExpr::FromProto multiplies with overflow checks and reports an overflow as an error.
+absl::Status CheckSize(const TensorType& t, absl::string_view what) {
+  if (!IsValidDType(t.dtype)) return absl::OkStatus();
+  proto::SymExpr bytes;
+  bytes.set_kind(proto::SymExpr::MUL);
+  bytes.add_args()->set_kind(proto::SymExpr::CONST);
+  bytes.mutable_args(0)->set_value(ElementSize(t.dtype));
+  for (const SymExpr& d : t.shape) *bytes.add_args() = d.ToProto();
+  if (SymExpr::FromProto(bytes).ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " has type ", t.ToString(), " whose size overflows int64"));
+}
+
 }  // namespace
 
 absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
@@ -28,6 +43,9 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
   for (const Value* v : graph.inputs()) {
     if (!IsValidDType(v->type().dtype)) {
       return absl::InvalidArgumentError(absl::StrCat("graph input %", v->id(), " has no dtype"));
+    }
+    if (absl::Status s = CheckSize(v->type(), absl::StrCat("graph input %", v->id())); !s.ok()) {
+      return s;
     }
     defined.insert(v);
   }
@@ -54,6 +72,9 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
     }
     for (const Value* out : n->outputs()) {
       if (out->producer() != n) return NodeError(n, i, "output's producer is another node");
+      if (absl::Status s = CheckSize(out->type(), absl::StrCat("output %", out->id())); !s.ok()) {
+        return NodeError(n, i, s.message());
+      }
       defined.insert(out);
     }
     const OpSchema* schema = registry.Find(n->op());

@@ -28,6 +28,27 @@ absl::StatusOr<std::vector<int64_t>> Concrete(const TensorType& t, const Binding
   return shape;
 }
 
+// Replaces every sym / syms attribute by its value under the bindings.
+absl::Status BindSymAttrs(AttrMap& attrs, const Bindings& b) {
+  for (auto& [name, value] : attrs) {
+    std::vector<SymExpr*> exprs;
+    if (SymExpr* e = std::get_if<SymExpr>(&value)) exprs.push_back(e);
+    if (SymList* l = std::get_if<SymList>(&value)) {
+      for (SymExpr& e : *l) exprs.push_back(&e);
+    }
+    for (SymExpr* e : exprs) {
+      if (e->is_constant()) continue;
+      absl::StatusOr<int64_t> v = e->Evaluate(b);
+      if (!v.ok()) {
+        return absl::Status(v.status().code(),
+                            absl::StrCat("attribute '", name, "': ", v.status().message()));
+      }
+      *e = SymExpr(*v);
+    }
+  }
+  return absl::OkStatus();
+}
+
 DType Oracle(DType t, bool float64) { return float64 && IsFloating(t) ? proto::FLOAT64 : t; }
 
 }  // namespace
@@ -163,6 +184,10 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
     if (const OpSchema* schema = registry.Find(n->op())) {
       absl::Status s = NormalizeAttrs(*schema, attrs);
       if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(where(), ": ", s.message()));
+    }
+    // Symbolic attributes (slice bounds, select index) reach kernels as constants.
+    if (absl::Status s = BindSymAttrs(attrs, *bindings); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": ", s.message()));
     }
     KernelContext ctx{args, attrs, shapes, dtypes};
     absl::StatusOr<std::vector<HostTensor>> results = (*kernel)(ctx);

@@ -1,10 +1,236 @@
-// Schemas and meta functions of the indexing op family.
+// Schemas and meta functions of the indexing op family: gather, scatter, scatter_add,
+// index_select, embedding, index_tensor (advanced indexing with one index tensor) and one_hot.
+//
+// Index values are data: meta functions check only dtypes, ranks and static sizes; the
+// reference kernels check every index against its bound at run time. Ops whose output shape
+// depends on data (nonzero, boolean masks) are not defined.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
 
 namespace coil {
+namespace {
 
-void RegisterIndexingOps(OpRegistry& registry) {}
+using meta::Error;
+using Types = absl::StatusOr<std::vector<TensorType>>;
+
+int64_t Int(const AttrMap& a, absl::string_view n) {
+  absl::StatusOr<int64_t> v = GetInt(a, n);
+  COIL_CHECK(v.ok()) << v.status().message();
+  return *v;
+}
+
+std::string ShapeText(absl::Span<const SymExpr> shape) {
+  return absl::StrCat(
+      "[",
+      absl::StrJoin(shape, ", ", [](std::string* o, const SymExpr& e) { o->append(e.ToString()); }),
+      "]");
+}
+
+OpSchema Schema(std::string name, std::vector<OpInput> inputs, std::vector<AttrSpec> attrs,
+                MetaFn meta, std::string doc) {
+  OpSchema s;
+  s.name = std::move(name);
+  s.inputs = std::move(inputs);
+  s.attrs = std::move(attrs);
+  s.op_class = OpClass::kIndexing;
+  s.meta = std::move(meta);
+  s.doc = std::move(doc);
+  return s;
+}
+
+bool IsConstZero(const SymExpr& e) { return e.is_constant() && e.constant() == 0; }
+
+bool IsIndexType(DType t) { return t == proto::INT64 || t == proto::INT32; }
+
+// a <= b unless provably not (symbolic sizes are checked by the kernel).
+bool MayBeLe(const SymExpr& a, const SymExpr& b) { return ProveLe(a, b) != Truth::kFalse; }
+
+// Rank as torch's ensure_nonempty_dim sees it (a 0-dim tensor counts as 1-D).
+int64_t NonemptyRank(const TensorType& t) { return std::max<int64_t>(t.rank(), 1); }
+
+// Size of dim d, with 0-dim tensors treated as [1].
+SymExpr NonemptySize(const TensorType& t, int64_t d) {
+  return t.rank() == 0 ? SymExpr(1) : t.shape[d];
+}
+
+Types GatherMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& self = in[0];
+  const TensorType& index = in[1];
+  absl::StatusOr<Device> device = meta::CommonDevice(in);
+  if (!device.ok()) return device.status();
+  if (index.dtype != proto::INT64) {
+    return Error("Expected dtype int64 for index, got ", DTypeName(index.dtype));
+  }
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  if (!dim.ok()) return dim.status();
+  if (NonemptyRank(index) != NonemptyRank(self)) {
+    return Error("Index tensor must have the same number of dimensions as input tensor, got ",
+                 index.rank(), " and ", self.rank());
+  }
+  if (!IsConstZero(index.NumElements())) {
+    for (int64_t d = 0; d < NonemptyRank(self); ++d) {
+      if (d != *dim && !MayBeLe(NonemptySize(index, d), NonemptySize(self, d))) {
+        return Error("Size does not match at dimension ", d, " expected index ",
+                     ShapeText(index.shape), " to be smaller than self ", ShapeText(self.shape),
+                     " apart from dimension ", *dim);
+      }
+    }
+  }
+  return std::vector<TensorType>{meta::Out(self.dtype, index.shape, *device)};
+}
+
+Types ScatterMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& self = in[0];
+  const TensorType& index = in[1];
+  const TensorType& src = in[2];
+  absl::StatusOr<Device> device = meta::CommonDevice(in);
+  if (!device.ok()) return device.status();
+  if (index.dtype != proto::INT64) {
+    return Error("Expected dtype int64 for index, got ", DTypeName(index.dtype));
+  }
+  if (src.dtype != self.dtype) {
+    return Error("Expected self.dtype to be equal to src.dtype, got ", DTypeName(self.dtype),
+                 " and ", DTypeName(src.dtype));
+  }
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  if (!dim.ok()) return dim.status();
+  if (NonemptyRank(index) != NonemptyRank(self) || NonemptyRank(src) != NonemptyRank(self)) {
+    return Error(
+        "Index tensor must have the same number of dimensions as self tensor and src "
+        "tensor, got index ",
+        index.rank(), ", self ", self.rank(), ", src ", src.rank());
+  }
+  if (!IsConstZero(index.NumElements())) {
+    for (int64_t d = 0; d < NonemptyRank(self); ++d) {
+      const SymExpr i = NonemptySize(index, d);
+      if (!MayBeLe(i, NonemptySize(src, d)) || (d != *dim && !MayBeLe(i, NonemptySize(self, d)))) {
+        return Error("Expected index ", ShapeText(index.shape), " to be smaller than self ",
+                     ShapeText(self.shape), " apart from dimension ", *dim,
+                     " and to be smaller size than src ", ShapeText(src.shape));
+      }
+    }
+  }
+  return std::vector<TensorType>{meta::Out(self.dtype, self.shape, *device)};
+}
+
+Types IndexSelectMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& self = in[0];
+  const TensorType& index = in[1];
+  absl::StatusOr<Device> device = meta::CommonDevice(in);
+  if (!device.ok()) return device.status();
+  if (!IsIndexType(index.dtype)) {
+    return Error("index_select(): Expected dtype int32 or int64 for index, got ",
+                 DTypeName(index.dtype));
+  }
+  if (index.rank() > 1) return Error("index_select(): Index is supposed to be a vector");
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  if (!dim.ok()) return dim.status();
+  std::vector<SymExpr> shape = self.shape;
+  if (self.rank() == 0) {
+    if (ProveEq(index.NumElements(), 1) == Truth::kFalse) {
+      return Error("index_select(): Index to scalar can have only 1 value, got ",
+                   index.NumElements().ToString(), " value(s)");
+    }
+  } else {
+    shape[*dim] = index.NumElements();
+  }
+  return std::vector<TensorType>{meta::Out(self.dtype, shape, *device)};
+}
+
+Types EmbeddingMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& weight = in[0];
+  const TensorType& indices = in[1];
+  absl::StatusOr<Device> device = meta::CommonDevice(in);
+  if (!device.ok()) return device.status();
+  if (weight.rank() != 2) return Error("'weight' must be 2-D, got ", ShapeText(weight.shape));
+  if (!IsIndexType(indices.dtype)) {
+    return Error(
+        "Expected tensor for argument #1 'indices' to have one of the following scalar "
+        "types: Long, Int; but got ",
+        DTypeName(indices.dtype));
+  }
+  std::vector<SymExpr> shape = indices.shape;
+  shape.push_back(weight.shape[1]);
+  return std::vector<TensorType>{meta::Out(weight.dtype, shape, *device)};
+}
+
+Types IndexTensorMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& self = in[0];
+  const TensorType& index = in[1];
+  absl::StatusOr<Device> device = meta::CommonDevice(in);
+  if (!device.ok()) return device.status();
+  if (index.dtype != proto::INT64) {
+    return Error("tensors used as indices must be long tensors, got ", DTypeName(index.dtype),
+                 " (coil does not support byte or bool masks: their shapes are data-dependent)");
+  }
+  if (self.rank() == 0) return Error("cannot index a 0-dim tensor with a tensor");
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  if (!dim.ok()) return dim.status();
+  std::vector<SymExpr> shape(self.shape.begin(), self.shape.begin() + *dim);
+  shape.insert(shape.end(), index.shape.begin(), index.shape.end());
+  shape.insert(shape.end(), self.shape.begin() + *dim + 1, self.shape.end());
+  return std::vector<TensorType>{meta::Out(self.dtype, shape, *device)};
+}
+
+Types OneHotMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& self = in[0];
+  if (self.dtype != proto::INT64) {
+    return Error("one_hot is only applicable to index tensor (int64), got ", DTypeName(self.dtype));
+  }
+  int64_t n = Int(attrs, "num_classes");
+  if (n == -1) {
+    return Error(
+        "num_classes=-1 infers the class count from the data; coil needs a static "
+        "num_classes");
+  }
+  if (n < 0) return Error("num_classes should be positive, got ", n);
+  std::vector<SymExpr> shape = self.shape;
+  shape.push_back(n);
+  return std::vector<TensorType>{meta::Out(proto::INT64, shape, self.device)};
+}
+
+}  // namespace
+
+void RegisterIndexingOps(OpRegistry& registry) {
+  registry.Register(
+      Schema("aten.gather", {{"self"}, {"index"}},
+             {{"dim", AttrKind::kInt, std::nullopt}, {"sparse_grad", AttrKind::kBool, false}},
+             GatherMeta, "torch.gather (index int64; sparse_grad unused)"));
+  registry.Register(Schema("aten.scatter", {{"self"}, {"index"}, {"src"}},
+                           {{"dim", AttrKind::kInt, std::nullopt}}, ScatterMeta,
+                           "torch.scatter with a src tensor (no reduce); with duplicate indices "
+                           "the last write in row-major index order wins (torch leaves it "
+                           "unspecified)"));
+  registry.Register(Schema("aten.scatter_add", {{"self"}, {"index"}, {"src"}},
+                           {{"dim", AttrKind::kInt, std::nullopt}}, ScatterMeta,
+                           "torch.scatter_add; the reference sums in double (int64 for "
+                           "integers) and rounds once"));
+  registry.Register(Schema("aten.index_select", {{"self"}, {"index"}},
+                           {{"dim", AttrKind::kInt, std::nullopt}}, IndexSelectMeta,
+                           "torch.index_select (index int32/int64, 0-D or 1-D)"));
+  registry.Register(Schema("aten.embedding", {{"weight"}, {"indices"}},
+                           {{"padding_idx", AttrKind::kInt, int64_t{-1}},
+                            {"scale_grad_by_freq", AttrKind::kBool, false},
+                            {"sparse", AttrKind::kBool, false}},
+                           EmbeddingMeta,
+                           "aten.embedding (F.embedding forward; padding_idx, "
+                           "scale_grad_by_freq and sparse only affect gradients)"));
+  registry.Register(
+      Schema("aten.index_tensor", {{"self"}, {"index"}}, {{"dim", AttrKind::kInt, int64_t{0}}},
+             IndexTensorMeta,
+             "aten.index.Tensor restricted to one int index tensor at `dim`: "
+             "self[(:,)*dim + (index,)]; index int64; negative indices wrap; no boolean masks"));
+  registry.Register(Schema("aten.one_hot", {{"self"}},
+                           {{"num_classes", AttrKind::kInt, int64_t{-1}}}, OneHotMeta,
+                           "F.one_hot; num_classes must be given (-1, torch's data-dependent "
+                           "default, is an error)"));
+}
 
 }  // namespace coil

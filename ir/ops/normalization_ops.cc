@@ -1,5 +1,5 @@
-// Schemas and meta functions of softmax, the normalizations (layer, batch, group, RMS) and
-// dropout. Part of the reduction family: RegisterReductionOps calls RegisterNormalizationOps.
+// Schemas and meta functions of softmax, the normalizations (layer, batch, group, instance,
+// RMS, local response) and dropout. Part of the reduction family: RegisterReductionOps calls RegisterNormalizationOps.
 //
 // Optional tensor inputs are positional: layer_norm(x), layer_norm(x, weight) and
 // layer_norm(x, weight, bias). A bias without a weight is written with a weight of ones.
@@ -44,11 +44,12 @@ absl::Status RequireFloating(const TensorType& x) {
 }
 
 // A parameter tensor (weight, bias, running stats): of `shape`, and of x's dtype, or float32
-// for a reduced-precision x (PyTorch's CPU mixed-dtype rule).
+// for a reduced-precision x where `mixed` (PyTorch's CPU mixed-dtype batch_norm).
 absl::Status CheckParam(const TensorType& x, const TensorType& p, absl::string_view name,
-                        absl::Span<const SymExpr> shape) {
-  bool dtype_ok = p.dtype == x.dtype || (p.dtype == proto::FLOAT32 &&
-                                         (x.dtype == proto::BFLOAT16 || x.dtype == proto::FLOAT16));
+                        absl::Span<const SymExpr> shape, bool mixed) {
+  bool dtype_ok = p.dtype == x.dtype ||
+                  (mixed && p.dtype == proto::FLOAT32 &&
+                   (x.dtype == proto::BFLOAT16 || x.dtype == proto::FLOAT16));
   if (!dtype_ok) {
     return Error(name, " is ", DTypeName(p.dtype), " but the input is ", DTypeName(x.dtype),
                  " (expected the same dtype)");
@@ -64,9 +65,10 @@ absl::Status CheckParam(const TensorType& x, const TensorType& p, absl::string_v
 }
 
 absl::Status CheckParams(absl::Span<const TensorType> in, size_t first,
-                         const std::vector<std::string>& names, absl::Span<const SymExpr> shape) {
+                         const std::vector<std::string>& names, absl::Span<const SymExpr> shape,
+                         bool mixed = false) {
   for (size_t i = first; i < in.size(); ++i) {
-    absl::Status s = CheckParam(in[0], in[i], names[i - first], shape);
+    absl::Status s = CheckParam(in[0], in[i], names[i - first], shape, mixed);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -148,7 +150,8 @@ Outs BatchNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (x.rank() < 2) {
     return Error("expected an input with at least 2 dims (N, C, ...), got ", x.ToString());
   }
-  s = CheckParams(in, 1, {"running_mean", "running_var", "weight", "bias"}, {x.shape[1]});
+  s = CheckParams(in, 1, {"running_mean", "running_var", "weight", "bias"}, {x.shape[1]},
+                  /*mixed=*/true);
   if (!s.ok()) return s;
   s = CheckEps(attrs, false);
   if (!s.ok()) return s;
@@ -174,6 +177,40 @@ Outs GroupNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (!s.ok()) return s;
   s = CheckEps(attrs, false);
   if (!s.ok()) return s;
+  return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
+}
+
+Outs InstanceNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  absl::Status s = RequireFloating(x);
+  if (!s.ok()) return s;
+  if (x.rank() < 3) {
+    return Error("expected an input with at least 3 dims (N, C, spatial...), got ",
+                 x.ToString());
+  }
+  SymExpr spatial = 1;
+  for (int64_t d = 2; d < x.rank(); ++d) spatial *= x.shape[d];
+  if (spatial == SymExpr(1)) {
+    return Error("expected more than 1 spatial element when using input statistics, got "
+                 "input of shape ", ShapeString(x.shape));
+  }
+  s = CheckParams(in, 1, {"weight", "bias"}, {x.shape[1]});
+  if (!s.ok()) return s;
+  s = CheckEps(attrs, false);
+  if (!s.ok()) return s;
+  return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
+}
+
+Outs LocalResponseNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  absl::Status s = RequireFloating(x);
+  if (!s.ok()) return s;
+  if (x.rank() < 3) {
+    return Error("expected 3D or higher dimensionality input (got ", x.rank(), " dimensions)");
+  }
+  absl::StatusOr<int64_t> size = GetInt(attrs, "size");
+  if (!size.ok()) return size.status();
+  if (*size <= 0) return Error("size must be positive, got ", *size);
   return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
 }
 
@@ -228,7 +265,8 @@ void RegisterNormalizationOps(OpRegistry& r) {
             {"momentum", AttrKind::kFloat, Attribute(0.1)}, Eps()},
            OpClass::kNormalization, BatchNormMeta,
            "F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, "
-           "eps): inference form only (training=true is an error; momentum is unused)");
+           "eps): inference form only (training=true is an error; momentum is unused); f32 "
+           "parameters with a bf16/f16 input are accepted, as PyTorch's CPU kernel");
   Register(r, "aten.group_norm", {{"input"}, {"weight", true}, {"bias", true}},
            {{"num_groups", AttrKind::kInt, std::nullopt}, Eps()}, OpClass::kNormalization,
            GroupNormMeta, "F.group_norm(input, num_groups, weight, bias, eps)");
@@ -239,6 +277,19 @@ void RegisterNormalizationOps(OpRegistry& r) {
            "F.rms_norm(input, normalized_shape, weight, eps) of torch 2.4: "
            "x * rsqrt(mean(x^2 over normalized dims) + eps) * weight; eps=-1 means None "
            "(the machine epsilon of the computing dtype: f64's in float64 oracle mode)");
+  Register(r, "aten.instance_norm", {{"input"}, {"weight", true}, {"bias", true}},
+           {{"momentum", AttrKind::kFloat, Attribute(0.1)}, Eps()}, OpClass::kNormalization,
+           InstanceNormMeta,
+           "F.instance_norm(input, None, None, weight, bias, use_input_stats=True, momentum, "
+           "eps): statistics of each (sample, channel); no running stats (momentum unused)");
+  Register(r, "aten.local_response_norm", {{"input"}},
+           {{"size", AttrKind::kInt, std::nullopt},
+            {"alpha", AttrKind::kFloat, Attribute(1e-4)},
+            {"beta", AttrKind::kFloat, Attribute(0.75)},
+            {"k", AttrKind::kFloat, Attribute(1.0)}},
+           OpClass::kNormalization, LocalResponseNormMeta,
+           "F.local_response_norm(input, size, alpha, beta, k): x / (k + alpha * "
+           "mean of x^2 over a zero-padded window of `size` channels)^beta");
   Register(r, "aten.dropout", {{"input"}},
            {{"p", AttrKind::kFloat, std::nullopt}, {"train", AttrKind::kBool, std::nullopt}},
            OpClass::kRandom, DropoutMeta,

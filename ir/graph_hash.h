@@ -1,0 +1,43 @@
+// StructuralHash: a 64-bit fingerprint of what a graph computes, for caches and deduplication.
+//
+//   uint64_t h = StructuralHash(graph);
+//   std::string key = StructuralHashHex(graph);   // "3f2a...", 16 lowercase hex digits
+//
+// The hash is stable across runs, machines and builds: it is computed by coil's own mixing
+// function over a canonical little-endian encoding (never absl::Hash or std::hash, which are
+// seeded or implementation-defined). A change to the hash function or encoding is a format
+// change; graph_hash_test.cc pins the value of one graph so it cannot happen by accident.
+//
+// What it covers (Merkle-style, from the graph outputs backwards):
+//   graph input   H("input", position, type)
+//   constant      H("dense", type, bytes) or H("external", type, path, offset, length)
+//   node output   H(node, output index), where
+//   node          H(op, attributes sorted by name with kind and value, input hashes in order,
+//                   output types in order)
+//   graph         H(input types in order, output hashes in order, symbols sorted by name with
+//                   min/max/hint, guard hashes sorted (relation, lhs, rhs))
+// Types hash dtype, device, and the canonical text of every dimension and stride; floats
+// hash their bit patterns.
+//
+// What it ignores: value ids, value/node/graph names, source locations, guard reasons, the
+// order of independent nodes and of constants, and dead nodes and constants (those no output
+// depends on). Like any Merkle hash of a DAG it cannot tell one shared node from two identical
+// copies of it (relu(x) used twice vs. two relu(x) nodes): both compute the same thing.
+#ifndef COIL_IR_GRAPH_HASH_H_
+#define COIL_IR_GRAPH_HASH_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace coil {
+
+uint64_t StructuralHash(const Graph& graph);
+
+// StructuralHash as 16 lowercase hex digits (most significant first).
+std::string StructuralHashHex(const Graph& graph);
+
+}  // namespace coil
+
+#endif  // COIL_IR_GRAPH_HASH_H_

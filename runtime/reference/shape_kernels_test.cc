@@ -1,0 +1,150 @@
+// Shape and indexing kernels through the interpreter: symbolic attributes bound at run time
+// (slice bounds, select index, split sizes) and data-dependent errors (out-of-range indices,
+// symbolic sizes that turn out wrong). Values of ordinary cases are checked against PyTorch by
+// //tests/torch_oracle:shape_oracle_test and :indexing_oracle_test.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/builder.h"
+#include "runtime/interpreter.h"
+
+namespace coil {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const SymExpr kS = SymExpr::Symbol("s");
+
+std::vector<double> Iota(int64_t n) {
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i);
+  return v;
+}
+
+// One node over graph inputs of the given types, run on `args`.
+absl::StatusOr<std::vector<HostTensor>> RunOp(const std::string& op,
+                                              const std::vector<TensorType>& types,
+                                              const std::vector<HostTensor>& args, AttrMap attrs) {
+  Graph g("test");
+  GraphBuilder b(g);
+  std::vector<Value*> in;
+  for (const TensorType& t : types) in.push_back(b.Input(t));
+  absl::StatusOr<std::vector<Value*>> outs = b.OpMulti(op, in, std::move(attrs));
+  if (!outs.ok()) return outs.status();
+  g.SetOutputs(*outs);
+  return Interpret(g, args);
+}
+
+std::string RunError(const std::string& op, const std::vector<TensorType>& types,
+                     const std::vector<HostTensor>& args, AttrMap attrs) {
+  absl::StatusOr<std::vector<HostTensor>> r = RunOp(op, types, args, std::move(attrs));
+  EXPECT_FALSE(r.ok()) << op << " unexpectedly succeeded";
+  return std::string(r.status().message());
+}
+
+HostTensor F32(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return HostTensor::FromDoubles(proto::FLOAT32, shape, Iota(n));
+}
+HostTensor I64(std::vector<int64_t> shape, std::vector<double> values) {
+  return HostTensor::FromDoubles(proto::INT64, std::move(shape), values);
+}
+
+TEST(ShapeKernels, SliceWithSymbolicEnd) {
+  // x[1:s-1] of a [s] input, run with s = 5.
+  absl::StatusOr<std::vector<HostTensor>> r =
+      RunOp("aten.slice", {TensorType(proto::FLOAT32, {kS})}, {F32({5})},
+            {{"start", int64_t{1}}, {"end", kS - 1}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT((*r)[0].ToDoubles(), ElementsAre(1, 2, 3));
+}
+
+TEST(ShapeKernels, SelectAndNarrowWithSymbolicAttrs) {
+  absl::StatusOr<std::vector<HostTensor>> r =
+      RunOp("aten.select", {TensorType(proto::FLOAT32, {kS, 2})}, {F32({3, 2})},
+            {{"dim", int64_t{0}}, {"index", kS - 1}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT((*r)[0].ToDoubles(), ElementsAre(4, 5));
+  r = RunOp("aten.narrow", {TensorType(proto::FLOAT32, {kS})}, {F32({4})},
+            {{"dim", int64_t{0}}, {"start", int64_t{1}}, {"length", kS - 2}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT((*r)[0].ToDoubles(), ElementsAre(1, 2));
+  EXPECT_THAT(RunError("aten.select", {TensorType(proto::FLOAT32, {kS})}, {F32({3})},
+                       {{"dim", int64_t{0}}, {"index", kS}}),
+              HasSubstr("select(): index 3 out of range for tensor of size [3] at dimension 0"));
+}
+
+TEST(ShapeKernels, SplitWithSymbolicSizes) {
+  absl::StatusOr<std::vector<HostTensor>> r =
+      RunOp("aten.split", {TensorType(proto::FLOAT32, {kS})}, {F32({4})},
+            {{"sizes", SymList{kS - 1, 1}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_THAT((*r)[0].ToDoubles(), ElementsAre(0, 1, 2));
+  EXPECT_THAT((*r)[1].ToDoubles(), ElementsAre(3));
+}
+
+TEST(ShapeKernels, SymbolicSizesThatTurnOutWrong) {
+  // reshape [s] -> [3]: fine for s = 3, an error for s = 4.
+  EXPECT_THAT(RunError("aten.reshape", {TensorType(proto::FLOAT32, {kS})}, {F32({4})},
+                       {{"shape", IntList{3}}}),
+              HasSubstr("cannot reshape f32[4] (4 elements) into [3] (3 elements)"));
+  EXPECT_THAT(RunError("aten.expand", {TensorType(proto::FLOAT32, {kS})}, {F32({2})},
+                       {{"size", IntList{2, 3}}}),
+              HasSubstr("must match the existing size (2) at non-singleton dimension 1"));
+  EXPECT_THAT(RunError("aten.cat",
+                       {TensorType(proto::FLOAT32, {2, kS}), TensorType(proto::FLOAT32, {2, 3})},
+                       {F32({2, 4}), F32({2, 3})}, {}),
+              HasSubstr("Sizes of tensors must match except in dimension 0"));
+  EXPECT_THAT(RunError("aten.pad", {TensorType(proto::FLOAT32, {1, kS})}, {F32({1, 2})},
+                       {{"pad", IntList{2, 0}}, {"mode", std::string("reflect")}}),
+              HasSubstr("reflect padding must be less than the corresponding input dimension"));
+}
+
+TEST(IndexingKernels, OutOfRangeIndices) {
+  TensorType x(proto::FLOAT32, {3, 4});
+  EXPECT_THAT(RunError("aten.gather", {x, TensorType(proto::INT64, {3, 1})},
+                       {F32({3, 4}), I64({3, 1}, {0, 4, 1})}, {{"dim", int64_t{1}}}),
+              HasSubstr("gather: index 4 is out of bounds for dimension 1 with size 4"));
+  EXPECT_THAT(RunError("aten.gather", {x, TensorType(proto::INT64, {1, 1})},
+                       {F32({3, 4}), I64({1, 1}, {-1})}, {{"dim", int64_t{0}}}),
+              HasSubstr("gather: index -1 is out of bounds for dimension 0 with size 3"));
+  EXPECT_THAT(RunError("aten.scatter", {x, TensorType(proto::INT64, {1, 2}), x},
+                       {F32({3, 4}), I64({1, 2}, {0, 3}), F32({3, 4})}, {{"dim", int64_t{0}}}),
+              HasSubstr("scatter: index 3 is out of bounds for dimension 0 with size 3"));
+  EXPECT_THAT(RunError("aten.scatter_add", {x, TensorType(proto::INT64, {1, 1}), x},
+                       {F32({3, 4}), I64({1, 1}, {-7}), F32({3, 4})}, {{"dim", int64_t{1}}}),
+              HasSubstr("scatter_add: index -7 is out of bounds for dimension 1 with size 4"));
+  EXPECT_THAT(RunError("aten.index_select", {x, TensorType(proto::INT64, {2})},
+                       {F32({3, 4}), I64({2}, {1, 9})}, {{"dim", int64_t{0}}}),
+              HasSubstr("index_select: index 9 is out of bounds for dimension 0 with size 3"));
+  EXPECT_THAT(RunError("aten.embedding", {x, TensorType(proto::INT64, {2})},
+                       {F32({3, 4}), I64({2}, {3, 0})}, {}),
+              HasSubstr("embedding: index 3 is out of bounds for dimension 0 with size 3"));
+  EXPECT_THAT(RunError("aten.index_tensor", {x, TensorType(proto::INT64, {2})},
+                       {F32({3, 4}), I64({2}, {-4, 0})}, {{"dim", int64_t{0}}}),
+              HasSubstr("index: index -4 is out of bounds for dimension 0 with size 3"));
+  EXPECT_THAT(RunError("aten.one_hot", {TensorType(proto::INT64, {2})}, {I64({2}, {1, 5})},
+                       {{"num_classes", int64_t{5}}}),
+              HasSubstr("one_hot: class value 5 is out of range [0, 5)"));
+}
+
+TEST(IndexingKernels, IndexIntoEmptyDimension) {
+  EXPECT_THAT(RunError("aten.index_select",
+                       {TensorType(proto::FLOAT32, {0, 2}), TensorType(proto::INT64, {1})},
+                       {F32({0, 2}), I64({1}, {0})}, {{"dim", int64_t{0}}}),
+              HasSubstr("index 0 is out of bounds for dimension 0 with size 0"));
+  // Empty index tensors read nothing.
+  absl::StatusOr<std::vector<HostTensor>> r =
+      RunOp("aten.gather", {TensorType(proto::FLOAT32, {0, 2}), TensorType(proto::INT64, {0, 2})},
+            {F32({0, 2}), I64({0, 2}, {})}, {{"dim", int64_t{0}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].numel(), 0);
+}
+
+}  // namespace
+}  // namespace coil
