@@ -249,6 +249,10 @@ Poly AddPoly(const Poly& a, const Poly& b, Overflow& ov) {
       ++i, ++j;
     }
   }
+  if (out.terms.size() > kMaxTerms) {
+    ov.hit = ov.too_large = true;
+    return Poly{};
+  }
   return out;
 }
 
@@ -265,6 +269,10 @@ Poly ScalePoly(const Poly& a, int64_t k, Overflow& ov) {
 }
 
 Poly MulPoly(const Poly& a, const Poly& b, Overflow& ov) {
+  if ((a.terms.size() + 1) * (b.terms.size() + 1) > kMaxTerms + 1) {
+    ov.hit = ov.too_large = true;
+    return Poly{};
+  }
   Poly out;
   out.constant = MulC(a.constant, b.constant, ov);
   for (const Term& t : a.terms) {
@@ -338,8 +346,8 @@ SymExpr::SymExpr(std::shared_ptr<const sym_internal::Node> node) : node_(std::mo
 }
 
 SymExpr SymExpr::Symbol(absl::string_view name) {
-  COIL_CHECK(sym_internal::IsIdentifier(name)) << "symbol name '" << name
-                                               << "' is not an identifier";
+  COIL_CHECK(sym_internal::IsIdentifier(name))
+      << "symbol name '" << name << "' is not an identifier";
   return sym_internal::MakeSymbol(std::string(name));
 }
 
@@ -347,7 +355,7 @@ SymExpr SymExpr::FloorDiv(const SymExpr& a, const SymExpr& b) {
   COIL_CHECK(b != 0) << "floordiv(" << a.ToString() << ", 0)";
   Overflow ov;
   SymExpr r = sym_internal::FloorDivImpl(a, b, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in floordiv(" << a.ToString() << ", " << b.ToString()
+  COIL_CHECK(!ov.hit) << ov.what() << " in floordiv(" << a.ToString() << ", " << b.ToString()
                       << ")";
   return r;
 }
@@ -356,49 +364,49 @@ SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
   COIL_CHECK(b != 0) << "mod(" << a.ToString() << ", 0)";
   Overflow ov;
   SymExpr r = sym_internal::ModImpl(a, b, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in mod(" << a.ToString() << ", " << b.ToString() << ")";
+  COIL_CHECK(!ov.hit) << ov.what() << " in mod(" << a.ToString() << ", " << b.ToString() << ")";
   return r;
 }
 
 SymExpr SymExpr::Min(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::MinMaxImpl(Kind::kMin, {a, b}, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in min(" << a.ToString() << ", " << b.ToString() << ")";
+  COIL_CHECK(!ov.hit) << ov.what() << " in min(" << a.ToString() << ", " << b.ToString() << ")";
   return r;
 }
 
 SymExpr SymExpr::Max(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::MinMaxImpl(Kind::kMax, {a, b}, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in max(" << a.ToString() << ", " << b.ToString() << ")";
+  COIL_CHECK(!ov.hit) << ov.what() << " in max(" << a.ToString() << ", " << b.ToString() << ")";
   return r;
 }
 
 SymExpr operator+(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::Add(a, b, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in (" << a.ToString() << ") + (" << b.ToString() << ")";
+  COIL_CHECK(!ov.hit) << ov.what() << " in (" << a.ToString() << ") + (" << b.ToString() << ")";
   return r;
 }
 
 SymExpr operator-(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::Sub(a, b, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in (" << a.ToString() << ") - (" << b.ToString() << ")";
+  COIL_CHECK(!ov.hit) << ov.what() << " in (" << a.ToString() << ") - (" << b.ToString() << ")";
   return r;
 }
 
 SymExpr operator*(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::Mul(a, b, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in (" << a.ToString() << ") * (" << b.ToString() << ")";
+  COIL_CHECK(!ov.hit) << ov.what() << " in (" << a.ToString() << ") * (" << b.ToString() << ")";
   return r;
 }
 
 SymExpr SymExpr::operator-() const {
   Overflow ov;
   SymExpr r = sym_internal::Neg(*this, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow in -(" << ToString() << ")";
+  COIL_CHECK(!ov.hit) << ov.what() << " in -(" << ToString() << ")";
   return r;
 }
 
@@ -462,8 +470,7 @@ SymExpr SubstituteImpl(const SymExpr& e, const absl::flat_hash_map<std::string, 
     case Kind::kMod: {
       SymExpr a = SubstituteImpl(n->args[0], values, ov);
       SymExpr b = SubstituteImpl(n->args[1], values, ov);
-      COIL_CHECK(b != 0 || ov.hit) << "Substitute makes the divisor of " << e.ToString()
-                                   << " zero";
+      COIL_CHECK(b != 0 || ov.hit) << "Substitute makes the divisor of " << e.ToString() << " zero";
       return n->kind == Kind::kFloorDiv ? sym_internal::FloorDivImpl(a, b, ov)
                                         : sym_internal::ModImpl(a, b, ov);
     }
@@ -491,8 +498,7 @@ SymExpr SubstituteImpl(const SymExpr& e, const absl::flat_hash_map<std::string, 
 }
 
 absl::Status EvalOverflow(const SymExpr& e) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("int64 overflow while evaluating ", e.ToString()));
+  return absl::InvalidArgumentError(absl::StrCat("int64 overflow while evaluating ", e.ToString()));
 }
 
 absl::StatusOr<int64_t> EvaluateImpl(const SymExpr& e,
@@ -558,7 +564,7 @@ absl::StatusOr<int64_t> EvaluateImpl(const SymExpr& e,
 SymExpr SymExpr::Substitute(const absl::flat_hash_map<std::string, SymExpr>& values) const {
   Overflow ov;
   SymExpr r = SubstituteImpl(*this, values, ov);
-  COIL_CHECK(!ov.hit) << "int64 overflow substituting into " << ToString();
+  COIL_CHECK(!ov.hit) << ov.what() << " substituting into " << ToString();
   return r;
 }
 

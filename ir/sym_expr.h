@@ -11,7 +11,9 @@
 //
 // Semantics are those of Python integers: FloorDiv rounds toward negative infinity and Mod
 // takes the sign of the divisor. Division by a value that can be zero is the caller's problem:
-// FloorDiv/Mod by the constant 0 CHECK-fail (a compiler bug, not a user error).
+// FloorDiv/Mod by the constant 0 CHECK-fail (a compiler bug, not a user error), and so do int64
+// overflow of a constant and an expansion to more than 10000 terms; Parse and FromProto report
+// those as errors instead. The rewrite rules are listed in ir/sym_expr_rules.cc.
 //
 // Relations (==, <, <=) are decided with the symbols' known ranges and answer kTrue, kFalse
 // or kUnknown; guards are built from the unknown ones.
@@ -43,6 +45,7 @@ class SymExpr {
   SymExpr(int64_t value);  // NOLINT(google-explicit-constructor)
   SymExpr(int value) : SymExpr(static_cast<int64_t>(value)) {}  // NOLINT
 
+  // `name` must be an identifier, [A-Za-z_][A-Za-z0-9_]* (CHECK-fails otherwise).
   static SymExpr Symbol(absl::string_view name);
   static SymExpr FloorDiv(const SymExpr& a, const SymExpr& b);
   static SymExpr Mod(const SymExpr& a, const SymExpr& b);

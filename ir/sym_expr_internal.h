@@ -15,8 +15,9 @@
 // a structural comparison.
 //
 // [Note: overflow]
-// Constant arithmetic is checked. Internal functions take an `Overflow&` and set `hit` instead
-// of aborting, so that Parse/FromProto can turn overflow into a user error while the public
+// Constant arithmetic is checked, and expansion is capped at kMaxTerms terms (products of sums
+// grow exponentially). Internal functions take an `Overflow&` and set `hit` instead of
+// aborting, so that Parse/FromProto can turn either into a user error while the public
 // operators CHECK-fail. Once `hit` is set, results are meaningless but still well-formed (no
 // aborts, no loops); the caller discards them.
 #ifndef COIL_IR_SYM_EXPR_INTERNAL_H_
@@ -54,14 +55,22 @@ struct Poly {
 
 struct Node {
   Kind kind;
-  std::string name;           // kSymbol
-  std::vector<SymExpr> args;  // kFloorDiv/kMod: {num, den}; kMin/kMax: >= 2, distinct, sorted with a constant last
-  Poly poly;                  // kSum
+  std::string name;  // kSymbol
+  // kFloorDiv/kMod: {num, den}; kMin/kMax: >= 2, distinct, sorted with a constant last.
+  std::vector<SymExpr> args;
+  Poly poly;  // kSum
   size_t hash = 0;
 };
 
+inline constexpr size_t kMaxTerms = 10000;
+
 struct Overflow {
-  bool hit = false;
+  bool hit = false;        // an int64 overflow or too_large
+  bool too_large = false;  // a sum would have more than kMaxTerms terms
+  // What went wrong, for messages.
+  const char* what() const {
+    return too_large ? "expansion to more than 10000 terms" : "int64 overflow";
+  }
 };
 
 // Checked int64 arithmetic with Python semantics for FloorDivC/ModC (b != 0).

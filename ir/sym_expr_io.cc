@@ -96,16 +96,19 @@ class Parser {
     std::string found =
         pos >= text_.size() ? "the end of the input" : absl::StrCat("'", text_.substr(pos, 1), "'");
     return absl::InvalidArgumentError(absl::StrCat("cannot parse symbolic expression \"", text_,
-                                                   "\" at position ", pos, ": expected ",
-                                                   expected, ", found ", found));
+                                                   "\" at position ", pos, ": expected ", expected,
+                                                   ", found ", found));
   }
   absl::Status Problem(size_t pos, absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot parse symbolic expression \"", text_, "\" at position ", pos, ": ", what));
+    return absl::InvalidArgumentError(absl::StrCat("cannot parse symbolic expression \"", text_,
+                                                   "\" at position ", pos, ": ", what));
   }
   // Turns an overflow recorded during the operation that started at `pos` into an error.
   absl::StatusOr<SymExpr> Checked(SymExpr e, size_t pos) {
-    if (ov_.hit) return Problem(pos, "int64 overflow in constant arithmetic");
+    if (ov_.hit) {
+      return Problem(pos, ov_.too_large ? "the expanded expression has more than 10000 terms"
+                                        : "int64 overflow in constant arithmetic");
+    }
     return e;
   }
 
@@ -238,7 +241,8 @@ class Parser {
       return Problem(start, absl::StrCat(name, " takes at least 2 arguments, got ", args.size()));
     }
     if (binary && args[1] == 0) return Problem(start, absl::StrCat(name, " by zero"));
-    if (kind == Kind::kFloorDiv) return Checked(sym_internal::FloorDivImpl(args[0], args[1], ov_), start);
+    if (kind == Kind::kFloorDiv)
+      return Checked(sym_internal::FloorDivImpl(args[0], args[1], ov_), start);
     if (kind == Kind::kMod) return Checked(sym_internal::ModImpl(args[0], args[1], ov_), start);
     return Checked(sym_internal::MinMaxImpl(kind, std::move(args), ov_), start);
   }
@@ -278,7 +282,7 @@ absl::StatusOr<SymExpr> FromProtoImpl(const proto::SymExpr& p, Overflow& ov, int
   const char* kind_name = proto::SymExpr::Kind_Name(p.kind()).c_str();
   auto want_args = [&](int min, int max) -> absl::Status {
     if (p.args_size() >= min && p.args_size() <= max) return absl::OkStatus();
-    std::string want = min == max        ? absl::StrCat(min)
+    std::string want = min == max         ? absl::StrCat(min)
                        : max == INT32_MAX ? absl::StrCat("at least ", min)
                                           : absl::StrCat(min, " to ", max);
     return ProtoError(absl::StrCat(kind_name, " takes ", want, " args, got ", p.args_size()));
@@ -327,8 +331,8 @@ absl::StatusOr<SymExpr> FromProtoImpl(const proto::SymExpr& p, Overflow& ov, int
     case proto::SymExpr::MAX:
       if (absl::Status s = want_args(1, INT32_MAX); !s.ok()) return s;
       if (absl::Status s = load_args(); !s.ok()) return s;
-      return sym_internal::MinMaxImpl(
-          p.kind() == proto::SymExpr::MIN ? Kind::kMin : Kind::kMax, std::move(args), ov);
+      return sym_internal::MinMaxImpl(p.kind() == proto::SymExpr::MIN ? Kind::kMin : Kind::kMax,
+                                      std::move(args), ov);
     default:
       return ProtoError(absl::StrCat("unknown kind ", static_cast<int>(p.kind())));
   }
@@ -359,9 +363,7 @@ std::string SymExpr::ToString() const {
   return "?";
 }
 
-absl::StatusOr<SymExpr> SymExpr::Parse(absl::string_view text) {
-  return Parser(text).ParseAll();
-}
+absl::StatusOr<SymExpr> SymExpr::Parse(absl::string_view text) { return Parser(text).ParseAll(); }
 
 proto::SymExpr SymExpr::ToProto() const {
   const Node* n = node_.get();
@@ -398,7 +400,10 @@ proto::SymExpr SymExpr::ToProto() const {
 absl::StatusOr<SymExpr> SymExpr::FromProto(const proto::SymExpr& proto) {
   Overflow ov;
   absl::StatusOr<SymExpr> e = FromProtoImpl(proto, ov, 0);
-  if (e.ok() && ov.hit) return ProtoError("int64 overflow in constant arithmetic");
+  if (e.ok() && ov.hit) {
+    return ProtoError(ov.too_large ? "the expanded expression has more than 10000 terms"
+                                   : "int64 overflow in constant arithmetic");
+  }
   return e;
 }
 

@@ -40,8 +40,7 @@
 //   min(x, y)                        -> x        when x <= y: y - x >= 0 [bounds], or
 //                                                y = max(.., z, ..) with x <= z, or x = min(..)
 //   min(x)                           -> x
-//   min(x + k, y + k)                -> min(x, y) + k     (no arg constant; k the least
-//                                                            constant term of the args)
+//   min(x + k, y + k)                -> min(x, y) + k     (no arg constant)
 //   min(g*x, g*y)                    -> g*min(x, y)       (no arg constant; g > 0)
 //   min(y, x)                        -> min(x, y)         (args sorted, a constant last)
 // sums (RecombineDivMod):
@@ -158,9 +157,8 @@ SymExpr FloorDivRest(Poly r, int64_t c, Overflow& ov) {
       const SymExpr& x = inner->args[0];
       int64_t b = inner->args[1].constant(), k = r.constant;
       Overflow local;
-      SymExpr num2 = r.terms[0].coeff == 1
-                         ? Add(x, MulC(k, b, local), local)
-                         : Sub(AddC(MulC(k, b, local), b - 1, local), x, local);
+      SymExpr num2 = r.terms[0].coeff == 1 ? Add(x, MulC(k, b, local), local)
+                                           : Sub(AddC(MulC(k, b, local), b - 1, local), x, local);
       int64_t bc = MulC(b, c, local);
       if (!local.hit) {
         SymExpr out = FloorDivImpl(num2, bc, local);
@@ -220,7 +218,8 @@ Poly StripInnerMods(Poly a, int64_t c, Overflow& ov) {
         const SymExpr& b = f.atom.node()->args[1];
         if (!b.is_constant() || b.constant() <= 0) continue;
         // c | k*b  <=>  (c / gcd(c, k)) | b
-        uint64_t step = static_cast<uint64_t>(c) / Gcd(static_cast<uint64_t>(c), Magnitude(t.coeff));
+        uint64_t step =
+            static_cast<uint64_t>(c) / Gcd(static_cast<uint64_t>(c), Magnitude(t.coeff));
         if (static_cast<uint64_t>(b.constant()) % step != 0) continue;
         Monomial rest = t.monomial;
         rest.erase(rest.begin() + j);
@@ -249,6 +248,11 @@ SymExpr ModByConst(Poly a, int64_t c, Overflow& ov) {
     if (k != 0) r.terms.push_back({std::move(t.monomial), k});
   }
   if (r.terms.empty()) return r.constant;
+  // New coefficients can let the sum-level rules fire (RecombineDivMod); then start over on
+  // the rewritten sum. This terminates: each such rewrite removes a floordiv atom.
+  if (SymExpr reduced = FromPoly(r, ov); !ov.hit && !PolyEqual(ToPoly(reduced), r)) {
+    return ModImpl(reduced, c, ov);
+  }
   // mod(g*x, g*c) -> g*mod(x, c)
   if (int64_t g = ReduceByGcd(r, c); g > 1) return Mul(g, ModByConst(std::move(r), c, ov), ov);
   SymExpr num = FromPoly(r, ov);
@@ -323,7 +327,7 @@ SymExpr FloorDivImpl(const SymExpr& a, const SymExpr& b, Overflow& ov) {
       COIL_CHECK(ov.hit) << "floordiv by the constant 0";
       return 0;
     }
-    if (a.is_constant()) return FloorDivC(a.constant(), c, ov);  // fold
+    if (a.is_constant()) return FloorDivC(a.constant(), c, ov);            // fold
     if (c < 0 && c != INT64_MIN) return FloorDivImpl(Neg(a, ov), -c, ov);  // floordiv(x, -c)
     if (c < 0) return MakeAtom(Kind::kFloorDiv, {a, b});
     return FloorDivByConst(ToPoly(a), c, ov);
@@ -338,8 +342,8 @@ SymExpr ModImpl(const SymExpr& a, const SymExpr& b, Overflow& ov) {
       COIL_CHECK(ov.hit) << "mod by the constant 0";
       return 0;
     }
-    if (a.is_constant()) return ModC(a.constant(), c);  // fold
-    if (c == -1) return 0;                              // mod(x, -1) -> 0
+    if (a.is_constant()) return ModC(a.constant(), c);                         // fold
+    if (c == -1) return 0;                                                     // mod(x, -1) -> 0
     if (c < 0 && c != INT64_MIN) return Neg(ModImpl(Neg(a, ov), -c, ov), ov);  // mod(x, -c)
     if (c < 0) return MakeAtom(Kind::kMod, {a, b});
     return ModByConst(ToPoly(a), c, ov);
@@ -361,14 +365,23 @@ SymExpr MinMaxImpl(Kind kind, std::vector<SymExpr> args, Overflow& ov) {
     }
     for (const SymExpr& z : inner->args) flat.push_back(Add(Mul(g, z, ov), k, ov));
   }
-  // min(c1, c2) -> the smaller constant; min(x, x) -> x; args sorted.
+  // min(x, x) -> x; args sorted (constants first).
   std::sort(flat.begin(), flat.end());
   flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
-  // min(x, y) -> x when x <= y (for max: when y <= x).
+  // min(c1, c2) -> the smaller constant (for max: the larger).
+  size_t constants = 0;
+  while (constants < flat.size() && flat[constants].is_constant()) ++constants;
+  if (constants > 1) {
+    flat.erase(is_min ? flat.begin() + 1 : flat.begin(),
+               flat.begin() + constants - (is_min ? 0 : 1));
+  }
+  // min(x, y) -> x when x <= y (for max: when y <= x). Pairwise, so only for a bounded number
+  // of args (kMaxDominanceArgs) to keep hostile input from taking quadratic time.
+  constexpr size_t kMaxDominanceArgs = 64;
   std::vector<SymExpr> kept;
   for (size_t i = 0; i < flat.size(); ++i) {
     bool dominated = false;
-    for (size_t j = 0; j < flat.size() && !dominated; ++j) {
+    for (size_t j = 0; j < flat.size() && !dominated && flat.size() <= kMaxDominanceArgs; ++j) {
       if (i == j) continue;
       bool j_better = is_min ? SyntacticLe(flat[j], flat[i]) : SyntacticLe(flat[i], flat[j]);
       // Ties (both directions) keep the lower index only.
@@ -378,28 +391,22 @@ SymExpr MinMaxImpl(Kind kind, std::vector<SymExpr> args, Overflow& ov) {
     if (!dominated) kept.push_back(flat[i]);
   }
   if (kept.size() == 1) return kept[0];  // min(x) -> x
-  // min(x + k, y + k) -> min(x, y) + k  (no arg constant; k the least constant term)
+  // min(x + k, y + k) -> min(x, y) + k  (no arg constant)
   // min(g*x, g*y) -> g*min(x, y)        (no arg constant; g > 0)
-  // With a constant arg the args stay as they are, so that min(s0 - 1, 8) reads as written.
+  // With a constant arg the args stay as they are, so that min(s0 + 1, 8) reads as written.
   if (std::any_of(kept.begin(), kept.end(), [](const SymExpr& e) { return e.is_constant(); })) {
     std::sort(kept.begin(), kept.end(), MinMaxArgLess);
     return MakeAtom(kind, std::move(kept));
   }
   std::vector<Poly> polys;
-  int64_t k = INT64_MAX;
-  for (const SymExpr& a : kept) {
-    polys.push_back(ToPoly(a));
-    k = std::min(k, polys.back().constant);
-  }
-  Overflow local;
+  for (const SymExpr& a : kept) polys.push_back(ToPoly(a));
+  const int64_t k = polys[0].constant;
+  bool common =
+      std::all_of(polys.begin(), polys.end(), [&](const Poly& p) { return p.constant == k; });
   uint64_t g = 0;
   for (Poly& p : polys) {
-    p.constant = SubC(p.constant, k, local);
+    if (common) p.constant = 0;
     g = Gcd(g, Content(p));
-  }
-  if (local.hit) {  // cannot normalize without overflow: keep the args as they are
-    std::sort(kept.begin(), kept.end(), MinMaxArgLess);
-    return MakeAtom(kind, std::move(kept));
   }
   if (g > static_cast<uint64_t>(INT64_MAX)) g = 1;
   std::vector<SymExpr> normalized;
@@ -408,7 +415,7 @@ SymExpr MinMaxImpl(Kind kind, std::vector<SymExpr> args, Overflow& ov) {
   }
   std::sort(normalized.begin(), normalized.end(), MinMaxArgLess);
   SymExpr atom = MakeAtom(kind, std::move(normalized));
-  return Add(Mul(static_cast<int64_t>(std::max<uint64_t>(g, 1)), atom, ov), k, ov);
+  return Add(Mul(static_cast<int64_t>(std::max<uint64_t>(g, 1)), atom, ov), common ? k : 0, ov);
 }
 
 Poly RecombineDivMod(Poly p, Overflow& ov) {

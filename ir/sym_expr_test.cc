@@ -9,6 +9,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash_testing.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/sym_expr_testing.h"
@@ -52,13 +54,13 @@ TEST(SymExprTest, HeaderExamples) {
 }
 
 TEST(SymExprTest, Identities) {
-  EXPECT_EQ(a + 0, a);                           // x + 0 -> x
-  EXPECT_EQ(a * 1, a);                           // x * 1 -> x
-  EXPECT_EQ(a * 0, 0);                           // x * 0 -> 0
-  EXPECT_EQ(a + b, b + a);                       // sorted terms
+  EXPECT_EQ(a + 0, a);      // x + 0 -> x
+  EXPECT_EQ(a * 1, a);      // x * 1 -> x
+  EXPECT_EQ(a * 0, 0);      // x * 0 -> 0
+  EXPECT_EQ(a + b, b + a);  // sorted terms
   EXPECT_EQ(a * b, b * a);
-  EXPECT_EQ(a + a + a, 3 * a);                   // like terms
-  EXPECT_EQ((a + 1) * (a - 1), a * a - 1);       // expansion
+  EXPECT_EQ(a + a + a, 3 * a);              // like terms
+  EXPECT_EQ((a + 1) * (a - 1), a * a - 1);  // expansion
   EXPECT_EQ((a + b) * (a + b), a * a + 2 * a * b + b * b);
   EXPECT_EQ(-(-a), a);
   EXPECT_TRUE(a.is_symbol());
@@ -81,20 +83,20 @@ TEST(SymExprTest, ConstantFoldingUsesPythonSemantics) {
 }
 
 TEST(SymExprTest, FloorDivRules) {
-  EXPECT_EQ(SymExpr::FloorDiv(a, 1), a);                                       // floordiv(x, 1)
+  EXPECT_EQ(SymExpr::FloorDiv(a, 1), a);  // floordiv(x, 1)
   EXPECT_EQ(SymExpr::FloorDiv(a, -1), -a);
-  EXPECT_EQ(SymExpr::FloorDiv(a, -2), SymExpr::FloorDiv(-a, 2));               // sign
+  EXPECT_EQ(SymExpr::FloorDiv(a, -2), SymExpr::FloorDiv(-a, 2));                // sign
   EXPECT_EQ(SymExpr::FloorDiv(6 * a + b, 3), 2 * a + SymExpr::FloorDiv(b, 3));  // pull terms
-  EXPECT_EQ(SymExpr::FloorDiv(a + 7, 3), SymExpr::FloorDiv(a + 1, 3) + 2);     // constant
+  EXPECT_EQ(SymExpr::FloorDiv(a + 7, 3), SymExpr::FloorDiv(a + 1, 3) + 2);      // constant
   EXPECT_EQ(SymExpr::FloorDiv(a - 1, 3), SymExpr::FloorDiv(a + 2, 3) - 1);
-  EXPECT_EQ(SymExpr::FloorDiv(2 * a + 2, 4), SymExpr::FloorDiv(a + 1, 2));     // gcd
+  EXPECT_EQ(SymExpr::FloorDiv(2 * a + 2, 4), SymExpr::FloorDiv(a + 1, 2));            // gcd
   EXPECT_EQ(SymExpr::FloorDiv(SymExpr::FloorDiv(a, 2), 3), SymExpr::FloorDiv(a, 6));  // nested
   EXPECT_EQ(SymExpr::FloorDiv(SymExpr::FloorDiv(a, 2) + 1, 3), SymExpr::FloorDiv(a + 2, 6));
   EXPECT_EQ(SymExpr::FloorDiv(1 - SymExpr::FloorDiv(a, 2), 3), SymExpr::FloorDiv(3 - a, 6));
   EXPECT_EQ(SymExpr::FloorDiv(-SymExpr::FloorDiv(-a, 2), 2), SymExpr::FloorDiv(a + 1, 4));
-  EXPECT_EQ(SymExpr::FloorDiv(SymExpr::Mod(a, 4), 4), 0);                      // bounds
+  EXPECT_EQ(SymExpr::FloorDiv(SymExpr::Mod(a, 4), 4), 0);  // bounds
   EXPECT_EQ(SymExpr::FloorDiv(SymExpr::Mod(a, 4) + 8, 4), 2);
-  EXPECT_EQ(SymExpr::FloorDiv(a * b + b, b), a + 1);                           // symbolic
+  EXPECT_EQ(SymExpr::FloorDiv(a * b + b, b), a + 1);  // symbolic
   EXPECT_EQ(SymExpr::FloorDiv(a * b, -b), -a);
   EXPECT_EQ(SymExpr::FloorDiv(2 * a, 2 * b), SymExpr::FloorDiv(a, b));
   EXPECT_EQ(SymExpr::FloorDiv(3 * (a + b), a + b), 3);
@@ -102,18 +104,18 @@ TEST(SymExprTest, FloorDivRules) {
 }
 
 TEST(SymExprTest, ModRules) {
-  EXPECT_EQ(SymExpr::Mod(a, 1), 0);                                   // mod(x, 1) -> 0
+  EXPECT_EQ(SymExpr::Mod(a, 1), 0);  // mod(x, 1) -> 0
   EXPECT_EQ(SymExpr::Mod(a, -1), 0);
   EXPECT_EQ(SymExpr::Mod(4 * a + b, 4), SymExpr::Mod(b, 4));           // mod(c*x + y, c)
   EXPECT_EQ(SymExpr::Mod(SymExpr::Mod(a, 4), 4), SymExpr::Mod(a, 4));  // mod(mod(x, c), c)
   EXPECT_EQ(SymExpr::Mod(SymExpr::Mod(a, 8), 4), SymExpr::Mod(a, 4));
   EXPECT_EQ(SymExpr::Mod(2 * SymExpr::Mod(a, 2), 4), 2 * SymExpr::Mod(a, 2));
-  EXPECT_EQ(SymExpr::Mod(-a, 4), SymExpr::Mod(3 * a, 4));             // coefficients mod c
+  EXPECT_EQ(SymExpr::Mod(-a, 4), SymExpr::Mod(3 * a, 4));  // coefficients mod c
   EXPECT_EQ(SymExpr::Mod(a + 9, 4), SymExpr::Mod(a + 1, 4));
-  EXPECT_EQ(SymExpr::Mod(2 * a + 2, 4), 2 * SymExpr::Mod(a + 1, 2));   // gcd
-  EXPECT_EQ(SymExpr::Mod(a, -3), -SymExpr::Mod(-a, 3));                // sign
+  EXPECT_EQ(SymExpr::Mod(2 * a + 2, 4), 2 * SymExpr::Mod(a + 1, 2));           // gcd
+  EXPECT_EQ(SymExpr::Mod(a, -3), -SymExpr::Mod(-a, 3));                        // sign
   EXPECT_EQ(SymExpr::Mod(SymExpr::Mod(a, 4) + 1, 8), SymExpr::Mod(a, 4) + 1);  // bounds
-  EXPECT_EQ(SymExpr::Mod(a * b + 3, b), SymExpr::Mod(3, b));           // symbolic
+  EXPECT_EQ(SymExpr::Mod(a * b + 3, b), SymExpr::Mod(3, b));                   // symbolic
   EXPECT_EQ(SymExpr::Mod(2 * a * b, 2 * b), 0);
   EXPECT_EQ(SymExpr::Mod(a, -b), -SymExpr::Mod(-a, b));
 }
@@ -124,31 +126,57 @@ TEST(SymExprTest, DivModRecombine) {
   EXPECT_EQ(8 * SymExpr::FloorDiv(a + 1, 4) + 2 * SymExpr::Mod(a + 1, 4) + b, 2 * a + b + 2);
   EXPECT_EQ(3 * b * SymExpr::FloorDiv(a, 3) + b * SymExpr::Mod(a, 3), a * b);
   EXPECT_EQ(4 * SymExpr::FloorDiv(-a, 4) + SymExpr::Mod(-a, 4), -a);
+  // Reducing coefficients mod 7 (11 -> 4, 8 -> 1) makes a pair that recombines.
+  SymExpr e = SymExpr::Mod(11 * SymExpr::FloorDiv(a, 4) + 8 * SymExpr::Mod(a, 4), 7);
+  EXPECT_EQ(e, SymExpr::Mod(a, 7));
+  EXPECT_EQ(P(e.ToString()), e);
 }
 
 TEST(SymExprTest, MinMaxRules) {
-  EXPECT_EQ(SymExpr::Min(a, a), a);                                    // idempotence
+  EXPECT_EQ(SymExpr::Min(a, a), a);  // idempotence
   EXPECT_EQ(SymExpr::Max(a, a), a);
-  EXPECT_EQ(SymExpr::Min(a, a + 1), a);                                // constant difference
+  EXPECT_EQ(SymExpr::Min(a, a + 1), a);  // constant difference
   EXPECT_EQ(SymExpr::Max(a, a + 1), a + 1);
-  EXPECT_EQ(SymExpr::Min(a, b), SymExpr::Min(b, a));                   // sorted args
+  EXPECT_EQ(SymExpr::Min(a, b), SymExpr::Min(b, a));  // sorted args
   EXPECT_EQ(SymExpr::Min(SymExpr::Min(a, b), c), SymExpr::Min(a, SymExpr::Min(b, c)));
   EXPECT_EQ(SymExpr::Min(SymExpr::Min(a, b), c).ToString(), "min(a, b, c)");  // flattened
-  EXPECT_EQ(SymExpr::Min(SymExpr::Max(a, b), a), a);                   // absorption
+  EXPECT_EQ(SymExpr::Min(SymExpr::Max(a, b), a), a);                          // absorption
   EXPECT_EQ(SymExpr::Max(SymExpr::Min(a, b), a), a);
-  EXPECT_EQ(SymExpr::Min(a + 1, b + 1), SymExpr::Min(a, b) + 1);       // common constant
-  EXPECT_EQ(SymExpr::Max(2 * a, 2 * b), 2 * SymExpr::Max(a, b));       // common factor
-  EXPECT_EQ(SymExpr::Min(a + 1, 5).ToString(), "min(a + 1, 5)");    // kept with a constant
+  EXPECT_EQ(SymExpr::Min(a + 1, b + 1), SymExpr::Min(a, b) + 1);  // common constant
+  EXPECT_EQ(SymExpr::Max(2 * a, 2 * b), 2 * SymExpr::Max(a, b));  // common factor
+  EXPECT_EQ(SymExpr::Min(a + 1, 5).ToString(), "min(a + 1, 5)");  // kept with a constant
   EXPECT_EQ(SymExpr::Max(a - 1, 0).ToString(), "max(a - 1, 0)");
   EXPECT_EQ(SymExpr::Min(SymExpr::Mod(a, 4), 3), SymExpr::Mod(a, 4));  // bounds
   EXPECT_EQ(SymExpr::Max(SymExpr::Mod(a, 4), -1), SymExpr::Mod(a, 4));
   EXPECT_EQ(SymExpr::Min(SymExpr::Min(a, b) + 1, c), SymExpr::Min(SymExpr::Min(a + 1, c), b + 1));
 }
 
+TEST(SymExprTest, ManyMinArgs) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 2000; ++i) names.push_back(absl::StrCat("x", i, " + ", i % 7));
+  absl::StatusOr<SymExpr> e =
+      SymExpr::Parse(absl::StrCat("min(", absl::StrJoin(names, ", "), ", 5, 3, x0 + 9)"));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->ToProto().args_size(), 2002);  // constants folded to one, x0 + 9 kept
+  EXPECT_EQ(SymExpr::Parse(e->ToString()).value(), *e);
+}
+
 TEST(SymExprTest, EqualityHashAndOrder) {
-  std::vector<SymExpr> exprs = {
-      0, 1, -3, a, b, a + 1, 2 * a, a * b, a * a, SymExpr::FloorDiv(a, 2), SymExpr::Mod(a, 2),
-      SymExpr::Min(a, b), SymExpr::Max(a, b), SymExpr::Min(a, 2), SymExpr::FloorDiv(a, b)};
+  std::vector<SymExpr> exprs = {0,
+                                1,
+                                -3,
+                                a,
+                                b,
+                                a + 1,
+                                2 * a,
+                                a * b,
+                                a * a,
+                                SymExpr::FloorDiv(a, 2),
+                                SymExpr::Mod(a, 2),
+                                SymExpr::Min(a, b),
+                                SymExpr::Max(a, b),
+                                SymExpr::Min(a, 2),
+                                SymExpr::FloorDiv(a, b)};
   EXPECT_TRUE(absl::VerifyTypeImplementsAbslHashCorrectly(exprs));
   for (const SymExpr& x : exprs) {
     for (const SymExpr& y : exprs) {
@@ -186,7 +214,8 @@ TEST(SymExprTest, PrintingGoldens) {
       {-2 * a * b, "-2*a*b"},
       {SymExpr::FloorDiv(a + 1, 4), "floordiv(a + 1, 4)"},
       {SymExpr::Mod(a, 4) * 2 + 1, "2*mod(a, 4) + 1"},
-      {SymExpr::Max(a, b - 2), "max(b, a + 2) - 2"},
+      {SymExpr::Max(a, b - 2), "max(a, b - 2)"},
+      {SymExpr::Max(a - 2, b - 2), "max(a, b) - 2"},
       {SymExpr::Max(a, 3), "max(a, 3)"},
       {SymExpr::Min(a, SymExpr::Max(b, c)), "min(a, max(b, c))"},
       {SymExpr::FloorDiv(a, b), "floordiv(a, b)"},
@@ -226,12 +255,15 @@ TEST(SymExprTest, ParseErrors) {
     std::string message;
   };
   std::vector<Case> cases = {
-      {"", "at position 0: expected an integer, a symbol, a function call or '(', found the end "
-           "of the input"},
-      {"a +", "at position 3: expected an integer, a symbol, a function call or '(', found the "
-              "end of the input"},
-      {"2 * * a", "at position 4: expected an integer, a symbol, a function call or '(', found "
-                  "'*'"},
+      {"",
+       "at position 0: expected an integer, a symbol, a function call or '(', found the end "
+       "of the input"},
+      {"a +",
+       "at position 3: expected an integer, a symbol, a function call or '(', found the "
+       "end of the input"},
+      {"2 * * a",
+       "at position 4: expected an integer, a symbol, a function call or '(', found "
+       "'*'"},
       {"(a + 1", "at position 6: expected ')', found the end of the input"},
       {"a b", "at position 2: expected '+', '-', '*' or the end of the input, found 'b'"},
       {"a / 2", "at position 2: expected '+', '-', '*' or the end of the input, found '/'"},
@@ -256,6 +288,27 @@ TEST(SymExprTest, ParseErrors) {
     EXPECT_THAT(e.status().message(), HasSubstr(c.message)) << c.text;
     EXPECT_THAT(e.status().message(), HasSubstr("cannot parse symbolic expression")) << c.text;
   }
+}
+
+TEST(SymExprTest, ExpansionIsBounded) {
+  // 14 binomials expand to 2^14 terms, more than the 10000 allowed.
+  std::string text = "(a0 + 1)";
+  for (int i = 1; i < 14; ++i) absl::StrAppend(&text, " * (a", i, " + 1)");
+  absl::StatusOr<SymExpr> e = SymExpr::Parse(text);
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(e.status().message(), HasSubstr("the expanded expression has more than 10000 terms"));
+  // 13 of them are fine (8192 terms).
+  absl::StatusOr<SymExpr> fine = SymExpr::Parse(text.substr(0, text.rfind(" *")));
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(fine->ToProto().args_size(), 8192);
+  // The same through a proto.
+  proto::SymExpr mul;
+  mul.set_kind(proto::SymExpr::MUL);
+  for (int i = 0; i < 14; ++i)
+    *mul.add_args() = (SymExpr::Symbol(absl::StrCat("a", i)) + 1).ToProto();
+  EXPECT_THAT(SymExpr::FromProto(mul).status().message(), HasSubstr("more than 10000 terms"));
+  // The operators CHECK-fail: a compiler bug, not a user error.
+  EXPECT_DEATH(*fine * (a + b), "expansion to more than 10000 terms");
 }
 
 // ----- random trees: parse round trip, Evaluate oracle, proto round trip -----------------------
@@ -466,6 +519,43 @@ TEST(SymExprTest, RelationsWithRanges) {
   EXPECT_EQ(ProveLe(SymExpr::Mod(a, s1), 3, r), Truth::kTrue);
   EXPECT_EQ(ProveEq(SymExpr::Max(s0, 100), 100, r), Truth::kTrue);
   EXPECT_EQ(ProveEq(SymExpr::Min(s0, s1), s1, r), Truth::kUnknown);
+}
+
+// Bounds and the relations against evaluation at random points inside random ranges.
+TEST(SymExprTest, RandomBoundsEncloseValues) {
+  std::mt19937_64 rng(9);
+  int checked = 0;
+  for (const RandomTree& t : RandomTrees(1500, 4, 5)) {
+    SymExpr e = t.Build();
+    SymRanges ranges;
+    std::map<std::string, std::pair<int64_t, int64_t>> box;  // where to sample
+    for (const char* s : {"a", "b", "c"}) {
+      int64_t lo = static_cast<int64_t>(rng() % 21) - 10;
+      int64_t hi = lo + static_cast<int64_t>(rng() % 15);
+      if (rng() % 4 == 0) {
+        box[s] = {0, 30};  // unlisted: >= 0
+      } else {
+        ranges[s] = {lo, hi};
+        box[s] = {lo, hi};
+      }
+    }
+    SymRange r = Bounds(e, ranges);
+    for (int trial = 0; trial < 10; ++trial) {
+      absl::flat_hash_map<std::string, int64_t> values;
+      for (const auto& [s, range] : box) {
+        values[s] = range.first + static_cast<int64_t>(rng() % (range.second - range.first + 1));
+      }
+      absl::StatusOr<int64_t> v = e.Evaluate(values);
+      if (!v.ok()) continue;  // a division by zero at this point
+      ++checked;
+      ASSERT_TRUE(r.min <= *v && *v <= r.max)
+          << e.ToString() << " = " << *v << " outside [" << r.min << ", " << r.max << "]";
+      ASSERT_NE(ProveLt(e, *v, ranges), Truth::kTrue) << e.ToString() << " = " << *v;
+      ASSERT_NE(ProveLe(e, *v - 1, ranges), Truth::kTrue) << e.ToString() << " = " << *v;
+      ASSERT_NE(ProveEq(e, *v, ranges), Truth::kFalse) << e.ToString() << " = " << *v;
+    }
+  }
+  EXPECT_GT(checked, 10000);
 }
 
 TEST(SymExprTest, Bounds) {

@@ -28,9 +28,9 @@ struct RandomTree {
 
   struct Options {
     std::vector<std::string> symbols = {"a", "b", "c"};
-    int64_t max_constant = 6;         // leaves and divisors lie in [-max_constant, max_constant]
-    bool symbolic_divisors = true;    // divisors like `a`, `b + 2`, `-3*c`, `a*b`
-    bool nonlinear = true;            // products of two non-constant subtrees
+    int64_t max_constant = 6;       // leaves and divisors lie in [-max_constant, max_constant]
+    bool symbolic_divisors = true;  // divisors like `a`, `b + 2`, `-3*c`, `a*b`
+    bool nonlinear = true;          // products of two non-constant subtrees
   };
 
   Op op = kConst;
@@ -90,9 +90,15 @@ struct RandomTree {
         if (opt.symbolic_divisors && pick(4) == 0) {
           RandomTree s = Sym(opt.symbols[pick(opt.symbols.size())]);
           switch (pick(4)) {
-            case 0: divisor = s; break;
-            case 1: divisor = Make(kAdd, {s, Const(constant(true))}); break;
-            case 2: divisor = Make(kMul, {Const(constant(true)), s}); break;
+            case 0:
+              divisor = s;
+              break;
+            case 1:
+              divisor = Make(kAdd, {s, Const(constant(true))});
+              break;
+            case 2:
+              divisor = Make(kMul, {Const(constant(true)), s});
+              break;
             default:
               divisor = Make(kMul, {s, Sym(opt.symbols[pick(opt.symbols.size())])});
           }
@@ -119,14 +125,22 @@ struct RandomTree {
   // This node's operation applied to (canonical) SymExprs standing for its kids.
   SymExpr Apply(const std::vector<SymExpr>& k) const {
     switch (op) {
-      case kConst: return SymExpr(value);
-      case kSym: return SymExpr::Symbol(name);
-      case kAdd: return k[0] + k[1];
-      case kSub: return k[0] - k[1];
-      case kMul: return k[0] * k[1];
-      case kNeg: return -k[0];
-      case kFloorDiv: return SymExpr::FloorDiv(k[0], k[1]);
-      case kMod: return SymExpr::Mod(k[0], k[1]);
+      case kConst:
+        return SymExpr(value);
+      case kSym:
+        return SymExpr::Symbol(name);
+      case kAdd:
+        return k[0] + k[1];
+      case kSub:
+        return k[0] - k[1];
+      case kMul:
+        return k[0] * k[1];
+      case kNeg:
+        return -k[0];
+      case kFloorDiv:
+        return SymExpr::FloorDiv(k[0], k[1]);
+      case kMod:
+        return SymExpr::Mod(k[0], k[1]);
       case kMin:
       case kMax: {
         SymExpr e = k[0];
@@ -151,12 +165,24 @@ struct RandomTree {
     }
     Wide r = 0;
     switch (op) {
-      case kConst: r = value; break;
-      case kSym: r = values.at(name); break;
-      case kAdd: r = v[0] + v[1]; break;
-      case kSub: r = v[0] - v[1]; break;
-      case kMul: r = v[0] * v[1]; break;
-      case kNeg: r = -v[0]; break;
+      case kConst:
+        r = value;
+        break;
+      case kSym:
+        r = values.at(name);
+        break;
+      case kAdd:
+        r = v[0] + v[1];
+        break;
+      case kSub:
+        r = v[0] - v[1];
+        break;
+      case kMul:
+        r = v[0] * v[1];
+        break;
+      case kNeg:
+        r = -v[0];
+        break;
       case kFloorDiv:
       case kMod: {
         if (v[1] == 0) return std::nullopt;
@@ -178,14 +204,22 @@ struct RandomTree {
   // Fully parenthesized text accepted by SymExpr::Parse.
   std::string Text() const {
     switch (op) {
-      case kConst: return absl::StrCat(value);
-      case kSym: return name;
-      case kAdd: return absl::StrCat("(", kids[0].Text(), " + ", kids[1].Text(), ")");
-      case kSub: return absl::StrCat("(", kids[0].Text(), " - ", kids[1].Text(), ")");
-      case kMul: return absl::StrCat("(", kids[0].Text(), " * ", kids[1].Text(), ")");
-      case kNeg: return absl::StrCat("-(", kids[0].Text(), ")");
-      case kFloorDiv: return absl::StrCat("floordiv(", kids[0].Text(), ", ", kids[1].Text(), ")");
-      case kMod: return absl::StrCat("mod(", kids[0].Text(), ", ", kids[1].Text(), ")");
+      case kConst:
+        return absl::StrCat(value);
+      case kSym:
+        return name;
+      case kAdd:
+        return absl::StrCat("(", kids[0].Text(), " + ", kids[1].Text(), ")");
+      case kSub:
+        return absl::StrCat("(", kids[0].Text(), " - ", kids[1].Text(), ")");
+      case kMul:
+        return absl::StrCat("(", kids[0].Text(), " * ", kids[1].Text(), ")");
+      case kNeg:
+        return absl::StrCat("-(", kids[0].Text(), ")");
+      case kFloorDiv:
+        return absl::StrCat("floordiv(", kids[0].Text(), ", ", kids[1].Text(), ")");
+      case kMod:
+        return absl::StrCat("mod(", kids[0].Text(), ", ", kids[1].Text(), ")");
       case kMin:
       case kMax: {
         std::string s = op == kMin ? "min(" : "max(";

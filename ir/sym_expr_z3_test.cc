@@ -2,16 +2,16 @@
 //   (a) every rule of the table in ir/sym_expr_rules.cc, universally quantified over integers
 //       (symbols and the rule's constants alike), under the rule's side conditions;
 //   (b) for hundreds of random expression trees, that the canonical form equals the original
-//       tree for ALL integer symbol values (wherever the tree's divisors are nonzero);
+//       tree for ALL integer symbol values (wherever the tree's divisors are nonzero); when z3
+//       cannot decide that in one query, by induction over the tree, one simplification per
+//       query (ProveStepwise);
 //   (c) that Bounds() encloses every value an expression takes within the symbol ranges.
-// Each query is `premises && lhs != rhs`; `unsat` is a proof. A timeout or `unknown` fails.
+// Each query is `premises && !claim`; `unsat` is a proof. Running out of the resource limit or
+// `unknown` from every solver setup fails the test, as does a counterexample.
 //
-// floordiv/mod have Python semantics (z3's div/mod are Euclidean), so each one is encoded with
-// fresh q, r: d != 0 => a == d*q + r && (d > 0 ? 0 <= r < d : d < r <= 0).
+// floordiv/mod have Python semantics (z3's div/mod are Euclidean); see Z3::DivMod.
 #include <z3++.h>
 
-#include <chrono>
-#include <cstdio>
 #include <random>
 #include <string>
 #include <utility>
@@ -34,6 +34,9 @@ constexpr unsigned kResourceLimit = 3000000;
 
 class Z3 {
  public:
+  // `nonlinear_first`: most queries have symbolic divisors or products of symbols.
+  explicit Z3(bool nonlinear_first = false) : nonlinear_first_(nonlinear_first) {}
+
   z3::expr Var(const std::string& name) { return ctx_.int_const(name.c_str()); }
   z3::expr Val(int64_t v) { return ctx_.int_val(v); }
 
@@ -66,8 +69,8 @@ class Z3 {
       std::string failure = Check(known, steps[i]);
       if (!failure.empty()) {
         return ::testing::AssertionFailure()
-               << what << (i + 1 < steps.size() ? absl::StrCat(" (lemma ", i + 1, ")") : "")
-               << ": " << failure << "\n  claim: " << steps[i].to_string();
+               << what << (i + 1 < steps.size() ? absl::StrCat(" (lemma ", i + 1, ")") : "") << ": "
+               << failure << "\n  claim: " << steps[i].to_string();
       }
       known.push_back(steps[i]);
     }
@@ -82,24 +85,21 @@ class Z3 {
   bool last_was_counterexample() const { return counterexample_; }
 
  private:
-  // "" when `claim` follows from `known`; otherwise why not. Tries z3's default solver, then
-  // one that first rewrites polynomials into sums of monomials (better at nonlinear algebra).
+  // "" when `claim` follows from `known`; otherwise why not. Tries three solver setups in turn:
+  // z3's older arithmetic solver (fast on linear problems with many floordiv/mod), the default
+  // one (better at nonlinear ones), and the default after rewriting polynomials into sums of
+  // monomials; with `nonlinear_first_`, the default one comes first.
   std::string Check(const std::vector<z3::expr>& known, const z3::expr& claim) {
     counterexample_ = false;
     std::string reasons;
-    for (bool som : {false, true}) {
-      z3::solver solver = som ? SomSolver() : z3::solver(ctx_);
+    for (int setup : nonlinear_first_ ? std::vector<int>{1, 2, 0} : std::vector<int>{0, 1, 2}) {
+      z3::solver solver = MakeSolver(setup);
       z3::params params(ctx_);
       params.set("rlimit", kResourceLimit);
       solver.set(params);
       for (const z3::expr& e : known) solver.add(e);
       solver.add(!claim);
-      auto t0 = std::chrono::steady_clock::now();
-      z3::check_result res = solver.check();
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      fprintf(stderr, "TIMING som=%d %.1fms %s\n", som, ms, claim.to_string().substr(0, 80).c_str());
-      if (ms > 3000) { static int nslow = 0; FILE* f = fopen(absl::StrCat("/tmp/slow_", nslow++, ".smt2").c_str(), "w"); fputs(solver.to_smt2().c_str(), f); fclose(f); }
-      switch (res) {
+      switch (solver.check()) {
         case z3::unsat:
           return "";
         case z3::sat:
@@ -112,17 +112,27 @@ class Z3 {
     }
     return absl::StrCat("z3 gave no answer (", reasons, ")");
   }
+
+  z3::solver MakeSolver(int setup) {
+    z3::params p(ctx_);
+    switch (setup) {
+      case 0:
+        p.set("arith.solver", 2u);
+        return z3::with(z3::tactic(ctx_, "smt"), p).mk_solver();
+      case 1:
+        return z3::solver(ctx_);
+      default:
+        p.set("som", true);
+        return (z3::with(z3::tactic(ctx_, "simplify"), p) & z3::tactic(ctx_, "smt")).mk_solver();
+    }
+  }
+
   void Define(const z3::expr& n, const z3::expr& p) {
     z3::expr q = f_(n, p), r = r_(n, p);
     defs_.push_back(z3::implies(p > 0, n == p * q + r && 0 <= r && r < p));
   }
 
-  z3::solver SomSolver() {
-    z3::params som(ctx_);
-    som.set("som", true);
-    return (z3::with(z3::tactic(ctx_, "simplify"), som) & z3::tactic(ctx_, "smt")).mk_solver();
-  }
-
+  const bool nonlinear_first_;
   bool counterexample_ = false;
   z3::context ctx_;
   z3::func_decl f_ = z3::function("F", ctx_.int_sort(), ctx_.int_sort(), ctx_.int_sort());
@@ -134,7 +144,7 @@ class Z3 {
 
 class RuleTest : public ::testing::Test {
  protected:
-  Z3 z;
+  Z3 z{/*nonlinear_first=*/true};
   z3::expr x = z.Var("x"), y = z.Var("y"), w = z.Var("w"), m = z.Var("m");
   z3::expr b = z.Var("b"), c = z.Var("c"), d = z.Var("d"), g = z.Var("g");
   z3::expr k = z.Var("k"), n = z.Var("n"), t = z.Var("t");
@@ -158,11 +168,11 @@ TEST_F(RuleTest, FloorDiv) {
   EXPECT_TRUE(z.ProveEqual("floordiv(x, 1) -> x", z.FloorDiv(x, z.Val(1)), x));
   EXPECT_TRUE(z.ProveEqual("floordiv(x, -c) -> floordiv(-x, c)", z.FloorDiv(x, -c),
                            z.FloorDiv(-x, c), {c > 0}));
-  EXPECT_TRUE(z.ProveEqual("floordiv(c*x + y, c) -> x + floordiv(y, c)",
-                           z.FloorDiv(c * x + y, c), x + z.FloorDiv(y, c), {c > 0}));
+  EXPECT_TRUE(z.ProveEqual("floordiv(c*x + y, c) -> x + floordiv(y, c)", z.FloorDiv(c * x + y, c),
+                           x + z.FloorDiv(y, c), {c > 0}));
   EXPECT_TRUE(z.ProveEqual("floordiv(y + k, c) -> floordiv(y + mod(k, c), c) + floordiv(k, c)",
-                           z.FloorDiv(y + k, c),
-                           z.FloorDiv(y + z.Mod(k, c), c) + z.FloorDiv(k, c), {c > 0}));
+                           z.FloorDiv(y + k, c), z.FloorDiv(y + z.Mod(k, c), c) + z.FloorDiv(k, c),
+                           {c > 0}));
   EXPECT_TRUE(z.ProveEqual("floordiv(g*x, g*c) -> floordiv(x, c)", z.FloorDiv(g * x, g * c),
                            z.FloorDiv(x, c), {g > 0, c > 0}));
   EXPECT_TRUE(z.ProveEqual("floordiv(y, c) -> n when n*c <= y < (n+1)*c", z.FloorDiv(y, c), n,
@@ -221,8 +231,8 @@ TEST_F(RuleTest, Mod) {
   }
   {
     auto l = z.DivMod(g * x, g * c), r = z.DivMod(x, c);
-    EXPECT_TRUE(z.Prove("mod(g*x, g*c) -> g*mod(x, c)", {g > 0, c > 0},
-                        {l.q == r.q, l.r == g * r.r}));
+    EXPECT_TRUE(
+        z.Prove("mod(g*x, g*c) -> g*mod(x, c)", {g > 0, c > 0}, {l.q == r.q, l.r == g * r.r}));
   }
   {
     auto l = z.DivMod(y, c);
@@ -236,13 +246,13 @@ TEST_F(RuleTest, Mod) {
   }
   {
     auto l = z.DivMod(k * m * x + y, k * m), r = z.DivMod(y, k * m);
-    EXPECT_TRUE(z.Prove("mod(k*m*x + y, k*m) -> mod(y, k*m)", {k * m != 0},
-                        {l.q == x + r.q, l.r == r.r}));
+    EXPECT_TRUE(
+        z.Prove("mod(k*m*x + y, k*m) -> mod(y, k*m)", {k * m != 0}, {l.q == x + r.q, l.r == r.r}));
   }
   {
     auto l = z.DivMod(g * x, g * d), r = z.DivMod(x, d);
-    EXPECT_TRUE(z.Prove("mod(g*x, g*d) -> g*mod(x, d)", {g > 0, d != 0},
-                        {l.q == r.q, l.r == g * r.r}));
+    EXPECT_TRUE(
+        z.Prove("mod(g*x, g*d) -> g*mod(x, d)", {g > 0, d != 0}, {l.q == r.q, l.r == g * r.r}));
   }
   {
     auto l = z.DivMod(n * d, d);
@@ -253,8 +263,7 @@ TEST_F(RuleTest, Mod) {
 TEST_F(RuleTest, MinMax) {
   using z3::max;
   using z3::min;
-  EXPECT_TRUE(z.ProveEqual("min(min(x, y), w) -> min(x, y, w)", min(min(x, y), w),
-                           min3(x, y, w)));
+  EXPECT_TRUE(z.ProveEqual("min(min(x, y), w) -> min(x, y, w)", min(min(x, y), w), min3(x, y, w)));
   EXPECT_TRUE(z.ProveEqual("min(g*min(x, y) + k, w) -> min(g*x + k, g*y + k, w)",
                            min(g * min(x, y) + k, w), min3(g * x + k, g * y + k, w), {g > 0}));
   EXPECT_TRUE(z.ProveEqual("max(g*max(x, y) + k, w) -> max(g*x + k, g*y + k, w)",
@@ -271,14 +280,12 @@ TEST_F(RuleTest, MinMax) {
                            max(x, g * min(w, y) + k), x, {g > 0, g * w + k <= x}));
   EXPECT_TRUE(z.ProveEqual("max(g*max(w, y) + k, x) -> g*max(w, y) + k when x <= g*w + k",
                            max(g * max(w, y) + k, x), g * max(w, y) + k, {g > 0, x <= g * w + k}));
-  EXPECT_TRUE(z.ProveEqual("min(x + k, y + k) -> min(x, y) + k", min(x + k, y + k),
-                           min(x, y) + k));
-  EXPECT_TRUE(z.ProveEqual("max(x + k, y + k) -> max(x, y) + k", max(x + k, y + k),
-                           max(x, y) + k));
-  EXPECT_TRUE(z.ProveEqual("min(g*x, g*y) -> g*min(x, y)", min(g * x, g * y), g * min(x, y),
-                           {g > 0}));
-  EXPECT_TRUE(z.ProveEqual("max(g*x, g*y) -> g*max(x, y)", max(g * x, g * y), g * max(x, y),
-                           {g > 0}));
+  EXPECT_TRUE(z.ProveEqual("min(x + k, y + k) -> min(x, y) + k", min(x + k, y + k), min(x, y) + k));
+  EXPECT_TRUE(z.ProveEqual("max(x + k, y + k) -> max(x, y) + k", max(x + k, y + k), max(x, y) + k));
+  EXPECT_TRUE(
+      z.ProveEqual("min(g*x, g*y) -> g*min(x, y)", min(g * x, g * y), g * min(x, y), {g > 0}));
+  EXPECT_TRUE(
+      z.ProveEqual("max(g*x, g*y) -> g*max(x, y)", max(g * x, g * y), g * max(x, y), {g > 0}));
   EXPECT_TRUE(z.ProveEqual("min(y, x) -> min(x, y)", min(y, x), min(x, y)));
   EXPECT_TRUE(z.ProveEqual("max(y, x) -> max(x, y)", max(y, x), max(x, y)));
 }
@@ -289,8 +296,7 @@ TEST_F(RuleTest, Sums) {
   EXPECT_TRUE(z.ProveEqual("x * 0 -> 0", x * 0, z.Val(0)));
   EXPECT_TRUE(z.ProveEqual("k*m + n*m -> (k + n)*m", k * m + n * m, (k + n) * m));
   EXPECT_TRUE(z.ProveEqual("k*c*floordiv(x, c)*m + k*mod(x, c)*m -> k*x*m",
-                           k * c * z.FloorDiv(x, c) * m + k * z.Mod(x, c) * m, k * x * m,
-                           {c > 0}));
+                           k * c * z.FloorDiv(x, c) * m + k * z.Mod(x, c) * m, k * x * m, {c > 0}));
 }
 
 // ----- (b) random trees ----------------------------------------------------------------------
@@ -300,12 +306,18 @@ TEST_F(RuleTest, Sums) {
 z3::expr ApplyZ3(Z3& z, const RandomTree& t, const std::vector<z3::expr>& k,
                  std::vector<z3::expr>& nonzero) {
   switch (t.op) {
-    case RandomTree::kConst: return z.Val(t.value);
-    case RandomTree::kSym: return z.Var(t.name);
-    case RandomTree::kAdd: return k[0] + k[1];
-    case RandomTree::kSub: return k[0] - k[1];
-    case RandomTree::kMul: return k[0] * k[1];
-    case RandomTree::kNeg: return -k[0];
+    case RandomTree::kConst:
+      return z.Val(t.value);
+    case RandomTree::kSym:
+      return z.Var(t.name);
+    case RandomTree::kAdd:
+      return k[0] + k[1];
+    case RandomTree::kSub:
+      return k[0] - k[1];
+    case RandomTree::kMul:
+      return k[0] * k[1];
+    case RandomTree::kNeg:
+      return -k[0];
     case RandomTree::kFloorDiv:
     case RandomTree::kMod: {
       nonzero.push_back(k[1] != 0);
@@ -335,20 +347,35 @@ z3::expr ProtoToZ3(Z3& z, const proto::SymExpr& p) {
   std::vector<z3::expr> k;
   for (const proto::SymExpr& a : p.args()) k.push_back(ProtoToZ3(z, a));
   switch (p.kind()) {
-    case proto::SymExpr::CONST: return z.Val(p.value());
-    case proto::SymExpr::SYMBOL: return z.Var(p.name());
-    case proto::SymExpr::FLOORDIV: return z.FloorDiv(k[0], k[1]);
-    case proto::SymExpr::MOD: return z.Mod(k[0], k[1]);
-    default: break;
+    case proto::SymExpr::CONST:
+      return z.Val(p.value());
+    case proto::SymExpr::SYMBOL:
+      return z.Var(p.name());
+    case proto::SymExpr::FLOORDIV:
+      return z.FloorDiv(k[0], k[1]);
+    case proto::SymExpr::MOD:
+      return z.Mod(k[0], k[1]);
+    default:
+      break;
   }
   z3::expr e = k.at(0);
   for (size_t i = 1; i < k.size(); ++i) {
     switch (p.kind()) {
-      case proto::SymExpr::ADD: e = e + k[i]; break;
-      case proto::SymExpr::MUL: e = e * k[i]; break;
-      case proto::SymExpr::MIN: e = z3::min(e, k[i]); break;
-      case proto::SymExpr::MAX: e = z3::max(e, k[i]); break;
-      default: ADD_FAILURE() << "unexpected kind " << p.kind(); break;
+      case proto::SymExpr::ADD:
+        e = e + k[i];
+        break;
+      case proto::SymExpr::MUL:
+        e = e * k[i];
+        break;
+      case proto::SymExpr::MIN:
+        e = z3::min(e, k[i]);
+        break;
+      case proto::SymExpr::MAX:
+        e = z3::max(e, k[i]);
+        break;
+      default:
+        ADD_FAILURE() << "unexpected kind " << p.kind();
+        break;
     }
   }
   return e;
@@ -376,8 +403,8 @@ z3::expr ProtoToZ3(Z3& z, const proto::SymExpr& p) {
 
 void ProveRandomTrees(uint64_t seed, int count, int depth, const RandomTree::Options& options) {
   std::mt19937_64 rng(seed);
-  Z3 z;
   for (int i = 0; i < count; ++i) {
+    Z3 z;  // a fresh context per tree keeps each proof independent of the others
     RandomTree tree = RandomTree::Generate(rng, depth, options);
     SymExpr canonical = tree.Build();
     std::vector<z3::expr> nonzero;

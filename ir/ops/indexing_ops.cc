@@ -1,5 +1,6 @@
 // Schemas and meta functions of the indexing op family: gather, scatter, scatter_add,
-// index_select, embedding, index_tensor (advanced indexing with one index tensor) and one_hot.
+// index_select, embedding, index_tensor and index_put (advanced indexing with one index tensor)
+// and one_hot.
 //
 // Index values are data: meta functions check only dtypes, ranks and static sizes; the
 // reference kernels check every index against its bound at run time. Ops whose output shape
@@ -161,6 +162,14 @@ Types EmbeddingMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   return std::vector<TensorType>{meta::Out(weight.dtype, shape, *device)};
 }
 
+// The shape self[(:,)*dim + (index,)] has (index_tensor's output).
+std::vector<SymExpr> IndexedShape(const TensorType& self, const TensorType& index, int64_t dim) {
+  std::vector<SymExpr> shape(self.shape.begin(), self.shape.begin() + dim);
+  shape.insert(shape.end(), index.shape.begin(), index.shape.end());
+  shape.insert(shape.end(), self.shape.begin() + dim + 1, self.shape.end());
+  return shape;
+}
+
 Types IndexTensorMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& self = in[0];
   const TensorType& index = in[1];
@@ -173,10 +182,33 @@ Types IndexTensorMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (self.rank() == 0) return Error("cannot index a 0-dim tensor with a tensor");
   absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
   if (!dim.ok()) return dim.status();
-  std::vector<SymExpr> shape(self.shape.begin(), self.shape.begin() + *dim);
-  shape.insert(shape.end(), index.shape.begin(), index.shape.end());
-  shape.insert(shape.end(), self.shape.begin() + *dim + 1, self.shape.end());
-  return std::vector<TensorType>{meta::Out(self.dtype, shape, *device)};
+  return std::vector<TensorType>{meta::Out(self.dtype, IndexedShape(self, index, *dim), *device)};
+}
+
+Types IndexPutMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
+  const TensorType& self = in[0];
+  const TensorType& index = in[1];
+  const TensorType& values = in[2];
+  absl::StatusOr<Device> device = meta::CommonDevice(in);
+  if (!device.ok()) return device.status();
+  if (index.dtype != proto::INT64) {
+    return Error("tensors used as indices must be long tensors, got ", DTypeName(index.dtype));
+  }
+  if (values.dtype != self.dtype) {
+    return Error("Index put requires the source and destination dtypes match, got ",
+                 DTypeName(self.dtype), " for the destination and ", DTypeName(values.dtype),
+                 " for the source.");
+  }
+  if (self.rank() == 0) return Error("cannot index a 0-dim tensor with a tensor");
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  if (!dim.ok()) return dim.status();
+  std::vector<SymExpr> indexed = IndexedShape(self, index, *dim);
+  absl::StatusOr<std::vector<SymExpr>> b = meta::BroadcastShapes(values.shape, indexed);
+  if (!b.ok() || *b != indexed) {
+    return Error("shape mismatch: value tensor of shape ", ShapeText(values.shape),
+                 " cannot be broadcast to indexing result of shape ", ShapeText(indexed));
+  }
+  return std::vector<TensorType>{meta::Out(self.dtype, self.shape, *device)};
 }
 
 Types OneHotMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
@@ -227,6 +259,13 @@ void RegisterIndexingOps(OpRegistry& registry) {
              IndexTensorMeta,
              "aten.index.Tensor restricted to one int index tensor at `dim`: "
              "self[(:,)*dim + (index,)]; index int64; negative indices wrap; no boolean masks"));
+  registry.Register(Schema(
+      "aten.index_put", {{"self"}, {"index"}, {"values"}},
+      {{"dim", AttrKind::kInt, int64_t{0}}, {"accumulate", AttrKind::kBool, false}}, IndexPutMeta,
+      "aten.index_put restricted to one int64 index tensor at `dim` (out = "
+      "self; out[(:,)*dim + (index,)] = values, broadcast; += when "
+      "accumulate); negative indices wrap; duplicate indices without "
+      "accumulate: the last write in row-major order wins"));
   registry.Register(Schema("aten.one_hot", {{"self"}},
                            {{"num_classes", AttrKind::kInt, int64_t{-1}}}, OneHotMeta,
                            "F.one_hot; num_classes must be given (-1, torch's data-dependent "

@@ -37,12 +37,20 @@ absl::StatusOr<IntList> ExpandInts(const AttrMap& attrs, absl::string_view name,
 
 std::string Describe(const TensorType& t) { return t.ToString(); }
 
+absl::StatusOr<std::vector<TensorType>> OneOutput(DType dtype, std::vector<SymExpr> shape,
+                                                  absl::Span<const TensorType> inputs) {
+  absl::StatusOr<Device> device = meta::CommonDevice(inputs);
+  if (!device.ok()) return device.status();
+  return std::vector<TensorType>{meta::Out(dtype, std::move(shape), *device)};
+}
+
 }  // namespace nn_internal
 
 namespace {
 
 using nn_internal::CheckMayEqual;
 using nn_internal::Describe;
+using nn_internal::OneOutput;
 
 // The matmul ops take operands of one dtype (PyTorch does not promote) and no bools.
 absl::Status CheckSameNumericDType(absl::Span<const TensorType> inputs) {
@@ -103,13 +111,6 @@ absl::Status CheckExpandable(const TensorType& from, absl::Span<const SymExpr> t
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<TensorType>> One(DType dtype, std::vector<SymExpr> shape,
-                                            absl::Span<const TensorType> inputs) {
-  absl::StatusOr<Device> device = meta::CommonDevice(inputs);
-  if (!device.ok()) return device.status();
-  return std::vector<TensorType>{meta::Out(dtype, std::move(shape), *device)};
-}
-
 absl::StatusOr<std::vector<TensorType>> MmMeta(absl::Span<const TensorType> in,
                                                const AttrMap& attrs) {
   if (absl::Status s = CheckSameNumericDType(in); !s.ok()) return s;
@@ -117,7 +118,7 @@ absl::StatusOr<std::vector<TensorType>> MmMeta(absl::Span<const TensorType> in,
   if (absl::Status s = CheckRank(in[1], 2, "mat2"); !s.ok()) return s;
   absl::StatusOr<std::vector<SymExpr>> shape = MatmulShape(in[0], in[1]);
   if (!shape.ok()) return shape.status();
-  return One(in[0].dtype, *shape, in);
+  return OneOutput(in[0].dtype, *shape, in);
 }
 
 absl::StatusOr<std::vector<TensorType>> BmmMeta(absl::Span<const TensorType> in,
@@ -132,7 +133,7 @@ absl::StatusOr<std::vector<TensorType>> BmmMeta(absl::Span<const TensorType> in,
   absl::StatusOr<std::vector<SymExpr>> shape = MatmulShape(in[0], in[1]);
   if (!shape.ok()) return shape.status();
   (*shape)[0] = in[0].shape[0];
-  return One(in[0].dtype, *shape, in);
+  return OneOutput(in[0].dtype, *shape, in);
 }
 
 absl::StatusOr<std::vector<TensorType>> MatmulMeta(absl::Span<const TensorType> in,
@@ -140,7 +141,7 @@ absl::StatusOr<std::vector<TensorType>> MatmulMeta(absl::Span<const TensorType> 
   if (absl::Status s = CheckSameNumericDType(in); !s.ok()) return s;
   absl::StatusOr<std::vector<SymExpr>> shape = MatmulShape(in[0], in[1]);
   if (!shape.ok()) return shape.status();
-  return One(in[0].dtype, *shape, in);
+  return OneOutput(in[0].dtype, *shape, in);
 }
 
 absl::StatusOr<std::vector<TensorType>> DotMeta(absl::Span<const TensorType> in,
@@ -168,7 +169,7 @@ absl::StatusOr<std::vector<TensorType>> AddMatmulMeta(absl::Span<const TensorTyp
       batched ? BmmMeta(in.subspan(1), attrs) : MmMeta(in.subspan(1), attrs);
   if (!prod.ok()) return prod.status();
   if (absl::Status s = CheckExpandable(in[0], (*prod)[0].shape, "self"); !s.ok()) return s;
-  return One(in[0].dtype, (*prod)[0].shape, in);
+  return OneOutput(in[0].dtype, (*prod)[0].shape, in);
 }
 
 absl::StatusOr<std::vector<TensorType>> LinearMeta(absl::Span<const TensorType> in,
@@ -192,7 +193,7 @@ absl::StatusOr<std::vector<TensorType>> LinearMeta(absl::Span<const TensorType> 
     if (w.rank() == 1) return meta::Error("a bias needs a 2-D weight, got ", Describe(w));
     if (absl::Status s = CheckExpandable(in[2], shape, "bias"); !s.ok()) return s;
   }
-  return One(x.dtype, shape, in);
+  return OneOutput(x.dtype, shape, in);
 }
 
 absl::StatusOr<std::vector<TensorType>> OuterMeta(absl::Span<const TensorType> in,
@@ -201,7 +202,7 @@ absl::StatusOr<std::vector<TensorType>> OuterMeta(absl::Span<const TensorType> i
   if (absl::Status s = CheckRank(in[1], 1, "vec2"); !s.ok()) return s;
   absl::StatusOr<DType> dtype = meta::ResultType(in);
   if (!dtype.ok()) return dtype.status();
-  return One(*dtype, {in[0].shape[0], in[1].shape[0]}, in);
+  return OneOutput(*dtype, {in[0].shape[0], in[1].shape[0]}, in);
 }
 
 std::vector<AttrSpec> BetaAlpha() {

@@ -139,9 +139,7 @@ absl::StatusOr<std::vector<TensorType>> ConvMeta(absl::Span<const TensorType> in
     shape.push_back(out);
   }
   if (unbatched) shape.erase(shape.begin());
-  absl::StatusOr<Device> device = meta::CommonDevice(in);
-  if (!device.ok()) return device.status();
-  return std::vector<TensorType>{meta::Out(x.dtype, std::move(shape), *device)};
+  return OneOutput(x.dtype, std::move(shape), in);
 }
 
 std::vector<OpInput> ConvInputs() {

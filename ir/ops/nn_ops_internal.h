@@ -10,9 +10,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "ir/attribute.h"
 #include "ir/op_registry.h"
 #include "ir/tensor_type.h"
@@ -36,6 +38,10 @@ absl::StatusOr<IntList> ExpandInts(const AttrMap& attrs, absl::string_view name,
 
 // "f32[2, 3]" for messages.
 std::string Describe(const TensorType& t);
+
+// A single contiguous output of `dtype` and `shape` on the inputs' common device.
+absl::StatusOr<std::vector<TensorType>> OneOutput(DType dtype, std::vector<SymExpr> shape,
+                                                  absl::Span<const TensorType> inputs);
 
 }  // namespace nn_internal
 }  // namespace coil

@@ -14,13 +14,6 @@
 namespace coil::nn_internal {
 namespace {
 
-absl::StatusOr<std::vector<TensorType>> One(DType dtype, std::vector<SymExpr> shape,
-                                            absl::Span<const TensorType> inputs) {
-  absl::StatusOr<Device> device = meta::CommonDevice(inputs);
-  if (!device.ok()) return device.status();
-  return std::vector<TensorType>{meta::Out(dtype, std::move(shape), *device)};
-}
-
 std::string Dims(absl::Span<const SymExpr> dims) {
   std::vector<std::string> s;
   for (const SymExpr& d : dims) s.push_back(d.ToString());
@@ -77,7 +70,7 @@ absl::StatusOr<std::vector<TensorType>> SdpaMeta(absl::Span<const TensorType> in
   std::vector<SymExpr> shape = *batch;
   shape.push_back(l);
   shape.push_back(v.shape.back());
-  return One(q.dtype, shape, in);
+  return OneOutput(q.dtype, shape, in);
 }
 
 // out = trunc(size * scale), as PyTorch's upsample output size; symbolic sizes need a scale
@@ -132,7 +125,7 @@ absl::StatusOr<std::vector<TensorType>> UpsampleMeta(absl::Span<const TensorType
                          " and output ", Dims(shape));
     }
   }
-  return One(x.dtype, shape, in);
+  return OneOutput(x.dtype, shape, in);
 }
 
 absl::StatusOr<std::vector<TensorType>> ShuffleMeta(absl::Span<const TensorType> in,
@@ -160,7 +153,7 @@ absl::StatusOr<std::vector<TensorType>> ShuffleMeta(absl::Span<const TensorType>
     shape[n - 2] = SymExpr::FloorDiv(x.shape[n - 2], r);
     shape[n - 1] = SymExpr::FloorDiv(x.shape[n - 1], r);
   }
-  return One(x.dtype, shape, in);
+  return OneOutput(x.dtype, shape, in);
 }
 
 AttrSpec Syms(const char* name) { return {name, AttrKind::kSyms, Attribute(SymList{})}; }

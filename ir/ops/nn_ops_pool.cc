@@ -31,8 +31,6 @@ absl::Status CheckPoolInput(const TensorType& x, int64_t d, bool floating_only) 
   return absl::OkStatus();
 }
 
-absl::StatusOr<Device> Dev(absl::Span<const TensorType> in) { return meta::CommonDevice(in); }
-
 // torch's pooling_output_shape: floor (or ceil) of the window count; in ceil mode the last
 // window must start inside the input or the left padding, which caps the count at
 // floor((size + pad - 1) / stride) + 1 (exactly torch's single decrement, given pad <= k/2).
@@ -79,9 +77,7 @@ absl::StatusOr<std::vector<TensorType>> PoolMeta(absl::Span<const TensorType> in
     }
     shape.push_back(out);
   }
-  absl::StatusOr<Device> device = Dev(in);
-  if (!device.ok()) return device.status();
-  return std::vector<TensorType>{meta::Out(x.dtype, std::move(shape), *device)};
+  return OneOutput(x.dtype, std::move(shape), in);
 }
 
 absl::StatusOr<std::vector<TensorType>> AdaptiveMeta(absl::Span<const TensorType> in,
@@ -99,7 +95,7 @@ absl::StatusOr<std::vector<TensorType>> AdaptiveMeta(absl::Span<const TensorType
     }
     shape.push_back(v);
   }
-  absl::StatusOr<Device> device = Dev(in);
+  absl::StatusOr<Device> device = meta::CommonDevice(in);
   if (!device.ok()) return device.status();
   std::vector<TensorType> out = {meta::Out(x.dtype, shape, *device)};
   if (is_max) out.push_back(meta::Out(proto::INT64, shape, *device));

@@ -8,10 +8,10 @@ namespace coil {
 class OpRegistry;
 
 void RegisterElementwiseOps(OpRegistry& registry);   // elementwise_ops.cc
-void RegisterReductionOps(OpRegistry& registry);     // reduction_ops.cc
+void RegisterReductionOps(OpRegistry& registry);     // reduction_ops.cc (+ normalization_ops.cc)
 void RegisterShapeOps(OpRegistry& registry);         // shape_ops.cc
 void RegisterIndexingOps(OpRegistry& registry);      // indexing_ops.cc
-void RegisterNnOps(OpRegistry& registry);            // nn_ops.cc: norms, matmul, conv, pool, sdpa
+void RegisterNnOps(OpRegistry& registry);            // nn_ops*.cc: matmul, conv, pool, sdpa, upsample
 
 inline void RegisterAllOps(OpRegistry& registry) {
   RegisterElementwiseOps(registry);

@@ -256,6 +256,9 @@ TEST(IndexingMeta, ShapesUnderSymbols) {
   EXPECT_EQ(TypesOf("aten.embedding", {F32({100, 8}), Of(proto::INT32, {kS, kT})}), "f32[s, t, 8]");
   EXPECT_EQ(TypesOf("aten.index_tensor", {F32({2, kS, 4}), I64({kT, 3})}, {{"dim", int64_t{1}}}),
             "f32[2, t, 3, 4]");
+  EXPECT_EQ(
+      TypesOf("aten.index_put", {F32({kS, 5}), I64({kT}), F32({kS, 1})}, {{"dim", int64_t{1}}}),
+      "f32[s, 5]");
   EXPECT_EQ(TypesOf("aten.one_hot", {I64({kS})}, {{"num_classes", int64_t{10}}}), "i64[s, 10]");
 }
 
@@ -283,6 +286,12 @@ TEST(IndexingMeta, Errors) {
               HasSubstr("tensors used as indices must be long tensors, got bool"));
   EXPECT_THAT(ErrorOf("aten.index_tensor", {F32({3, 5}), I64({2})}, {{"dim", int64_t{2}}}),
               HasSubstr("dim 2 is out of range"));
+  EXPECT_THAT(
+      ErrorOf("aten.index_put", {F32({3, 5}), I64({2}), F32({3, 3})}, {{"dim", int64_t{1}}}),
+      HasSubstr("shape mismatch: value tensor of shape [3, 3] cannot be broadcast to "
+                "indexing result of shape [3, 2]"));
+  EXPECT_THAT(ErrorOf("aten.index_put", {F32({3, 5}), I64({2}), Of(proto::FLOAT64, {1})}),
+              HasSubstr("Index put requires the source and destination dtypes match"));
   EXPECT_THAT(ErrorOf("aten.one_hot", {I64({3})}), HasSubstr("coil needs a static num_classes"));
   EXPECT_THAT(ErrorOf("aten.one_hot", {F32({3})}, {{"num_classes", int64_t{3}}}),
               HasSubstr("one_hot is only applicable to index tensor"));

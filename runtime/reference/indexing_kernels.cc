@@ -224,6 +224,82 @@ Outputs TakeAlong(const KernelContext& ctx, int64_t dim, bool wrap, absl::string
   return std::vector<HostTensor>{std::move(out)};
 }
 
+// out = self; out[(:,)*dim + (index,)] = values (broadcast), or += when accumulating. Sums
+// are kept in double (int64 for integral dtypes) and rounded once.
+Outputs IndexPutKernel(const KernelContext& ctx) {
+  const HostTensor& self = ctx.inputs[0];
+  const HostTensor& index = ctx.inputs[1];
+  const HostTensor& values = ctx.inputs[2];
+  int64_t dim = Dim(Int(ctx.attrs, "dim"), self.rank());
+  absl::StatusOr<bool> accumulate = GetBool(ctx.attrs, "accumulate");
+  COIL_CHECK(accumulate.ok());
+  HostTensor flat = index.Contiguous();
+  std::vector<int64_t> picks(flat.numel());
+  for (int64_t k = 0; k < flat.numel(); ++k) {
+    absl::StatusOr<int64_t> i =
+        CheckIndex(flat.LoadInt(k), self.shape()[dim], dim, true, "index_put");
+    if (!i.ok()) return i.status();
+    picks[k] = *i;
+  }
+  // The indexed shape self[:dim] + index.shape + self[dim+1:], which values broadcast to.
+  int64_t ir = index.rank();
+  std::vector<int64_t> indexed(self.shape().begin(), self.shape().begin() + dim);
+  indexed.insert(indexed.end(), index.shape().begin(), index.shape().end());
+  indexed.insert(indexed.end(), self.shape().begin() + dim + 1, self.shape().end());
+  int64_t lead = static_cast<int64_t>(indexed.size()) - values.rank();
+  for (int64_t d = 0; d < values.rank(); ++d) {
+    if (lead < 0 || (values.shape()[d] != 1 && values.shape()[d] != indexed[d + lead])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shape mismatch: value tensor of shape [", absl::StrJoin(values.shape(), ", "),
+          "] cannot be broadcast to indexing result of shape [", absl::StrJoin(indexed, ", "),
+          "]"));
+    }
+  }
+  std::vector<int64_t> istrides(ir, 1);
+  for (int64_t d = ir - 2; d >= 0; --d) istrides[d] = istrides[d + 1] * index.shape()[d + 1];
+  HostTensor out = self.Contiguous().To(ctx.output_dtypes[0]);
+  bool floating = IsFloating(out.dtype());
+  std::vector<double> acc_f;
+  std::vector<int64_t> acc_i;
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    if (floating) {
+      acc_f.push_back(out.LoadDouble(o));
+    } else {
+      acc_i.push_back(out.LoadInt(o));
+    }
+  }
+  std::vector<int64_t> dst(self.rank()), src(values.rank());
+  ForEachIndex(indexed, [&](absl::Span<const int64_t> idx) {
+    int64_t k = 0;
+    for (int64_t d = 0; d < ir; ++d) k += idx[dim + d] * istrides[d];
+    for (int64_t d = 0; d < self.rank(); ++d) {
+      dst[d] = d < dim ? idx[d] : d == dim ? picks[k] : idx[d - 1 + ir];
+    }
+    for (int64_t d = 0; d < values.rank(); ++d) {
+      src[d] = values.shape()[d] == 1 ? 0 : idx[d + lead];
+    }
+    int64_t pos = out.StorageOffset(dst);
+    int64_t v = values.StorageOffset(src);
+    if (floating) {
+      acc_f[pos] = *accumulate ? acc_f[pos] + values.LoadDouble(v) : values.LoadDouble(v);
+    } else {
+      int64_t x = values.LoadInt(v);
+      acc_i[pos] =
+          *accumulate
+              ? static_cast<int64_t>(static_cast<uint64_t>(acc_i[pos]) + static_cast<uint64_t>(x))
+              : x;
+    }
+  });
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    if (floating) {
+      out.StoreDouble(o, acc_f[o]);
+    } else {
+      out.StoreInt(o, acc_i[o]);
+    }
+  }
+  return std::vector<HostTensor>{std::move(out)};
+}
+
 Outputs OneHotKernel(const KernelContext& ctx) {
   const HostTensor& self = ctx.inputs[0];
   int64_t n = Int(ctx.attrs, "num_classes");
@@ -257,6 +333,7 @@ void RegisterIndexingKernels(ReferenceKernels& k) {
   k.Register("aten.index_tensor", [](const KernelContext& ctx) {
     return TakeAlong(ctx, Dim(Int(ctx.attrs, "dim"), ctx.inputs[0].rank()), true, "index");
   });
+  k.Register("aten.index_put", IndexPutKernel);
   k.Register("aten.one_hot", OneHotKernel);
 }
 

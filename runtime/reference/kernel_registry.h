@@ -22,7 +22,9 @@ namespace coil {
 
 struct KernelContext {
   absl::Span<const HostTensor> inputs;
-  const AttrMap& attrs;  // normalized: every schema attribute present
+  // Normalized: every schema attribute present; sym / syms attributes are bound to constants
+  // by the interpreter.
+  const AttrMap& attrs;
   // One per output: the concrete shape and dtype the kernel must produce.
   absl::Span<const std::vector<int64_t>> output_shapes;
   absl::Span<const DType> output_dtypes;

@@ -56,7 +56,7 @@ absl::StatusOr<std::vector<HostTensor>> Pool(const KernelContext& ctx, int64_t d
   HostTensor out = HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
   bool integral = !IsFloating(out.dtype());
   absl::Status status;
-  std::vector<int64_t> start(d), count(d);
+  std::vector<int64_t> start(d);
   ForEachOutput(out, d, [&](int64_t flat, absl::Span<const int64_t> o, std::vector<int64_t>& xi) {
     for (int64_t i = 0; i < d; ++i) start[i] = o[i] * stride[i] - padding[i];
     if (is_max) {

@@ -128,6 +128,10 @@ TEST(IndexingKernels, OutOfRangeIndices) {
   EXPECT_THAT(RunError("aten.index_tensor", {x, TensorType(proto::INT64, {2})},
                        {F32({3, 4}), I64({2}, {-4, 0})}, {{"dim", int64_t{0}}}),
               HasSubstr("index: index -4 is out of bounds for dimension 0 with size 3"));
+  EXPECT_THAT(RunError("aten.index_put",
+                       {x, TensorType(proto::INT64, {1}), TensorType(proto::FLOAT32, {1})},
+                       {F32({3, 4}), I64({1}, {4}), F32({1})}, {{"dim", int64_t{1}}}),
+              HasSubstr("index_put: index 4 is out of bounds for dimension 1 with size 4"));
   EXPECT_THAT(RunError("aten.one_hot", {TensorType(proto::INT64, {2})}, {I64({2}, {1, 5})},
                        {{"num_classes", int64_t{5}}}),
               HasSubstr("one_hot: class value 5 is out of range [0, 5)"));

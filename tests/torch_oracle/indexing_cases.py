@@ -1,10 +1,11 @@
 """Oracle cases of the indexing family: gather, scatter, scatter_add, index_select, embedding,
-index_tensor (advanced indexing with one index tensor) and one_hot. Run by Bazel with Debian's
-/usr/bin/python3 (PyTorch 1.13); see README.md.
+index_tensor and index_put (advanced indexing with one index tensor) and one_hot. Run by Bazel
+with Debian's /usr/bin/python3 (PyTorch 1.13); see README.md.
 
-Only scatter_add computes (sums): its float16/bfloat16 cases get loose tolerances, since torch
-adds in low precision and the reference in double. Everything else is exact. scatter cases use
-indices without duplicates (torch leaves the winner of duplicate writes unspecified).
+Only scatter_add and accumulating index_put compute (sums): their float16/bfloat16 cases get
+loose tolerances, since torch adds in low precision and the reference in double. Everything
+else is exact. scatter and non-accumulating index_put cases use indices without duplicates
+(torch leaves the winner of duplicate writes unspecified).
 """
 import torch
 import torch.nn.functional as F
@@ -184,6 +185,45 @@ case("aten.index_tensor", [x.t(), transposed(i)], take(x.t(), 1, transposed(i)),
 x = rand((4,))
 i = torch.tensor([1, 3])
 case("aten.index_tensor", [x, i], x[i], {}, "default_dim")
+
+# ---------------------------------------------------------------------------------------------
+# index_put: out = self; out[(:,) * dim + (index,)] = values (+= with accumulate)
+def index_put(x, d, i, v, acc):
+    d = d % x.dim()
+    return torch.ops.aten.index_put(x, [None] * d + [i], v, acc)
+
+
+def unique_signed(n, size):
+    """n distinct indices into a dim of `size`, half of them negative."""
+    p = torch.randperm(size)[:n]
+    return torch.where(torch.rand(n) < 0.5, p - size, p)
+
+
+for dt in ALL:
+    x = rand((4, 5), dt)
+    i = unique_signed(3, 5)
+    v = rand((4, 3), dt)
+    case("aten.index_put", [x, i, v], index_put(x, 1, i, v, False), {"dim": 1}, NAME[dt])
+    if dt != BOOL:
+        i = torch.randint(-4, 4, (6,))  # duplicates add up
+        v = rand((6, 5), dt)
+        rtol, atol = TOL.get(dt, (0.0, 0.0))
+        case("aten.index_put", [x, i, v], index_put(x, 0, i, v, True), {"accumulate": True},
+             "accumulate_" + NAME[dt], rtol=rtol, atol=atol)
+for xs, ishape, vs, d in [((4, 5), (2,), (1,), 0), ((4, 5), (2,), (5,), 0), ((2, 3, 4), (1, 3), (2, 1, 3, 1), 1),
+                          ((2, 3, 4), (3,), (), -1), ((4, 5), (0,), (1,), 0), ((4,), (2, 2), (2, 1), 0)]:
+    x = rand(xs)
+    n = xs[d]
+    k = 1
+    for e in ishape:
+        k *= e
+    i = unique_signed(k, n).reshape(ishape)
+    v = rand(vs)
+    case("aten.index_put", [x, i, v], index_put(x, d, i, v, False), {"dim": d},
+         "%s_%s_%s_%d" % (list(xs), list(ishape), list(vs), d))
+x, v = rand((5, 4)), rand((4, 2))
+i = torch.tensor([3, -1])
+case("aten.index_put", [x.t(), i, v], index_put(x.t(), 1, i, v, False), {"dim": 1}, "noncontig")
 
 # ---------------------------------------------------------------------------------------------
 # one_hot

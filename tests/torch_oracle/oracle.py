@@ -38,7 +38,9 @@ def coil_dtype(dt):
 
 def _bytes(t):
     """Little-endian bytes of a contiguous 1-D tensor."""
-    t = t.contiguous().reshape(-1)
+    # clone with contiguous_format also normalizes the strides of size-1 dims, which
+    # .contiguous() keeps and view(torch.uint8) then rejects.
+    t = t.clone(memory_format=torch.contiguous_format).reshape(-1)
     if t.numel() == 0:
         return b""
     return t.view(torch.uint8).numpy().tobytes()

@@ -1,0 +1,169 @@
+// Verify: a valid graph passes, and each check fails with its message.
+#include "ir/verifier.h"
+
+#include "gtest/gtest.h"
+#include "ir/builder.h"
+#include "ir/graph.h"
+#include "ir/op_registry.h"
+
+namespace coil {
+namespace {
+
+TensorType F32(std::vector<SymExpr> shape) { return TensorType(proto::FLOAT32, std::move(shape)); }
+
+// A registry with one op: test.scale(x) {factor: float = 1.0, mode: int (required)} -> x's type.
+OpRegistry TestRegistry() {
+  OpRegistry r;
+  OpSchema s;
+  s.name = "test.scale";
+  s.inputs = {{"x"}};
+  s.attrs = {{"factor", AttrKind::kFloat, Attribute(1.0)}, {"mode", AttrKind::kInt, std::nullopt}};
+  s.meta = [](absl::Span<const TensorType> in, const AttrMap&) -> absl::StatusOr<std::vector<TensorType>> {
+    return std::vector<TensorType>{in[0]};
+  };
+  r.Register(std::move(s));
+  return r;
+}
+
+AttrMap Full() { return {{"factor", Attribute(2.0)}, {"mode", Attribute(int64_t{0})}}; }
+
+void ExpectError(const Graph& g, const OpRegistry& r, const std::string& message) {
+  absl::Status s = Verify(g, r);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), message);
+}
+
+TEST(VerifierTest, ValidGraphs) {
+  OpRegistry r = TestRegistry();
+  Graph g("g");
+  Value* x = g.AddInput(F32({SymExpr::Symbol("s0"), 3}));
+  Node* n = g.AddNode("test.scale", {x}, Full(), {x->type()});
+  g.SetOutputs({n->output(0)});
+  EXPECT_TRUE(Verify(g, r).ok()) << Verify(g, r);
+
+  // The global registry's ops, through the builder.
+  if (OpRegistry::Global().Find("aten.add") && OpRegistry::Global().Find("aten.relu")) {
+    Graph h("h");
+    GraphBuilder b(h);
+    Value* a = b.Input(F32({2, 3}));
+    Value* c = b.Input(F32({3}));
+    absl::StatusOr<Value*> sum = b.Op("aten.add", {a, c});
+    ASSERT_TRUE(sum.ok()) << sum.status();
+    absl::StatusOr<Value*> relu = b.Op("aten.relu", {*sum});
+    ASSERT_TRUE(relu.ok()) << relu.status();
+    h.SetOutputs({*relu});
+    EXPECT_TRUE(Verify(h).ok()) << Verify(h);
+    // A wrong output type of a real op.
+    (*relu)->set_type(F32({2, 4}));
+    ExpectError(h, OpRegistry::Global(),
+                "node 1 %3 = aten.relu(%2): output types [f32[2, 4]] differ from inferred [f32[2, 3]]");
+  }
+}
+
+TEST(VerifierTest, InputWithoutDtype) {
+  Graph g("g");
+  g.AddInput(TensorType());
+  ExpectError(g, TestRegistry(), "graph input %0 has no dtype");
+}
+
+TEST(VerifierTest, InputTooLarge) {
+  Graph g("g");
+  g.AddInput(F32({int64_t{1} << 40, int64_t{1} << 40}));
+  ExpectError(g, TestRegistry(),
+              "graph input %0 has type f32[1099511627776, 1099511627776] whose size overflows int64");
+}
+
+TEST(VerifierTest, SymbolicConstant) {
+  Graph g("g");
+  g.AddConstant(F32({SymExpr::Symbol("s0")}), ConstantData{});
+  ExpectError(g, TestRegistry(), "constant %0 has symbolic type f32[s0]");
+}
+
+TEST(VerifierTest, UseBeforeDefinition) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  Node* a = g.AddNode("test.scale", {x}, Full(), {x->type()});
+  g.InsertNodeBefore(a, "test.scale", {a->output(0)}, Full(), {x->type()});
+  ExpectError(g, TestRegistry(),
+              "node 0 %2 = test.scale(%1): input 0 (%1) is used before it is defined (cycle or "
+              "bad order)");
+}
+
+TEST(VerifierTest, UnknownOp) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  g.AddNode("test.nope", {x}, {}, {x->type()});
+  ExpectError(g, TestRegistry(), "node 0 %1 = test.nope(%0): unknown op 'test.nope'");
+}
+
+TEST(VerifierTest, Arity) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  g.AddNode("test.scale", {x, x}, Full(), {x->type()});
+  ExpectError(g, TestRegistry(), "node 0 %1 = test.scale(%0, %0): test.scale takes 1 inputs, got 2");
+}
+
+TEST(VerifierTest, UnknownAttribute) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  AttrMap attrs = Full();
+  attrs["color"] = Attribute(std::string("red"));
+  g.AddNode("test.scale", {x}, attrs, {x->type()});
+  ExpectError(g, TestRegistry(), "node 0 %1 = test.scale(%0): test.scale has no attribute 'color'");
+}
+
+TEST(VerifierTest, AttributeOfWrongKind) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  AttrMap attrs = Full();
+  attrs["mode"] = Attribute(true);
+  g.AddNode("test.scale", {x}, attrs, {x->type()});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): test.scale attribute 'mode' is bool, expected int");
+}
+
+TEST(VerifierTest, MissingRequiredAttribute) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  g.AddNode("test.scale", {x}, {{"factor", Attribute(1.0)}}, {x->type()});
+  ExpectError(g, TestRegistry(), "node 0 %1 = test.scale(%0): test.scale needs attribute 'mode' (int)");
+}
+
+TEST(VerifierTest, DefaultsMustBeExplicit) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  g.AddNode("test.scale", {x}, {{"mode", Attribute(int64_t{1})}}, {x->type()});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): attribute 'factor' is missing (defaults must be explicit)");
+}
+
+TEST(VerifierTest, OutputTypeDiffers) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  g.AddNode("test.scale", {x}, Full(), {TensorType(proto::INT64, {2})});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): output types [i64[2]] differ from inferred [f32[2]]");
+}
+
+TEST(VerifierTest, OutputTooLarge) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}));
+  g.AddNode("test.scale", {x}, Full(), {F32({int64_t{1} << 62})});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): output %1 has type f32[4611686018427387904] whose size "
+              "overflows int64");
+}
+
+TEST(VerifierTest, GraphOutputNotDefined) {
+  Graph other("other");
+  Value* foreign = other.AddInput(F32({2}));
+  Graph g("g");
+  g.AddInput(F32({2}));
+  g.SetOutputs({foreign});
+  ExpectError(g, TestRegistry(), "graph output 0 is not defined");
+  g.SetOutputs({nullptr});
+  ExpectError(g, TestRegistry(), "graph output 0 is not defined");
+}
+
+}  // namespace
+}  // namespace coil
