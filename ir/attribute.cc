@@ -149,7 +149,10 @@ std::string AttrToString(const Attribute& a) {
                             o->append(FloatText(d));
                           }), "]");
     }
-    std::string operator()(DType v) { return std::string(DTypeName(v)); }
+    // DTYPE_UNSPECIFIED is an op's "None" dtype.
+    std::string operator()(DType v) {
+      return v == proto::DTYPE_UNSPECIFIED ? "none" : std::string(DTypeName(v));
+    }
     std::string operator()(const SymExpr& v) { return absl::StrCat("sym(", v.ToString(), ")"); }
     std::string operator()(const SymList& v) {
       return absl::StrCat("syms[", absl::StrJoin(v, ", ", [](std::string* o, const SymExpr& e) {

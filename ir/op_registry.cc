@@ -63,6 +63,13 @@ std::vector<const OpSchema*> OpRegistry::All() const {
   return out;
 }
 
+bool AttrKindAccepts(AttrKind spec, AttrKind got) {
+  return got == spec || (spec == AttrKind::kFloat && got == AttrKind::kInt) ||
+         (spec == AttrKind::kSym && got == AttrKind::kInt) ||
+         (spec == AttrKind::kSyms && got == AttrKind::kInts) ||
+         (spec == AttrKind::kFloats && got == AttrKind::kInts);
+}
+
 absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs) {
   for (const auto& [name, value] : attrs) {
     const AttrSpec* spec = schema.FindAttr(name);
@@ -71,12 +78,7 @@ absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs) {
           absl::StrCat(schema.name, " has no attribute '", name, "'"));
     }
     AttrKind got = KindOf(value);
-    bool compatible = got == spec->kind ||
-                      (spec->kind == AttrKind::kFloat && got == AttrKind::kInt) ||
-                      (spec->kind == AttrKind::kSym && got == AttrKind::kInt) ||
-                      (spec->kind == AttrKind::kSyms && got == AttrKind::kInts) ||
-                      (spec->kind == AttrKind::kFloats && got == AttrKind::kInts);
-    if (!compatible) {
+    if (!AttrKindAccepts(spec->kind, got)) {
       return absl::InvalidArgumentError(absl::StrCat(schema.name, " attribute '", name, "' is ",
                                                      AttrKindName(got), ", expected ",
                                                      AttrKindName(spec->kind)));

@@ -93,6 +93,11 @@ class OpRegistry {
   absl::flat_hash_map<std::string, std::unique_ptr<OpSchema>> ops_;
 };
 
+// Whether an attribute of kind `got` is accepted where a schema declares `spec`: the same
+// kind, or an int where a float/sym is declared (Python ints are valid floats; the kind is
+// kept because PyTorch's promotion distinguishes them), ints for syms/floats lists.
+bool AttrKindAccepts(AttrKind spec, AttrKind got);
+
 // Checks `attrs` against the schema (unknown names, wrong kinds, missing required ones) and
 // fills in defaults.
 absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs);

@@ -775,9 +775,8 @@ class Parser {
       return absl::OkStatus();
     }
     std::optional<DType> dtype = DTypeFromName(t.text);
-    // Attributes may hold DTYPE_UNSPECIFIED (an op's "None" dtype); it prints as DTypeName's
-    // name for it.
-    if (t.text == DTypeName(proto::DTYPE_UNSPECIFIED)) dtype = proto::DTYPE_UNSPECIFIED;
+    // Attributes may hold DTYPE_UNSPECIFIED (an op's "None" dtype); it prints as "none".
+    if (t.text == "none") dtype = proto::DTYPE_UNSPECIFIED;
     if (!dtype.has_value()) {
       return ErrorAt(t, absl::StrCat("unknown dtype '", t.text, "' (or attribute value)"));
     }

@@ -16,6 +16,7 @@ def torch_oracle_suite(name, generator, size = "medium", shard_count = 1):
             ":oracle_proto_py",
         ],
         outs = [name + "_cases.pb"],
+        visibility = ["//tests:__subpackages__"],
         cmd = "PYTHONPATH=$(GENDIR):.:$$(dirname $(location oracle.py)) " +
               "OMP_NUM_THREADS=1 /usr/bin/python3 $(location %s) $@" % generator,
     )

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `coil` CLI: print, verify, run, ops, version, and its errors.
+set -uo pipefail
+coil=tools/coil/coil
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+fails=0
+check() {  # check NAME EXPECTED_STATUS PATTERN -- command...
+  local name=$1 want=$2 pattern=$3; shift 4
+  local out status
+  out=$("$@" 2>&1); status=$?
+  if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: status $status (want $want), output:"; echo "$out" | head -20
+    fails=$((fails + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+# A graph written by hand in text IR.
+cat > "$tmp/mlp.txt" <<'G'
+graph @mlp(%0 "x": f32[batch, 4]) {
+  symbol batch min 1 max 0 hint 3
+  %1 "w": f32[2, 4] = constant dense "0000803f000000400000404000008040000080bf000000c0000040c0000080c0"
+  %2: f32[batch, 2] = aten.linear(%0, %1)
+  %3: f32[batch, 2] = aten.relu(%2)
+  return %3
+}
+G
+check version 0 '^coil [0-9]+\.[0-9]+' -- $coil version
+check help 0 'usage: coil COMMAND' -- $coil help
+check ops 0 '^aten\.add\(self, other\) \{alpha' -- $coil ops
+check print 0 'aten.relu\(%2\)' -- $coil print "$tmp/mlp.txt"
+check verify 0 'ok \(2 nodes, 1 inputs, 1 outputs\)' -- $coil verify "$tmp/mlp.txt"
+check run_hint 0 'output 0: f32\[3, 2\] sum=' -- $coil run "$tmp/mlp.txt" --seed 7
+check run_dim 0 'output 0: f32\[5, 2\]' -- $coil run "$tmp/mlp.txt" --dim batch=5
+check run_f64 0 'output 0: f64\[3, 2\]' -- $coil run "$tmp/mlp.txt" --float64
+# Same seed, same checksum: runs are deterministic.
+a=$($coil run "$tmp/mlp.txt" --seed 3); b=$($coil run "$tmp/mlp.txt" --seed 3)
+if [ "$a" = "$b" ]; then echo "ok   deterministic"; else echo "FAIL deterministic"; fails=$((fails + 1)); fi
+# Saved outputs feed back in as inputs (a TensorValue round trip through the CLI).
+$coil run "$tmp/mlp.txt" --seed 3 --save "$tmp/out" >/dev/null
+check run_inputs 0 'output 0: f32\[3, 2\]' -- $coil run "$tmp/mlp.txt" --inputs "$tmp/out0.pb"
+
+# Bad input: clear errors, non-zero status, never a crash.
+check missing_file 1 "cannot open '$tmp/nope.txt'" -- $coil print "$tmp/nope.txt"
+printf 'not a graph at all \x01\x02' > "$tmp/junk.pb"
+check junk 1 'neither text IR nor a serialized coil.proto.Graph' -- $coil verify "$tmp/junk.pb"
+sed 's/aten.relu(%2)/aten.relu(%9)/' "$tmp/mlp.txt" > "$tmp/undef.txt"
+check undefined_value 1 'undefined' -- $coil verify "$tmp/undef.txt"
+sed 's/f32\[batch, 2\] = aten.relu/f32[batch, 3] = aten.relu/' "$tmp/mlp.txt" > "$tmp/wrongtype.txt"
+check wrong_type 1 'differ from inferred' -- $coil verify "$tmp/wrongtype.txt"
+sed 's/aten.relu/aten.frobnicate/' "$tmp/mlp.txt" > "$tmp/unknown.txt"
+check unknown_op 1 "unknown op 'aten.frobnicate'" -- $coil verify "$tmp/unknown.txt"
+check bad_dim 1 '--dim expects NAME=SIZE' -- $coil run "$tmp/mlp.txt" --dim batch
+printf 'graph @g(%%0: f32[3, 2]) {\n  %%1: f32[3, 2] = aten.relu(%%0)\n  return %%1\n}\n' > "$tmp/g32.txt"
+$coil run "$tmp/g32.txt" --save "$tmp/x32_" >/dev/null
+check wrong_input_shape 1 'dimension 1 is 2, the graph expects 4' -- $coil run "$tmp/mlp.txt" --inputs "$tmp/x32_0.pb"
+check unknown_command 2 "unknown command 'frob'" -- $coil frob
+check unknown_flag 1 'unknown flag --bogus' -- $coil run "$tmp/mlp.txt" --bogus
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]
