@@ -2,7 +2,8 @@
 
 A test target whose report is missing or holds no test case (a crash, a timeout, a plain
 binary test) counts as one case, passed or failed by Bazel's verdict in the log.
-Usage: count_tests.py BAZEL_TESTLOGS_DIR BAZEL_LOG
+Usage: count_tests.py BAZEL_TESTLOGS_DIR BAZEL_LOG [BAZEL_TESTLOGS_DIR BAZEL_LOG ...]
+(one pair per `bazel test` run, e.g. the default and the asan configuration; counts add up).
 Exit status: 0 when nothing failed, 1 otherwise.
 """
 import os
@@ -39,8 +40,7 @@ def cases_in(xml_path):
     return passed, failed
 
 
-def main():
-    testlogs, log_path = sys.argv[1], sys.argv[2]
+def count_run(testlogs, log_path):
     verdicts = target_verdicts(log_path)
     passed = failed = 0
     for target, verdict in sorted(verdicts.items()):
@@ -71,6 +71,18 @@ def main():
             counts = (1, 0) if verdict in ("PASSED", "FLAKY") else (0, 1)
         passed += counts[0]
         failed += counts[1]
+    return passed, failed
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 2 or len(args) % 2:
+        sys.exit("usage: count_tests.py TESTLOGS LOG [TESTLOGS LOG ...]")
+    passed = failed = 0
+    for i in range(0, len(args), 2):
+        p, f = count_run(args[i], args[i + 1])
+        passed += p
+        failed += f
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_join.h"
-#include "ir/check.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
@@ -21,32 +19,11 @@ namespace {
 using meta::Error;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-int64_t Int(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<int64_t> v = GetInt(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-
-std::string ShapeText(absl::Span<const SymExpr> shape) {
-  return absl::StrCat(
-      "[",
-      absl::StrJoin(shape, ", ", [](std::string* o, const SymExpr& e) { o->append(e.ToString()); }),
-      "]");
-}
-
 OpSchema Schema(std::string name, std::vector<OpInput> inputs, std::vector<AttrSpec> attrs,
                 MetaFn meta, std::string doc) {
-  OpSchema s;
-  s.name = std::move(name);
-  s.inputs = std::move(inputs);
-  s.attrs = std::move(attrs);
-  s.op_class = OpClass::kIndexing;
-  s.meta = std::move(meta);
-  s.doc = std::move(doc);
-  return s;
+  return meta::MakeSchema(std::move(name), std::move(inputs), std::move(attrs), OpClass::kIndexing,
+                          std::move(meta), std::move(doc));
 }
-
-bool IsConstZero(const SymExpr& e) { return e.is_constant() && e.constant() == 0; }
 
 bool IsIndexType(DType t) { return t == proto::INT64 || t == proto::INT32; }
 
@@ -69,18 +46,18 @@ Types GatherMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (index.dtype != proto::INT64) {
     return Error("Expected dtype int64 for index, got ", DTypeName(index.dtype));
   }
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), self.rank());
   if (!dim.ok()) return dim.status();
   if (NonemptyRank(index) != NonemptyRank(self)) {
     return Error("Index tensor must have the same number of dimensions as input tensor, got ",
                  index.rank(), " and ", self.rank());
   }
-  if (!IsConstZero(index.NumElements())) {
+  if (!meta::IsConst(index.NumElements(), 0)) {
     for (int64_t d = 0; d < NonemptyRank(self); ++d) {
       if (d != *dim && !MayBeLe(NonemptySize(index, d), NonemptySize(self, d))) {
         return Error("Size does not match at dimension ", d, " expected index ",
-                     ShapeText(index.shape), " to be smaller than self ", ShapeText(self.shape),
-                     " apart from dimension ", *dim);
+                     meta::ShapeText(index.shape), " to be smaller than self ",
+                     meta::ShapeText(self.shape), " apart from dimension ", *dim);
       }
     }
   }
@@ -100,7 +77,7 @@ Types ScatterMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
     return Error("Expected self.dtype to be equal to src.dtype, got ", DTypeName(self.dtype),
                  " and ", DTypeName(src.dtype));
   }
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), self.rank());
   if (!dim.ok()) return dim.status();
   if (NonemptyRank(index) != NonemptyRank(self) || NonemptyRank(src) != NonemptyRank(self)) {
     return Error(
@@ -108,13 +85,13 @@ Types ScatterMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
         "tensor, got index ",
         index.rank(), ", self ", self.rank(), ", src ", src.rank());
   }
-  if (!IsConstZero(index.NumElements())) {
+  if (!meta::IsConst(index.NumElements(), 0)) {
     for (int64_t d = 0; d < NonemptyRank(self); ++d) {
       const SymExpr i = NonemptySize(index, d);
       if (!MayBeLe(i, NonemptySize(src, d)) || (d != *dim && !MayBeLe(i, NonemptySize(self, d)))) {
-        return Error("Expected index ", ShapeText(index.shape), " to be smaller than self ",
-                     ShapeText(self.shape), " apart from dimension ", *dim,
-                     " and to be smaller size than src ", ShapeText(src.shape));
+        return Error("Expected index ", meta::ShapeText(index.shape), " to be smaller than self ",
+                     meta::ShapeText(self.shape), " apart from dimension ", *dim,
+                     " and to be smaller size than src ", meta::ShapeText(src.shape));
       }
     }
   }
@@ -131,7 +108,7 @@ Types IndexSelectMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
                  DTypeName(index.dtype));
   }
   if (index.rank() > 1) return Error("index_select(): Index is supposed to be a vector");
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), self.rank());
   if (!dim.ok()) return dim.status();
   std::vector<SymExpr> shape = self.shape;
   if (self.rank() == 0) {
@@ -150,7 +127,7 @@ Types EmbeddingMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& indices = in[1];
   absl::StatusOr<Device> device = meta::CommonDevice(in);
   if (!device.ok()) return device.status();
-  if (weight.rank() != 2) return Error("'weight' must be 2-D, got ", ShapeText(weight.shape));
+  if (weight.rank() != 2) return Error("'weight' must be 2-D, got ", meta::ShapeText(weight.shape));
   if (!IsIndexType(indices.dtype)) {
     return Error(
         "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -180,7 +157,7 @@ Types IndexTensorMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
                  " (coil does not support byte or bool masks: their shapes are data-dependent)");
   }
   if (self.rank() == 0) return Error("cannot index a 0-dim tensor with a tensor");
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), self.rank());
   if (!dim.ok()) return dim.status();
   return std::vector<TensorType>{meta::Out(self.dtype, IndexedShape(self, index, *dim), *device)};
 }
@@ -200,13 +177,13 @@ Types IndexPutMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
                  " for the source.");
   }
   if (self.rank() == 0) return Error("cannot index a 0-dim tensor with a tensor");
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), self.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), self.rank());
   if (!dim.ok()) return dim.status();
   std::vector<SymExpr> indexed = IndexedShape(self, index, *dim);
   absl::StatusOr<std::vector<SymExpr>> b = meta::BroadcastShapes(values.shape, indexed);
   if (!b.ok() || *b != indexed) {
-    return Error("shape mismatch: value tensor of shape ", ShapeText(values.shape),
-                 " cannot be broadcast to indexing result of shape ", ShapeText(indexed));
+    return Error("shape mismatch: value tensor of shape ", meta::ShapeText(values.shape),
+                 " cannot be broadcast to indexing result of shape ", meta::ShapeText(indexed));
   }
   return std::vector<TensorType>{meta::Out(self.dtype, self.shape, *device)};
 }
@@ -216,7 +193,7 @@ Types OneHotMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (self.dtype != proto::INT64) {
     return Error("one_hot is only applicable to index tensor (int64), got ", DTypeName(self.dtype));
   }
-  int64_t n = Int(attrs, "num_classes");
+  int64_t n = meta::IntAttr(attrs, "num_classes");
   if (n == -1) {
     return Error(
         "num_classes=-1 infers the class count from the data; coil needs a static "

@@ -1,9 +1,12 @@
-// Broadcasting, dim normalization and result-type helpers for meta functions.
+// Broadcasting, dim normalization, result-type, attribute-reading and shape-text helpers for
+// meta functions.
 #include "ir/ops/meta_util.h"
 
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
 
 namespace coil::meta {
 
@@ -84,6 +87,52 @@ absl::StatusOr<Device> CommonDevice(absl::Span<const TensorType> inputs) {
     }
   }
   return inputs[0].device;
+}
+
+namespace {
+
+// The value of a StatusOr that must be OK (see the attribute readers in the header).
+template <typename T>
+T Required(absl::StatusOr<T> v) {
+  COIL_CHECK(v.ok()) << v.status().message();
+  return *std::move(v);
+}
+
+}  // namespace
+
+OpSchema MakeSchema(std::string name, std::vector<OpInput> inputs, std::vector<AttrSpec> attrs,
+                    OpClass op_class, MetaFn meta, std::string doc) {
+  OpSchema s;
+  s.name = std::move(name);
+  s.inputs = std::move(inputs);
+  s.attrs = std::move(attrs);
+  s.op_class = op_class;
+  s.meta = std::move(meta);
+  s.doc = std::move(doc);
+  return s;
+}
+
+int64_t IntAttr(const AttrMap& attrs, absl::string_view name) {
+  return Required(GetInt(attrs, name));
+}
+IntList IntsAttr(const AttrMap& attrs, absl::string_view name) {
+  return Required(GetInts(attrs, name));
+}
+SymExpr SymAttr(const AttrMap& attrs, absl::string_view name) {
+  return Required(GetSym(attrs, name));
+}
+SymList SymsAttr(const AttrMap& attrs, absl::string_view name) {
+  return Required(GetSyms(attrs, name));
+}
+std::string StringAttr(const AttrMap& attrs, absl::string_view name) {
+  return Required(GetString(attrs, name));
+}
+
+std::string ShapeText(absl::Span<const SymExpr> shape) {
+  return absl::StrCat(
+      "[",
+      absl::StrJoin(shape, ", ", [](std::string* o, const SymExpr& e) { o->append(e.ToString()); }),
+      "]");
 }
 
 }  // namespace coil::meta

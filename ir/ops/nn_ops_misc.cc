@@ -14,12 +14,6 @@
 namespace coil::nn_internal {
 namespace {
 
-std::string Dims(absl::Span<const SymExpr> dims) {
-  std::vector<std::string> s;
-  for (const SymExpr& d : dims) s.push_back(d.ToString());
-  return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
-}
-
 // q [..., L, E], k [..., S, E], v [..., S, Ev], mask broadcastable to [..., L, S];
 // batch dimensions broadcast (PyTorch's math implementation uses matmul).
 absl::StatusOr<std::vector<TensorType>> SdpaMeta(absl::Span<const TensorType> in,
@@ -62,7 +56,7 @@ absl::StatusOr<std::vector<TensorType>> SdpaMeta(absl::Span<const TensorType> in
     absl::StatusOr<std::vector<SymExpr>> b = meta::BroadcastShapes(mask.shape, scores);
     if (!b.ok() || *b != scores) {
       return meta::Error("attn_mask ", Describe(mask), " does not broadcast to the scores' shape ",
-                         Dims(scores));
+                         meta::ShapeText(scores));
     }
   }
   double dropout = *GetFloat(attrs, "dropout_p");
@@ -107,7 +101,8 @@ absl::StatusOr<std::vector<TensorType>> UpsampleMeta(absl::Span<const TensorType
   std::vector<SymExpr> shape = {x.shape[0], x.shape[1]};
   for (int64_t i = 0; i < 2; ++i) {
     if (!size.empty()) {
-      if (size.size() != 2) return meta::Error("output_size must have 2 values, got ", Dims(size));
+      if (size.size() != 2)
+        return meta::Error("output_size must have 2 values, got ", meta::ShapeText(size));
       shape.push_back(size[i]);
     } else {
       if (scales.size() != 2) {
@@ -122,7 +117,7 @@ absl::StatusOr<std::vector<TensorType>> UpsampleMeta(absl::Span<const TensorType
   for (int64_t i = 2; i < 4; ++i) {
     if (ProveLe(x.shape[i], 0) == Truth::kTrue || ProveLe(shape[i], 0) == Truth::kTrue) {
       return meta::Error("input and output sizes must be positive, got input ", Describe(x),
-                         " and output ", Dims(shape));
+                         " and output ", meta::ShapeText(shape));
     }
   }
   return OneOutput(x.dtype, shape, in);

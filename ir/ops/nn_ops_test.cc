@@ -7,48 +7,21 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ir/builder.h"
-#include "ir/graph.h"
-#include "ir/op_registry.h"
+#include "ir/ops/meta_test_util.h"
 #include "ir/sym_expr.h"
 
 namespace coil {
 namespace {
 
 using ::testing::HasSubstr;
+using meta_test::ErrorOf;
+using meta_test::F32;
+using meta_test::Infer;
+using meta_test::TypeOf;
 
 const SymExpr kN = SymExpr::Symbol("n");
 const SymExpr kH = SymExpr::Symbol("h");
 
-absl::StatusOr<std::vector<TensorType>> Infer(const std::string& op,
-                                              const std::vector<TensorType>& inputs,
-                                              AttrMap attrs = {}) {
-  Graph g("test");
-  GraphBuilder b(g);
-  std::vector<Value*> args;
-  for (const TensorType& t : inputs) args.push_back(b.Input(t));
-  absl::StatusOr<std::vector<Value*>> outs = b.OpMulti(op, args, std::move(attrs));
-  if (!outs.ok()) return outs.status();
-  std::vector<TensorType> types;
-  for (Value* v : *outs) types.push_back(v->type());
-  return types;
-}
-
-std::string ErrorOf(const std::string& op, const std::vector<TensorType>& inputs,
-                    AttrMap attrs = {}) {
-  absl::StatusOr<std::vector<TensorType>> r = Infer(op, inputs, std::move(attrs));
-  EXPECT_FALSE(r.ok()) << op << " unexpectedly gave " << (r.ok() ? (*r)[0].ToString() : "");
-  return std::string(r.status().message());
-}
-
-std::string TypeOf(const std::string& op, const std::vector<TensorType>& inputs,
-                   AttrMap attrs = {}, int output = 0) {
-  absl::StatusOr<std::vector<TensorType>> r = Infer(op, inputs, std::move(attrs));
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? (*r)[output].ToString() : "";
-}
-
-TensorType F32(std::vector<SymExpr> shape) { return TensorType(proto::FLOAT32, std::move(shape)); }
 TensorType T(DType t, std::vector<SymExpr> shape) { return TensorType(t, std::move(shape)); }
 
 // The last dimension of op's output for input height h (bound through the symbol "h").

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 
@@ -19,12 +18,6 @@ namespace {
 
 using meta::Error;
 using Outs = absl::StatusOr<std::vector<TensorType>>;
-
-std::string ShapeString(absl::Span<const SymExpr> shape) {
-  return absl::StrCat(
-      "[", absl::StrJoin(shape, ", ", [](std::string* o, const SymExpr& e) { o->append(e.ToString()); }),
-      "]");
-}
 
 // Dims that are provably different are an error; symbolic dims that may be equal are left to
 // the reference kernel, which checks the concrete sizes.
@@ -55,7 +48,8 @@ absl::Status CheckParam(const TensorType& x, const TensorType& p, absl::string_v
                  " (expected the same dtype)");
   }
   if (!MayEqual(p.shape, shape)) {
-    return Error(name, " has shape ", ShapeString(p.shape), ", expected ", ShapeString(shape));
+    return Error(name, " has shape ", meta::ShapeText(p.shape), ", expected ",
+                 meta::ShapeText(shape));
   }
   if (p.device != x.device) {
     return Error(name, " is on ", p.device.ToString(), " but the input is on ",
@@ -105,8 +99,8 @@ absl::StatusOr<std::vector<SymExpr>> NormalizedShape(const TensorType& x, const 
   if (ns->empty()) return Error("normalized_shape must have at least one dimension");
   if (x.rank() < static_cast<int64_t>(ns->size()) ||
       !MayEqual(absl::MakeConstSpan(x.shape).subspan(x.rank() - ns->size()), *ns)) {
-    return Error("input of shape ", ShapeString(x.shape),
-                 " does not end with normalized_shape ", ShapeString(*ns));
+    return Error("input of shape ", meta::ShapeText(x.shape),
+                 " does not end with normalized_shape ", meta::ShapeText(*ns));
   }
   return *ns;
 }
@@ -171,7 +165,7 @@ Outs GroupNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const SymExpr& c = x.shape[1];
   if (SymExpr::Mod(c, *groups) != SymExpr(0) && c.is_constant()) {
     return Error("expected the number of channels to be divisible by num_groups, got input of "
-                 "shape ", ShapeString(x.shape), " and num_groups=", *groups);
+                 "shape ", meta::ShapeText(x.shape), " and num_groups=", *groups);
   }
   s = CheckParams(in, 1, {"weight", "bias"}, {c});
   if (!s.ok()) return s;
@@ -192,7 +186,7 @@ Outs InstanceNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   for (int64_t d = 2; d < x.rank(); ++d) spatial *= x.shape[d];
   if (spatial == SymExpr(1)) {
     return Error("expected more than 1 spatial element when using input statistics, got "
-                 "input of shape ", ShapeString(x.shape));
+                 "input of shape ", meta::ShapeText(x.shape));
   }
   s = CheckParams(in, 1, {"weight", "bias"}, {x.shape[1]});
   if (!s.ok()) return s;
@@ -231,14 +225,8 @@ Outs DropoutMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
 
 void Register(OpRegistry& r, std::string name, std::vector<OpInput> inputs,
               std::vector<AttrSpec> attrs, OpClass op_class, MetaFn meta, std::string doc) {
-  OpSchema s;
-  s.name = std::move(name);
-  s.inputs = std::move(inputs);
-  s.attrs = std::move(attrs);
-  s.op_class = op_class;
-  s.meta = std::move(meta);
-  s.doc = std::move(doc);
-  r.Register(std::move(s));
+  r.Register(meta::MakeSchema(std::move(name), std::move(inputs), std::move(attrs), op_class,
+                              std::move(meta), std::move(doc)));
 }
 
 AttrSpec Eps() { return {"eps", AttrKind::kFloat, Attribute(1e-5)}; }

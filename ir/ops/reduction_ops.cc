@@ -151,14 +151,8 @@ absl::StatusOr<DType> LogsumexpDType(const TensorType& x, const AttrMap&) {
 
 void Reduction(OpRegistry& r, std::string name, std::vector<AttrSpec> attrs, MetaFn meta,
                std::string doc, int num_outputs = 1) {
-  OpSchema s;
-  s.name = std::move(name);
-  s.inputs = {{"self"}};
-  s.attrs = std::move(attrs);
-  s.op_class = OpClass::kReduction;
-  s.meta = std::move(meta);
-  s.doc = std::move(doc);
-  r.Register(std::move(s));
+  r.Register(meta::MakeSchema(std::move(name), {{"self"}}, std::move(attrs), OpClass::kReduction,
+                              std::move(meta), std::move(doc)));
 }
 
 // max_dim / min_dim: one required dim, outputs (values, indices).
@@ -192,14 +186,9 @@ Outs CumMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
 }
 
 void RegisterCumulative(OpRegistry& r, std::string name, std::string doc) {
-  OpSchema s;
-  s.name = std::move(name);
-  s.inputs = {{"self"}};
-  s.attrs = {{"dim", AttrKind::kInt, std::nullopt}, DTypeAttr()};
-  s.op_class = OpClass::kReduction;
-  s.meta = CumMeta;
-  s.doc = std::move(doc);
-  r.Register(std::move(s));
+  r.Register(meta::MakeSchema(std::move(name), {{"self"}},
+                              {{"dim", AttrKind::kInt, std::nullopt}, DTypeAttr()},
+                              OpClass::kReduction, CumMeta, std::move(doc)));
 }
 
 }  // namespace

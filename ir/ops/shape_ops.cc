@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "ir/check.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
@@ -24,37 +23,11 @@ namespace {
 using meta::Error;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-// Attribute readers for normalized maps (every schema attribute is present with its kind).
-int64_t Int(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<int64_t> v = GetInt(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-IntList Ints(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<IntList> v = GetInts(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-SymList Syms(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<SymList> v = GetSyms(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-
-std::string ShapeText(absl::Span<const SymExpr> shape) {
-  return absl::StrCat(
-      "[",
-      absl::StrJoin(shape, ", ", [](std::string* o, const SymExpr& e) { o->append(e.ToString()); }),
-      "]");
-}
-
 SymExpr Product(absl::Span<const SymExpr> dims) {
   SymExpr p = 1;
   for (const SymExpr& d : dims) p *= d;
   return p;
 }
-
-bool IsConst(const SymExpr& e, int64_t v) { return e.is_constant() && e.constant() == v; }
 
 // Resolves a reshape target against `numel` elements: at most one -1 (inferred as
 // FloorDiv(numel, product of the others)); other entries must be >= 0. Static mismatches are
@@ -67,25 +40,27 @@ absl::StatusOr<std::vector<SymExpr>> InferShape(const SymList& target, const Sym
       int64_t v = target[i].constant();
       if (v == -1) {
         if (infer >= 0)
-          return Error("only one dimension can be inferred, shape ", ShapeText(target));
+          return Error("only one dimension can be inferred, shape ", meta::ShapeText(target));
         infer = static_cast<int64_t>(i);
         continue;
       }
-      if (v < 0) return Error("invalid shape dimension ", v, " in ", ShapeText(target));
+      if (v < 0) return Error("invalid shape dimension ", v, " in ", meta::ShapeText(target));
     }
     known *= target[i];
   }
   std::vector<SymExpr> out(target.begin(), target.end());
   auto invalid = [&] {
-    return Error("shape '", ShapeText(target), "' is invalid for input of size ", numel.ToString());
+    return Error("shape '", meta::ShapeText(target), "' is invalid for input of size ",
+                 numel.ToString());
   };
   if (infer < 0) {
     if (ProveEq(numel, known) == Truth::kFalse) return invalid();
     return out;
   }
-  if (IsConst(known, 0)) {
+  if (meta::IsConst(known, 0)) {
     return Error("cannot reshape tensor of ", numel.ToString(), " elements into shape ",
-                 ShapeText(target), " because the unspecified dimension size -1 can be any value",
+                 meta::ShapeText(target),
+                 " because the unspecified dimension size -1 can be any value",
                  " and is ambiguous");
   }
   if (ProveEq(SymExpr::Mod(numel, known), 0) == Truth::kFalse) return invalid();
@@ -94,30 +69,20 @@ absl::StatusOr<std::vector<SymExpr>> InferShape(const SymList& target, const Sym
 }
 
 OpSchema Unary(std::string name, std::vector<AttrSpec> attrs, MetaFn meta, std::string doc) {
-  OpSchema s;
-  s.name = std::move(name);
-  s.inputs = {{"self"}};
-  s.attrs = std::move(attrs);
-  s.op_class = OpClass::kShape;
-  s.meta = std::move(meta);
-  s.doc = std::move(doc);
-  return s;
-}
-
-TensorType Like(const TensorType& x, std::vector<SymExpr> shape) {
-  return meta::Out(x.dtype, std::move(shape), x.device);
+  return meta::MakeSchema(std::move(name), {{"self"}}, std::move(attrs), OpClass::kShape,
+                          std::move(meta), std::move(doc));
 }
 
 Types ReshapeMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   absl::StatusOr<std::vector<SymExpr>> shape =
-      InferShape(Syms(attrs, "shape"), in[0].NumElements());
+      InferShape(meta::SymsAttr(attrs, "shape"), in[0].NumElements());
   if (!shape.ok()) return shape.status();
-  return std::vector<TensorType>{Like(in[0], *std::move(shape))};
+  return std::vector<TensorType>{meta::Like(in[0], *std::move(shape))};
 }
 
 Types PermuteMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
-  IntList dims = Ints(attrs, "dims");
+  IntList dims = meta::IntsAttr(attrs, "dims");
   if (static_cast<int64_t>(dims.size()) != x.rank()) {
     return Error("number of dims in [", absl::StrJoin(dims, ", "), "] does not match rank ",
                  x.rank());
@@ -126,18 +91,18 @@ Types PermuteMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (!d.ok()) return d.status();
   std::vector<SymExpr> shape;
   for (int64_t i : *d) shape.push_back(x.shape[i]);
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types TransposeMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
-  absl::StatusOr<int64_t> d0 = meta::NormalizeDim(Int(attrs, "dim0"), x.rank());
+  absl::StatusOr<int64_t> d0 = meta::NormalizeDim(meta::IntAttr(attrs, "dim0"), x.rank());
   if (!d0.ok()) return d0.status();
-  absl::StatusOr<int64_t> d1 = meta::NormalizeDim(Int(attrs, "dim1"), x.rank());
+  absl::StatusOr<int64_t> d1 = meta::NormalizeDim(meta::IntAttr(attrs, "dim1"), x.rank());
   if (!d1.ok()) return d1.status();
   std::vector<SymExpr> shape = x.shape;
   if (x.rank() > 0) std::swap(shape[*d0], shape[*d1]);
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types TMeta(absl::Span<const TensorType> in, const AttrMap&) {
@@ -147,12 +112,12 @@ Types TMeta(absl::Span<const TensorType> in, const AttrMap&) {
   }
   std::vector<SymExpr> shape = x.shape;
   if (x.rank() == 2) std::swap(shape[0], shape[1]);
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types ExpandMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
-  SymList size = Syms(attrs, "size");
+  SymList size = meta::SymsAttr(attrs, "size");
   int64_t n = static_cast<int64_t>(size.size());
   if (n < x.rank()) {
     return Error("the number of sizes provided (", n,
@@ -185,74 +150,74 @@ Types ExpandMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
     if (bad) {
       return Error("the expanded size of the tensor (", t.ToString(),
                    ") must match the existing size (", d.ToString(),
-                   ") at non-singleton dimension ", i, ".  Target sizes: ", ShapeText(size),
-                   ".  Tensor sizes: ", ShapeText(x.shape));
+                   ") at non-singleton dimension ", i, ".  Target sizes: ", meta::ShapeText(size),
+                   ".  Tensor sizes: ", meta::ShapeText(x.shape));
     }
     shape[i] = t;
   }
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types SqueezeMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   absl::StatusOr<std::vector<int64_t>> dims =
-      meta::NormalizeDims(Ints(attrs, "dims"), x.rank(), true);
+      meta::NormalizeDims(meta::IntsAttr(attrs, "dims"), x.rank(), true);
   if (!dims.ok()) return dims.status();
   std::vector<bool> drop(x.rank(), false);
   for (int64_t d : *dims) {
-    if (d < x.rank() && IsConst(x.shape[d], 1)) drop[d] = true;
+    if (d < x.rank() && meta::IsConst(x.shape[d], 1)) drop[d] = true;
   }
   std::vector<SymExpr> shape;
   for (int64_t i = 0; i < x.rank(); ++i) {
     if (!drop[i]) shape.push_back(x.shape[i]);
   }
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types UnsqueezeMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
-  absl::StatusOr<int64_t> d = meta::NormalizeDim(Int(attrs, "dim"), x.rank() + 1);
+  absl::StatusOr<int64_t> d = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), x.rank() + 1);
   if (!d.ok()) return d.status();
   std::vector<SymExpr> shape = x.shape;
   shape.insert(shape.begin() + *d, SymExpr(1));
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types FlattenMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
-  absl::StatusOr<int64_t> s = meta::NormalizeDim(Int(attrs, "start_dim"), x.rank());
+  absl::StatusOr<int64_t> s = meta::NormalizeDim(meta::IntAttr(attrs, "start_dim"), x.rank());
   if (!s.ok()) return s.status();
-  absl::StatusOr<int64_t> e = meta::NormalizeDim(Int(attrs, "end_dim"), x.rank());
+  absl::StatusOr<int64_t> e = meta::NormalizeDim(meta::IntAttr(attrs, "end_dim"), x.rank());
   if (!e.ok()) return e.status();
   if (*s > *e) return Error("flatten() has invalid args: start_dim cannot come after end_dim");
-  if (x.rank() == 0) return std::vector<TensorType>{Like(x, {1})};
+  if (x.rank() == 0) return std::vector<TensorType>{meta::Like(x, {1})};
   std::vector<SymExpr> shape(x.shape.begin(), x.shape.begin() + *s);
   shape.push_back(Product(absl::MakeConstSpan(x.shape).subspan(*s, *e - *s + 1)));
   shape.insert(shape.end(), x.shape.begin() + *e + 1, x.shape.end());
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types UnflattenMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   if (x.rank() == 0) return Error("cannot unflatten a 0-dim tensor");
-  absl::StatusOr<int64_t> d = meta::NormalizeDim(Int(attrs, "dim"), x.rank());
+  absl::StatusOr<int64_t> d = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), x.rank());
   if (!d.ok()) return d.status();
-  SymList sizes = Syms(attrs, "sizes");
+  SymList sizes = meta::SymsAttr(attrs, "sizes");
   if (sizes.empty()) return Error("sizes must be non-empty");
   absl::StatusOr<std::vector<SymExpr>> mid = InferShape(sizes, x.shape[*d]);
   if (!mid.ok()) {
-    return Error("sizes ", ShapeText(sizes), " don't multiply up to the size of dim ", *d, " (",
-                 x.shape[*d].ToString(), ") in the input tensor: ", mid.status().message());
+    return Error("sizes ", meta::ShapeText(sizes), " don't multiply up to the size of dim ", *d,
+                 " (", x.shape[*d].ToString(), ") in the input tensor: ", mid.status().message());
   }
   std::vector<SymExpr> shape(x.shape.begin(), x.shape.begin() + *d);
   shape.insert(shape.end(), mid->begin(), mid->end());
   shape.insert(shape.end(), x.shape.begin() + *d + 1, x.shape.end());
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types MovedimMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
-  IntList src = Ints(attrs, "source"), dst = Ints(attrs, "destination");
+  IntList src = meta::IntsAttr(attrs, "source"), dst = meta::IntsAttr(attrs, "destination");
   if (src.size() != dst.size()) {
     return Error("Invalid source or destination dims: source ([", absl::StrJoin(src, ", "),
                  "] dims) should contain the same number of dims as destination ([",
@@ -277,22 +242,22 @@ Types MovedimMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   }
   std::vector<SymExpr> shape;
   for (int64_t i : order) shape.push_back(x.shape[i]);
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types SameMeta(absl::Span<const TensorType> in, const AttrMap&) {
-  return std::vector<TensorType>{Like(in[0], in[0].shape)};
+  return std::vector<TensorType>{meta::Like(in[0], in[0].shape)};
 }
 
 Types FlipMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   absl::StatusOr<std::vector<int64_t>> d =
-      meta::NormalizeDims(Ints(attrs, "dims"), in[0].rank(), false);
+      meta::NormalizeDims(meta::IntsAttr(attrs, "dims"), in[0].rank(), false);
   if (!d.ok()) return d.status();
   return SameMeta(in, attrs);
 }
 
 Types RollMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
-  IntList shifts = Ints(attrs, "shifts"), dims = Ints(attrs, "dims");
+  IntList shifts = meta::IntsAttr(attrs, "shifts"), dims = meta::IntsAttr(attrs, "dims");
   if (shifts.empty()) return Error("`shifts` required");
   if (dims.empty() && shifts.size() != 1) {
     return Error("shifts and dimensions must align. shifts: ", shifts.size(), ", dims: 0");
@@ -319,15 +284,15 @@ Types DiagonalMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   if (x.rank() < 2)
     return Error("diagonal needs a tensor of at least 2 dimensions, got ", x.rank());
-  absl::StatusOr<int64_t> d1 = meta::NormalizeDim(Int(attrs, "dim1"), x.rank());
+  absl::StatusOr<int64_t> d1 = meta::NormalizeDim(meta::IntAttr(attrs, "dim1"), x.rank());
   if (!d1.ok()) return d1.status();
-  absl::StatusOr<int64_t> d2 = meta::NormalizeDim(Int(attrs, "dim2"), x.rank());
+  absl::StatusOr<int64_t> d2 = meta::NormalizeDim(meta::IntAttr(attrs, "dim2"), x.rank());
   if (!d2.ok()) return d2.status();
   if (*d1 == *d2) {
-    return Error("diagonal dimensions cannot be identical ", Int(attrs, "dim1"), ", ",
-                 Int(attrs, "dim2"));
+    return Error("diagonal dimensions cannot be identical ", meta::IntAttr(attrs, "dim1"), ", ",
+                 meta::IntAttr(attrs, "dim2"));
   }
-  int64_t offset = Int(attrs, "offset");
+  int64_t offset = meta::IntAttr(attrs, "offset");
   const SymExpr& a = x.shape[*d1];
   const SymExpr& b = x.shape[*d2];
   SymExpr len = offset >= 0 ? SymExpr::Min(a, b - offset) : SymExpr::Min(a + offset, b);
@@ -337,7 +302,7 @@ Types DiagonalMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
     if (i != *d1 && i != *d2) shape.push_back(x.shape[i]);
   }
   shape.push_back(len);
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 }  // namespace

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_join.h"
-#include "ir/check.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 
@@ -20,55 +18,10 @@ namespace {
 using meta::Error;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-int64_t Int(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<int64_t> v = GetInt(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-IntList Ints(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<IntList> v = GetInts(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-SymExpr Sym(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<SymExpr> v = GetSym(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-SymList Syms(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<SymList> v = GetSyms(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-std::string Str(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<std::string> v = GetString(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-
-std::string ShapeText(absl::Span<const SymExpr> shape) {
-  return absl::StrCat(
-      "[",
-      absl::StrJoin(shape, ", ", [](std::string* o, const SymExpr& e) { o->append(e.ToString()); }),
-      "]");
-}
-
-bool IsConst(const SymExpr& e, int64_t v) { return e.is_constant() && e.constant() == v; }
-
 OpSchema Schema(std::string name, std::vector<OpInput> inputs, std::vector<AttrSpec> attrs,
                 MetaFn meta, std::string doc) {
-  OpSchema s;
-  s.name = std::move(name);
-  s.inputs = std::move(inputs);
-  s.attrs = std::move(attrs);
-  s.op_class = OpClass::kShape;
-  s.meta = std::move(meta);
-  s.doc = std::move(doc);
-  return s;
-}
-
-TensorType Like(const TensorType& x, std::vector<SymExpr> shape) {
-  return meta::Out(x.dtype, std::move(shape), x.device);
+  return meta::MakeSchema(std::move(name), std::move(inputs), std::move(attrs), OpClass::kShape,
+                          std::move(meta), std::move(doc));
 }
 
 // Checks that two dims that must agree can: equal, or not provably different.
@@ -90,7 +43,7 @@ Types CatMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
                    in[k].rank(), " (coil does not skip legacy 1-D empty tensors)");
     }
   }
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), in[0].rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), in[0].rank());
   if (!dim.ok()) return dim.status();
   std::vector<SymExpr> shape = in[0].shape;
   shape[*dim] = 0;
@@ -119,11 +72,12 @@ Types StackMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
       same = MayBeEqual(in[k].shape[d], in[0].shape[d]);
     }
     if (!same) {
-      return Error("stack expects each tensor to be equal size, but got ", ShapeText(in[0].shape),
-                   " at entry 0 and ", ShapeText(in[k].shape), " at entry ", k);
+      return Error("stack expects each tensor to be equal size, but got ",
+                   meta::ShapeText(in[0].shape), " at entry 0 and ", meta::ShapeText(in[k].shape),
+                   " at entry ", k);
     }
   }
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), in[0].rank() + 1);
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), in[0].rank() + 1);
   if (!dim.ok()) return dim.status();
   std::vector<SymExpr> shape = in[0].shape;
   shape.insert(shape.begin() + *dim, SymExpr(static_cast<int64_t>(in.size())));
@@ -150,12 +104,12 @@ Types SplitBySize(const TensorType& x, int64_t dim, const SymExpr& split_size) {
                  split_size.constant());
   }
   std::vector<TensorType> out;
-  if (IsConst(split_size, 0)) {
-    if (!IsConst(size, 0)) {
+  if (meta::IsConst(split_size, 0)) {
+    if (!meta::IsConst(size, 0)) {
       return Error("split_size can only be 0 if dimension size is 0, but got dimension size of ",
                    size.ToString());
     }
-    out.push_back(Like(x, x.shape));
+    out.push_back(meta::Like(x, x.shape));
     return out;
   }
   SymExpr n = SymExpr::FloorDiv(size + split_size - 1, split_size);
@@ -172,7 +126,7 @@ Types SplitBySize(const TensorType& x, int64_t dim, const SymExpr& split_size) {
   for (int64_t i = 0; i < pieces; ++i) {
     std::vector<SymExpr> shape = x.shape;
     shape[dim] = i + 1 < pieces ? split_size : size - split_size * (pieces - 1);
-    out.push_back(Like(x, shape));
+    out.push_back(meta::Like(x, shape));
   }
   return out;
 }
@@ -180,14 +134,14 @@ Types SplitBySize(const TensorType& x, int64_t dim, const SymExpr& split_size) {
 Types SplitMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   if (x.rank() == 0) return Error("split expects at least a 1-dimensional tensor");
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), x.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), x.rank());
   if (!dim.ok()) return dim.status();
-  SymExpr split_size = Sym(attrs, "split_size");
-  SymList sizes = Syms(attrs, "sizes");
-  bool has_size = !IsConst(split_size, -1);
+  SymExpr split_size = meta::SymAttr(attrs, "split_size");
+  SymList sizes = meta::SymsAttr(attrs, "sizes");
+  bool has_size = !meta::IsConst(split_size, -1);
   if (has_size == !sizes.empty()) {
     return Error("give exactly one of split_size (", split_size.ToString(), ") and sizes ",
-                 ShapeText(sizes), " (split_size -1 and sizes [] mean not given)");
+                 meta::ShapeText(sizes), " (split_size -1 and sizes [] mean not given)");
   }
   if (has_size) return SplitBySize(x, *dim, split_size);
   SymExpr total = 0;
@@ -197,17 +151,17 @@ Types SplitMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
       return Error(
           "split_with_sizes expects split_sizes have only non-negative entries, but got "
           "split_sizes=",
-          ShapeText(sizes));
+          meta::ShapeText(sizes));
     }
     total += s;
     std::vector<SymExpr> shape = x.shape;
     shape[*dim] = s;
-    out.push_back(Like(x, shape));
+    out.push_back(meta::Like(x, shape));
   }
   if (ProveEq(total, x.shape[*dim]) == Truth::kFalse) {
     return Error("split_with_sizes expects split_sizes to sum exactly to ",
                  x.shape[*dim].ToString(), " (input tensor's size at dimension ", *dim,
-                 "), but got split_sizes=", ShapeText(sizes));
+                 "), but got split_sizes=", meta::ShapeText(sizes));
   }
   return out;
 }
@@ -215,14 +169,14 @@ Types SplitMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
 Types ChunkMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   if (x.rank() == 0) return Error("chunk expects at least a 1-dimensional tensor");
-  int64_t chunks = Int(attrs, "chunks");
+  int64_t chunks = meta::IntAttr(attrs, "chunks");
   if (chunks <= 0) return Error("chunk expects `chunks` to be greater than 0, got: ", chunks);
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), x.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), x.rank());
   if (!dim.ok()) return dim.status();
   const SymExpr& size = x.shape[*dim];
-  if (IsConst(size, 0)) {
+  if (meta::IsConst(size, 0)) {
     // As torch: `chunks` empty pieces (split would give one).
-    return std::vector<TensorType>(chunks, Like(x, x.shape));
+    return std::vector<TensorType>(chunks, meta::Like(x, x.shape));
   }
   return SplitBySize(x, *dim, SymExpr::FloorDiv(size + chunks - 1, chunks));
 }
@@ -234,7 +188,7 @@ absl::StatusOr<SymExpr> ClampBound(const SymExpr& v, const SymExpr& size, absl::
     if (c < 0) c = std::max<int64_t>(c + n, 0);
     return SymExpr(std::min(c, n));
   }
-  if (IsConst(v, INT64_MAX)) return size;
+  if (meta::IsConst(v, INT64_MAX)) return size;
   SymRanges ranges = AssumedSizeRanges({v, size});
   SymRange r = Bounds(v, ranges);
   if (r.min >= 0) return ProveLe(v, size, ranges) == Truth::kTrue ? v : SymExpr::Min(v, size);
@@ -247,47 +201,47 @@ absl::StatusOr<SymExpr> ClampBound(const SymExpr& v, const SymExpr& size, absl::
 Types SliceMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   if (x.rank() == 0) return Error("slice() cannot be applied to a 0-dim tensor.");
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), x.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), x.rank());
   if (!dim.ok()) return dim.status();
-  int64_t step = Int(attrs, "step");
+  int64_t step = meta::IntAttr(attrs, "step");
   if (step <= 0) return Error("slice step must be positive, got ", step);
   const SymExpr& size = x.shape[*dim];
-  absl::StatusOr<SymExpr> start = ClampBound(Sym(attrs, "start"), size, "start");
+  absl::StatusOr<SymExpr> start = ClampBound(meta::SymAttr(attrs, "start"), size, "start");
   if (!start.ok()) return start.status();
-  absl::StatusOr<SymExpr> end = ClampBound(Sym(attrs, "end"), size, "end");
+  absl::StatusOr<SymExpr> end = ClampBound(meta::SymAttr(attrs, "end"), size, "end");
   if (!end.ok()) return end.status();
   SymExpr stop = ProveLe(*start, *end, AssumedSizeRanges({*start, *end})) == Truth::kTrue
                      ? *end
                      : SymExpr::Max(*end, *start);
   std::vector<SymExpr> shape = x.shape;
   shape[*dim] = step == 1 ? stop - *start : SymExpr::FloorDiv(stop - *start + (step - 1), step);
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types SelectMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   if (x.rank() == 0) return Error("select() cannot be applied to a 0-dim tensor.");
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), x.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), x.rank());
   if (!dim.ok()) return dim.status();
-  SymExpr index = Sym(attrs, "index");
+  SymExpr index = meta::SymAttr(attrs, "index");
   const SymExpr& size = x.shape[*dim];
   if (index.is_constant() && size.is_constant() &&
       (index.constant() < -size.constant() || index.constant() >= size.constant())) {
     return Error("select(): index ", index.constant(), " out of range for tensor of size ",
-                 ShapeText(x.shape), " at dimension ", *dim);
+                 meta::ShapeText(x.shape), " at dimension ", *dim);
   }
   std::vector<SymExpr> shape = x.shape;
   shape.erase(shape.begin() + *dim);
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types NarrowMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
   if (x.rank() == 0) return Error("narrow() cannot be applied to a 0-dim tensor.");
-  absl::StatusOr<int64_t> dim = meta::NormalizeDim(Int(attrs, "dim"), x.rank());
+  absl::StatusOr<int64_t> dim = meta::NormalizeDim(meta::IntAttr(attrs, "dim"), x.rank());
   if (!dim.ok()) return dim.status();
-  SymExpr start = Sym(attrs, "start");
-  SymExpr length = Sym(attrs, "length");
+  SymExpr start = meta::SymAttr(attrs, "start");
+  SymExpr length = meta::SymAttr(attrs, "length");
   const SymExpr& size = x.shape[*dim];
   if (length.is_constant() && length.constant() < 0) {
     return Error("narrow(): length must be non-negative, got ", length.constant());
@@ -306,13 +260,13 @@ Types NarrowMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   }
   std::vector<SymExpr> shape = x.shape;
   shape[*dim] = length;
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 Types PadMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   const TensorType& x = in[0];
-  IntList pad = Ints(attrs, "pad");
-  std::string mode = Str(attrs, "mode");
+  IntList pad = meta::IntsAttr(attrs, "pad");
+  std::string mode = meta::StringAttr(attrs, "mode");
   if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular") {
     return Error("unknown padding mode '", mode,
                  "' (expected constant, reflect, replicate or circular)");
@@ -332,7 +286,7 @@ Types PadMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
     std::optional<int64_t> n = size.AsConstant();
     auto where = [&] {
       return absl::StrCat(" (padding (", lo, ", ", hi, ") at dimension ", d, " of input ",
-                          ShapeText(x.shape), ")");
+                          meta::ShapeText(x.shape), ")");
     };
     if (mode == "reflect" || mode == "replicate") {
       if (lo < 0 || hi < 0) return Error(mode, " padding must be non-negative", where());
@@ -356,7 +310,7 @@ Types PadMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
                    " of your input.");
     }
   }
-  return std::vector<TensorType>{Like(x, shape)};
+  return std::vector<TensorType>{meta::Like(x, shape)};
 }
 
 absl::StatusOr<std::vector<SymExpr>> RepeatShape(const TensorType& x, const SymList& repeats) {
@@ -370,7 +324,7 @@ absl::StatusOr<std::vector<SymExpr>> RepeatShape(const TensorType& x, const SymL
   for (size_t i = 0; i < repeats.size(); ++i) {
     if (repeats[i].is_constant() && repeats[i].constant() < 0) {
       return Error("Trying to create tensor with negative dimension ", repeats[i].constant(),
-                   ": repeats ", ShapeText(repeats));
+                   ": repeats ", meta::ShapeText(repeats));
     }
     int64_t j = static_cast<int64_t>(i) - lead;
     shape.push_back(j < 0 ? repeats[i] : repeats[i] * x.shape[j]);
@@ -379,17 +333,17 @@ absl::StatusOr<std::vector<SymExpr>> RepeatShape(const TensorType& x, const SymL
 }
 
 Types RepeatMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
-  absl::StatusOr<std::vector<SymExpr>> shape = RepeatShape(in[0], Syms(attrs, "repeats"));
+  absl::StatusOr<std::vector<SymExpr>> shape = RepeatShape(in[0], meta::SymsAttr(attrs, "repeats"));
   if (!shape.ok()) return shape.status();
-  return std::vector<TensorType>{Like(in[0], *std::move(shape))};
+  return std::vector<TensorType>{meta::Like(in[0], *std::move(shape))};
 }
 
 Types TileMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
-  SymList dims = Syms(attrs, "dims");
+  SymList dims = meta::SymsAttr(attrs, "dims");
   while (static_cast<int64_t>(dims.size()) < in[0].rank()) dims.insert(dims.begin(), SymExpr(1));
   absl::StatusOr<std::vector<SymExpr>> shape = RepeatShape(in[0], dims);
   if (!shape.ok()) return shape.status();
-  return std::vector<TensorType>{Like(in[0], *std::move(shape))};
+  return std::vector<TensorType>{meta::Like(in[0], *std::move(shape))};
 }
 
 }  // namespace

@@ -7,53 +7,20 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ir/builder.h"
-#include "ir/graph.h"
-#include "ir/op_registry.h"
+#include "ir/ops/meta_test_util.h"
 #include "ir/sym_expr.h"
 
 namespace coil {
 namespace {
 
 using ::testing::HasSubstr;
+using meta_test::ErrorOf;
+using meta_test::F32;
+using meta_test::TypesOf;
 
 const SymExpr kS = SymExpr::Symbol("s");
 const SymExpr kT = SymExpr::Symbol("t");
 
-absl::StatusOr<std::vector<TensorType>> Infer(const std::string& op,
-                                              const std::vector<TensorType>& inputs,
-                                              AttrMap attrs = {}) {
-  Graph g("test");
-  GraphBuilder b(g);
-  std::vector<Value*> args;
-  for (const TensorType& t : inputs) args.push_back(b.Input(t));
-  absl::StatusOr<std::vector<Value*>> outs = b.OpMulti(op, args, std::move(attrs));
-  if (!outs.ok()) return outs.status();
-  std::vector<TensorType> types;
-  for (Value* v : *outs) types.push_back(v->type());
-  return types;
-}
-
-std::string ErrorOf(const std::string& op, const std::vector<TensorType>& inputs,
-                    AttrMap attrs = {}) {
-  absl::StatusOr<std::vector<TensorType>> r = Infer(op, inputs, std::move(attrs));
-  EXPECT_FALSE(r.ok()) << op << " unexpectedly gave " << (r.ok() ? (*r)[0].ToString() : "");
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  return std::string(r.status().message());
-}
-
-// All output types, joined by "; ".
-std::string TypesOf(const std::string& op, const std::vector<TensorType>& inputs,
-                    AttrMap attrs = {}) {
-  absl::StatusOr<std::vector<TensorType>> r = Infer(op, inputs, std::move(attrs));
-  EXPECT_TRUE(r.ok()) << r.status();
-  if (!r.ok()) return "";
-  std::string s;
-  for (const TensorType& t : *r) s += (s.empty() ? "" : "; ") + t.ToString();
-  return s;
-}
-
-TensorType F32(std::vector<SymExpr> shape) { return TensorType(proto::FLOAT32, std::move(shape)); }
 TensorType I64(std::vector<SymExpr> shape) { return TensorType(proto::INT64, std::move(shape)); }
 TensorType Of(DType t, std::vector<SymExpr> shape) { return TensorType(t, std::move(shape)); }
 

@@ -12,35 +12,12 @@
 #include "ir/check.h"
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
+#include "runtime/reference/kernel_util.h"
 
 namespace coil {
 namespace {
 
 using Outputs = absl::StatusOr<std::vector<HostTensor>>;
-
-int64_t Int(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<int64_t> v = GetInt(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-
-int64_t Dim(int64_t d, int64_t rank) {
-  absl::StatusOr<int64_t> n = meta::NormalizeDim(d, rank);
-  COIL_CHECK(n.ok()) << n.status().message();
-  return *n;
-}
-
-void CopyElem(const HostTensor& src, int64_t src_off, HostTensor& dst, int64_t dst_off) {
-  if (IsFloating(dst.dtype())) {
-    dst.StoreDouble(dst_off, src.LoadDouble(src_off));
-  } else {
-    dst.StoreInt(dst_off, src.LoadInt(src_off));
-  }
-}
-
-HostTensor NewOutput(const KernelContext& ctx) {
-  return HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
-}
 
 // Sizes and indices as torch's ensure_nonempty_* see them (a 0-dim tensor acts as [1]).
 int64_t SizeOf(const HostTensor& t, int64_t d) { return t.rank() == 0 ? 1 : t.shape()[d]; }
@@ -64,7 +41,7 @@ absl::StatusOr<int64_t> CheckIndex(int64_t i, int64_t size, int64_t dim, bool wr
 Outputs GatherKernel(const KernelContext& ctx) {
   const HostTensor& self = ctx.inputs[0];
   const HostTensor& index = ctx.inputs[1];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), self.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), self.rank());
   int64_t rank = std::max<int64_t>(self.rank(), 1);
   for (int64_t d = 0; d < rank && index.numel() > 0; ++d) {
     if (d != dim && SizeOf(index, d) > SizeOf(self, d)) {
@@ -93,13 +70,26 @@ Outputs GatherKernel(const KernelContext& ctx) {
   return std::vector<HostTensor>{std::move(out)};
 }
 
+// Writes the per-element accumulators of scatter_add / index_put (double for floating `out`,
+// int64 otherwise) into the contiguous `out`, rounding once.
+void StoreAccumulators(bool floating, const std::vector<double>& acc_f,
+                       const std::vector<int64_t>& acc_i, HostTensor& out) {
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    if (floating) {
+      out.StoreDouble(o, acc_f[o]);
+    } else {
+      out.StoreInt(o, acc_i[o]);
+    }
+  }
+}
+
 // scatter (add = false) and scatter_add (add = true). Sums are kept in double (int64 for
 // integral dtypes) and rounded once at the end.
 Outputs ScatterKernel(const KernelContext& ctx, bool add) {
   const HostTensor& self = ctx.inputs[0];
   const HostTensor& index = ctx.inputs[1];
   const HostTensor& src = ctx.inputs[2];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), self.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), self.rank());
   int64_t rank = std::max<int64_t>(self.rank(), 1);
   const char* op = add ? "scatter_add" : "scatter";
   for (int64_t d = 0; d < rank && index.numel() > 0; ++d) {
@@ -147,26 +137,18 @@ Outputs ScatterKernel(const KernelContext& ctx, bool add) {
     } else {
       int64_t v = src.LoadInt(s);
       // Wrapping add, as the integer dtypes do.
-      acc_i[pos] =
-          add ? static_cast<int64_t>(static_cast<uint64_t>(acc_i[pos]) + static_cast<uint64_t>(v))
-              : v;
+      acc_i[pos] = add ? WrapAdd(acc_i[pos], v) : v;
     }
   });
   if (!status.ok()) return status;
-  for (int64_t o = 0; o < out.numel(); ++o) {
-    if (floating) {
-      out.StoreDouble(o, acc_f[o]);
-    } else {
-      out.StoreInt(o, acc_i[o]);
-    }
-  }
+  StoreAccumulators(floating, acc_f, acc_i, out);
   return std::vector<HostTensor>{std::move(out)};
 }
 
 Outputs IndexSelectKernel(const KernelContext& ctx) {
   const HostTensor& self = ctx.inputs[0];
   const HostTensor& index = ctx.inputs[1];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), self.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), self.rank());
   HostTensor flat = index.Contiguous();  // 0-D or 1-D
   std::vector<int64_t> picks(flat.numel());
   for (int64_t k = 0; k < flat.numel(); ++k) {
@@ -230,7 +212,7 @@ Outputs IndexPutKernel(const KernelContext& ctx) {
   const HostTensor& self = ctx.inputs[0];
   const HostTensor& index = ctx.inputs[1];
   const HostTensor& values = ctx.inputs[2];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), self.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), self.rank());
   absl::StatusOr<bool> accumulate = GetBool(ctx.attrs, "accumulate");
   COIL_CHECK(accumulate.ok());
   HostTensor flat = index.Contiguous();
@@ -284,25 +266,16 @@ Outputs IndexPutKernel(const KernelContext& ctx) {
       acc_f[pos] = *accumulate ? acc_f[pos] + values.LoadDouble(v) : values.LoadDouble(v);
     } else {
       int64_t x = values.LoadInt(v);
-      acc_i[pos] =
-          *accumulate
-              ? static_cast<int64_t>(static_cast<uint64_t>(acc_i[pos]) + static_cast<uint64_t>(x))
-              : x;
+      acc_i[pos] = *accumulate ? WrapAdd(acc_i[pos], x) : x;
     }
   });
-  for (int64_t o = 0; o < out.numel(); ++o) {
-    if (floating) {
-      out.StoreDouble(o, acc_f[o]);
-    } else {
-      out.StoreInt(o, acc_i[o]);
-    }
-  }
+  StoreAccumulators(floating, acc_f, acc_i, out);
   return std::vector<HostTensor>{std::move(out)};
 }
 
 Outputs OneHotKernel(const KernelContext& ctx) {
   const HostTensor& self = ctx.inputs[0];
-  int64_t n = Int(ctx.attrs, "num_classes");
+  int64_t n = meta::IntAttr(ctx.attrs, "num_classes");
   HostTensor out = NewOutput(ctx);
   int64_t base = 0;
   absl::Status status;
@@ -331,7 +304,7 @@ void RegisterIndexingKernels(ReferenceKernels& k) {
   k.Register("aten.embedding",
              [](const KernelContext& ctx) { return TakeAlong(ctx, 0, false, "embedding"); });
   k.Register("aten.index_tensor", [](const KernelContext& ctx) {
-    return TakeAlong(ctx, Dim(Int(ctx.attrs, "dim"), ctx.inputs[0].rank()), true, "index");
+    return TakeAlong(ctx, CheckedDim(meta::IntAttr(ctx.attrs, "dim"), ctx.inputs[0].rank()), true, "index");
   });
   k.Register("aten.index_put", IndexPutKernel);
   k.Register("aten.one_hot", OneHotKernel);

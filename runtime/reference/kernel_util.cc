@@ -1,9 +1,11 @@
-// Broadcast strides, dtype casts of single values and result types for the reference kernels.
+// Broadcast strides, dtype casts of single values, result types, element copies and checked
+// dims for the reference kernels.
 #include "runtime/reference/kernel_util.h"
 
 #include <cmath>
 
 #include "ir/check.h"
+#include "ir/ops/meta_util.h"
 #include "runtime/half.h"
 
 namespace coil {
@@ -107,6 +109,20 @@ DType ComputeDType(absl::Span<const HostTensor> inputs,
     b.Add(t, OperandKind::kWrappedNumber);
   }
   return b.Result();
+}
+
+void CopyElem(const HostTensor& src, int64_t src_off, HostTensor& dst, int64_t dst_off) {
+  if (IsFloating(dst.dtype())) {
+    dst.StoreDouble(dst_off, src.LoadDouble(src_off));
+  } else {
+    dst.StoreInt(dst_off, src.LoadInt(src_off));
+  }
+}
+
+int64_t CheckedDim(int64_t dim, int64_t rank) {
+  absl::StatusOr<int64_t> n = meta::NormalizeDim(dim, rank);
+  COIL_CHECK(n.ok()) << n.status().message();
+  return *n;
 }
 
 }  // namespace coil

@@ -1,5 +1,6 @@
 // Helpers shared by the reference kernels: broadcasting iteration over strided inputs,
-// single-value dtype casts, and elementwise maps.
+// single-value dtype casts, elementwise maps, per-line iteration along one dim, and the
+// output/element-copy/dim helpers of the data-movement kernels (shape, indexing).
 //
 //   // out[i] = a[i] + b[i] over the broadcast of a and b, computed in double, stored as f32:
 //   HostTensor out = MapDouble({a, b}, out_shape, proto::FLOAT32, proto::FLOAT32,
@@ -17,6 +18,7 @@
 #include "ir/attribute.h"
 #include "ir/dtype.h"
 #include "runtime/host_tensor.h"
+#include "runtime/reference/kernel_registry.h"
 
 namespace coil {
 
@@ -105,6 +107,43 @@ inline int64_t WrapSub(int64_t a, int64_t b) {
 }
 inline int64_t WrapMul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+// A zero-filled contiguous tensor of output `i`'s dtype and shape.
+inline HostTensor NewOutput(const KernelContext& ctx, int i = 0) {
+  return HostTensor::Zeros(ctx.output_dtypes[i], ctx.output_shapes[i]);
+}
+
+// Copies one element between storage offsets: through double when the destination is floating,
+// int64 otherwise.
+void CopyElem(const HostTensor& src, int64_t src_off, HostTensor& dst, int64_t dst_off);
+
+// A dim the meta function already validated, wrapped into [0, rank) (meta::NormalizeDim);
+// CHECK-fails when out of range, which is a compiler bug.
+int64_t CheckedDim(int64_t dim, int64_t rank);
+
+// Calls fn(x_offsets, out_offsets) once per line of `x` along `dim` (normalized), in row-major
+// order of the other dims: the storage offsets of the line's elements in `x` and in `out` (of
+// x's shape). A rank-0 `x` is one line of one element (softmax, cumsum).
+template <typename Fn>  // void fn(const std::vector<int64_t>&, const std::vector<int64_t>&)
+void ForEachLine(HostTensor x, HostTensor out, int64_t dim, Fn&& fn) {
+  if (x.rank() == 0) {  // one element: work on 1-d views
+    x = x.View({1}, {1}, x.offset());
+    out = out.View({1}, {1}, out.offset());
+  }
+  std::vector<int64_t> lines = x.shape();
+  const int64_t n = lines[dim];
+  lines[dim] = 1;
+  std::vector<int64_t> xo(n), oo(n);
+  ForEachIndex(lines, [&](absl::Span<const int64_t> base) {
+    std::vector<int64_t> idx(base.begin(), base.end());
+    for (int64_t i = 0; i < n; ++i) {
+      idx[dim] = i;
+      xo[i] = x.StorageOffset(idx);
+      oo[i] = out.StorageOffset(idx);
+    }
+    fn(xo, oo);
+  });
 }
 
 }  // namespace coil

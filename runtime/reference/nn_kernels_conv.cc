@@ -1,7 +1,14 @@
 // Reference kernels of convolution: aten.convolution, aten.conv{1,2,3}d and
-// aten.conv_transpose{1,2,3}d. One direct loop per output element, accumulating in double
-// (int64 for integer tensors).
+// aten.conv_transpose{1,2,3}d. A direct convolution accumulating in double (int64 for integer
+// tensors), in the order bias, then input channel by input channel, kernel position by kernel
+// position, for every output element.
+//
+// To stay usable on real models it reads the operands once into contiguous arrays and looks up,
+// for each kernel position, which input position feeds each output position (a table built
+// with the same index formulas as a one-output-at-a-time loop), so the innermost loop is a
+// plain multiply-add over output positions.
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +16,103 @@
 
 namespace coil::nn_kernels {
 namespace {
+
+// Every element of `t` in row-major order as T (double for floating tensors, int64 otherwise).
+template <typename T>
+std::vector<T> Elements(const HostTensor& t) {
+  if constexpr (std::is_same_v<T, double>) {
+    return t.ToDoubles();
+  } else {
+    std::vector<T> out;
+    out.reserve(t.numel());
+    ForEachIndex(t.shape(), [&](absl::Span<const int64_t> i) { out.push_back(t.GetInt(i)); });
+    return out;
+  }
+}
+
+int64_t Product(absl::Span<const int64_t> v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+struct ConvGeometry {
+  bool transposed = false;
+  IntList stride, padding, dilation;
+  std::vector<int64_t> in_spatial, out_spatial, kernel;
+};
+
+// source[k * out_size + o]: the flat input spatial position that output spatial position o
+// reads at kernel position k, or -1 where it reads padding (or, transposed, nothing).
+std::vector<int64_t> SourceTable(const ConvGeometry& g) {
+  int64_t d = static_cast<int64_t>(g.kernel.size());
+  int64_t out_size = Product(g.out_spatial);
+  std::vector<int64_t> source(Product(g.kernel) * out_size, -1);
+  int64_t k_flat = 0;
+  ForEachIndex(g.kernel, [&](absl::Span<const int64_t> k) {
+    int64_t o_flat = 0;
+    ForEachIndex(g.out_spatial, [&](absl::Span<const int64_t> o) {
+      int64_t in_flat = 0;
+      bool valid = true;
+      for (int64_t i = 0; i < d && valid; ++i) {
+        int64_t pos;
+        if (!g.transposed) {
+          pos = o[i] * g.stride[i] - g.padding[i] + k[i] * g.dilation[i];
+        } else {
+          // Output position o receives input position p when p*stride - pad + k*dil == o.
+          int64_t num = o[i] + g.padding[i] - k[i] * g.dilation[i];
+          valid = num >= 0 && num % g.stride[i] == 0;
+          pos = valid ? num / g.stride[i] : -1;
+        }
+        valid = valid && pos >= 0 && pos < g.in_spatial[i];
+        in_flat = in_flat * g.in_spatial[i] + pos;
+      }
+      source[k_flat * out_size + o_flat] = valid ? in_flat : -1;
+      ++o_flat;
+    });
+    ++k_flat;
+  });
+  return source;
+}
+
+inline double MulAdd(double acc, double x, double w) { return acc + x * w; }
+inline int64_t MulAdd(int64_t acc, int64_t x, int64_t w) { return WrapAdd(acc, WrapMul(x, w)); }
+
+// out[n, oc, o] = bias[oc] + sum over ic, k of x[n, g*cin_g + ic, source(k, o)] * w[...], where
+// w is [c_out, cin_g, k...] (or [c_in, cout_g, k...] transposed).
+template <typename T>
+std::vector<T> ConvLoops(const HostTensor& x, const HostTensor& w, const HostTensor* bias,
+                         const ConvGeometry& geo, int64_t c_out, int64_t groups) {
+  std::vector<T> xs = Elements<T>(x), ws = Elements<T>(w);
+  std::vector<T> bs = bias != nullptr ? Elements<T>(*bias) : std::vector<T>(c_out, T(0));
+  int64_t batch = x.shape()[0], c_in = x.shape()[1];
+  int64_t cin_g = c_in / groups, cout_g = c_out / groups;
+  int64_t in_size = Product(geo.in_spatial), out_size = Product(geo.out_spatial);
+  int64_t k_size = Product(geo.kernel);
+  std::vector<int64_t> source = SourceTable(geo);
+  std::vector<T> out(batch * c_out * out_size);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t oc = 0; oc < c_out; ++oc) {
+      int64_t g = oc / cout_g;
+      T* acc = out.data() + (n * c_out + oc) * out_size;
+      for (int64_t o = 0; o < out_size; ++o) acc[o] = bs[oc];
+      for (int64_t ic = 0; ic < cin_g; ++ic) {
+        const T* xc = xs.data() + (n * c_in + g * cin_g + ic) * in_size;
+        // The weight's first two indices: (oc, ic), or (g*cin_g + ic, oc % cout_g) transposed.
+        const T* wk = ws.data() + (geo.transposed ? ((g * cin_g + ic) * cout_g + oc % cout_g) * k_size
+                                                  : (oc * cin_g + ic) * k_size);
+        for (int64_t k = 0; k < k_size; ++k) {
+          const int64_t* src = source.data() + k * out_size;
+          T wv = wk[k];
+          for (int64_t o = 0; o < out_size; ++o) {
+            if (src[o] >= 0) acc[o] = MulAdd(acc[o], xc[src[o]], wv);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<std::vector<HostTensor>> Conv(const KernelContext& ctx,
                                              std::optional<bool> transposed_variant) {
@@ -18,11 +122,12 @@ absl::StatusOr<std::vector<HostTensor>> Conv(const KernelContext& ctx,
   int64_t d = w.rank() - 2;
   bool unbatched = x.rank() == d + 1;
   if (unbatched) x = Unsqueeze(x, 0);
-  bool transposed = transposed_variant.has_value() ? *transposed_variant
-                                                   : *GetBool(ctx.attrs, "transposed");
-  IntList stride = ExpandedInts(ctx.attrs, "stride", d);
-  IntList padding = ExpandedInts(ctx.attrs, "padding", d);
-  IntList dilation = ExpandedInts(ctx.attrs, "dilation", d);
+  ConvGeometry geo;
+  geo.transposed = transposed_variant.has_value() ? *transposed_variant
+                                                  : *GetBool(ctx.attrs, "transposed");
+  geo.stride = ExpandedInts(ctx.attrs, "stride", d);
+  geo.padding = ExpandedInts(ctx.attrs, "padding", d);
+  geo.dilation = ExpandedInts(ctx.attrs, "dilation", d);
   int64_t groups = *GetInt(ctx.attrs, "groups");
 
   std::vector<int64_t> out_shape = ctx.output_shapes[0];
@@ -32,65 +137,25 @@ absl::StatusOr<std::vector<HostTensor>> Conv(const KernelContext& ctx,
     return absl::InvalidArgumentError(absl::StrCat("weight dimension 0 (", w.shape()[0],
                                                    ") is not divisible by groups = ", groups));
   }
-  // Channels per group of the input and the output.
-  int64_t cin_g = transposed ? w.shape()[0] / groups : w.shape()[1];
-  int64_t cout_g = c_out / groups;
+  // Channels per group of the input.
+  int64_t cin_g = geo.transposed ? w.shape()[0] / groups : w.shape()[1];
   if (absl::Status s = CheckSize(x.shape()[1], cin_g * groups, "input channels and the "
                                                                "weight's input channels");
       !s.ok()) {
     return s;
   }
-  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  geo.in_spatial.assign(x.shape().begin() + 2, x.shape().end());
+  geo.out_spatial.assign(out_shape.begin() + 2, out_shape.end());
+  geo.kernel.assign(w.shape().begin() + 2, w.shape().end());
 
   HostTensor out = HostTensor::Zeros(ctx.output_dtypes[0], out_shape);
-  bool integral = !IsFloating(out.dtype());
-  std::vector<int64_t> xi(d + 2), wi(d + 2);
-  int64_t flat = 0;
-  ForEachIndex(out_shape, [&](absl::Span<const int64_t> o) {
-    int64_t oc = o[1], g = oc / cout_g;
-    double facc = 0;
-    int64_t iacc = 0;
-    if (bias != nullptr) {
-      if (integral) {
-        iacc = bias->GetInt({oc});
-      } else {
-        facc = bias->GetDouble({oc});
-      }
-    }
-    xi[0] = o[0];
-    for (int64_t ic = 0; ic < cin_g; ++ic) {
-      xi[1] = g * cin_g + ic;
-      wi[0] = transposed ? g * cin_g + ic : oc;
-      wi[1] = transposed ? oc % cout_g : ic;
-      ForEachIndex(kernel, [&](absl::Span<const int64_t> k) {
-        for (int64_t i = 0; i < d; ++i) {
-          int64_t pos;
-          if (!transposed) {
-            pos = o[2 + i] * stride[i] - padding[i] + k[i] * dilation[i];
-          } else {
-            // Output position o receives input position p when p*stride - pad + k*dil == o.
-            int64_t num = o[2 + i] + padding[i] - k[i] * dilation[i];
-            if (num < 0 || num % stride[i] != 0) return;
-            pos = num / stride[i];
-          }
-          if (pos < 0 || pos >= x.shape()[2 + i]) return;
-          xi[2 + i] = pos;
-          wi[2 + i] = k[i];
-        }
-        if (integral) {
-          iacc = WrapAdd(iacc, WrapMul(x.GetInt(xi), w.GetInt(wi)));
-        } else {
-          facc += x.GetDouble(xi) * w.GetDouble(wi);
-        }
-      });
-    }
-    if (integral) {
-      out.StoreInt(flat, iacc);
-    } else {
-      out.StoreDouble(flat, facc);
-    }
-    ++flat;
-  });
+  if (IsFloating(out.dtype())) {
+    std::vector<double> v = ConvLoops<double>(x, w, bias, geo, c_out, groups);
+    for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) out.StoreDouble(i, v[i]);
+  } else {
+    std::vector<int64_t> v = ConvLoops<int64_t>(x, w, bias, geo, c_out, groups);
+    for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) out.StoreInt(i, v[i]);
+  }
   if (unbatched) {
     std::vector<int64_t> strides(out.strides().begin() + 1, out.strides().end());
     out = out.View(ctx.output_shapes[0], strides, 0);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
+#include "runtime/reference/kernel_util.h"
 
 namespace coil {
 
@@ -71,31 +72,17 @@ absl::StatusOr<double> Eps(const KernelContext& ctx) { return GetFloat(ctx.attrs
 // softmax / log_softmax along one dim.
 ReferenceKernel SoftmaxKernel(bool log) {
   return [log](const KernelContext& ctx) -> Outputs {
-    HostTensor x = ctx.inputs[0];
+    const HostTensor& x = ctx.inputs[0];
     absl::StatusOr<int64_t> dim = GetInt(ctx.attrs, "dim");
     if (!dim.ok()) return dim.status();
     absl::StatusOr<int64_t> d = meta::NormalizeDim(*dim, x.rank());
     if (!d.ok()) return d.status();
-    HostTensor result = HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
-    HostTensor out = result;
-    if (x.rank() == 0) {  // one element: work on 1-d views
-      x = x.View({1}, {1}, x.offset());
-      out = result.View({1}, {1}, 0);
-    }
+    HostTensor out = NewOutput(ctx);
     auto value = [&](int64_t off) {
       return IsFloating(x.dtype()) ? x.LoadDouble(off) : static_cast<double>(x.LoadInt(off));
     };
-    std::vector<int64_t> lines = x.shape();
-    int64_t n = lines[*d];
-    lines[*d] = 1;
-    ForEachIndex(lines, [&](absl::Span<const int64_t> base) {
-      std::vector<int64_t> idx(base.begin(), base.end());
-      std::vector<int64_t> xo(n), oo(n);
-      for (int64_t i = 0; i < n; ++i) {
-        idx[*d] = i;
-        xo[i] = x.StorageOffset(idx);
-        oo[i] = out.StorageOffset(idx);
-      }
+    ForEachLine(x, out, *d, [&](const std::vector<int64_t>& xo, const std::vector<int64_t>& oo) {
+      const int64_t n = static_cast<int64_t>(xo.size());
       // Shift by the max (nan if any is nan, as PyTorch: all -inf gives nan too).
       double m = -INFINITY;
       for (int64_t i = 0; i < n; ++i) {
@@ -110,7 +97,7 @@ ReferenceKernel SoftmaxKernel(bool log) {
         out.StoreDouble(oo[i], log ? shifted - std::log(sum) : std::exp(shifted) / sum);
       }
     });
-    return std::vector<HostTensor>{result};
+    return std::vector<HostTensor>{out};
   };
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
+#include "runtime/reference/kernel_util.h"
 
 namespace coil {
 
@@ -82,14 +83,6 @@ double AsDouble(const HostTensor& x, int64_t off) {
 }
 int64_t AsInt(const HostTensor& x, int64_t off) {
   return IsFloating(x.dtype()) ? TruncToInt(x.LoadDouble(off)) : x.LoadInt(off);
-}
-
-// Wrapping int64 arithmetic (no signed-overflow UB).
-int64_t WrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t WrapMul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
 // Stores a result computed as double (floating outputs) or int64 (others).
@@ -343,28 +336,18 @@ ReferenceKernel NormKernel() {
 // cumsum / cumprod along one dim.
 ReferenceKernel CumulativeKernel(bool is_sum) {
   return [is_sum](const KernelContext& ctx) -> Outputs {
-    HostTensor x = ctx.inputs[0];
+    const HostTensor& x = ctx.inputs[0];
     absl::StatusOr<int64_t> dim = GetInt(ctx.attrs, "dim");
     if (!dim.ok()) return dim.status();
     absl::StatusOr<int64_t> d = meta::NormalizeDim(*dim, x.rank());
     if (!d.ok()) return d.status();
-    HostTensor result = HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
-    HostTensor out = result;
-    if (x.rank() == 0) {  // one element: work on 1-d views
-      x = x.View({1}, {1}, x.offset());
-      out = result.View({1}, {1}, 0);
-    }
-    std::vector<int64_t> lines = x.shape();
-    int64_t n = lines[*d];
-    lines[*d] = 1;
+    HostTensor out = NewOutput(ctx);
     bool fp = IsFloating(out.dtype());
-    ForEachIndex(lines, [&](absl::Span<const int64_t> base) {
-      std::vector<int64_t> idx(base.begin(), base.end());
+    ForEachLine(x, out, *d, [&](const std::vector<int64_t>& xos, const std::vector<int64_t>& oos) {
       double acc = is_sum ? 0 : 1;
       int64_t iacc = is_sum ? 0 : 1;
-      for (int64_t i = 0; i < n; ++i) {
-        idx[*d] = i;
-        int64_t xo = x.StorageOffset(idx), oo = out.StorageOffset(idx);
+      for (size_t i = 0; i < xos.size(); ++i) {
+        int64_t xo = xos[i], oo = oos[i];
         if (fp) {
           acc = is_sum ? acc + AsDouble(x, xo) : acc * AsDouble(x, xo);
           out.StoreDouble(oo, acc);
@@ -375,7 +358,7 @@ ReferenceKernel CumulativeKernel(bool is_sum) {
         }
       }
     });
-    return std::vector<HostTensor>{result};
+    return std::vector<HostTensor>{out};
   };
 }
 

@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/check.h"
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
+#include "runtime/reference/kernel_util.h"
 
 namespace coil {
 
@@ -21,37 +21,6 @@ void RegisterShapeKernels2(ReferenceKernels& k);  // shape_kernels_2.cc
 namespace {
 
 using Outputs = absl::StatusOr<std::vector<HostTensor>>;
-
-int64_t Int(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<int64_t> v = GetInt(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-IntList Ints(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<IntList> v = GetInts(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-
-// The meta function already validated dims; this only wraps negative ones.
-int64_t Dim(int64_t d, int64_t rank) {
-  absl::StatusOr<int64_t> n = meta::NormalizeDim(d, rank);
-  COIL_CHECK(n.ok()) << n.status().message();
-  return *n;
-}
-
-// Copies one element: through double when the destination is floating, int64 otherwise.
-void CopyElem(const HostTensor& src, int64_t src_off, HostTensor& dst, int64_t dst_off) {
-  if (IsFloating(dst.dtype())) {
-    dst.StoreDouble(dst_off, src.LoadDouble(src_off));
-  } else {
-    dst.StoreInt(dst_off, src.LoadInt(src_off));
-  }
-}
-
-HostTensor NewOutput(const KernelContext& ctx, int i = 0) {
-  return HostTensor::Zeros(ctx.output_dtypes[i], ctx.output_shapes[i]);
-}
 
 // Builds output 0 element by element: `fn(out_index, in_index)` fills in_index (sized to the
 // input's rank) with the input element to copy.
@@ -95,7 +64,7 @@ Outputs Permuted(const KernelContext& ctx, const std::vector<int64_t>& order) {
 Outputs Permute(const KernelContext& ctx) {
   int64_t rank = ctx.inputs[0].rank();
   std::vector<int64_t> order;
-  for (int64_t d : Ints(ctx.attrs, "dims")) order.push_back(Dim(d, rank));
+  for (int64_t d : meta::IntsAttr(ctx.attrs, "dims")) order.push_back(CheckedDim(d, rank));
   return Permuted(ctx, order);
 }
 
@@ -104,7 +73,7 @@ Outputs Transpose(const KernelContext& ctx) {
   std::vector<int64_t> order(rank);
   for (int64_t i = 0; i < rank; ++i) order[i] = i;
   if (rank > 0)
-    std::swap(order[Dim(Int(ctx.attrs, "dim0"), rank)], order[Dim(Int(ctx.attrs, "dim1"), rank)]);
+    std::swap(order[CheckedDim(meta::IntAttr(ctx.attrs, "dim0"), rank)], order[CheckedDim(meta::IntAttr(ctx.attrs, "dim1"), rank)]);
   return Permuted(ctx, order);
 }
 
@@ -117,12 +86,12 @@ Outputs T(const KernelContext& ctx) {
 
 Outputs Movedim(const KernelContext& ctx) {
   int64_t rank = ctx.inputs[0].rank();
-  IntList src = Ints(ctx.attrs, "source"), dst = Ints(ctx.attrs, "destination");
+  IntList src = meta::IntsAttr(ctx.attrs, "source"), dst = meta::IntsAttr(ctx.attrs, "destination");
   std::vector<int64_t> order(rank, -1);
   std::vector<bool> used(rank, false);
   for (size_t i = 0; i < src.size() && rank > 0; ++i) {
-    order[Dim(dst[i], rank)] = Dim(src[i], rank);
-    used[Dim(src[i], rank)] = true;
+    order[CheckedDim(dst[i], rank)] = CheckedDim(src[i], rank);
+    used[CheckedDim(src[i], rank)] = true;
   }
   int64_t next = 0;
   for (int64_t i = 0; i < rank; ++i) {
@@ -153,8 +122,8 @@ Outputs Expand(const KernelContext& ctx) {
 Outputs Flip(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
   std::vector<bool> flip(in.rank(), false);
-  for (int64_t d : Ints(ctx.attrs, "dims")) {
-    if (in.rank() > 0) flip[Dim(d, in.rank())] = true;
+  for (int64_t d : meta::IntsAttr(ctx.attrs, "dims")) {
+    if (in.rank() > 0) flip[CheckedDim(d, in.rank())] = true;
   }
   return std::vector<HostTensor>{
       Gather(ctx, [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
@@ -166,7 +135,7 @@ int64_t PositiveMod(int64_t a, int64_t n) { return ((a % n) + n) % n; }
 
 Outputs Roll(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
-  IntList shifts = Ints(ctx.attrs, "shifts"), dims = Ints(ctx.attrs, "dims");
+  IntList shifts = meta::IntsAttr(ctx.attrs, "shifts"), dims = meta::IntsAttr(ctx.attrs, "dims");
   if (dims.empty()) {
     // Roll the flattened tensor: output element k is input element (k - shift) mod numel.
     HostTensor flat = in.Contiguous();
@@ -178,7 +147,7 @@ Outputs Roll(const KernelContext& ctx) {
   }
   std::vector<int64_t> shift(std::max<int64_t>(in.rank(), 1), 0);
   for (size_t i = 0; i < dims.size(); ++i) {
-    int64_t d = Dim(dims[i], in.rank());
+    int64_t d = CheckedDim(dims[i], in.rank());
     int64_t n = in.rank() == 0 ? 1 : in.shape()[d];
     if (n > 0) shift[d] = PositiveMod(shift[d] + PositiveMod(shifts[i], n), n);
   }
@@ -191,7 +160,7 @@ Outputs Roll(const KernelContext& ctx) {
 // tril (lower = true) keeps elements with col - row <= diagonal; triu those with >= diagonal.
 Outputs Tri(const KernelContext& ctx, bool lower) {
   const HostTensor& in = ctx.inputs[0];
-  int64_t diagonal = Int(ctx.attrs, "diagonal");
+  int64_t diagonal = meta::IntAttr(ctx.attrs, "diagonal");
   HostTensor out = NewOutput(ctx);
   int64_t o = 0;
   int64_t r = in.rank();
@@ -207,8 +176,8 @@ Outputs Tri(const KernelContext& ctx, bool lower) {
 Outputs Diagonal(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
   int64_t r = in.rank();
-  int64_t d1 = Dim(Int(ctx.attrs, "dim1"), r), d2 = Dim(Int(ctx.attrs, "dim2"), r);
-  int64_t offset = Int(ctx.attrs, "offset");
+  int64_t d1 = CheckedDim(meta::IntAttr(ctx.attrs, "dim1"), r), d2 = CheckedDim(meta::IntAttr(ctx.attrs, "dim2"), r);
+  int64_t offset = meta::IntAttr(ctx.attrs, "offset");
   std::vector<int64_t> rest;
   for (int64_t i = 0; i < r; ++i) {
     if (i != d1 && i != d2) rest.push_back(i);

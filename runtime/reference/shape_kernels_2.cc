@@ -13,6 +13,7 @@
 #include "ir/check.h"
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
+#include "runtime/reference/kernel_util.h"
 
 namespace coil {
 
@@ -21,17 +22,6 @@ void RegisterShapeKernels2(ReferenceKernels& k);
 namespace {
 
 using Outputs = absl::StatusOr<std::vector<HostTensor>>;
-
-int64_t Int(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<int64_t> v = GetInt(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
-IntList Ints(const AttrMap& a, absl::string_view n) {
-  absl::StatusOr<IntList> v = GetInts(a, n);
-  COIL_CHECK(v.ok()) << v.status().message();
-  return *v;
-}
 
 // The value of a possibly symbolic integer attribute, which must be bound by now.
 absl::StatusOr<int64_t> SymValue(const AttrMap& a, absl::string_view n) {
@@ -43,24 +33,6 @@ absl::StatusOr<int64_t> SymValue(const AttrMap& a, absl::string_view n) {
                      "); the graph's symbols must be bound before running a reference kernel"));
   }
   return v->constant();
-}
-
-int64_t Dim(int64_t d, int64_t rank) {
-  absl::StatusOr<int64_t> n = meta::NormalizeDim(d, rank);
-  COIL_CHECK(n.ok()) << n.status().message();
-  return *n;
-}
-
-void CopyElem(const HostTensor& src, int64_t src_off, HostTensor& dst, int64_t dst_off) {
-  if (IsFloating(dst.dtype())) {
-    dst.StoreDouble(dst_off, src.LoadDouble(src_off));
-  } else {
-    dst.StoreInt(dst_off, src.LoadInt(src_off));
-  }
-}
-
-HostTensor NewOutput(const KernelContext& ctx, int i = 0) {
-  return HostTensor::Zeros(ctx.output_dtypes[i], ctx.output_shapes[i]);
 }
 
 // Fills output `i` element by element: `fn(out_index, in_index)` fills in_index (sized to
@@ -89,7 +61,7 @@ std::string Shape(const std::vector<int64_t>& s) {
 Outputs Cat(const KernelContext& ctx) {
   HostTensor out = NewOutput(ctx);
   int64_t rank = out.rank();
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), rank);
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), rank);
   int64_t base = 0;
   for (size_t k = 0; k < ctx.inputs.size(); ++k) {
     const HostTensor& in = ctx.inputs[k];
@@ -114,7 +86,7 @@ Outputs Cat(const KernelContext& ctx) {
 
 Outputs Stack(const KernelContext& ctx) {
   HostTensor out = NewOutput(ctx);
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), out.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), out.rank());
   for (size_t k = 0; k < ctx.inputs.size(); ++k) {
     const HostTensor& in = ctx.inputs[k];
     if (in.shape() != ctx.inputs[0].shape()) {
@@ -135,7 +107,7 @@ Outputs Stack(const KernelContext& ctx) {
 // split and chunk: output i holds the next output_shapes[i][dim] entries along dim.
 Outputs SplitPieces(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), in.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), in.rank());
   int64_t total = 0;
   for (const std::vector<int64_t>& s : ctx.output_shapes) total += s[dim];
   bool chunk_of_empty = in.shape()[dim] == 0;  // chunk gives several empty pieces
@@ -165,12 +137,12 @@ int64_t Clamp(int64_t v, int64_t size) {
 
 Outputs Slice(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), in.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), in.rank());
   absl::StatusOr<int64_t> start = SymValue(ctx.attrs, "start");
   if (!start.ok()) return start.status();
   absl::StatusOr<int64_t> end = SymValue(ctx.attrs, "end");
   if (!end.ok()) return end.status();
-  int64_t step = Int(ctx.attrs, "step");
+  int64_t step = meta::IntAttr(ctx.attrs, "step");
   int64_t size = in.shape()[dim];
   int64_t b = Clamp(*start, size), e = std::max(Clamp(*end, size), b);
   int64_t len = (e - b + step - 1) / step;
@@ -190,7 +162,7 @@ Outputs Slice(const KernelContext& ctx) {
 
 Outputs Select(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), in.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), in.rank());
   absl::StatusOr<int64_t> index = SymValue(ctx.attrs, "index");
   if (!index.ok()) return index.status();
   int64_t size = in.shape()[dim];
@@ -210,7 +182,7 @@ Outputs Select(const KernelContext& ctx) {
 
 Outputs Narrow(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
-  int64_t dim = Dim(Int(ctx.attrs, "dim"), in.rank());
+  int64_t dim = CheckedDim(meta::IntAttr(ctx.attrs, "dim"), in.rank());
   absl::StatusOr<int64_t> start = SymValue(ctx.attrs, "start");
   if (!start.ok()) return start.status();
   int64_t length = ctx.output_shapes[0][dim];
@@ -236,7 +208,7 @@ enum class PadMode { kConstant, kReflect, kReplicate, kCircular };
 
 Outputs Pad(const KernelContext& ctx) {
   const HostTensor& in = ctx.inputs[0];
-  IntList pad = Ints(ctx.attrs, "pad");
+  IntList pad = meta::IntsAttr(ctx.attrs, "pad");
   absl::StatusOr<std::string> mode_name = GetString(ctx.attrs, "mode");
   COIL_CHECK(mode_name.ok());
   absl::StatusOr<double> value = GetFloat(ctx.attrs, "value");

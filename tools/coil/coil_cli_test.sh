@@ -37,9 +37,11 @@ check run_f64 0 'output 0: f64\[3, 2\]' -- $coil run "$tmp/mlp.txt" --float64
 # Same seed, same checksum: runs are deterministic.
 a=$($coil run "$tmp/mlp.txt" --seed 3); b=$($coil run "$tmp/mlp.txt" --seed 3)
 if [ "$a" = "$b" ]; then echo "ok   deterministic"; else echo "FAIL deterministic"; fails=$((fails + 1)); fi
-# Saved outputs feed back in as inputs (a TensorValue round trip through the CLI).
-$coil run "$tmp/mlp.txt" --seed 3 --save "$tmp/out" >/dev/null
-check run_inputs 0 'output 0: f32\[3, 2\]' -- $coil run "$tmp/mlp.txt" --inputs "$tmp/out0.pb"
+# Saved outputs feed back in as inputs (a TensorValue round trip through the CLI): a [3, 4]
+# identity-like graph's output becomes the MLP's input.
+printf 'graph @g(%%0: f32[3, 4]) {\n  %%1: f32[3, 4] = aten.relu(%%0)\n  return %%1\n}\n' > "$tmp/g34.txt"
+$coil run "$tmp/g34.txt" --seed 3 --save "$tmp/x34_" >/dev/null
+check run_inputs 0 'output 0: f32\[3, 2\]' -- $coil run "$tmp/mlp.txt" --inputs "$tmp/x34_0.pb"
 
 # Bad input: clear errors, non-zero status, never a crash.
 check missing_file 1 "cannot open '$tmp/nope.txt'" -- $coil print "$tmp/nope.txt"

@@ -98,7 +98,8 @@ int RunCommand(const std::vector<std::string>& argv) {
   if (args->positional.size() != 1) {
     std::cerr << "usage: coil run FILE [--inputs A.pb,B.pb] [--seed N] [--dim s0=8,...]\n"
                  "                [--float64] [--save OUT_PREFIX]\n"
-                 "  Runs the graph with the reference interpreter. Inputs are serialized\n"
+                 "  Runs the graph (text IR, binary coil.proto.Graph, or an ONNX model ending in\n"
+                 "  .onnx) with the reference interpreter. Inputs are serialized\n"
                  "  coil.proto.TensorValue files, or random (seeded) when --inputs is absent.\n";
     return 2;
   }

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "capture/onnx/onnx_importer.h"
 #include "ir/parser.h"
 
 namespace coil::cli {
@@ -46,6 +47,18 @@ bool LooksLikeText(absl::string_view bytes) {
 }  // namespace
 
 absl::StatusOr<Graph> LoadGraph(const std::string& path) {
+  if (absl::EndsWith(path, ".onnx")) {
+    absl::StatusOr<proto::Graph> imported = onnx::ImportOnnxFile(path);
+    if (!imported.ok()) {
+      return absl::Status(imported.status().code(),
+                          absl::StrCat(path, ": ", imported.status().message()));
+    }
+    absl::StatusOr<Graph> g = Graph::FromProto(*imported);
+    if (!g.ok()) {
+      return absl::Status(g.status().code(), absl::StrCat(path, ": ", g.status().message()));
+    }
+    return g;
+  }
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
   if (LooksLikeText(*bytes)) {

@@ -1,4 +1,4 @@
-// Reading and writing graph files for the CLI: binary proto::Graph or text IR, by content.
+// Reading and writing graph files for the CLI: binary proto::Graph, text IR or ONNX models.
 #ifndef COIL_TOOLS_COIL_GRAPH_IO_H_
 #define COIL_TOOLS_COIL_GRAPH_IO_H_
 
@@ -13,8 +13,9 @@ namespace coil::cli {
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::Status WriteFile(const std::string& path, const std::string& bytes);
 
-// A file that starts (after blanks and comments) with "graph" is text IR; anything else is a
-// serialized proto::Graph. Errors name the path and what failed.
+// A path ending in ".onnx" is an ONNX model, imported with capture/onnx; otherwise a file that
+// starts (after blanks and comments) with "graph" is text IR, and anything else is a serialized
+// proto::Graph. Errors name the path and what failed.
 absl::StatusOr<Graph> LoadGraph(const std::string& path);
 
 }  // namespace coil::cli

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tools/coil/graph_commands.h"
+#include "tools/coil/onnx_commands.h"
 
 namespace {
 
@@ -16,7 +17,10 @@ int Help() {
       "usage: coil COMMAND [args]\n"
       "  print FILE       print a graph (binary coil.proto.Graph or text IR) as text IR\n"
       "  verify FILE      check a graph against the op registry\n"
-      "  run FILE         run a graph with the reference interpreter (see coil run --help)\n"
+      "  run FILE         run a graph (or an .onnx model) with the reference interpreter\n"
+      "                   (see coil run --help)\n"
+      "  import MODEL     import an ONNX model as a coil graph (-o GRAPH.pb or --text)\n"
+      "  conformance      run the ONNX backend conformance suites (see coil conformance --help)\n"
       "  ops              list every registered op with its inputs and attributes\n"
       "  version          print the version\n",
       kVersion);
@@ -32,6 +36,8 @@ int main(int argc, char** argv) {
   if (command == "print") return coil::cli::PrintCommand(rest);
   if (command == "verify") return coil::cli::VerifyCommand(rest);
   if (command == "run") return coil::cli::RunCommand(rest);
+  if (command == "import") return coil::cli::ImportCommand(rest);
+  if (command == "conformance") return coil::cli::ConformanceCommand(rest);
   if (command == "ops") return coil::cli::OpsCommand(rest);
   if (command == "version" || command == "--version") {
     std::printf("coil %s\n", kVersion);

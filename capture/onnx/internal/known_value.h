@@ -1,0 +1,98 @@
+// KnownValue: a tensor whose elements are known at import time, as symbolic integers (shape
+// arithmetic) or as constant floats.
+//
+// Exporters compute shapes in the graph: Shape(x) -> Gather -> Unsqueeze -> Concat -> Reshape.
+// The importer keeps such values here instead of emitting aten ops, folds the ONNX ops that
+// combine them, and hands the result to shape attributes (kSyms) of the consumer:
+//
+//   KnownValue s = KnownValue::Ints(proto::INT64, {3}, {SymExpr::Symbol("batch"), 3, 224});
+//   absl::StatusOr<KnownValue> g = Gather(s, KnownValue::Scalar(0), /*axis=*/0);  // [batch]
+//
+// Element-wise folds broadcast like numpy. Integer division truncates (ONNX), which equals
+// floor division for the non-negative values shape arithmetic produces; a symbolic quotient is
+// assumed non-negative.
+#ifndef COIL_CAPTURE_ONNX_INTERNAL_KNOWN_VALUE_H_
+#define COIL_CAPTURE_ONNX_INTERNAL_KNOWN_VALUE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/dtype.h"
+#include "ir/sym_expr.h"
+
+namespace coil::onnx_internal {
+
+// Largest tensor kept as a KnownValue (initializers and folded results).
+inline constexpr int64_t kMaxKnownElements = 4096;
+
+struct KnownValue {
+  DType dtype = proto::INT64;
+  std::vector<int64_t> shape;
+  // Row-major elements: `ints` for integral and bool dtypes, `floats` for floating ones.
+  std::vector<SymExpr> ints;
+  std::vector<double> floats;
+
+  static KnownValue Ints(DType dtype, std::vector<int64_t> shape, std::vector<SymExpr> values);
+  static KnownValue Floats(DType dtype, std::vector<int64_t> shape, std::vector<double> values);
+  // A 0-D int64.
+  static KnownValue Scalar(SymExpr v);
+
+  bool is_float() const { return IsFloating(dtype); }
+  int64_t numel() const;
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  // Every element is a constant.
+  bool IsConstant() const;
+  // Element i as a double (constant elements only).
+  double AsDouble(int64_t i) const;
+  // Little-endian bytes of a constant value in its dtype.
+  std::string Bytes() const;
+};
+
+// Decodes little-endian bytes (nullopt for types or sizes not kept).
+std::optional<KnownValue> KnownFromBytes(DType dtype, const std::vector<int64_t>& shape,
+                                         const std::string& bytes);
+
+enum class BinaryFold { kAdd, kSub, kMul, kDiv, kMod, kFMod, kMin, kMax, kEq, kLt, kGt, kLe,
+                        kGe, kAnd, kOr, kXor, kPow };
+// Numpy-broadcast element-wise op; nullopt when a symbolic operand makes it unknowable.
+absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownValue& a,
+                                                     const KnownValue& b);
+enum class UnaryFold { kNeg, kAbs, kNot, kFloor, kCeil, kSqrt, kRound, kReciprocal, kSign };
+std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a);
+
+// ONNX Cast (float -> int truncates); nullopt for a symbolic int -> float.
+std::optional<KnownValue> FoldCast(const KnownValue& a, DType to);
+absl::StatusOr<KnownValue> FoldWhere(const KnownValue& cond, const KnownValue& a,
+                                     const KnownValue& b);
+// ONNX Gather with known indices (negative ones wrap).
+absl::StatusOr<KnownValue> FoldGather(const KnownValue& data, const KnownValue& indices,
+                                      int64_t axis);
+// Python/ONNX slice bounds on a static size: the first index (in range when count > 0), the
+// step and the number of elements taken.
+struct StaticSlice {
+  int64_t start = 0, step = 1, count = 0;
+};
+StaticSlice NormalizeSlice(int64_t dim, int64_t start, int64_t end, int64_t step);
+// ONNX Slice along one axis with constant bounds (already normalized by the caller).
+KnownValue FoldSlice(const KnownValue& data, int64_t axis, int64_t start, int64_t step,
+                     int64_t count);
+absl::StatusOr<KnownValue> FoldConcat(const std::vector<const KnownValue*>& parts, int64_t axis);
+// Same elements, new static shape.
+KnownValue FoldReshape(const KnownValue& a, std::vector<int64_t> shape);
+// Numpy broadcast of a to `shape`.
+absl::StatusOr<KnownValue> FoldExpand(const KnownValue& a, const std::vector<int64_t>& shape);
+// Sum or product of all elements along `axes` (sorted, non-negative).
+// nullopt on int64 overflow.
+std::optional<KnownValue> FoldReduce(const KnownValue& a, const std::vector<int64_t>& axes,
+                                     bool keepdims, bool product);
+
+// Numpy broadcasting of two static shapes.
+absl::StatusOr<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a,
+                                                     const std::vector<int64_t>& b);
+
+}  // namespace coil::onnx_internal
+
+#endif  // COIL_CAPTURE_ONNX_INTERNAL_KNOWN_VALUE_H_

@@ -1,0 +1,80 @@
+// The op table and per-node dispatch.
+#include "capture/onnx/internal/op_table.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace coil::onnx_internal {
+
+const OpTable& Ops() {
+  static const OpTable* table = [] {
+    auto* t = new OpTable();
+    RegisterActivationOps(*t);
+    RegisterElementwiseOps(*t);
+    RegisterIndexingOps(*t);
+    RegisterLossOps(*t);
+    RegisterGatherNdOps(*t);
+    RegisterQuantOps(*t);
+    RegisterNnOps(*t);
+    RegisterNormalizationOps(*t);
+    RegisterReductionOps(*t);
+    RegisterResizeOps(*t);
+    RegisterShapeOps(*t);
+    RegisterSourceOps(*t);
+    RegisterFoldOps(*t);  // last: attaches folders to ops registered above
+    return t;
+  }();
+  return *table;
+}
+
+std::vector<std::string> SupportedOps() {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : Ops()) {
+    if (entry.emit != nullptr) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::Status ImportNode(OnnxNode& node) {
+  auto it = Ops().find(node.op_type());
+  if (it == Ops().end() || it->second.emit == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("op ", node.op_type(), " is not supported (node ", node.Name(), ")"));
+  }
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (node.has_input(i) && node.ctx().Find(node.proto().input(i)) == nullptr) {
+      return node.Invalid(absl::StrCat("input '", node.proto().input(i),
+                                       "' is not defined (missing initializer, graph input or "
+                                       "earlier node output)"));
+    }
+  }
+  absl::Status status;
+  bool done = false;
+  if (it->second.fold != nullptr) {
+    bool all_known = true;
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      if (node.has_input(i) && node.Known(i) == nullptr) all_known = false;
+    }
+    if (all_known) {
+      absl::StatusOr<bool> folded = it->second.fold(node);
+      if (!folded.ok()) {
+        status = folded.status();
+      } else {
+        done = *folded;
+      }
+    }
+  }
+  if (status.ok() && !done) status = it->second.emit(node);
+  if (!node.attr_error().ok()) return node.attr_error();
+  if (!status.ok()) return status;
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    if (node.wants_output(i) && node.ctx().Find(node.proto().output(i)) == nullptr) {
+      return node.Unsupported(absl::StrCat("output ", i, " ('", node.proto().output(i), "')"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace coil::onnx_internal

@@ -1,0 +1,104 @@
+// Real models through the ONNX frontend: torch 1.13 exports each model at test time (random
+// weights, fixed seed, batch axis dynamic; export_models.py writes into $TEST_TMPDIR), coil
+// imports it once into one graph with a symbolic batch, and the reference interpreter runs it
+// at batch sizes 1 and 3.
+//
+// Accuracy: for every output, max|coil - torch| / max|torch| <= 1e-4 (the error relative to
+// the output's scale, so tiny elements do not need tiny relative errors).
+// Models: torchvision resnet18 and mobilenet_v2 (64x64 images), a 2-layer
+// nn.TransformerEncoder (d_model 256, 8 heads, sequence-first, opset 17 LayerNormalization), and
+// a small GPT-style decoder (export_models.py). One test case per model; sharded per model.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "capture/onnx/onnx_importer.h"
+#include "gtest/gtest.h"
+#include "ir/graph.h"
+#include "ir/verifier.h"
+#include "runtime/interpreter.h"
+#include "tests/onnx_conformance/onnx_tensor.h"
+
+namespace {
+
+constexpr double kMaxRelativeError = 1e-4;
+constexpr char kScript[] = "tests/real_models/export_models.py";
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// max|a - b| / max|b| over all elements (same shapes checked by the caller).
+double RelativeError(const coil::HostTensor& got, const coil::HostTensor& want) {
+  std::vector<double> a = got.ToDoubles(), b = want.ToDoubles();
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double d = std::fabs(a[i] - b[i]);
+    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
+    scale = std::max(scale, std::fabs(b[i]));
+  }
+  return scale == 0 ? diff : diff / scale;
+}
+
+// Runs the graph on batch_N/input_0.pb and compares with torch's batch_N/output_0.pb.
+void CheckBatch(const std::string& model, const coil::Graph& graph, const std::string& dir,
+                int batch) {
+  std::string set = absl::StrCat(dir, "/batch_", batch);
+  absl::StatusOr<coil::HostTensor> x = coil::onnx_testing::ReadOnnxTensorFile(set + "/input_0.pb");
+  absl::StatusOr<coil::HostTensor> want = coil::onnx_testing::ReadOnnxTensorFile(set + "/output_0.pb");
+  ASSERT_TRUE(x.ok()) << x.status();
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<coil::HostTensor>> got = coil::Interpret(graph, {*x});
+  double run_s = Seconds(start);
+  ASSERT_TRUE(got.ok()) << model << " batch " << batch << ": " << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  const coil::HostTensor& y = (*got)[0];
+  ASSERT_EQ(y.shape(), want->shape()) << model << " batch " << batch << ": " << y.TypeString()
+                                      << " vs torch " << want->TypeString();
+  double err = RelativeError(y, *want);
+  std::printf("%s batch %d: reference interpreter %.2f s, relative error %.3g\n", model.c_str(),
+              batch, run_s, err);
+  testing::Test::RecordProperty(absl::StrCat("batch_", batch, "_seconds"), absl::StrCat(run_s));
+  testing::Test::RecordProperty(absl::StrCat("batch_", batch, "_relative_error"), absl::StrCat(err));
+  EXPECT_LE(err, kMaxRelativeError) << model << " batch " << batch;
+}
+
+void CheckModel(const std::string& model) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/", model);
+  auto start = std::chrono::steady_clock::now();
+  std::string cmd = absl::StrCat("OMP_NUM_THREADS=1 /usr/bin/python3 ", kScript, " ", model, " ", dir);
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "export failed: " << cmd;
+  double export_s = Seconds(start);
+
+  start = std::chrono::steady_clock::now();
+  absl::StatusOr<coil::proto::Graph> imported = coil::onnx::ImportOnnxFile(dir + "/model.onnx");
+  ASSERT_TRUE(imported.ok()) << "import: " << imported.status();
+  absl::StatusOr<coil::Graph> graph = coil::Graph::FromProto(*imported);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ASSERT_TRUE(coil::Verify(*graph).ok()) << coil::Verify(*graph);
+  double import_s = Seconds(start);
+  ASSERT_EQ(graph->inputs().size(), 1u);
+  bool symbolic_batch = false;
+  for (const coil::SymExpr& d : graph->inputs()[0]->type().shape) {
+    if (!d.is_constant()) symbolic_batch = true;
+  }
+  EXPECT_TRUE(symbolic_batch) << "the batch dimension was not imported as a symbol";
+
+  std::printf("%s: export %.2f s, import %.2f s (%d nodes)\n", model.c_str(), export_s, import_s,
+              graph->num_nodes());
+  // Both batch sizes run on the same graph; a failure at one does not skip the other.
+  for (int batch : {1, 3}) CheckBatch(model, *graph, dir, batch);
+}
+
+TEST(RealModels, resnet18) { CheckModel("resnet18"); }
+TEST(RealModels, mobilenet_v2) { CheckModel("mobilenet_v2"); }
+TEST(RealModels, transformer_encoder) { CheckModel("transformer_encoder"); }
+TEST(RealModels, gpt) { CheckModel("gpt"); }
+
+}  // namespace

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# End-to-end checks of the ONNX commands of the `coil` CLI: import, run on an .onnx file,
+# conformance (suites, one folder, JSON, backends) and their errors.
+set -uo pipefail
+coil=tools/coil/coil
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+data=/usr/share/libonnx-testdata/data
+fails=0
+check() {  # check NAME EXPECTED_STATUS PATTERN -- command...
+  local name=$1 want=$2 pattern=$3; shift 4
+  local out status
+  out=$("$@" 2>&1); status=$?
+  if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: status $status (want $want), output:"; echo "$out" | head -20
+    fails=$((fails + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+relu=$data/node/test_relu/model.onnx
+check import_text 0 'aten\.relu' -- $coil import "$relu" --text
+check import_pb 0 '' -- $coil import "$relu" -o "$tmp/relu.pb"
+check print_imported 0 'aten\.relu' -- $coil print "$tmp/relu.pb"
+check run_onnx 0 'output 0: f32\[3, 4, 5\]' -- $coil run "$relu" --seed 1
+check import_usage 2 'usage: coil import' -- $coil import "$relu"
+check import_missing 1 "nope.onnx" -- $coil import "$tmp/nope.onnx" --text
+
+# A small suite: two real tests, a broken model (failed) and a sequence model (unsupported).
+mkdir -p "$tmp/suite"
+cp -r "$data/node/test_relu" "$data/node/test_add" "$data/node/test_identity_sequence" "$tmp/suite/"
+mkdir -p "$tmp/suite/test_broken"
+printf 'garbage' > "$tmp/suite/test_broken/model.onnx"
+check suite_summary 1 '^suite: 2 passed, 1 failed, 1 unsupported$' -- \
+  $coil conformance --dir "$tmp/suite" --json "$tmp/suite.json"
+grep -q '"name": "test_identity_sequence", "result": "unsupported"' "$tmp/suite.json" &&
+  echo "ok   json" || { echo "FAIL json"; cat "$tmp/suite.json"; fails=$((fails + 1)); }
+check verbose 1 'suite/test_broken: failed .*not an ONNX ModelProto' -- \
+  $coil conformance --dir "$tmp/suite" --verbose
+check filter 0 '^suite: 1 passed, 0 failed, 0 unsupported$' -- \
+  $coil conformance --dir "$tmp/suite" --filter relu
+check one_folder 0 'test_add: passed' -- $coil conformance --dir "$tmp/suite/test_add"
+check simple_suite 0 '^simple: [0-9]+ passed' -- $coil conformance --suite simple
+check backend 1 "backend 'cpu' is not built yet" -- $coil conformance --backend cpu
+check bad_suite 1 '--suite must be' -- $coil conformance --suite nodes
+check no_data 1 "no suite folder '$tmp/empty/node'" -- $coil conformance --dir "$tmp/empty" --suite node
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]
