@@ -115,12 +115,14 @@ int ImportCommand(const std::vector<std::string>& argv) {
 
 int ConformanceCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args =
-      ParseArgs(argv, {"suite", "json", "backend", "dir", "filter", "timeout"}, {"verbose", "help"});
+      ParseArgs(argv, {"suite", "json", "backend", "dir", "filter", "timeout", "rtol", "atol"},
+                {"verbose", "help"});
   if (!args.ok()) return Fail(args.status());
   if (!args->positional.empty() || args->Has("help")) {
     std::cerr << "usage: coil conformance [--suite node|pytorch-converted|pytorch-operator|simple|all]\n"
                  "                        [--json FILE] [--backend reference] [--dir PATH]\n"
                  "                        [--filter SUBSTRING] [--timeout SECONDS] [--verbose]\n"
+                 "                        [--rtol R] [--atol A]   (ONNX's 1e-3 and 1e-7 by default)\n"
                  "  Runs ONNX's backend test folders (model.onnx + test_data_set_N) through the\n"
                  "  ONNX importer and a backend, and prints per suite\n"
                  "  'SUITE: P passed, F failed, U unsupported'. --dir is the data folder (default\n"
@@ -136,6 +138,14 @@ int ConformanceCommand(const std::vector<std::string>& argv) {
   onnx_testing::RunOptions options;
   if (args->values.count("timeout") && !absl::SimpleAtoi(args->Get("timeout"), &options.timeout_s)) {
     return Fail(absl::InvalidArgumentError("--timeout expects whole seconds"));
+  }
+  for (const char* flag : {"rtol", "atol"}) {
+    if (!args->values.count(flag)) continue;
+    double v;
+    if (!absl::SimpleAtod(args->Get(flag), &v) || v < 0) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("--", flag, " expects a number >= 0")));
+    }
+    (std::string(flag) == "rtol" ? options.tolerance.rtol : options.tolerance.atol) = v;
   }
   std::string dir = args->Get("dir", onnx_testing::kDefaultDataDir);
   absl::StatusOr<Selection> sel = Select(dir, args->Get("suite", "all"));

@@ -137,7 +137,7 @@ int Main(int argc, char** argv) {
     return Fail("write", s);
   }
   std::printf("  wrote %s.txt, %s.pb, %s/report.pb\n", base.c_str(), base.c_str(), out_dir.c_str());
-  std::printf("  not yet in the pipeline: ONNX import, prims, autograd, inductor, codegen (see README)\n");
+  std::printf("  not yet in the pipeline: prims, autograd, inductor, codegen (see README)\n");
   return ok ? 0 : 1;
 }
 
