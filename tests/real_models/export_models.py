@@ -1,7 +1,7 @@
 """Exports one real model to ONNX with torch and records torch's outputs (run by the test).
 
 Usage: /usr/bin/python3 export_models.py MODEL OUT_DIR
-MODEL: resnet18 | mobilenet_v2 | transformer_encoder | gpt
+MODEL: resnet18 | mobilenet_v2 | transformer_encoder | gpt | any name in TORCHVISION_FAMILY
 Writes OUT_DIR/model.onnx (batch axis dynamic, named "batch") and, for batch sizes 1 and 3,
 OUT_DIR/batch_N/input_0.pb and output_0.pb as ONNX TensorProtos. Weights are random with a fixed
 seed; nothing here is committed. Runs with Debian's torch 1.13 and torchvision 0.14.
@@ -70,11 +70,20 @@ class Block(nn.Module):
         return x + self.out(F.gelu(self.fc(self.ln2(x))))
 
 
+# More of torchvision's classification family (the importer must handle the family, not only
+# the two flagship models). Cheap variants keep the reference interpreter fast.
+TORCHVISION_FAMILY = (
+    "efficientnet_b0", "densenet121", "googlenet", "mobilenet_v3_small", "shufflenet_v2_x0_5",
+    "squeezenet1_0", "regnet_x_400mf", "mnasnet0_5", "resnext50_32x4d",
+)
+
+
 def build(name):
     """(model, input maker taking a batch size, batch dimension, opset)."""
-    if name in ("resnet18", "mobilenet_v2"):
+    if name in ("resnet18", "mobilenet_v2") + TORCHVISION_FAMILY:
         import torchvision
-        model = getattr(torchvision.models, name)(weights=None)
+        kwargs = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
+        model = getattr(torchvision.models, name)(weights=None, **kwargs)
         return model, lambda n: torch.randn(n, 3, IMAGE_SIZE, IMAGE_SIZE), 0, 13
     if name == "transformer_encoder":
         # batch_first=False: (sequence, batch, feature); also keeps torch off its fused fast path.

@@ -7,7 +7,8 @@
 // the output's scale, so tiny elements do not need tiny relative errors).
 // Models: torchvision resnet18 and mobilenet_v2 (64x64 images), a 2-layer
 // nn.TransformerEncoder (d_model 256, 8 heads, sequence-first, opset 17 LayerNormalization), and
-// a small GPT-style decoder (export_models.py). One test case per model; sharded per model.
+// a small GPT-style decoder, plus nine more torchvision classifiers (export_models.py's
+// TORCHVISION_FAMILY). One test case per model; sharded.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -100,5 +101,17 @@ TEST(RealModels, resnet18) { CheckModel("resnet18"); }
 TEST(RealModels, mobilenet_v2) { CheckModel("mobilenet_v2"); }
 TEST(RealModels, transformer_encoder) { CheckModel("transformer_encoder"); }
 TEST(RealModels, gpt) { CheckModel("gpt"); }
+
+// More of torchvision's classification family, one test case each.
+class TorchvisionFamily : public testing::TestWithParam<const char*> {};
+TEST_P(TorchvisionFamily, MatchesTorch) { CheckModel(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(RealModels, TorchvisionFamily,
+                         testing::Values("efficientnet_b0", "densenet121", "googlenet",
+                                         "mobilenet_v3_small", "shufflenet_v2_x0_5",
+                                         "squeezenet1_0", "regnet_x_400mf", "mnasnet0_5",
+                                         "resnext50_32x4d"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 }  // namespace
