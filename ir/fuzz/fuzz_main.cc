@@ -1,9 +1,9 @@
-// A main for the fuzz target outside libFuzzer: runs LLVMFuzzerTestOneInput over files (and
-// every prefix of each, so truncated inputs are covered too). Arguments are files or
-// folders; with none, the seed corpus ir/fuzz/corpus from the test's runfiles. Used by
-// graph_fuzzer_regression_test and by the non-fuzz build of graph_fuzzer (to replay crashes).
+// A main for every coil fuzz target outside libFuzzer: runs LLVMFuzzerTestOneInput over files
+// (and every prefix of each, so truncated inputs are covered too). Arguments are files or
+// folders (a regression test passes its seed corpus, relative to the runfiles root). Used by
+// the *_fuzzer_regression_test targets and by the non-fuzz builds of the fuzzers (to replay
+// crashes); see tools/build_defs/fuzz.bzl.
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,12 +28,8 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> roots;
   for (int i = 1; i < argc; ++i) roots.emplace_back(argv[i]);
   if (roots.empty()) {
-    const char* srcdir = std::getenv("TEST_SRCDIR");
-    if (srcdir == nullptr) {
-      std::cerr << "usage: " << argv[0] << " FILE_OR_FOLDER...\n";
-      return 2;
-    }
-    roots.push_back(std::filesystem::path(srcdir) / "coil/ir/fuzz/corpus");
+    std::cerr << "usage: " << argv[0] << " FILE_OR_FOLDER...\n";
+    return 2;
   }
   std::vector<std::filesystem::path> files;
   for (const auto& root : roots) {

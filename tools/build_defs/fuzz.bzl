@@ -1,0 +1,31 @@
+"""coil_fuzz_target: a libFuzzer target plus its corpus regression test.
+
+With `--config=fuzz` (.bazelrc: clang, -fsanitize=fuzzer-no-link,address, --define=fuzz=1)
+<name> is a libFuzzer binary; otherwise it is a replayer over files and folders, and
+<name>_regression_test replays the seed corpus (and every prefix of each seed) on every
+`bazel test`.
+"""
+
+load("//tools/build_defs:copts.bzl", "COIL_COPTS")
+
+def coil_fuzz_target(name, lib, corpus):
+    """lib: a cc_library (alwayslink) defining LLVMFuzzerTestOneInput; corpus: a folder."""
+    native.cc_binary(
+        name = name,
+        copts = COIL_COPTS,
+        linkopts = select({
+            "//ir/fuzz:fuzzing": ["-fsanitize=fuzzer"],
+            "//conditions:default": [],
+        }),
+        deps = [lib] + select({
+            "//ir/fuzz:fuzzing": [],
+            "//conditions:default": ["//ir/fuzz:fuzz_main"],
+        }),
+    )
+    native.cc_test(
+        name = name + "_regression_test",
+        copts = COIL_COPTS,
+        args = [native.package_name() + "/" + corpus],
+        data = native.glob([corpus + "/**"]),
+        deps = [lib, "//ir/fuzz:fuzz_main"],
+    )
