@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -70,6 +71,44 @@ bool AttrKindAccepts(AttrKind spec, AttrKind got) {
          (spec == AttrKind::kFloats && got == AttrKind::kInts);
 }
 
+namespace {
+
+// Size-like attributes (ints, syms) feed shape arithmetic in meta functions, where int64
+// overflow is a compiler invariant violation. Values beyond 2^40 elements are rejected up
+// front; INT64_MAX and INT64_MIN stay allowed as the "to the end" sentinels slices use.
+constexpr int64_t kMaxSizeAttr = int64_t{1} << 40;
+
+bool SizeInRange(int64_t v) {
+  return v == INT64_MAX || v == INT64_MIN || (v >= -kMaxSizeAttr && v <= kMaxSizeAttr);
+}
+
+absl::Status CheckSizeAttr(const OpSchema& schema, const std::string& name, const Attribute& a) {
+  auto check = [&](int64_t v) -> absl::Status {
+    if (SizeInRange(v)) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(schema.name, " attribute '", name, "' value ", v,
+                     " is out of the supported range [-2^40, 2^40]"));
+  };
+  if (const int64_t* v = std::get_if<int64_t>(&a)) return check(*v);
+  if (const IntList* l = std::get_if<IntList>(&a)) {
+    for (int64_t v : *l) {
+      if (absl::Status s = check(v); !s.ok()) return s;
+    }
+  }
+  auto check_sym = [&](const SymExpr& e) {
+    return e.is_constant() ? check(e.constant()) : absl::OkStatus();
+  };
+  if (const SymExpr* e = std::get_if<SymExpr>(&a)) return check_sym(*e);
+  if (const SymList* l = std::get_if<SymList>(&a)) {
+    for (const SymExpr& e : *l) {
+      if (absl::Status s = check_sym(e); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs) {
   for (const auto& [name, value] : attrs) {
     const AttrSpec* spec = schema.FindAttr(name);
@@ -78,6 +117,10 @@ absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs) {
           absl::StrCat(schema.name, " has no attribute '", name, "'"));
     }
     AttrKind got = KindOf(value);
+    if (spec->kind == AttrKind::kInt || spec->kind == AttrKind::kInts ||
+        spec->kind == AttrKind::kSym || spec->kind == AttrKind::kSyms) {
+      if (absl::Status s = CheckSizeAttr(schema, name, value); !s.ok()) return s;
+    }
     if (!AttrKindAccepts(spec->kind, got)) {
       return absl::InvalidArgumentError(absl::StrCat(schema.name, " attribute '", name, "' is ",
                                                      AttrKindName(got), ", expected ",

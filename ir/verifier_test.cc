@@ -73,6 +73,31 @@ TEST(VerifierTest, InputTooLarge) {
               "graph input %0 has type f32[1099511627776, 1099511627776] whose size overflows int64");
 }
 
+// Size-like attributes that would overflow shape arithmetic are a clear error, never an abort
+// inside a meta function (found by fuzzing: huge split sizes and pads).
+TEST(VerifierTest, HugeSizeAttribute) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({4, 6}));
+  Node* n = g.AddNode("test.scale", {x}, {{"factor", Attribute(1.0)},
+                                          {"mode", Attribute(int64_t{1} << 62)}},
+                      {x->type()});
+  g.SetOutputs({n->output(0)});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): test.scale attribute 'mode' value 4611686018427387904 "
+              "is out of the supported range [-2^40, 2^40]");
+  if (OpRegistry::Global().Find("aten.split") != nullptr) {
+    Graph h("h");
+    GraphBuilder b(h);
+    Value* y = b.Input(F32({4, 6}));
+    absl::StatusOr<std::vector<Value*>> parts = b.OpMulti(
+        "aten.split", {y}, {{"sizes", Attribute(IntList{int64_t{1} << 62, int64_t{1} << 62})},
+                            {"dim", Attribute(int64_t{1})}});
+    ASSERT_FALSE(parts.ok());
+    EXPECT_NE(parts.status().message().find("out of the supported range"), std::string::npos)
+        << parts.status();
+  }
+}
+
 TEST(VerifierTest, SymbolicConstant) {
   Graph g("g");
   g.AddConstant(F32({SymExpr::Symbol("s0")}), ConstantData{});
