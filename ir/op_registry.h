@@ -72,6 +72,12 @@ struct OpSchema {
   MetaFn meta;
   // One line: the PyTorch op it mirrors and any difference.
   std::string doc;
+  // In-place ops (`aten.add_`): the input this op writes; its output aliases that input.
+  // -1 for ops without side effects. Only graphs before prims::Functionalize contain them.
+  int mutated_input = -1;
+  // View ops (`aten.slice`, `aten.permute`, ...): in eager semantics output 0 may share input
+  // 0's storage, so a later in-place op on either is seen through both.
+  bool is_view = false;
 
   int min_inputs() const;
   int max_inputs() const;  // INT_MAX when variadic

@@ -12,6 +12,9 @@ void RegisterReductionOps(OpRegistry& registry);     // reduction_ops.cc (+ norm
 void RegisterShapeOps(OpRegistry& registry);         // shape_ops.cc
 void RegisterIndexingOps(OpRegistry& registry);      // indexing_ops.cc
 void RegisterNnOps(OpRegistry& registry);            // nn_ops*.cc: matmul, conv, pool, sdpa, upsample
+void RegisterPrimsOps(OpRegistry& registry);         // prims_ops*.cc: the prims opset (docs/prims.md)
+// In-place variants (`aten.add_`) derived from the out-of-place schemas registered before.
+void RegisterInplaceOps(OpRegistry& registry);       // inplace_ops.cc
 
 inline void RegisterAllOps(OpRegistry& registry) {
   RegisterElementwiseOps(registry);
@@ -19,6 +22,8 @@ inline void RegisterAllOps(OpRegistry& registry) {
   RegisterShapeOps(registry);
   RegisterIndexingOps(registry);
   RegisterNnOps(registry);
+  RegisterPrimsOps(registry);
+  RegisterInplaceOps(registry);  // last: derives from the schemas above
 }
 
 }  // namespace coil

@@ -15,6 +15,8 @@ const ReferenceKernels& ReferenceKernels::Global() {
     RegisterShapeKernels(*k);
     RegisterIndexingKernels(*k);
     RegisterNnKernels(*k);
+    RegisterPrimsKernels(*k);
+    RegisterInplaceKernels(*k);
     return k;
   }();
   return *kernels;

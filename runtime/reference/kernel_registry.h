@@ -53,6 +53,9 @@ void RegisterReductionKernels(ReferenceKernels& k);    // reduction_kernels.cc
 void RegisterShapeKernels(ReferenceKernels& k);        // shape_kernels.cc
 void RegisterIndexingKernels(ReferenceKernels& k);     // indexing_kernels.cc
 void RegisterNnKernels(ReferenceKernels& k);           // nn_kernels.cc
+void RegisterPrimsKernels(ReferenceKernels& k);        // prims_kernels*.cc
+// In-place variants: run the out-of-place kernel, then write into the mutated input.
+void RegisterInplaceKernels(ReferenceKernels& k);      // inplace_kernels.cc (last)
 
 }  // namespace coil
 
