@@ -161,11 +161,19 @@ void Graph::RemoveNode(Node* node) {
                             [&](const std::unique_ptr<Node>& n) { return n.get() == node; }));
 }
 
-int Graph::RemoveDeadCode() {
-  // Mark everything the outputs depend on, walking producers backwards.
+int Graph::RemoveDeadCode(const std::function<bool(const Node&)>& keep) {
+  // Mark everything the outputs (and the kept nodes) depend on, walking producers backwards.
   absl::flat_hash_set<const Node*> live;
   std::vector<const Value*> work(outputs_.begin(), outputs_.end());
   absl::flat_hash_set<const Value*> live_values(outputs_.begin(), outputs_.end());
+  if (keep != nullptr) {
+    for (const auto& n : nodes_) {
+      if (!keep(*n) || !live.insert(n.get()).second) continue;
+      for (const Value* in : n->inputs()) {
+        if (live_values.insert(in).second) work.push_back(in);
+      }
+    }
+  }
   while (!work.empty()) {
     const Value* v = work.back();
     work.pop_back();

@@ -15,6 +15,7 @@
 #define COIL_IR_GRAPH_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -170,8 +171,11 @@ class Graph {
   // Removes a node whose outputs have no users and are not graph outputs (CHECKed).
   void RemoveNode(Node* node);
   // Dead-code elimination: removes nodes and constants that no graph output depends on.
-  // Returns the number of nodes removed.
-  int RemoveDeadCode();
+  // Returns the number of nodes removed. Graph does not know ops, so nodes with side effects
+  // (in-place ops, prims.copy_to: graphs before or right after prims::Functionalize) survive
+  // only when `keep` says so: nodes for which it returns true are kept with everything they
+  // depend on. Without `keep`, run it on functional graphs only.
+  int RemoveDeadCode(const std::function<bool(const Node&)>& keep = nullptr);
   // Reorders nodes topologically (stable: keeps the current order where it is already valid).
   // Fails with a message naming a node on a cycle.
   absl::Status SortTopologically();

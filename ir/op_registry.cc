@@ -56,6 +56,11 @@ const OpSchema* OpRegistry::Find(absl::string_view name) const {
   return it == ops_.end() ? nullptr : it->second.get();
 }
 
+OpSchema* OpRegistry::FindMutable(absl::string_view name) {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
 std::vector<const OpSchema*> OpRegistry::All() const {
   std::vector<const OpSchema*> out;
   for (const auto& [name, schema] : ops_) out.push_back(schema.get());

@@ -92,6 +92,9 @@ class OpRegistry {
   // CHECK-fails on a duplicate name or a schema without a meta function.
   void Register(OpSchema schema);
   const OpSchema* Find(absl::string_view name) const;
+  // For registration functions only (RegisterAllOps), to set flags on schemas another family
+  // registered (inplace_ops.cc marks the view ops). nullptr when unknown.
+  OpSchema* FindMutable(absl::string_view name);
   // All schemas, sorted by name.
   std::vector<const OpSchema*> All() const;
 

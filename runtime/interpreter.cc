@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/op_registry.h"
 #include "runtime/reference/kernel_registry.h"
+#include "runtime/reference/kernel_util.h"
 
 namespace coil {
 namespace {
@@ -50,6 +51,17 @@ absl::Status BindSymAttrs(AttrMap& attrs, const Bindings& b) {
 }
 
 DType Oracle(DType t, bool float64) { return float64 && IsFloating(t) ? proto::FLOAT64 : t; }
+
+// Whether any node writes into one of its inputs (an in-place op or prims.copy_to).
+bool GraphMutates(const Graph& graph, const OpRegistry& registry) {
+  for (const Node* n : graph.nodes()) {
+    const OpSchema* schema = registry.Find(n->op());
+    if (n->op() == "prims.copy_to" || (schema != nullptr && schema->mutated_input >= 0)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -145,6 +157,12 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
     env[v] = want == t.dtype() ? std::move(t) : t.To(want);
   };
   for (size_t i = 0; i < inputs.size(); ++i) bind(graph.inputs()[i], inputs[i]);
+  // Inputs converted to float64 are copies: keep them, to write mutations back at the end.
+  std::vector<HostTensor> converted(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor& held = env.at(graph.inputs()[i]);
+    if (held.dtype() != inputs[i].dtype()) converted[i] = held;
+  }
   for (const Value* c : graph.constants()) {
     absl::StatusOr<HostTensor> t = LoadConstant(*c, options.external_data_dir);
     if (!t.ok()) return t.status();
@@ -214,6 +232,18 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
   }
   std::vector<HostTensor> outputs;
   for (const Value* out : graph.outputs()) outputs.push_back(env.at(out));
+  // Eager semantics: in-place ops (and prims.copy_to) wrote into the inputs' storage; in
+  // float64 mode that storage is a converted copy, so write it back, rounded to the caller's
+  // dtype.
+  if (GraphMutates(graph, registry)) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!converted[i].defined()) continue;
+      HostTensor dst = inputs[i];  // shares the caller's storage
+      ForEachIndex(dst.shape(), [&](absl::Span<const int64_t> idx) {
+        CopyElem(converted[i], converted[i].StorageOffset(idx), dst, dst.StorageOffset(idx));
+      });
+    }
+  }
   return outputs;
 }
 

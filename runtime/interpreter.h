@@ -4,6 +4,10 @@
 // or from external data files), nodes run in order, and each value is freed after its last
 // use. In float64 mode every floating value is computed and returned as float64.
 //
+// Semantics are eager PyTorch's: view ops return views sharing storage (where torch's would)
+// and in-place ops write through them, so an in-place op on a graph input changes the
+// caller's tensor (in float64 mode too: the final values are written back, rounded).
+//
 //   absl::StatusOr<std::vector<HostTensor>> out = Interpret(graph, {x});
 #ifndef COIL_RUNTIME_INTERPRETER_H_
 #define COIL_RUNTIME_INTERPRETER_H_

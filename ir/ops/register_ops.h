@@ -13,6 +13,7 @@ void RegisterShapeOps(OpRegistry& registry);         // shape_ops.cc
 void RegisterIndexingOps(OpRegistry& registry);      // indexing_ops.cc
 void RegisterNnOps(OpRegistry& registry);            // nn_ops*.cc: matmul, conv, pool, sdpa, upsample
 void RegisterPrimsOps(OpRegistry& registry);         // prims_ops*.cc: the prims opset (docs/prims.md)
+void RegisterPrimsSymOps(OpRegistry& registry);      // prims_sym_ops.cc: prims.sym_value
 // In-place variants (`aten.add_`) derived from the out-of-place schemas registered before.
 void RegisterInplaceOps(OpRegistry& registry);       // inplace_ops.cc
 
@@ -23,6 +24,7 @@ inline void RegisterAllOps(OpRegistry& registry) {
   RegisterIndexingOps(registry);
   RegisterNnOps(registry);
   RegisterPrimsOps(registry);
+  RegisterPrimsSymOps(registry);
   RegisterInplaceOps(registry);  // last: derives from the schemas above
 }
 

@@ -16,6 +16,7 @@ const ReferenceKernels& ReferenceKernels::Global() {
     RegisterIndexingKernels(*k);
     RegisterNnKernels(*k);
     RegisterPrimsKernels(*k);
+    RegisterPrimsSymKernels(*k);
     RegisterInplaceKernels(*k);
     return k;
   }();

@@ -30,7 +30,9 @@ struct KernelContext {
   absl::Span<const DType> output_dtypes;
 };
 
-// Returns the outputs (contiguous, with exactly the requested shapes and dtypes). Errors are
+// Returns the outputs, with exactly the requested shapes and dtypes: fresh contiguous tensors,
+// except that view ops (OpSchema::is_view) may return views sharing input 0's storage and
+// in-place ops (OpSchema::mutated_input) write into that input and return it. Errors are
 // for data-dependent problems only (an index out of range); everything static was checked by
 // the meta function.
 using ReferenceKernel =
@@ -54,6 +56,7 @@ void RegisterShapeKernels(ReferenceKernels& k);        // shape_kernels.cc
 void RegisterIndexingKernels(ReferenceKernels& k);     // indexing_kernels.cc
 void RegisterNnKernels(ReferenceKernels& k);           // nn_kernels.cc
 void RegisterPrimsKernels(ReferenceKernels& k);        // prims_kernels*.cc
+void RegisterPrimsSymKernels(ReferenceKernels& k);     // prims_sym_kernels.cc
 // In-place variants: run the out-of-place kernel, then write into the mutated input.
 void RegisterInplaceKernels(ReferenceKernels& k);      // inplace_kernels.cc (last)
 

@@ -1,9 +1,14 @@
 // Reference kernels of the shape op family, part 1: reshapes and views, dimension reorderings
 // and per-element copies (the ops of ir/ops/shape_ops.cc). Part 2 is shape_kernels_2.cc.
 //
-// Every kernel writes a fresh contiguous output and reads its input through multi-indices, so
-// non-contiguous inputs (any strides and offset) work unchanged.
+// The view ops return views sharing the input's storage, as PyTorch's do (permute, transpose,
+// t, movedim, expand, diagonal always; reshape, view, flatten, unflatten, squeeze, unsqueeze
+// when the input's strides allow, else a copy, as torch.reshape), so an in-place op on a view
+// is seen through its base. The other kernels write a fresh contiguous output and read their
+// input through multi-indices, so non-contiguous inputs (any strides and offset) work
+// unchanged.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,12 +58,65 @@ Outputs RowMajorCopy(const KernelContext& ctx) {
   return std::vector<HostTensor>{std::move(out)};
 }
 
-// out dim i is input dim order[i].
+// Strides that view `in` as `shape` without copying (PyTorch's computeStride), or nullopt
+// when the input's strides do not allow it.
+std::optional<std::vector<int64_t>> ViewStrides(const HostTensor& in,
+                                                const std::vector<int64_t>& shape) {
+  std::vector<int64_t> contiguous(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
+    contiguous[d] = contiguous[d + 1] * std::max<int64_t>(shape[d + 1], 1);
+  }
+  if (in.numel() == 0 || in.rank() == 0) return contiguous;
+  const std::vector<int64_t>& old_shape = in.shape();
+  const std::vector<int64_t>& old_stride = in.strides();
+  std::vector<int64_t> stride(shape.size(), 0);
+  int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
+  int64_t chunk_base_stride = old_stride.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = in.rank() - 1; d >= 0; --d) {
+    tensor_numel *= old_shape[d];
+    if (d == 0 ||
+        (old_shape[d - 1] != 1 && old_stride[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        stride[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = old_stride[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return stride;
+}
+
+// reshape and friends: a view when the strides allow (torch.reshape), else a row-major copy.
+Outputs ViewOrCopy(const KernelContext& ctx) {
+  const HostTensor& in = ctx.inputs[0];
+  const std::vector<int64_t>& shape = ctx.output_shapes[0];
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (numel == in.numel()) {
+    if (std::optional<std::vector<int64_t>> strides = ViewStrides(in, shape)) {
+      return std::vector<HostTensor>{in.View(shape, *std::move(strides), in.offset())};
+    }
+  }
+  return RowMajorCopy(ctx);
+}
+
+// out dim i is input dim order[i]: a view with permuted strides.
 Outputs Permuted(const KernelContext& ctx, const std::vector<int64_t>& order) {
-  return std::vector<HostTensor>{
-      Gather(ctx, [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
-        for (size_t i = 0; i < order.size(); ++i) s[order[i]] = o[i];
-      })};
+  const HostTensor& in = ctx.inputs[0];
+  std::vector<int64_t> shape, strides;
+  for (int64_t d : order) {
+    shape.push_back(in.shape()[d]);
+    strides.push_back(in.strides()[d]);
+  }
+  return std::vector<HostTensor>{in.View(shape, strides, in.offset())};
 }
 
 Outputs Permute(const KernelContext& ctx) {
@@ -113,10 +171,11 @@ Outputs Expand(const KernelContext& ctx) {
           in.shape()[j], ") at non-singleton dimension ", j + lead));
     }
   }
-  return std::vector<HostTensor>{
-      Gather(ctx, [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
-        for (int64_t j = 0; j < in.rank(); ++j) s[j] = in.shape()[j] == 1 ? 0 : o[j + lead];
-      })};
+  std::vector<int64_t> strides(shape.size(), 0);  // stride 0 along broadcast dims
+  for (int64_t j = 0; j < in.rank(); ++j) {
+    if (in.shape()[j] != 1) strides[j + lead] = in.strides()[j];
+  }
+  return std::vector<HostTensor>{in.View(shape, strides, in.offset())};
 }
 
 Outputs Flip(const KernelContext& ctx) {
@@ -182,22 +241,29 @@ Outputs Diagonal(const KernelContext& ctx) {
   for (int64_t i = 0; i < r; ++i) {
     if (i != d1 && i != d2) rest.push_back(i);
   }
-  return std::vector<HostTensor>{
-      Gather(ctx, [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
-        for (size_t i = 0; i < rest.size(); ++i) s[rest[i]] = o[i];
-        int64_t k = o[rest.size()];
-        s[d1] = k + std::max<int64_t>(-offset, 0);
-        s[d2] = k + std::max<int64_t>(offset, 0);
-      })};
+  // A view: the diagonal walks d1 and d2 together from its first element.
+  std::vector<int64_t> strides;
+  for (int64_t d : rest) strides.push_back(in.strides()[d]);
+  strides.push_back(in.strides()[d1] + in.strides()[d2]);
+  const std::vector<int64_t>& shape = ctx.output_shapes[0];
+  int64_t start = in.offset();
+  if (shape.back() > 0) {
+    start += std::max<int64_t>(-offset, 0) * in.strides()[d1] +
+             std::max<int64_t>(offset, 0) * in.strides()[d2];
+  }
+  return std::vector<HostTensor>{in.View(shape, strides, start)};
 }
 
 }  // namespace
 
 void RegisterShapeKernels(ReferenceKernels& k) {
   for (const char* op : {"aten.reshape", "aten.view", "aten.squeeze", "aten.unsqueeze",
-                         "aten.flatten", "aten.unflatten", "aten.contiguous", "aten.clone"}) {
-    k.Register(op, RowMajorCopy);
+                         "aten.flatten", "aten.unflatten"}) {
+    k.Register(op, ViewOrCopy);
   }
+  // Always copies (torch's contiguous() returns self when already contiguous; coil's does not
+  // alias, and the op is not marked is_view).
+  for (const char* op : {"aten.contiguous", "aten.clone"}) k.Register(op, RowMajorCopy);
   k.Register("aten.permute", Permute);
   k.Register("aten.transpose", Transpose);
   k.Register("aten.t", T);

@@ -1,6 +1,9 @@
 // Reference kernels of the shape op family, part 2: cat, stack, split, chunk, slice, select,
 // narrow, pad, repeat and tile (the ops of ir/ops/shape_ops_2.cc).
 //
+// split, chunk, slice, select and narrow return views sharing the input's storage (as
+// PyTorch's), so in-place ops on them are seen through the input.
+//
 // Symbolic attributes (slice bounds, select index, narrow start) must be constants here: the
 // interpreter binds them before calling a kernel.
 #include <algorithm>
@@ -118,13 +121,10 @@ Outputs SplitPieces(const KernelContext& ctx) {
   std::vector<HostTensor> outs;
   int64_t base = 0;
   for (size_t i = 0; i < ctx.output_shapes.size(); ++i) {
-    outs.push_back(Gather(ctx, in, static_cast<int>(i),
-                          [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
-                            s.assign(o.begin(), o.end());
-                            s[dim] += base;
-                            return true;
-                          }));
-    base += ctx.output_shapes[i][dim];
+    int64_t len = ctx.output_shapes[i][dim];
+    outs.push_back(in.View(ctx.output_shapes[i], in.strides(),
+                           in.offset() + (len > 0 ? base * in.strides()[dim] : 0)));
+    base += len;
   }
   return outs;
 }
@@ -152,12 +152,10 @@ Outputs Slice(const KernelContext& ctx) {
         len, " elements, but the graph's shape says ", ctx.output_shapes[0][dim],
         " (its meta function assumed symbolic sizes >= 2)"));
   }
-  return std::vector<HostTensor>{
-      Gather(ctx, in, 0, [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
-        s.assign(o.begin(), o.end());
-        s[dim] = b + o[dim] * step;
-        return true;
-      })};
+  std::vector<int64_t> strides = in.strides();
+  strides[dim] *= step;
+  return std::vector<HostTensor>{in.View(ctx.output_shapes[0], std::move(strides),
+                                         in.offset() + (len > 0 ? b * in.strides()[dim] : 0))};
 }
 
 Outputs Select(const KernelContext& ctx) {
@@ -172,12 +170,10 @@ Outputs Select(const KernelContext& ctx) {
                                               Shape(in.shape()), " at dimension ", dim));
   }
   int64_t i = *index < 0 ? *index + size : *index;
+  std::vector<int64_t> strides = in.strides();
+  strides.erase(strides.begin() + dim);
   return std::vector<HostTensor>{
-      Gather(ctx, in, 0, [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
-        s.assign(o.begin(), o.end());
-        s.insert(s.begin() + dim, i);
-        return true;
-      })};
+      in.View(ctx.output_shapes[0], std::move(strides), in.offset() + i * in.strides()[dim])};
 }
 
 Outputs Narrow(const KernelContext& ctx) {
@@ -196,12 +192,8 @@ Outputs Narrow(const KernelContext& ctx) {
     return absl::OutOfRangeError(absl::StrCat("narrow(): start (", b, ") + length (", length,
                                               ") exceeds dimension size (", size, ")"));
   }
-  return std::vector<HostTensor>{
-      Gather(ctx, in, 0, [&](absl::Span<const int64_t> o, std::vector<int64_t>& s) {
-        s.assign(o.begin(), o.end());
-        s[dim] += b;
-        return true;
-      })};
+  return std::vector<HostTensor>{in.View(ctx.output_shapes[0], in.strides(),
+                                         in.offset() + (length > 0 ? b * in.strides()[dim] : 0))};
 }
 
 enum class PadMode { kConstant, kReflect, kReplicate, kCircular };

@@ -2,8 +2,11 @@
 
 load("//tools/build_defs:copts.bzl", "COIL_COPTS")
 
-def torch_oracle_suite(name, generator, size = "medium", shard_count = 1):
+def torch_oracle_suite(name, generator, size = "medium", shard_count = 1, decompose = True):
     """Generates <name>_cases.pb with `generator` and tests it as <name>_oracle_test.
+
+    With `decompose`, <name>_decomposition_test reruns every case with the op decomposed into
+    prims (prims::Decompose), checking each decomposition against torch.
 
     Bazel caches the generated cases, so torch runs only when the generator changes.
     """
@@ -33,3 +36,17 @@ def torch_oracle_suite(name, generator, size = "medium", shard_count = 1):
             "//third_party:gtest",
         ],
     )
+    if decompose:
+        native.cc_test(
+            name = name + "_decomposition_test",
+            size = size,
+            shard_count = shard_count,
+            copts = COIL_COPTS,
+            srcs = ["oracle_test_main.cc"],
+            args = ["--decompose", "$(location :%s_cases)" % name],
+            data = [":" + name + "_cases"],
+            deps = [
+                ":oracle_runner",
+                "//third_party:gtest",
+            ],
+        )

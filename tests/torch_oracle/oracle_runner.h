@@ -12,9 +12,17 @@
 
 namespace coil::oracle {
 
-// `symbolic`: input dimensions >= 2 become symbols (one per distinct size), so the meta
-// function runs on symbolic shapes and the interpreter binds them at run time.
-absl::Status RunCase(const Case& c, bool symbolic);
+struct RunOptions {
+  // Input dimensions >= 2 become symbols (one per distinct size), so the meta function runs
+  // on symbolic shapes and the interpreter binds them at run time.
+  bool symbolic = false;
+  // Decompose the one-node graph into prims (prims::Decompose) before interpreting it, so the
+  // op's decomposition is checked against torch. Tolerances are 4x the case's: the prims
+  // round to the working dtype after every step where torch's fused kernel rounds once.
+  bool decompose = false;
+};
+
+absl::Status RunCase(const Case& c, const RunOptions& options);
 
 absl::StatusOr<Suite> LoadSuite(const std::string& path);
 

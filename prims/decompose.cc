@@ -1,0 +1,99 @@
+// The decomposition driver: rebuilds the graph node by node through the Emitter.
+#include "prims/decompose.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/op_registry.h"
+#include "ir/verifier.h"
+#include "prims/decomposition_registry.h"
+#include "prims/emitter.h"
+#include "prims/functionalize.h"
+
+namespace coil::prims {
+namespace {
+
+bool NeedsDecomposition(const Graph& graph, const DecomposeOptions& options) {
+  for (const Node* n : graph.nodes()) {
+    if (IsPrim(n->op()) || IsExtern(n->op())) continue;
+    if (std::find(options.keep.begin(), options.keep.end(), n->op()) != options.keep.end()) {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> Decompose(Graph& graph, const DecomposeOptions& options) {
+  if (absl::Status s = Verify(graph); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("decompose: the input graph does not verify: ",
+                                                   s.message()));
+  }
+  // Decompositions are pure rewrites, so mutation and aliasing go first.
+  absl::StatusOr<bool> functionalized = Functionalize(graph);
+  if (!functionalized.ok()) return functionalized.status();
+  if (!NeedsDecomposition(graph, options)) return *functionalized;
+
+  Graph out(graph.name());
+  out.symbols() = graph.symbols();
+  out.guards() = graph.guards();
+  absl::flat_hash_map<const Value*, Value*> map;
+  for (const Value* in : graph.inputs()) {
+    map[in] = out.AddInput(in->type(), in->name());
+  }
+  for (const Value* c : graph.constants()) {
+    map[c] = out.AddConstant(c->type(), c->constant(), c->name());
+  }
+  const DecompositionRegistry& table = DecompositionRegistry::Global();
+  Emitter e(
+      out, [&table](absl::string_view op) { return table.Find(op); },
+      [&options](absl::string_view op) {
+        return IsPrim(op) || IsExtern(op) ||
+               std::find(options.keep.begin(), options.keep.end(), op) != options.keep.end();
+      });
+  for (const Node* n : graph.nodes()) {
+    std::vector<Val> inputs;
+    for (const Value* v : n->inputs()) inputs.push_back(e.Wrap(map.at(v)));
+    e.set_loc(n->loc());
+    std::vector<Val> outs = e.Op(n->op(), std::move(inputs), n->attrs());
+    if (!e.ok()) {
+      return absl::Status(e.status().code(), absl::StrCat("decomposing ", n->Describe(),
+                                                          n->loc().empty() ? "" : " at ",
+                                                          n->loc().ToString(), ": ",
+                                                          e.status().message()));
+    }
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      Value* v = outs[i].value();
+      if (v->name().empty() && !n->output(i)->name().empty()) v->set_name(n->output(i)->name());
+      map[n->output(i)] = v;
+    }
+  }
+  std::vector<Value*> outputs;
+  for (const Value* v : graph.outputs()) outputs.push_back(map.at(v));
+  out.SetOutputs(std::move(outputs));
+  // Keep the write-backs of mutated inputs (prims.copy_to) that Functionalize appended.
+  out.RemoveDeadCode([](const Node& n) {
+    const OpSchema* schema = OpRegistry::Global().Find(n.op());
+    return schema != nullptr && schema->mutated_input >= 0;
+  });
+  if (absl::Status s = Verify(out); !s.ok()) {
+    return absl::InternalError(absl::StrCat("decompose produced a graph that does not verify: ",
+                                            s.message()));
+  }
+  graph = std::move(out);
+  return true;
+}
+
+absl::StatusOr<proto::Graph> Decompose(const proto::Graph& graph,
+                                       const DecomposeOptions& options) {
+  absl::StatusOr<Graph> g = Graph::FromProto(graph);
+  if (!g.ok()) return g.status();
+  absl::StatusOr<bool> changed = Decompose(*g, options);
+  if (!changed.ok()) return changed.status();
+  return g->ToProto();
+}
+
+}  // namespace coil::prims

@@ -1,0 +1,38 @@
+// prims::Decompose: rewrites a graph so that only prims (docs/prims.md) and externs remain.
+//
+//   absl::StatusOr<proto::Graph> prims_graph = prims::Decompose(aten_graph);
+//
+// Every aten op is replaced by its decomposition (prims/decompositions/), recursively, until
+// only `prims.*` ops, the externs (`aten.mm`, `aten.bmm`, `aten.convolution`) and the ops in
+// `DecomposeOptions::keep` are left. Graphs with in-place ops are functionalized first
+// (prims/functionalize.h). The result verifies, computes the same values as the input graph
+// (checked against the reference interpreter by tests/torch_oracle and tests/real_models), and
+// keeps the input's inputs, symbols, guards and source locations.
+#ifndef COIL_PRIMS_DECOMPOSE_H_
+#define COIL_PRIMS_DECOMPOSE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "ir/proto/graph.pb.h"
+
+namespace coil::prims {
+
+struct DecomposeOptions {
+  // Aten ops kept whole besides the externs, for a backend with its own kernel for them
+  // (e.g. "aten.scaled_dot_product_attention").
+  std::vector<std::string> keep;
+};
+
+// Errors: the input does not verify, or an op has no decomposition (naming the op and node).
+absl::StatusOr<proto::Graph> Decompose(const proto::Graph& graph,
+                                       const DecomposeOptions& options = {});
+
+// In-memory form (the project's pass signature): returns whether anything changed.
+absl::StatusOr<bool> Decompose(Graph& graph, const DecomposeOptions& options = {});
+
+}  // namespace coil::prims
+
+#endif  // COIL_PRIMS_DECOMPOSE_H_

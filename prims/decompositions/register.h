@@ -1,0 +1,23 @@
+// Registration entry points, one per family file in prims/decompositions/.
+// DecompositionRegistry::Global() calls each once.
+#ifndef COIL_PRIMS_DECOMPOSITIONS_REGISTER_H_
+#define COIL_PRIMS_DECOMPOSITIONS_REGISTER_H_
+
+namespace coil::prims {
+
+class DecompositionRegistry;
+
+// Unary math, activations, casts (the ops of ir/ops/elementwise_ops.cc).
+void RegisterElementwiseDecompositions(DecompositionRegistry& r);  // elementwise.cc
+// Binary and ternary math, comparisons, logical ops, creation (ir/ops/elementwise_ops_2.cc).
+void RegisterBinaryDecompositions(DecompositionRegistry& r);       // binary*.cc
+// Reductions, scans, normalizations (softmax, layer_norm, batch_norm, ...).
+void RegisterReductionDecompositions(DecompositionRegistry& r);    // reduction*.cc
+// Views, reshapes, concatenation, padding, indexing (gather/scatter/index).
+void RegisterShapeDecompositions(DecompositionRegistry& r);        // shape*.cc
+// Matmul family, convolution wrappers, pooling, upsampling, embedding, attention, dropout.
+void RegisterNnDecompositions(DecompositionRegistry& r);           // nn*.cc
+
+}  // namespace coil::prims
+
+#endif  // COIL_PRIMS_DECOMPOSITIONS_REGISTER_H_

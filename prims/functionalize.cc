@@ -1,0 +1,455 @@
+// Functionalize: one walk over the nodes in program order, tracking which storage every value
+// aliases (see the header for the rewrite rules).
+//
+// [Note: aliases] Every old-graph value is an alias: a root (graph input, constant, output of
+// a non-view op, or of a reshape that copies) plus a view chain (the view steps from the root
+// to the value). Each root has the new-graph value holding its current contents and a version
+// that every mutation of its storage bumps. A read of a value whose cached new value is older
+// than its root replays the chain from the root's current contents.
+#include "prims/functionalize.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "ir/builder.h"
+#include "ir/op_registry.h"
+
+namespace coil::prims {
+namespace {
+
+using Strides = std::optional<std::vector<int64_t>>;
+
+// One view op application, as replayed (split/chunk/narrow are recorded as aten.slice).
+struct ViewStep {
+  std::string op;
+  AttrMap attrs;
+  TensorType in_type;  // the view's input, for inverting reshape-like steps
+};
+
+struct Alias {
+  const Value* root = nullptr;
+  std::vector<ViewStep> chain;
+  Strides strides;  // static strides in the root's storage; nullopt when symbolic
+};
+
+struct Cached {
+  Value* value = nullptr;
+  int version = -1;
+};
+
+bool IsReshapeLike(absl::string_view op) {
+  return op == "aten.view" || op == "aten.reshape" || op == "aten.flatten" ||
+         op == "aten.unflatten" || op == "aten.squeeze" || op == "aten.unsqueeze";
+}
+
+std::optional<std::vector<int64_t>> StaticShape(const TensorType& t) {
+  std::vector<int64_t> s;
+  for (const SymExpr& d : t.shape) {
+    if (!d.is_constant()) return std::nullopt;
+    s.push_back(d.constant());
+  }
+  return s;
+}
+
+std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
+    st[d] = st[d + 1] * std::max<int64_t>(shape[d + 1], 1);
+  }
+  return st;
+}
+
+// PyTorch's computeStride (as the reference reshape kernel): strides viewing (shape, stride)
+// as new_shape, or nullopt when a copy is needed.
+Strides ViewStrides(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride,
+                    const std::vector<int64_t>& new_shape) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (numel == 0 || shape.empty()) return ContiguousStrides(new_shape);
+  std::vector<int64_t> out(new_shape.size(), 0);
+  int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
+  int64_t base = stride.back(), tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    tensor_numel *= shape[d];
+    if (d == 0 || (shape[d - 1] != 1 && stride[d - 1] != tensor_numel * base)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+        out[view_d] = view_numel * base;
+        view_numel *= new_shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        base = stride[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+int64_t Wrap(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
+
+// The input dim each output dim of a reordering view comes from.
+std::vector<int64_t> ReorderOf(const std::string& op, const AttrMap& attrs, int64_t rank) {
+  std::vector<int64_t> order(rank);
+  for (int64_t i = 0; i < rank; ++i) order[i] = i;
+  if (op == "aten.permute") {
+    IntList dims = std::get<IntList>(attrs.at("dims"));
+    for (int64_t i = 0; i < rank; ++i) order[i] = Wrap(dims[i], rank);
+  } else if (op == "aten.transpose") {
+    if (rank > 0) {
+      std::swap(order[Wrap(std::get<int64_t>(attrs.at("dim0")), rank)],
+                order[Wrap(std::get<int64_t>(attrs.at("dim1")), rank)]);
+    }
+  } else if (op == "aten.t") {
+    std::reverse(order.begin(), order.end());
+  } else {  // movedim
+    IntList src = std::get<IntList>(attrs.at("source"));
+    IntList dst = std::get<IntList>(attrs.at("destination"));
+    std::vector<int64_t> o(rank, -1);
+    std::vector<bool> used(rank, false);
+    for (size_t i = 0; i < src.size(); ++i) {
+      o[Wrap(dst[i], rank)] = Wrap(src[i], rank);
+      used[Wrap(src[i], rank)] = true;
+    }
+    int64_t next = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (o[i] >= 0) continue;
+      while (used[next]) ++next;
+      o[i] = next++;
+    }
+    order = o;
+  }
+  return order;
+}
+
+bool IsReorder(absl::string_view op) {
+  return op == "aten.permute" || op == "aten.transpose" || op == "aten.t" ||
+         op == "aten.movedim";
+}
+
+class Functionalizer {
+ public:
+  explicit Functionalizer(const Graph& old) : old_(old), out_(old.name()), b_(out_) {}
+
+  absl::StatusOr<Graph> Run() {
+    for (const Value* in : old_.inputs()) {
+      Value* v = out_.AddInput(in->type(), in->name());
+      AddRoot(in, v);
+    }
+    for (const Value* c : old_.constants()) {
+      Value* v = out_.AddConstant(c->type(), c->constant(), c->name());
+      AddRoot(c, v);
+    }
+    out_.symbols() = old_.symbols();
+    out_.guards() = old_.guards();
+    for (const Node* n : old_.nodes()) {
+      absl::Status s = Visit(*n);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(n->Describe(), ": ", s.message()));
+      }
+    }
+    std::vector<Value*> outputs;
+    for (const Value* o : old_.outputs()) {
+      absl::StatusOr<Value*> v = Read(o);
+      if (!v.ok()) return v.status();
+      outputs.push_back(*v);
+    }
+    // Write mutated inputs back, after every other node.
+    for (size_t i = 0; i < old_.inputs().size(); ++i) {
+      const Value* in = old_.inputs()[i];
+      if (latest_.at(in) == out_.inputs()[i]) continue;
+      if (OpRegistry::Global().Find("prims.copy_to") == nullptr) {
+        return absl::FailedPreconditionError(
+            "input '" + in->name() + "' is mutated, but prims.copy_to is not registered");
+      }
+      absl::StatusOr<std::vector<Value*>> c =
+          b_.OpMulti("prims.copy_to", {out_.inputs()[i], latest_.at(in)});
+      if (!c.ok()) return c.status();
+    }
+    out_.SetOutputs(outputs);
+    out_.RemoveDeadCode([](const Node& n) { return n.op() == "prims.copy_to"; });
+    return std::move(out_);
+  }
+
+ private:
+  void AddRoot(const Value* old_value, Value* new_value) {
+    Alias a;
+    a.root = old_value;
+    if (std::optional<std::vector<int64_t>> s = StaticShape(old_value->type())) {
+      a.strides = ContiguousStrides(*s);
+    }
+    alias_[old_value] = std::move(a);
+    latest_[old_value] = new_value;
+    version_[old_value] = 0;
+  }
+
+  // The current contents of an old value, as a new-graph value.
+  absl::StatusOr<Value*> Read(const Value* v) {
+    const Alias& a = alias_.at(v);
+    int version = version_.at(a.root);
+    if (a.chain.empty()) return latest_.at(a.root);
+    Cached& c = cache_[v];
+    if (c.value != nullptr && c.version == version) return c.value;
+    Value* cur = latest_.at(a.root);
+    for (const ViewStep& step : a.chain) {
+      absl::StatusOr<Value*> next = b_.Op(step.op, {cur}, step.attrs);
+      if (!next.ok()) return next.status();
+      cur = *next;
+    }
+    c = Cached{cur, version};
+    return cur;
+  }
+
+  absl::Status Visit(const Node& n) {
+    const OpSchema* schema = OpRegistry::Global().Find(n.op());
+    if (schema != nullptr && schema->mutated_input >= 0) return VisitMutation(n, *schema);
+    std::vector<Value*> inputs;
+    for (const Value* in : n.inputs()) {
+      absl::StatusOr<Value*> v = Read(in);
+      if (!v.ok()) return v.status();
+      inputs.push_back(*v);
+    }
+    std::vector<TensorType> types;
+    for (const Value* o : n.outputs()) types.push_back(o->type());
+    Node* copy = out_.AddNode(n.op(), inputs, n.attrs(), types);
+    copy->set_loc(n.loc());
+    copy->set_name(n.name());
+    for (int k = 0; k < n.num_outputs(); ++k) {
+      const Value* o = n.output(k);
+      if (schema != nullptr && schema->is_view) {
+        absl::StatusOr<bool> aliased = AddView(n, k, *schema);
+        if (!aliased.ok()) return aliased.status();
+        if (*aliased) {
+          cache_[o] = Cached{copy->output(k), version_.at(alias_.at(o).root)};
+          continue;
+        }
+      }
+      AddRoot(o, copy->output(k));
+    }
+    return absl::OkStatus();
+  }
+
+  // Records output k of view node n as an alias of its input; false when it is a copy.
+  absl::StatusOr<bool> AddView(const Node& n, int k, const OpSchema& schema) {
+    const Value* in = n.input(0);
+    const Value* out = n.output(k);
+    const Alias& base = alias_.at(in);
+    ViewStep step{n.op(), n.attrs(), in->type()};
+    if (NormalizeAttrs(schema, step.attrs) != absl::OkStatus()) {
+      return absl::InvalidArgumentError("attributes do not match the schema");
+    }
+    Strides strides;
+    std::optional<std::vector<int64_t>> in_shape = StaticShape(in->type());
+    std::optional<std::vector<int64_t>> out_shape = StaticShape(out->type());
+    const std::string& op = n.op();
+    int64_t rank = in->type().rank();
+    if (op == "aten.split" || op == "aten.chunk" || op == "aten.narrow") {
+      // Recorded as the slice it is.
+      int64_t dim = Wrap(std::get<int64_t>(step.attrs.at("dim")), rank);
+      SymExpr start(0);
+      if (op == "aten.narrow") {
+        absl::StatusOr<SymExpr> s = GetSym(step.attrs, "start");
+        if (!s.ok()) return s.status();
+        start = *s;
+        if (start.is_constant() && start.constant() < 0) start = start + in->type().shape[dim];
+      } else {
+        for (int j = 0; j < k; ++j) start = start + n.output(j)->type().shape[dim];
+      }
+      step = ViewStep{"aten.slice",
+                      {{"dim", dim},
+                       {"start", start},
+                       {"end", start + out->type().shape[dim]},
+                       {"step", int64_t{1}}},
+                      in->type()};
+    }
+    if (base.strides && in_shape && out_shape) {
+      const std::vector<int64_t>& s = *base.strides;
+      if (step.op == "aten.slice") {
+        std::vector<int64_t> st = s;
+        st[Wrap(std::get<int64_t>(step.attrs.at("dim")), rank)] *=
+            std::get<int64_t>(step.attrs.at("step"));
+        strides = st;
+      } else if (op == "aten.select") {
+        std::vector<int64_t> st = s;
+        st.erase(st.begin() + Wrap(std::get<int64_t>(step.attrs.at("dim")), rank));
+        strides = st;
+      } else if (IsReorder(op)) {
+        std::vector<int64_t> st;
+        for (int64_t d : ReorderOf(op, step.attrs, rank)) st.push_back(s[d]);
+        strides = st;
+      } else if (op == "aten.expand") {
+        std::vector<int64_t> st(out_shape->size(), 0);
+        int64_t lead = static_cast<int64_t>(out_shape->size()) - rank;
+        for (int64_t j = 0; j < rank; ++j) {
+          if ((*in_shape)[j] != 1) st[j + lead] = s[j];
+        }
+        strides = st;
+      } else if (op == "aten.diagonal") {
+        int64_t d1 = Wrap(std::get<int64_t>(step.attrs.at("dim1")), rank);
+        int64_t d2 = Wrap(std::get<int64_t>(step.attrs.at("dim2")), rank);
+        std::vector<int64_t> st;
+        for (int64_t d = 0; d < rank; ++d) {
+          if (d != d1 && d != d2) st.push_back(s[d]);
+        }
+        st.push_back(s[d1] + s[d2]);
+        strides = st;
+      } else if (IsReshapeLike(op)) {
+        strides = ViewStrides(*in_shape, s, *out_shape);
+        if (!strides) return false;  // torch.reshape copies: a new root
+      }
+    } else if (IsReshapeLike(op) && !base.chain.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unsupported view chain: cannot decide whether ", op,
+          " of a view with symbolic sizes aliases its input"));
+    }
+    Alias a;
+    a.root = base.root;
+    a.chain = base.chain;
+    a.chain.push_back(std::move(step));
+    a.strides = std::move(strides);
+    alias_[out] = std::move(a);
+    return true;
+  }
+
+  absl::Status VisitMutation(const Node& n, const OpSchema& schema) {
+    const Value* self = n.input(0);
+    const Alias a = alias_.at(self);
+    for (const ViewStep& step : a.chain) {
+      if (step.op == "aten.expand") {
+        return absl::InvalidArgumentError(
+            "mutation of an expanded (broadcast) view: more than one element of the written-to "
+            "tensor refers to a single memory location");
+      }
+      if (step.op == "aten.diagonal") {
+        return absl::InvalidArgumentError(
+            "unsupported view chain: mutation through aten.diagonal");
+      }
+    }
+    std::vector<Value*> inputs;
+    std::vector<TensorType> types;
+    for (const Value* in : n.inputs()) {
+      absl::StatusOr<Value*> v = Read(in);
+      if (!v.ok()) return v.status();
+      inputs.push_back(*v);
+      types.push_back((*v)->type());
+    }
+    // The in-place meta checks the result's shape and castability.
+    AttrMap attrs = n.attrs();
+    absl::StatusOr<std::vector<TensorType>> checked = InferOutputTypes(schema, types, attrs);
+    if (!checked.ok()) return checked.status();
+    const TensorType& want = self->type();
+    absl::StatusOr<Value*> r;
+    if (n.op() == "aten.copy_") {
+      r = inputs[1];
+      if ((*r)->type().shape != want.shape) {
+        r = b_.Op("aten.expand", {*r}, {{"size", SymList(want.shape)}}, n.loc());
+      }
+    } else if (n.op() == "aten.fill_") {
+      r = b_.Op("aten.full_like", {inputs[0]}, {{"value", attrs.at("value")}}, n.loc());
+    } else if (n.op() == "aten.zero_") {
+      r = b_.Op("aten.zeros_like", {inputs[0]}, {}, n.loc());
+    } else {
+      std::string base = n.op().substr(0, n.op().size() - 1);
+      r = b_.Op(base, inputs, attrs, n.loc());
+    }
+    if (!r.ok()) return r.status();
+    if ((*r)->type().dtype != want.dtype) {
+      r = b_.Op("aten.to_dtype", {*r}, {{"dtype", want.dtype}}, n.loc());
+      if (!r.ok()) return r.status();
+    }
+    absl::Status s = WriteBack(a, *r);
+    if (!s.ok()) return s;
+    int version = version_.at(a.root);
+    cache_[self] = Cached{*r, version};
+    alias_[n.output(0)] = a;
+    cache_[n.output(0)] = Cached{*r, version};
+    return absl::OkStatus();
+  }
+
+  // Makes `value` the new contents of alias `a`, scattering it back through the view chain.
+  absl::Status WriteBack(const Alias& a, Value* value) {
+    std::vector<Value*> bases = {latest_.at(a.root)};
+    for (size_t i = 0; i + 1 < a.chain.size(); ++i) {
+      absl::StatusOr<Value*> next = b_.Op(a.chain[i].op, {bases.back()}, a.chain[i].attrs);
+      if (!next.ok()) return next.status();
+      bases.push_back(*next);
+    }
+    Value* cur = value;
+    for (size_t i = a.chain.size(); i-- > 0;) {
+      const ViewStep& step = a.chain[i];
+      absl::StatusOr<Value*> next;
+      if (step.op == "aten.slice") {
+        next = b_.Op("aten.slice_scatter", {bases[i], cur}, step.attrs);
+      } else if (step.op == "aten.select") {
+        next = b_.Op("aten.select_scatter", {bases[i], cur}, step.attrs);
+      } else if (step.op == "aten.permute") {
+        std::vector<int64_t> order = ReorderOf(step.op, step.attrs, step.in_type.rank());
+        IntList inverse(order.size());
+        for (size_t j = 0; j < order.size(); ++j) inverse[order[j]] = static_cast<int64_t>(j);
+        next = b_.Op("aten.permute", {cur}, {{"dims", inverse}});
+      } else if (step.op == "aten.transpose" || step.op == "aten.t") {
+        next = b_.Op(step.op, {cur}, step.attrs);
+      } else if (step.op == "aten.movedim") {
+        next = b_.Op("aten.movedim", {cur},
+                     {{"source", step.attrs.at("destination")},
+                      {"destination", step.attrs.at("source")}});
+      } else if (IsReshapeLike(step.op)) {
+        next = b_.Op("aten.reshape", {cur}, {{"shape", SymList(step.in_type.shape)}});
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unsupported view chain: cannot write through ", step.op));
+      }
+      if (!next.ok()) return next.status();
+      cur = *next;
+    }
+    latest_[a.root] = cur;
+    ++version_[a.root];
+    return absl::OkStatus();
+  }
+
+  const Graph& old_;
+  Graph out_;
+  GraphBuilder b_;
+  absl::flat_hash_map<const Value*, Alias> alias_;
+  absl::flat_hash_map<const Value*, Value*> latest_;  // by root
+  absl::flat_hash_map<const Value*, int> version_;    // by root
+  absl::flat_hash_map<const Value*, Cached> cache_;
+};
+
+bool HasMutation(const Graph& graph) {
+  for (const Node* n : graph.nodes()) {
+    const OpSchema* schema = OpRegistry::Global().Find(n->op());
+    if (schema != nullptr && schema->mutated_input >= 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> Functionalize(Graph& graph) {
+  if (!HasMutation(graph)) return false;
+  absl::StatusOr<Graph> out = Functionalizer(graph).Run();
+  if (!out.ok()) return out.status();
+  graph = *std::move(out);
+  return true;
+}
+
+absl::StatusOr<proto::Graph> Functionalize(const proto::Graph& graph) {
+  absl::StatusOr<Graph> g = Graph::FromProto(graph);
+  if (!g.ok()) return g.status();
+  absl::StatusOr<bool> changed = Functionalize(*g);
+  if (!changed.ok()) return changed.status();
+  if (!*changed) return graph;
+  return g->ToProto();
+}
+
+}  // namespace coil::prims
