@@ -17,6 +17,7 @@ const DecompositionRegistry& DecompositionRegistry::Global() {
     RegisterReductionDecompositions(*r);
     RegisterShapeDecompositions(*r);
     RegisterNnDecompositions(*r);
+    RegisterViewScatterDecompositions(*r);
     return r;
   }();
   return *registry;

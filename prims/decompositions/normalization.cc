@@ -1,5 +1,5 @@
 // Decompositions of softmax, log_softmax, the normalizations (layer, RMS, batch, group,
-// instance, local response) and dropout: the ops of ir/ops/normalization_ops.cc, part of the
+// instance, local response): the ops of ir/ops/normalization_ops.cc except dropout (nn.cc), part of the
 // reduction family (registered by RegisterReductionDecompositions).
 //
 // Statistics are computed in f32 for f16/bf16 inputs (f64 stays f64), variances are biased,
@@ -137,14 +137,6 @@ void RegisterNormalizationDecompositions(DecompositionRegistry& r) {
     Val div = Pow(window * (c.Float("alpha") / static_cast<double>(size)) + c.Float("k"),
                   c.Float("beta"));
     return {Cast(x / div, c.out_dtype())};
-  });
-  // dropout(x, p, train=false) -> x
-  r.Add("aten.dropout", [](const OpCall& c) -> std::vector<Val> {
-    if (c.Bool("train")) {
-      c.e().Fail("aten.dropout: train=true has no decomposition (it needs a seed)");
-      return {};
-    }
-    return {Cast(c.in(0), c.out_dtype())};
   });
 }
 

@@ -17,6 +17,8 @@ void RegisterReductionDecompositions(DecompositionRegistry& r);    // reduction*
 void RegisterShapeDecompositions(DecompositionRegistry& r);        // shape*.cc
 // Matmul family, convolution wrappers, pooling, upsampling, embedding, attention, dropout.
 void RegisterNnDecompositions(DecompositionRegistry& r);           // nn*.cc
+// slice_scatter / select_scatter, which prims::Functionalize emits.
+void RegisterViewScatterDecompositions(DecompositionRegistry& r);  // view_scatter.cc
 
 }  // namespace coil::prims
 

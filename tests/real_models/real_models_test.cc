@@ -9,6 +9,9 @@
 // nn.TransformerEncoder (d_model 256, 8 heads, sequence-first, opset 17 LayerNormalization), and
 // a small GPT-style decoder, plus nine more torchvision classifiers (export_models.py's
 // TORCHVISION_FAMILY). One test case per model; sharded.
+//
+// Each model then goes through prims::Decompose (only prims and externs may remain) and the
+// decomposed graph must match torch at both batch sizes with the same accuracy.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +24,8 @@
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
+#include "prims/decompose.h"
+#include "prims/decomposition_registry.h"
 #include "runtime/interpreter.h"
 #include "tests/onnx_conformance/onnx_tensor.h"
 
@@ -47,7 +52,7 @@ double RelativeError(const coil::HostTensor& got, const coil::HostTensor& want) 
 
 // Runs the graph on batch_N/input_0.pb and compares with torch's batch_N/output_0.pb.
 void CheckBatch(const std::string& model, const coil::Graph& graph, const std::string& dir,
-                int batch) {
+                int batch, const char* stage) {
   std::string set = absl::StrCat(dir, "/batch_", batch);
   absl::StatusOr<coil::HostTensor> x = coil::onnx_testing::ReadOnnxTensorFile(set + "/input_0.pb");
   absl::StatusOr<coil::HostTensor> want = coil::onnx_testing::ReadOnnxTensorFile(set + "/output_0.pb");
@@ -56,17 +61,18 @@ void CheckBatch(const std::string& model, const coil::Graph& graph, const std::s
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<coil::HostTensor>> got = coil::Interpret(graph, {*x});
   double run_s = Seconds(start);
-  ASSERT_TRUE(got.ok()) << model << " batch " << batch << ": " << got.status();
+  ASSERT_TRUE(got.ok()) << model << " (" << stage << ") batch " << batch << ": " << got.status();
   ASSERT_EQ(got->size(), 1u);
   const coil::HostTensor& y = (*got)[0];
   ASSERT_EQ(y.shape(), want->shape()) << model << " batch " << batch << ": " << y.TypeString()
                                       << " vs torch " << want->TypeString();
   double err = RelativeError(y, *want);
-  std::printf("%s batch %d: reference interpreter %.2f s, relative error %.3g\n", model.c_str(),
-              batch, run_s, err);
-  testing::Test::RecordProperty(absl::StrCat("batch_", batch, "_seconds"), absl::StrCat(run_s));
-  testing::Test::RecordProperty(absl::StrCat("batch_", batch, "_relative_error"), absl::StrCat(err));
-  EXPECT_LE(err, kMaxRelativeError) << model << " batch " << batch;
+  std::printf("%s (%s) batch %d: reference interpreter %.2f s, relative error %.3g\n",
+              model.c_str(), stage, batch, run_s, err);
+  std::string key = absl::StrCat(stage, "_batch_", batch);
+  testing::Test::RecordProperty(key + "_seconds", absl::StrCat(run_s));
+  testing::Test::RecordProperty(key + "_relative_error", absl::StrCat(err));
+  EXPECT_LE(err, kMaxRelativeError) << model << " (" << stage << ") batch " << batch;
 }
 
 void CheckModel(const std::string& model) {
@@ -94,7 +100,20 @@ void CheckModel(const std::string& model) {
   std::printf("%s: export %.2f s, import %.2f s (%d nodes)\n", model.c_str(), export_s, import_s,
               graph->num_nodes());
   // Both batch sizes run on the same graph; a failure at one does not skip the other.
-  for (int batch : {1, 3}) CheckBatch(model, *graph, dir, batch);
+  for (int batch : {1, 3}) CheckBatch(model, *graph, dir, batch, "aten");
+
+  start = std::chrono::steady_clock::now();
+  int aten_nodes = graph->num_nodes();
+  absl::StatusOr<bool> changed = coil::prims::Decompose(*graph);
+  ASSERT_TRUE(changed.ok()) << model << ": decompose: " << changed.status();
+  double decompose_s = Seconds(start);
+  for (const coil::Node* n : graph->nodes()) {
+    ASSERT_TRUE(coil::prims::IsPrim(n->op()) || coil::prims::IsExtern(n->op()))
+        << model << ": decomposed graph still has " << n->Describe();
+  }
+  std::printf("%s: decompose %.3f s (%d aten nodes -> %d prims/extern nodes)\n", model.c_str(),
+              decompose_s, aten_nodes, graph->num_nodes());
+  for (int batch : {1, 3}) CheckBatch(model, *graph, dir, batch, "prims");
 }
 
 TEST(RealModels, resnet18) { CheckModel("resnet18"); }

@@ -488,6 +488,12 @@ for shape, value, dt in FULLS:
     case("prims.full", [], torch.full(shape, value, dtype=dt),
          {"shape": shape, "value": value, "dtype": dt}, name="%s_%s_%s" % (shape, value, NAME[dt]))
 
+# prims.sym_value: a symbolic integer as data (the torch side is the integer itself; the
+# interpreter binds the expression, here a constant, before the kernel runs).
+for value, dt in [(7, I64), (0, I32), (-3, I64), (12, F32), (5, F64), (3, BF16), (2**40, I64)]:
+    case("prims.sym_value", [], torch.tensor(value, dtype=dt), {"value": value, "dtype": dt},
+         name="%d_%s" % (value, NAME[dt]))
+
 IOTAS = [(5, 2, 3, I64), (5, 2, -3, I64), (4, 0, 1, I32), (0, 2, 3, I64), (1, 7, 2, I64),
          (6, -1, 2, F32), (4, 3, 1, F64), (5, 0, 1, F16), (3, 1, 1, BF16)]
 for length, start, step, dt in IOTAS:
