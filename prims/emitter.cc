@@ -369,7 +369,9 @@ SymExpr NumElements(const Val& x, const IntList& dims) {
   std::optional<IntList> d = Dims(x.emitter(), dims, x.rank(), /*empty_means_all=*/true);
   SymExpr n(1);
   if (!d) return n;
-  for (int64_t i : *d) n = n * x.shape()[i];
+  for (int64_t i : *d) {
+    if (i < x.rank()) n = n * x.shape()[i];  // a rank-0 tensor accepts dim 0 and has 1 element
+  }
   return n;
 }
 
@@ -515,7 +517,9 @@ Val Rev(Val x, IntList dims) {
 
 Val Full(Emitter& e, SymList shape, double value, DType dtype) {
   AttrMap attrs = {{"shape", std::move(shape)}, {"dtype", dtype}};
-  if (!IsFloating(dtype) && std::isfinite(value) && std::fabs(value) < 9.2e18) {
+  if (IsBool(dtype)) {
+    attrs["value"] = static_cast<int64_t>(value != 0);  // torch: a bool fill tests != 0
+  } else if (!IsFloating(dtype) && std::isfinite(value) && std::fabs(value) < 9.2e18) {
     attrs["value"] = static_cast<int64_t>(value);
   } else {
     attrs["value"] = value;

@@ -88,7 +88,9 @@ Val FloorDivInt(Val a, Val b) {
   return q - Cast(fix, q.dtype());
 }
 
-Val FloorDiv(Val a, Val b) { return IsFloating(a.dtype()) ? FloorDivFloat(a, b) : FloorDivInt(a, b); }
+Val FloorDiv(Val a, Val b) {
+  return IsFloating(a.dtype()) ? FloorDivFloat(a, b) : FloorDivInt(a, b);
+}
 
 // Integer pow: a negative exponent gives 0, except 1 ** n = 1 and (-1) ** n = +-1 by parity.
 //   where(b < 0 && |a| != 1, 0, pow(a, b < 0 ? b & 1 : b))

@@ -41,6 +41,12 @@ Val TakeAsOut(const OpCall& c, Val x, int64_t dim, Val index) {
   return AsOut(c, Gather(x, dim, SliceIndex(x, dim, flat)));
 }
 
+// prims.scatter(x, index, src, "add") in opmath; bool adds as logical or (int32 sums != 0).
+Val ScatterAdd(Val x, int64_t dim, Val index, Val src) {
+  DType t = IsBool(x.dtype()) ? proto::INT32 : ComputeDType(x.dtype());
+  return Cast(Scatter(Cast(x, t), dim, index, Cast(src, t), "add"), x.dtype());
+}
+
 // gather/scatter operands of torch's 0-dim-as-1-D rule, made equal in rank.
 std::vector<Val> SameRank(std::vector<Val> xs) {
   bool any_rank1 = false;
@@ -58,9 +64,7 @@ std::vector<Val> ScatterAsOut(const OpCall& c, absl::string_view reduce) {
   Val x = v[0], index = v[1], src = v[2];
   int64_t dim = NormDim(c.e(), c.Int("dim"), x.rank());
   for (int64_t d = 0; d < x.rank(); ++d) src = Slice(src, d, 0, index.size(d));
-  if (reduce == "add") {
-    return {AsOut(c, Cast(Scatter(Upcast(x), dim, index, Upcast(src), "add"), c.out_dtype()))};
-  }
+  if (reduce == "add") return {AsOut(c, ScatterAdd(x, dim, index, src))};
   return {AsOut(c, Scatter(x, dim, index, src, reduce))};
 }
 
@@ -76,10 +80,7 @@ Val IndexPut(const OpCall& c) {
   indexed.insert(indexed.end(), x.shape().begin() + dim + 1, x.shape().end());
   Val idx = SliceIndex(x, dim, flat);
   Val src = Reshape(BroadcastTo(values, indexed), idx.shape());
-  if (!c.Bool("accumulate")) return Scatter(x, dim, idx, src, "none");
-  // bool accumulates as logical or: add in int32, then != 0.
-  DType t = IsBool(x.dtype()) ? proto::INT32 : ComputeDType(x.dtype());
-  return Cast(Scatter(Cast(x, t), dim, idx, Cast(src, t), "add"), c.out_dtype());
+  return c.Bool("accumulate") ? ScatterAdd(x, dim, idx, src) : Scatter(x, dim, idx, src, "none");
 }
 
 }  // namespace

@@ -1,17 +1,20 @@
 // Decompositions of softmax, log_softmax, the normalizations (layer, RMS, batch, group,
-// instance, local response): the ops of ir/ops/normalization_ops.cc except dropout (nn.cc), part of the
-// reduction family (registered by RegisterReductionDecompositions).
+// instance, local response): the ops of ir/ops/normalization_ops.cc except dropout (which is
+// in nn.cc). Part of the reduction family (registered by RegisterReductionDecompositions).
 //
 // Statistics are computed in f32 for f16/bf16 inputs (f64 stays f64), variances are biased,
 // and the result is converted back to the input's dtype once.
 #include <cfloat>
 #include <cstdint>
+#include <limits>
 
 #include "prims/decomposition_registry.h"
 #include "prims/decompositions/reduction_internal.h"
 
 namespace coil::prims::reduction_internal {
 namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The dims [first, x.rank()).
 IntList DimsFrom(const Val& x, int64_t first) {
@@ -68,17 +71,15 @@ void RegisterNormalizationDecompositions(DecompositionRegistry& r) {
   // softmax(x, dim, dtype) -> e / sum(e, dim), e = exp(x - amax(x, dim)); x = to(x, dtype)
   r.Add("aten.softmax", [](const OpCall& c) -> std::vector<Val> {
     Val x = Upcast(Cast(c.in(0), c.out_dtype()));
-    if (StaticallyEmpty(x)) return {FullOut(c, 0.0)};  // nothing to compute; amax would fail
     int64_t d = c.Int("dim");
-    Val e = Exp(x - Amax(x, {d}, /*keepdim=*/true));
+    Val e = Exp(x - PaddedExtreme(x, {d}, /*keepdim=*/true, /*is_max=*/true, -kInf));
     return {Cast(e / Sum(e, {d}, /*keepdim=*/true), c.out_dtype())};
   });
   // log_softmax(x, dim, dtype) -> z - log(sum(exp(z), dim)), z = x - amax(x, dim)
   r.Add("aten.log_softmax", [](const OpCall& c) -> std::vector<Val> {
     Val x = Upcast(Cast(c.in(0), c.out_dtype()));
-    if (StaticallyEmpty(x)) return {FullOut(c, 0.0)};
     int64_t d = c.Int("dim");
-    Val z = x - Amax(x, {d}, /*keepdim=*/true);
+    Val z = x - PaddedExtreme(x, {d}, /*keepdim=*/true, /*is_max=*/true, -kInf);
     return {Cast(z - Log(Sum(Exp(z), {d}, /*keepdim=*/true)), c.out_dtype())};
   });
   // layer_norm(x, w?, b?, normalized_shape, eps) -> standardize(x over trailing dims) * w + b

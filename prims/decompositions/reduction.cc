@@ -1,6 +1,6 @@
 // Decompositions of the reduction family (see register.h): sum, mean, prod, amax/amin,
 // max_dim/min_dim, argmax/argmin, all/any, var/std (+ _mean), logsumexp, norm, cumsum/cumprod.
-// Softmax, the normalizations and dropout are in normalization.cc.
+// Softmax and the normalizations are in normalization.cc (dropout is in nn.cc).
 //
 // Conventions of the aten ops (ir/ops/reduction_ops.cc): `dim` lists are [] for "all dims";
 // a rank-0 input has nothing to reduce whatever its dim (0 or -1). Low-precision floats are
@@ -16,33 +16,37 @@
 namespace coil::prims {
 namespace reduction_internal {
 
-bool StaticallyEmpty(const Val& x) {
-  for (const SymExpr& d : x.shape()) {
-    if (d == SymExpr(0)) return true;
-  }
-  return false;
+bool MayBeEmpty(const Val& x, const IntList& dims) {
+  if (!x.ok()) return false;
+  SymRanges ranges = x.emitter().graph().SymbolRanges();
+  return ProveLt(SymExpr(0), NumElements(x, dims), ranges) != Truth::kTrue;
 }
 
-Val FullOut(const OpCall& c, double value, int i) {
-  return Full(c.e(), c.out_shape(i), value, c.out_dtype(i));
+Val PaddedExtreme(Val x, IntList dims, bool keepdim, bool is_max, double pad) {
+  if (x.ok() && x.rank() > 0 && MayBeEmpty(x, dims)) {
+    IntList low(x.rank(), 0), high(x.rank(), 0);
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      bool reduced = dims.empty() || std::find(dims.begin(), dims.end(), d) != dims.end() ||
+                     std::find(dims.begin(), dims.end(), d - x.rank()) != dims.end();
+      if (reduced) low[d] = 1;
+    }
+    x = Pad(x, low, high, pad);
+  }
+  return is_max ? Amax(x, dims, keepdim) : Amin(x, dims, keepdim);
 }
 
 }  // namespace reduction_internal
 
 namespace {
 
-using reduction_internal::FullOut;
+using reduction_internal::MayBeEmpty;
+using reduction_internal::PaddedExtreme;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The op's `dim` attribute; [] (all dims, i.e. none) for a rank-0 input.
 IntList ReducedDims(const OpCall& c, const Val& x) {
   return x.rank() == 0 ? IntList{} : c.Ints("dim");
-}
-
-// Whether reducing x over `dims` ([] = all) combines no element at all.
-bool EmptyReduction(const Val& x, const IntList& dims) {
-  return NumElements(x, dims) == SymExpr(0);
 }
 
 // x as the value to sum/multiply in for an output of dtype `out`: converted to `out` first
@@ -80,9 +84,18 @@ DecompositionFn VarFamily(bool is_std, bool with_mean) {
   };
 }
 
+// min |x| over dims, 0 for an empty reduction (as torch 1.13).
+Val MinAbs(Val xa, const IntList& dims, bool keepdim) {
+  Val m = PaddedExtreme(xa, dims, keepdim, /*is_max=*/false, kInf);
+  if (!MayBeEmpty(xa, dims)) return m;
+  return Where(Eq(SymValue(xa.emitter(), NumElements(xa, dims), proto::INT64), 0.0), 0.0, m);
+}
+
 // linalg.vector_norm of |x| (xa, computing dtype) over dims for the order p.
 Val VectorNorm(Val xa, double p, const IntList& dims, bool keepdim) {
-  if (std::isinf(p)) return p > 0 ? Amax(xa, dims, keepdim) : Amin(xa, dims, keepdim);
+  // max |x| of nothing is 0 (the padding), as torch 1.13
+  if (std::isinf(p) && p > 0) return PaddedExtreme(xa, dims, keepdim, /*is_max=*/true, 0.0);
+  if (std::isinf(p)) return MinAbs(xa, dims, keepdim);
   if (p == 0) return Sum(Cast(Ne(xa, 0.0), xa.dtype()), dims, keepdim);
   if (p == 1) return Sum(xa, dims, keepdim);
   if (p == 2) return Sqrt(Sum(xa * xa, dims, keepdim));
@@ -170,8 +183,7 @@ void RegisterReductionDecompositions(DecompositionRegistry& r) {
   r.Add("aten.logsumexp", [](const OpCall& c) -> std::vector<Val> {
     Val x = Upcast(Cast(c.in(0), c.out_dtype()));
     IntList dims = ReducedDims(c, x);
-    if (EmptyReduction(x, dims)) return {FullOut(c, -kInf)};  // log(0), amax has no identity
-    Val m = Amax(x, dims, /*keepdim=*/true);
+    Val m = PaddedExtreme(x, dims, /*keepdim=*/true, /*is_max=*/true, -kInf);  // empty: log(0)
     m = Where(Eq(Abs(m), kInf), 0.0, m);
     Val lse = Log(Sum(Exp(x - m), dims, /*keepdim=*/true)) + m;
     return {Cast(c.Bool("keepdim") ? lse : Reshape(lse, c.out_shape()), c.out_dtype())};
@@ -180,10 +192,8 @@ void RegisterReductionDecompositions(DecompositionRegistry& r) {
   //                             (sum |x|^p)^(1/p) otherwise; an empty +-inf norm is 0
   r.Add("aten.norm", [](const OpCall& c) -> std::vector<Val> {
     Val xa = Abs(Upcast(c.in(0)));
-    IntList dims = ReducedDims(c, xa);
-    double p = c.Float("p");
-    if (std::isinf(p) && EmptyReduction(xa, dims)) return {FullOut(c, 0.0)};
-    return {Cast(VectorNorm(xa, p, dims, c.Bool("keepdim")), c.out_dtype())};
+    return {Cast(VectorNorm(xa, c.Float("p"), ReducedDims(c, xa), c.Bool("keepdim")),
+                 c.out_dtype())};
   });
   // cumsum(x, dim, dtype) -> prims.cumsum(to(x, dtype))
   r.Add("aten.cumsum", [](const OpCall& c) -> std::vector<Val> {

@@ -8,14 +8,18 @@
 
 namespace coil::prims::reduction_internal {
 
-// softmax, log_softmax, the normalizations and dropout (normalization.cc).
+// softmax, log_softmax and the normalizations (normalization.cc).
 void RegisterNormalizationDecompositions(DecompositionRegistry& r);
 
-// Whether x has statically no elements (some dim is the constant 0).
-bool StaticallyEmpty(const Val& x);
+// Whether reducing x over `dims` ([] = all) may combine no element: the graph's symbol ranges
+// do not prove the number of reduced elements positive.
+bool MayBeEmpty(const Val& x, const IntList& dims);
 
-// A tensor of the op's output type `i` filled with `value`.
-Val FullOut(const OpCall& c, double value, int i = 0);
+// amax (`is_max`) or amin of x over `dims` ([] = all) where the reduction may be empty (which
+// prims.amax/amin reject): unless provably non-empty, each reduced dim is first padded with one
+// `pad` element. `pad` must not change a non-empty result (-inf for a max); an empty reduction
+// gives `pad`.
+Val PaddedExtreme(Val x, IntList dims, bool keepdim, bool is_max, double pad);
 
 }  // namespace coil::prims::reduction_internal
 

@@ -71,8 +71,8 @@ Val TriMask(Val x, int64_t k, bool lower) {
   return lower ? Le(diff, static_cast<double>(k)) : Ge(diff, static_cast<double>(k));
 }
 
-// diagonal: move dim1, dim2 last, keep rows [r0, r0 + L), then gather column r0' + i from
-// row i, where (r0, c0) is the diagonal's first element.
+// diagonal: move dim1, dim2 last, keep rows [r0, r0 + L), then gather column c0 + i from
+// row i, where (r0, c0) is the diagonal's first element and L its length (from out_shape).
 Val Diagonal(const OpCall& c) {
   Val x = c.in(0);
   int64_t rank = x.rank();

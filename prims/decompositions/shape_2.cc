@@ -188,7 +188,7 @@ void RegisterShapeDecompositions2(DecompositionRegistry& r) {
                        : SymExpr::Max(end, start);
     return {AsOut(c, Slice(x, dim, start, stop, c.Int("step")))};
   });
-  // select(x, dim, i) -> squeeze(prims.slice(x, dim, i', i' + 1)), i' = i < 0 ? i + n : i
+  // select(x, dim, i) -> reshape(prims.slice(x, dim, i', i' + 1)), i' = i < 0 ? i + n : i
   r.Add("aten.select", [](const OpCall& c) -> std::vector<Val> {
     Val x = c.in(0);
     int64_t dim = NormDim(c.e(), c.Int("dim"), x.rank());
