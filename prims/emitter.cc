@@ -430,6 +430,23 @@ Val Transpose(Val x, int64_t d0, int64_t d1) {
 Val BroadcastInDim(Val x, SymList shape, IntList broadcast_dimensions) {
   if (!x.ok()) return Val();
   if (x.shape() == shape) return x;
+  // broadcast_in_dim(broadcast_in_dim(y, s1, d1), s2, d2) -> broadcast_in_dim(y, s2, d2[d1])
+  const Node* producer = x.value()->producer();
+  if (producer != nullptr && producer->op() == "prims.broadcast_in_dim" &&
+      broadcast_dimensions.size() == static_cast<size_t>(x.rank())) {
+    absl::StatusOr<IntList> inner = GetInts(producer->attrs(), "broadcast_dimensions");
+    bool valid = inner.ok();
+    IntList composed;
+    for (size_t i = 0; valid && i < inner->size(); ++i) {
+      int64_t d = (*inner)[i];
+      valid = d >= 0 && d < static_cast<int64_t>(broadcast_dimensions.size());
+      if (valid) composed.push_back(broadcast_dimensions[d]);
+    }
+    if (valid) {
+      return BroadcastInDim(x.emitter().Wrap(producer->input(0)), std::move(shape),
+                            std::move(composed));
+    }
+  }
   return x.emitter().Op1("prims.broadcast_in_dim", {x},
                          {{"shape", std::move(shape)},
                           {"broadcast_dimensions", std::move(broadcast_dimensions)}});

@@ -18,6 +18,7 @@
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"
+#include "runtime/reference/prims_scalar.h"
 
 namespace coil {
 
@@ -50,158 +51,32 @@ Result Run(Ctx ctx, const char* prim, const DFn& fd, const IFn& fi) {
   return std::vector<HostTensor>{t};
 }
 
-void Reg(ReferenceKernels& k, const std::string& name, DFn fd, IFn fi) {
-  std::string prim = "prims." + name;
-  k.Register(prim, [prim, fd, fi](Ctx ctx) { return Run(ctx, prim.c_str(), fd, fi); });
+// Registers "prims.<op>" through the shared scalar functions (prims_scalar.h).
+void RegScalar(ReferenceKernels& k, ScalarOp op) {
+  DFn fd;
+  if (HasFloatPath(op)) fd = [op](const double* v) { return EvalFloat(op, v); };
+  std::string prim = ScalarOpName(op);
+  k.Register(prim, [prim, op, fd](Ctx ctx) -> Result {
+    IFn fi;
+    if (HasIntPath(op)) {
+      bool is_bool = IsBool(ctx.inputs[0].dtype());
+      fi = [op, is_bool](const int64_t* v, std::string& err) -> int64_t {
+        int64_t r = 0;
+        if (!EvalInt(op, v, is_bool, &r)) {
+          err = IntErrorMessage(op, v);
+          return 0;
+        }
+        return r;
+      };
+    }
+    return Run(ctx, prim.c_str(), fd, fi);
+  });
 }
-
-double Sign(double x) { return (0 < x) - (x < 0); }  // NaN gives 0, as torch.sign
-
-// Python's % on integers (the result has the divisor's sign); b != 0.
-int64_t PyMod(int64_t a, int64_t b) {
-  if (b == -1) return 0;  // also avoids INT64_MIN % -1
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
-// Integer power by squaring, wrapping on overflow; e >= 0.
-int64_t IPow(int64_t base, int64_t e) {
-  int64_t r = 1;
-  while (e > 0) {
-    if (e & 1) r = WrapMul(r, base);
-    base = WrapMul(base, base);
-    e >>= 1;
-  }
-  return r;
-}
-
-double NanMax(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
-double NanMin(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
 void RegisterElementwise(ReferenceKernels& k) {
-  struct FloatFn {
-    const char* name;
-    double (*fn)(double);
-  };
-  static const FloatFn kFloat[] = {
-      {"exp", [](double x) { return std::exp(x); }},
-      {"exp2", [](double x) { return std::exp2(x); }},
-      {"expm1", [](double x) { return std::expm1(x); }},
-      {"log", [](double x) { return std::log(x); }},
-      {"log2", [](double x) { return std::log2(x); }},
-      {"log1p", [](double x) { return std::log1p(x); }},
-      {"sqrt", [](double x) { return std::sqrt(x); }},
-      {"rsqrt", [](double x) { return 1.0 / std::sqrt(x); }},
-      {"sin", [](double x) { return std::sin(x); }},
-      {"cos", [](double x) { return std::cos(x); }},
-      {"tan", [](double x) { return std::tan(x); }},
-      {"asin", [](double x) { return std::asin(x); }},
-      {"acos", [](double x) { return std::acos(x); }},
-      {"atan", [](double x) { return std::atan(x); }},
-      {"sinh", [](double x) { return std::sinh(x); }},
-      {"cosh", [](double x) { return std::cosh(x); }},
-      {"tanh", [](double x) { return std::tanh(x); }},
-      {"asinh", [](double x) { return std::asinh(x); }},
-      {"acosh", [](double x) { return std::acosh(x); }},
-      {"atanh", [](double x) { return std::atanh(x); }},
-      {"erf", [](double x) { return std::erf(x); }},
-      {"erfc", [](double x) { return std::erfc(x); }},
-      {"ceil", [](double x) { return std::ceil(x); }},
-      {"floor", [](double x) { return std::floor(x); }},
-      {"round", [](double x) { return std::nearbyint(x); }},  // default mode: half to even
-      {"trunc", [](double x) { return std::trunc(x); }},
-  };
-  for (const FloatFn& f : kFloat) {
-    double (*fn)(double) = f.fn;
-    Reg(k, f.name, [fn](const double* v) { return fn(v[0]); }, nullptr);
+  for (int i = 0; i <= static_cast<int>(ScalarOp::kWhere); ++i) {
+    RegScalar(k, static_cast<ScalarOp>(i));
   }
-  Reg(k, "abs", [](const double* v) { return std::fabs(v[0]); },
-      [](const int64_t* v, std::string&) { return v[0] < 0 ? WrapSub(0, v[0]) : v[0]; });
-  Reg(k, "neg", [](const double* v) { return -v[0]; },
-      [](const int64_t* v, std::string&) { return WrapSub(0, v[0]); });
-  Reg(k, "sign", [](const double* v) { return Sign(v[0]); },
-      [](const int64_t* v, std::string&) { return int64_t{(0 < v[0]) - (v[0] < 0)}; });
-  Reg(k, "signbit", [](const double* v) { return std::signbit(v[0]) ? 1.0 : 0.0; },
-      [](const int64_t* v, std::string&) { return int64_t{v[0] < 0}; });
-  k.Register("prims.bitwise_not", [](Ctx ctx) -> Result {
-    bool logical = IsBool(ctx.inputs[0].dtype());
-    return Run(ctx, "prims.bitwise_not", nullptr, [logical](const int64_t* v, std::string&) {
-      return logical ? int64_t{v[0] == 0} : ~v[0];
-    });
-  });
-  // Bool operands arrive as 0/1 and the bool output stores v != 0, so bool add and mul are
-  // logical or and and.
-  Reg(k, "add", [](const double* v) { return v[0] + v[1]; },
-      [](const int64_t* v, std::string&) { return WrapAdd(v[0], v[1]); });
-  Reg(k, "sub", [](const double* v) { return v[0] - v[1]; },
-      [](const int64_t* v, std::string&) { return WrapSub(v[0], v[1]); });
-  Reg(k, "mul", [](const double* v) { return v[0] * v[1]; },
-      [](const int64_t* v, std::string&) { return WrapMul(v[0], v[1]); });
-  Reg(k, "div", [](const double* v) { return v[0] / v[1]; },
-      [](const int64_t* v, std::string& err) -> int64_t {
-        if (v[1] == 0) {
-          err = "integer division by zero";
-          return 0;
-        }
-        if (v[1] == -1) return WrapSub(0, v[0]);  // INT64_MIN / -1 wraps
-        return v[0] / v[1];
-      });
-  Reg(k, "remainder",
-      [](const double* v) {
-        double m = std::fmod(v[0], v[1]);
-        if (m != 0 && ((v[1] < 0) != (m < 0))) m += v[1];
-        return m;
-      },
-      [](const int64_t* v, std::string& err) -> int64_t {
-        if (v[1] == 0) {
-          err = "integer remainder by zero";
-          return 0;
-        }
-        return PyMod(v[0], v[1]);
-      });
-  Reg(k, "fmod", [](const double* v) { return std::fmod(v[0], v[1]); },
-      [](const int64_t* v, std::string& err) -> int64_t {
-        if (v[1] == 0) {
-          err = "integer fmod by zero";
-          return 0;
-        }
-        return v[1] == -1 ? 0 : v[0] % v[1];
-      });
-  Reg(k, "pow", [](const double* v) { return std::pow(v[0], v[1]); },
-      [](const int64_t* v, std::string& err) -> int64_t {
-        if (v[1] < 0) {
-          err = absl::StrCat("integer ", v[0], " to the negative power ", v[1],
-                             " is not allowed");
-          return 0;
-        }
-        return IPow(v[0], v[1]);
-      });
-  Reg(k, "maximum", [](const double* v) { return NanMax(v[0], v[1]); },
-      [](const int64_t* v, std::string&) { return std::max(v[0], v[1]); });
-  Reg(k, "minimum", [](const double* v) { return NanMin(v[0], v[1]); },
-      [](const int64_t* v, std::string&) { return std::min(v[0], v[1]); });
-  Reg(k, "atan2", [](const double* v) { return std::atan2(v[0], v[1]); }, nullptr);
-  Reg(k, "hypot", [](const double* v) { return std::hypot(v[0], v[1]); }, nullptr);
-  Reg(k, "bitwise_and", nullptr, [](const int64_t* v, std::string&) { return v[0] & v[1]; });
-  Reg(k, "bitwise_or", nullptr, [](const int64_t* v, std::string&) { return v[0] | v[1]; });
-  Reg(k, "bitwise_xor", nullptr, [](const int64_t* v, std::string&) { return v[0] ^ v[1]; });
-  // Comparisons: NaN compares unequal to everything (C++ semantics, as torch).
-  Reg(k, "eq", [](const double* v) { return v[0] == v[1] ? 1.0 : 0.0; },
-      [](const int64_t* v, std::string&) { return int64_t{v[0] == v[1]}; });
-  Reg(k, "ne", [](const double* v) { return v[0] != v[1] ? 1.0 : 0.0; },
-      [](const int64_t* v, std::string&) { return int64_t{v[0] != v[1]}; });
-  Reg(k, "lt", [](const double* v) { return v[0] < v[1] ? 1.0 : 0.0; },
-      [](const int64_t* v, std::string&) { return int64_t{v[0] < v[1]}; });
-  Reg(k, "le", [](const double* v) { return v[0] <= v[1] ? 1.0 : 0.0; },
-      [](const int64_t* v, std::string&) { return int64_t{v[0] <= v[1]}; });
-  Reg(k, "gt", [](const double* v) { return v[0] > v[1] ? 1.0 : 0.0; },
-      [](const int64_t* v, std::string&) { return int64_t{v[0] > v[1]}; });
-  Reg(k, "ge", [](const double* v) { return v[0] >= v[1] ? 1.0 : 0.0; },
-      [](const int64_t* v, std::string&) { return int64_t{v[0] >= v[1]}; });
-  // where(cond, a, b): Run computes in b's dtype; cond arrives as 0/1.
-  Reg(k, "where", [](const double* v) { return v[0] != 0 ? v[1] : v[2]; },
-      [](const int64_t* v, std::string&) { return v[0] != 0 ? v[1] : v[2]; });
   k.Register("prims.convert_element_type", [](Ctx ctx) -> Result {
     return std::vector<HostTensor>{ctx.inputs[0].To(ctx.output_dtypes[0])};
   });

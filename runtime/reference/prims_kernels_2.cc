@@ -4,7 +4,6 @@
 // Relations the meta function could not decide on symbolic sizes (slice bounds, a
 // broadcast_in_dim operand dim that may be 1, gather index sizes) are re-checked here on the
 // concrete sizes.
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,34 +14,11 @@
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"
+#include "runtime/reference/philox.h"
 
 namespace coil {
 
 void RegisterPrimsKernels2(ReferenceKernels& k);
-
-namespace prims_internal {
-
-// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11; the
-// Random123 reference): ten rounds over a 128-bit counter with a 64-bit key. Declared in
-// prims_kernels_test.cc, which checks it against Random123's known-answer vectors.
-std::array<uint32_t, 4> Philox4x32_10(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
-  constexpr uint32_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57;
-  constexpr uint32_t kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key[0] += kW0;
-      key[1] += kW1;
-    }
-    uint64_t p0 = static_cast<uint64_t>(kM0) * ctr[0];
-    uint64_t p1 = static_cast<uint64_t>(kM1) * ctr[2];
-    uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
-    uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
-    ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
-  }
-  return ctr;
-}
-
-}  // namespace prims_internal
 
 namespace {
 
@@ -238,14 +214,11 @@ Result Iota(Ctx ctx) {
 
 Result PhiloxUniform(Ctx ctx) {
   HostTensor out = NewOutput(ctx);
-  uint64_t seed = static_cast<uint64_t>(meta::IntAttr(ctx.attrs, "seed"));
+  int64_t seed = meta::IntAttr(ctx.attrs, "seed");
   uint64_t offset = static_cast<uint64_t>(meta::IntAttr(ctx.attrs, "offset"));
-  std::array<uint32_t, 2> key = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
   for (int64_t i = 0; i < out.numel(); ++i) {
-    uint64_t c = offset + static_cast<uint64_t>(i);
-    std::array<uint32_t, 4> r = prims_internal::Philox4x32_10(
-        {static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32), 0, 0}, key);
-    out.StoreDouble(i, static_cast<double>(r[0] >> 8) * 0x1p-24);
+    uint64_t counter = offset + static_cast<uint64_t>(i);
+    out.StoreDouble(i, PhiloxUniformAt(seed, static_cast<int64_t>(counter)));
   }
   return std::vector<HostTensor>{out};
 }

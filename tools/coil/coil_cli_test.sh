@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of the `coil` CLI: print, verify, run, ops, version, and its errors.
+# End-to-end checks of the `coil` CLI: print, verify, run, ops, version, decompose, and errors.
 set -uo pipefail
 coil=tools/coil/coil
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -42,6 +42,19 @@ if [ "$a" = "$b" ]; then echo "ok   deterministic"; else echo "FAIL deterministi
 printf 'graph @g(%%0: f32[3, 4]) {\n  %%1: f32[3, 4] = aten.relu(%%0)\n  return %%1\n}\n' > "$tmp/g34.txt"
 $coil run "$tmp/g34.txt" --seed 3 --save "$tmp/x34_" >/dev/null
 check run_inputs 0 'output 0: f32\[3, 2\]' -- $coil run "$tmp/mlp.txt" --inputs "$tmp/x34_0.pb"
+
+# coil decompose: only prims and externs remain, and the decomposed graph computes the same.
+check decompose_text 0 'prims.maximum' -- $coil decompose "$tmp/mlp.txt" --text
+check decompose_summary 0 'decomposed 2 nodes \(2 ops\) into [0-9]+ nodes' -- $coil decompose "$tmp/mlp.txt" -o "$tmp/mlp_prims.pb"
+if $coil print "$tmp/mlp_prims.pb" | grep -E '= aten\.' | grep -vqE 'aten\.(mm|bmm|convolution)\('; then
+  echo "FAIL decompose_only_prims"; fails=$((fails + 1))
+else
+  echo "ok   decompose_only_prims"
+fi
+a=$($coil run "$tmp/mlp.txt" --seed 5 | grep 'output 0'); b=$($coil run "$tmp/mlp_prims.pb" --seed 5 | grep 'output 0')
+if [ "$a" = "$b" ]; then echo "ok   decompose_same_numbers"; else echo "FAIL decompose_same_numbers: $a vs $b"; fails=$((fails + 1)); fi
+check decompose_keep 0 'aten.linear' -- $coil decompose "$tmp/mlp.txt" --text --keep aten.linear
+check decompose_usage 2 'usage: coil decompose' -- $coil decompose "$tmp/mlp.txt"
 
 # Bad input: clear errors, non-zero status, never a crash.
 check missing_file 1 "cannot open '$tmp/nope.txt'" -- $coil print "$tmp/nope.txt"

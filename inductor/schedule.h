@@ -1,0 +1,46 @@
+// inductor: turns a prims graph (prims/decompose.h) into a Schedule (ir/proto/schedule.proto):
+// loop-level kernels, fused, with a memory plan. Usable alone as @coil//inductor.
+//
+//   absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(prims_graph, {});
+//
+// The pipeline is a straight list of named passes (schedule.cc); each pass is one file in
+// inductor/passes/ with the signature `absl::StatusOr<bool> Pass(Program&, ...)` (bool: the
+// program changed), and the program is checked by VerifyProgram after each pass.
+#ifndef COIL_INDUCTOR_SCHEDULE_H_
+#define COIL_INDUCTOR_SCHEDULE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/proto/graph.pb.h"
+#include "ir/proto/schedule.pb.h"
+
+namespace coil::inductor {
+
+// What the backend that will generate code can do; inductor knows no backend by name.
+struct Capabilities {
+  // Extern ops after which the backend runs a fused pointwise epilogue (e.g. "aten.mm" for a
+  // GEMM with a bias + activation epilogue). Empty: no fusion across externs.
+  std::vector<std::string> extern_epilogues;
+};
+
+struct ScheduleOptions {
+  Capabilities capabilities;
+  // Off: one kernel per prim (for comparisons and debugging).
+  bool fusion = true;
+  // Off: every intermediate buffer gets its own arena slot.
+  bool reuse_memory = true;
+};
+
+// Errors: the graph does not verify, or holds an op that is neither a prim nor an extern
+// (InvalidArgument naming the op and node: run prims::Decompose first).
+absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph,
+                                              const ScheduleOptions& options = {});
+
+// A readable summary: kernels with their fused ops, bytes moved, peak memory.
+std::string SummarizeSchedule(const proto::Schedule& schedule);
+
+}  // namespace coil::inductor
+
+#endif  // COIL_INDUCTOR_SCHEDULE_H_
