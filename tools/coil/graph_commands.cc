@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <random>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,41 +22,6 @@ namespace {
 int Fail(const absl::Status& s) {
   std::cerr << "coil: " << s.message() << "\n";
   return 1;
-}
-
-// Random data for one graph input: floats uniform in [-1, 1), integers in [0, 10), bools.
-HostTensor RandomTensor(DType dtype, std::vector<int64_t> shape, std::mt19937_64& rng) {
-  HostTensor t = HostTensor::Zeros(dtype, std::move(shape));
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> integer(0, 9);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (IsFloating(dtype)) {
-      t.StoreDouble(i, real(rng));
-    } else if (IsBool(dtype)) {
-      t.StoreInt(i, integer(rng) % 2);
-    } else {
-      t.StoreInt(i, integer(rng));
-    }
-  }
-  return t;
-}
-
-// Binds symbols from --dim s0=8,s1=4, falling back to each symbol's hint.
-absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> SymbolValues(const Graph& g,
-                                                                      const std::string& dims) {
-  absl::flat_hash_map<std::string, int64_t> values;
-  for (const SymbolInfo& s : g.symbols()) {
-    if (s.hint > 0) values[s.name] = s.hint;
-  }
-  for (absl::string_view item : absl::StrSplit(dims, ',', absl::SkipEmpty())) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(item, '=');
-    int64_t v;
-    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &v) || v < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--dim expects NAME=SIZE, got '", item, "'"));
-    }
-    values[kv.first] = v;
-  }
-  return values;
 }
 
 }  // namespace
@@ -126,22 +90,9 @@ int RunCommand(const std::vector<std::string>& argv) {
     if (args->values.count("seed") && !absl::SimpleAtoi(args->Get("seed"), &seed)) {
       return Fail(absl::InvalidArgumentError("--seed expects an integer"));
     }
-    absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> symbols =
-        SymbolValues(*g, args->Get("dim"));
-    if (!symbols.ok()) return Fail(symbols.status());
-    std::mt19937_64 rng(seed);
-    for (const Value* in : g->inputs()) {
-      std::vector<int64_t> shape;
-      for (const SymExpr& d : in->type().shape) {
-        absl::StatusOr<int64_t> v = d.Evaluate(*symbols);
-        if (!v.ok()) {
-          return Fail(absl::InvalidArgumentError(absl::StrCat(
-              "input '", in->name(), "': ", v.status().message(), " (give sizes with --dim)")));
-        }
-        shape.push_back(*v);
-      }
-      inputs.push_back(RandomTensor(in->type().dtype, shape, rng));
-    }
+    absl::StatusOr<std::vector<HostTensor>> random = RandomInputs(*g, args->Get("dim"), seed);
+    if (!random.ok()) return Fail(random.status());
+    inputs = *std::move(random);
   }
   InterpreterOptions options;
   options.float64 = args->Has("float64");

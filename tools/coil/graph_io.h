@@ -2,10 +2,13 @@
 #ifndef COIL_TOOLS_COIL_GRAPH_IO_H_
 #define COIL_TOOLS_COIL_GRAPH_IO_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
+#include "runtime/host_tensor.h"
 
 namespace coil::cli {
 
@@ -17,6 +20,12 @@ absl::Status WriteFile(const std::string& path, const std::string& bytes);
 // starts (after blanks and comments) with "graph" is text IR, and anything else is a serialized
 // proto::Graph. Errors name the path and what failed.
 absl::StatusOr<Graph> LoadGraph(const std::string& path);
+
+// Seeded random inputs for a graph: floats uniform in [-1, 1), integers in [0, 10), bools.
+// Symbols take their hints, overridden by `dims` ("s0=8,batch=2"); errors name the input or
+// the malformed item.
+absl::StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& graph, const std::string& dims,
+                                                     uint64_t seed);
 
 }  // namespace coil::cli
 
