@@ -6,6 +6,7 @@
 #include "tools/coil/graph_commands.h"
 #include "tools/coil/onnx_commands.h"
 #include "tools/coil/prims_commands.h"
+#include "tools/coil/schedule_commands.h"
 
 namespace {
 
@@ -23,6 +24,8 @@ int Help() {
       "  import MODEL     import an ONNX model as a coil graph (-o GRAPH.pb or --text)\n"
       "  conformance      run the ONNX backend conformance suites (see coil conformance --help)\n"
       "  decompose FILE   functionalize and decompose a graph into prims (-o OUT or --text)\n"
+      "  schedule FILE    fuse and plan a graph with inductor; print kernels and memory\n"
+      "                   (see coil schedule --help)\n"
       "  ops              list every registered op with its inputs and attributes\n"
       "  version          print the version\n",
       kVersion);
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   if (command == "run") return coil::cli::RunCommand(rest);
   if (command == "import") return coil::cli::ImportCommand(rest);
   if (command == "conformance") return coil::cli::ConformanceCommand(rest);
+  if (command == "schedule") return coil::cli::ScheduleCommand(rest);
   if (command == "decompose") return coil::cli::DecomposeCommand(rest);
   if (command == "ops") return coil::cli::OpsCommand(rest);
   if (command == "version" || command == "--version") {

@@ -1,0 +1,125 @@
+// Shared machinery of the fusion passes (inductor/passes/fusion.h): body inlining, kernel
+// merging, dependency analysis between kernels, bytes-saved scoring and decision recording.
+//
+//   // Inline a pointwise producer into a consumer at one of its loads:
+//   int value = InlineBody(producer, consumer, /*loop=*/0, load_id);
+//   // Merge two kernels when the program order allows it:
+//   KernelDeps deps = KernelDeps::Compute(program);
+//   if (deps.CanMerge(a, b)) program.kernels = ...;  // see MergeInto
+//
+// Kernels are referred to by their index in Program::kernels unless said otherwise.
+#ifndef COIL_INDUCTOR_PASSES_FUSION_UTIL_H_
+#define COIL_INDUCTOR_PASSES_FUSION_UTIL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "inductor/loop_ir.h"
+
+namespace coil::inductor {
+
+// ---- Kernel shapes -------------------------------------------------------------------------
+
+// The identity index [_i0, .., _i{rank-1}].
+std::vector<SymExpr> IdentityIndex(int rank);
+// Whether `index` is the identity index over the first index.size() outer variables.
+bool IsIdentityIndex(const std::vector<SymExpr>& index);
+
+// For a POINTWISE kernel with one range-less Loop and exactly one STORE, at the identity index
+// of its ranges (the shape Lower produces): the buffer it stores. nullopt otherwise.
+std::optional<int> PointwiseOutput(const Kernel& k);
+
+// The LOADs of `buffer` in a kernel, as (loop, expression id), in body order.
+std::vector<std::pair<int, int>> LoadsOf(const Kernel& k, int buffer);
+// Whether an EXTERN kernel lists `buffer` among its inputs.
+bool ExternReads(const Kernel& k, int buffer);
+// Number of LOAD expressions in a kernel (all buffers).
+int CountLoads(const Kernel& k);
+// Number of expressions in a kernel.
+int CountExprs(const Kernel& k);
+
+// "[4, s0]": ranges for messages.
+std::string RangesString(const std::vector<SymExpr>& ranges);
+
+// ---- Expression rewriting ------------------------------------------------------------------
+
+// Replaces every use of expression `from` by `to`: arguments, masks and _v<from> symbols in
+// indices and INDEX/RANDOM values.
+void ReplaceUses(Kernel& k, int from, int to);
+// Substitutes symbols in every index and INDEX/RANDOM value of the expressions of `loop`.
+void SubstituteSymbols(Loop& loop, const absl::flat_hash_map<std::string, SymExpr>& values);
+
+// Copies `body` with ids renumbered from `first_id` on (arguments, masks and _v symbols
+// follow); `extra` is substituted into indices and values as well (e.g. _i<d> -> index). Ids
+// not defined in `body` (references to earlier loops) are looked up in `id_map` (which
+// receives the new ids too); ids in neither stay.
+std::vector<Expr> CopyRenumbered(const std::vector<Expr>& body, int first_id,
+                                 absl::flat_hash_map<int, int>& id_map,
+                                 const absl::flat_hash_map<std::string, SymExpr>& extra = {});
+
+// Inlines POINTWISE `producer` (see PointwiseOutput) into `consumer` at the LOAD `load_id` of
+// consumer.loops[loop]: the producer's body (its STORE dropped) is inserted before the load,
+// with the producer's _i<d> replaced by the load's index component d and fresh ids; uses of
+// the load then refer to the stored value. A masked load keeps its meaning: the producer's
+// loads take the mask too and the value becomes where(mask, value, masked value). Returns the
+// id of the value that replaced the load.
+int InlineBody(const Kernel& producer, Kernel& consumer, int loop, int load_id);
+
+// Common subexpressions: within each Loop, a pure expression (LITERAL, INDEX, APPLY, RANDOM,
+// and LOADs of buffers the kernel does not write) identical to an earlier one is replaced by
+// the earlier one.
+void Cse(Kernel& k);
+
+// Appends `src`'s Loops after `dst`'s (fresh ids). `src`'s unmasked loads at the identity
+// index of buffers that `dst` STOREs at the identity index in a range-less Loop read the
+// stored value instead. Consecutive range-less Loops are then joined. Provenance is united.
+void AppendKernel(Kernel& dst, const Kernel& src);
+// Joins `src` into `dst` Loop by Loop (same number of Loops, equal ranges; CHECKed): each of
+// src's bodies is appended to dst's matching body. Provenance is united.
+void ZipKernel(Kernel& dst, const Kernel& src);
+// A POINTWISE kernel over outer ++ inner ranges as a Loop over `inner` of a kernel over
+// `outer` (outer_rank = outer.size()): _i<outer_rank + d> becomes _r<d>.
+Kernel AsInnerLoop(const Kernel& k, int outer_rank);
+// Joins consecutive range-less Loops of a kernel into one.
+void JoinRangelessLoops(Kernel& k);
+
+// ---- Dependencies --------------------------------------------------------------------------
+
+// Transitive dependencies between the kernels of a program: j depends on i (i < j) when j
+// reads what i writes, writes what i reads, or writes what i writes, directly or through
+// other kernels.
+class KernelDeps {
+ public:
+  static KernelDeps Compute(const Program& program);
+  // Whether kernel j (transitively) depends on kernel i.
+  bool DependsOn(int j, int i) const;
+  // Whether kernels a < b can become one kernel: no kernel between them depends on a and
+  // feeds b. (b depending directly on a is allowed: the merged kernel must handle that.)
+  bool CanMerge(int a, int b) const;
+  // A program order for merging a < b (CanMerge): the kernel indices in their new order, with
+  // b left out and a standing for the merged kernel.
+  std::vector<int> MergedOrder(int a, int b) const;
+
+ private:
+  int n_ = 0;
+  std::vector<std::vector<uint64_t>> before_;  // before_[j]: bitset of the i that j depends on
+};
+
+// Replaces kernels a < b by `merged` at the position KernelDeps::MergedOrder gives.
+void MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel merged);
+
+// ---- Scoring and decisions -----------------------------------------------------------------
+
+// Bytes a kernel moves at the symbols' hints.
+int64_t BytesHint(const Program& program, const Kernel& k);
+// Appends a decision to program.decisions.
+void RecordDecision(Program& program, std::string pass, std::string kind,
+                    std::vector<std::string> kernels, bool accepted, std::string reason,
+                    int64_t bytes_saved_hint);
+
+}  // namespace coil::inductor
+
+#endif  // COIL_INDUCTOR_PASSES_FUSION_UTIL_H_

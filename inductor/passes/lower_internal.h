@@ -1,0 +1,128 @@
+// Internal to the lowering pass (lower.cc, lower_views.cc, lower_ops.cc,
+// lower_reduce.cc): the state lowering keeps while it walks the graph, and the
+// per-family lowering functions.
+//
+// [Note: views as index maps] Every graph value is read through a View: a
+// buffer plus one SymExpr per buffer dimension, written over the value's own
+// index variables _i0.._i{rank-1}. A buffer produced by a kernel is its value's
+// identity view; a view prim (reshape, permute, broadcast_in_dim, slice,
+// squeeze, rev) makes a new View of its input's buffer whose index is the
+// input's index map with the input's variables substituted (Compose). A kernel
+// reading a value at index `at` (expressions over the kernel's own variables)
+// loads Compose(view, at) from view.buffer, so chains of views never
+// materialize.
+#ifndef COIL_INDUCTOR_PASSES_LOWER_INTERNAL_H_
+#define COIL_INDUCTOR_PASSES_LOWER_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "inductor/loop_ir.h"
+#include "ir/graph.h"
+#include "ir/sym_expr.h"
+
+namespace coil::inductor::lower_internal {
+
+// A value read through an index map into a buffer (see the note above).
+struct View {
+  int buffer = 0;
+  std::vector<SymExpr> index;  // one per buffer dim, over LoopVar(0..value rank - 1)
+};
+
+// {_i0, .., _i{rank-1}}.
+std::vector<SymExpr> IdentityIndex(int64_t rank);
+// The buffer index that reads the viewed value at `at` (one expression per
+// value dim).
+std::vector<SymExpr> Compose(const View& view, absl::Span<const SymExpr> at);
+// The row-major flat position of `index` in `shape`.
+SymExpr FlatIndex(absl::Span<const SymExpr> index, absl::Span<const SymExpr> shape);
+
+// lower_views.cc: whether `op` is a view prim, and the input index of the
+// view's output (one expression per input dim, over the output's variables).
+// `ranges` decide size relations (broadcast of a maybe-1 dim, reshape
+// grouping).
+bool IsViewOp(absl::string_view op);
+absl::StatusOr<std::vector<SymExpr>> ViewInputIndex(const Node& node, const SymRanges& ranges);
+
+// The lowering state: the program being built and the View of every value
+// lowered so far.
+class LowerContext {
+ public:
+  explicit LowerContext(const Graph& graph);
+
+  const Graph& graph() const { return graph_; }
+  const SymRanges& ranges() const { return ranges_; }
+  Program& program() { return program_; }
+
+  // The view of a value lowered earlier (CHECKs that it was lowered: the graph is topologically sorted).
+  const View& ViewOf(const Value* v) const;
+  void SetView(const Value* v, View view) { views_[v->id()] = std::move(view); }
+  // Whether `v` is its buffer exactly: identity index, same shape.
+  bool IsPlain(const Value* v) const;
+
+  // A new buffer holding `v` (its dtype and shape).
+  int NewBuffer(const Value* v, proto::Buffer::Kind kind);
+  // Loads `v` at `at` (over the kernel's variables) in kernel `k`, loop `loop`.
+  int Load(Kernel& k, int loop, const Value* v, absl::Span<const SymExpr> at, int mask = 0,
+           double masked_value = 0);
+  // Finishes `k` (id, name "k<id>_<label>", the label defaulting to the node's
+  // op without its namespace; provenance from `node` when given) and appends
+  // it.
+  void AddKernel(Kernel k, absl::string_view label, const Node* node);
+  // A POINTWISE kernel copying `v` into a new buffer of `kind`; returns the
+  // buffer.
+  int Materialize(const Value* v, proto::Buffer::Kind kind, const Node* node);
+  // A buffer holding `v` exactly (its own when plain, else a materialized
+  // copy).
+  int PlainBuffer(const Value* v, const Node* node);
+  // A POINTWISE kernel for `node` whose single output is computed by `body`
+  // (given the kernel, returning the stored expression id) over the output's
+  // shape, into a new INTERMEDIATE buffer that becomes the output's view.
+  template <typename Body>
+  void PointwiseNode(const Node& node, absl::string_view label, Body&& body) {
+    const Value* out = node.output(0);
+    Kernel k = Kernel::Pointwise("", out->type().shape);
+    int value = body(k);
+    int buf = NewBuffer(out, proto::Buffer::INTERMEDIATE);
+    k.Store(0, buf, IdentityIndex(out->type().rank()), value);
+    AddKernel(std::move(k), label, &node);
+    SetView(out, View{buf, IdentityIndex(out->type().rank())});
+  }
+
+ private:
+  const Graph& graph_;
+  SymRanges ranges_;
+  Program program_;
+  absl::flat_hash_map<int64_t, View> views_;
+};
+
+// The error for an op lowering does not know.
+absl::Status NoLowering(const Node& node);
+
+// lower_ops.cc: elementwise prims, creation, random, pad, concat, gather,
+// copy_to.
+bool IsElementwisePrim(absl::string_view op);
+absl::Status LowerElementwise(LowerContext& ctx, const Node& node);
+absl::Status LowerCreation(LowerContext& ctx,
+                           const Node& node);  // full iota sym_value philox
+absl::Status LowerPad(LowerContext& ctx, const Node& node);
+absl::Status LowerConcat(LowerContext& ctx, const Node& node);
+absl::Status LowerGather(LowerContext& ctx, const Node& node);
+absl::Status LowerCopyTo(LowerContext& ctx, const Node& node);
+
+// lower_reduce.cc: reductions and externs.
+bool IsReductionPrim(absl::string_view op);
+bool IsExternOp(absl::string_view op);
+absl::Status LowerReduction(LowerContext& ctx, const Node& node);
+absl::Status LowerExtern(LowerContext& ctx, const Node& node);
+
+}  // namespace coil::inductor::lower_internal
+
+#endif  // COIL_INDUCTOR_PASSES_LOWER_INTERNAL_H_

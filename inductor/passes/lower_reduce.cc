@@ -1,0 +1,111 @@
+// Lowering of reductions (REDUCTION kernels) and externs (EXTERN kernels).
+//
+//   %2: f32[s0] = prims.sum(%1) {dims = [1]}      (%1: f32[s0, 10])
+// becomes
+//   kernel k1_sum ranges [s0]
+//     loop [10]:  e1 = LOAD buf1[_i0, _r0];  e2 = REDUCE sum(e1)
+//     loop []:    e3 = STORE buf2[_i0] = e2
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "inductor/passes/lower_internal.h"
+#include "ir/attribute.h"
+
+namespace coil::inductor::lower_internal {
+namespace {
+
+const char* ReduceOp(absl::string_view op) {
+  if (op == "prims.sum") return "sum";
+  if (op == "prims.prod") return "prod";
+  if (op == "prims.amax") return "max";
+  if (op == "prims.amin") return "min";
+  if (op == "prims.argmax") return "argmax";
+  if (op == "prims.argmin") return "argmin";
+  return nullptr;
+}
+
+}  // namespace
+
+bool IsReductionPrim(absl::string_view op) { return ReduceOp(op) != nullptr; }
+
+bool IsExternOp(absl::string_view op) {
+  return op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution" || op == "prims.cumsum" ||
+         op == "prims.cumprod" || op == "prims.scatter";
+}
+
+absl::Status LowerReduction(LowerContext& ctx, const Node& node) {
+  const Value* x = node.input(0);
+  const Value* out = node.output(0);
+  const std::vector<SymExpr>& shape = x->type().shape;
+  const int64_t rank = x->type().rank();
+  const bool arg = node.op() == "prims.argmax" || node.op() == "prims.argmin";
+  std::vector<int64_t> dims;
+  if (arg) {
+    absl::StatusOr<int64_t> dim = GetInt(node.attrs(), "dim");
+    if (!dim.ok()) return dim.status();
+    if (rank > 0) dims.push_back(*dim);
+  } else {
+    absl::StatusOr<IntList> d = GetInts(node.attrs(), "dims");
+    if (!d.ok()) return d.status();
+    dims = *d;
+  }
+  absl::flat_hash_set<int64_t> reduced(dims.begin(), dims.end());
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("inductor: cannot lower ", node.Describe(), ": dim ", d, " out of range"));
+    }
+  }
+  if (dims.empty()) {
+    // Nothing reduced: a copy (or, for argmax of a rank-0 tensor, the position
+    // 0).
+    ctx.PointwiseNode(node, "", [&](Kernel& k) {
+      if (arg) return k.Literal(0, proto::INT64, 0);
+      return ctx.Load(k, 0, x, IdentityIndex(rank));
+    });
+    return absl::OkStatus();
+  }
+  Kernel k;
+  k.kind = proto::Kernel::REDUCTION;
+  k.ranges = out->type().shape;
+  k.loops.resize(2);
+  std::vector<SymExpr> at;
+  int kept = 0, inner = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced.contains(d)) {
+      k.loops[0].ranges.push_back(shape[d]);
+      at.push_back(InnerVar(inner++));
+    } else {
+      at.push_back(LoopVar(kept++));
+    }
+  }
+  int load = ctx.Load(k, 0, x, at);
+  int red = k.Reduce(0, ReduceOp(node.op()), out->type().dtype, load);
+  int buf = ctx.NewBuffer(out, proto::Buffer::INTERMEDIATE);
+  k.Store(1, buf, IdentityIndex(out->type().rank()), red);
+  ctx.AddKernel(std::move(k), "", &node);
+  ctx.SetView(out, View{buf, IdentityIndex(out->type().rank())});
+  return absl::OkStatus();
+}
+
+absl::Status LowerExtern(LowerContext& ctx, const Node& node) {
+  const Value* out = node.output(0);
+  std::vector<int> inputs;
+  for (const Value* in : node.inputs()) inputs.push_back(ctx.PlainBuffer(in, &node));
+  Kernel k;
+  k.kind = proto::Kernel::EXTERN;
+  k.ranges = out->type().shape;
+  k.extern_op = node.op();
+  k.extern_attrs = node.attrs();
+  k.extern_inputs = std::move(inputs);
+  k.extern_output = ctx.NewBuffer(out, proto::Buffer::INTERMEDIATE);
+  const int buf = k.extern_output;
+  ctx.AddKernel(std::move(k), "", &node);
+  ctx.SetView(out, View{buf, IdentityIndex(out->type().rank())});
+  return absl::OkStatus();
+}
+
+}  // namespace coil::inductor::lower_internal

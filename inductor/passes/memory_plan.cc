@@ -1,0 +1,256 @@
+// PlanMemory: liveness-driven greedy slot assignment in one arena, with in-place reuse.
+//
+// [Note: slots] The arena is a list of slots, each 64-byte aligned (sizes rounded up as
+// floordiv(n + 63, 64) * 64, so offsets are sums of multiples of 64 even when symbolic). In
+// program order, a buffer born at kernel t takes (1) the slot of an input that dies at t when
+// the kernel is a plain pointwise one reading that input only at the index it writes (in
+// place: each element is read before the same element is written), else (2) the smallest free
+// slot provably large enough, else (3) a new slot at the end. Slots of buffers that die at t
+// become free only after t, so a kernel's inputs and outputs never share bytes except in place.
+// With reuse, an intermediate that no kernel touches gets no slot (offset 0, no bytes used).
+// The peak of live bytes counts an in-place pair once at the kernel where one dies and the
+// other is born (they share the bytes), so arena_bytes >= peak_live_bytes always holds.
+#include "inductor/passes/memory_plan.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "inductor/passes/liveness.h"
+#include "ir/check.h"
+
+namespace coil::inductor {
+namespace {
+
+SymExpr AlignUp(const SymExpr& n) { return SymExpr::FloorDiv(n + 63, 64) * 64; }
+
+struct Slot {
+  SymExpr offset;
+  SymExpr size;
+  int owner = 0;  // the buffer holding it now, or the last one when free
+  bool free = false;
+};
+
+// Whether every buffer id a kernel references exists (a pass bug otherwise).
+absl::Status CheckBufferIds(const Program& program) {
+  const int n = static_cast<int>(program.buffers.size());
+  for (const Kernel& k : program.kernels) {
+    for (const std::vector<int>& ids : {k.Reads(), k.Writes()}) {
+      for (int b : ids) {
+        if (b < 1 || b > n) {
+          return absl::InternalError(absl::StrCat("memory plan: kernel ", k.name,
+                                                  " references buffer ", b, " of ", n));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// One range-less Loop and no reductions: each outer index is computed independently.
+bool IsPlainPointwise(const Kernel& k) {
+  if (k.kind != proto::Kernel::POINTWISE || k.loops.size() != 1 || !k.loops[0].ranges.empty()) {
+    return false;
+  }
+  for (const Expr& e : k.loops[0].body) {
+    if (e.kind == proto::Expr::REDUCE) return false;
+  }
+  return true;
+}
+
+bool SameShape(const Buffer& a, const Buffer& b, const SymRanges& ranges) {
+  if (ElementSize(a.dtype) != ElementSize(b.dtype) || a.shape.size() != b.shape.size()) {
+    return false;
+  }
+  for (size_t d = 0; d < a.shape.size(); ++d) {
+    if (ProveEq(a.shape[d], b.shape[d], ranges) != Truth::kTrue) return false;
+  }
+  return true;
+}
+
+// Whether `k` (a plain pointwise kernel) may write `out` over `in`: it iterates over out's
+// shape and stores `out` only at the identity index (_i0, _i1, ...), so each element is
+// written once, by the iteration that reads it; it never loads `out` nor writes `in`, and
+// loads `in` only, unmasked, at that same index. Same shapes and element sizes make equal
+// indices equal byte offsets.
+bool MayWriteInPlace(const Kernel& k, const Buffer& out, const Buffer& in,
+                     const SymRanges& ranges) {
+  if (!SameShape(out, in, ranges) || k.ranges.size() != out.shape.size()) return false;
+  std::vector<SymExpr> identity;
+  for (size_t d = 0; d < k.ranges.size(); ++d) {
+    if (ProveEq(k.ranges[d], out.shape[d], ranges) != Truth::kTrue) return false;
+    identity.push_back(LoopVar(static_cast<int>(d)));
+  }
+  bool stored = false;
+  for (const Expr& e : k.loops[0].body) {
+    if (e.kind != proto::Expr::STORE || e.buffer != out.id) continue;
+    if (e.index != identity) return false;
+    stored = true;
+  }
+  if (!stored) return false;
+  for (const Expr& e : k.loops[0].body) {
+    if (e.kind == proto::Expr::STORE && e.buffer == in.id) return false;
+    if (e.kind == proto::Expr::LOAD && e.buffer == out.id) return false;
+    if (e.kind == proto::Expr::LOAD && e.buffer == in.id &&
+        (e.mask != 0 || e.index != identity)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class Planner {
+ public:
+  Planner(Program& program, const SymRanges& ranges)
+      : program_(program),
+        ranges_(ranges),
+        live_(ComputeLiveRanges(program)),
+        slot_of_(program.buffers.size() + 1, -1) {}
+
+  // Every intermediate buffer its own slot, in id order.
+  void PlanWithoutReuse() {
+    for (Buffer& b : program_.buffers) {
+      if (b.kind == proto::Buffer::INTERMEDIATE) NewSlot(b);
+    }
+  }
+
+  void PlanWithReuse() {
+    const int n = static_cast<int>(program_.kernels.size());
+    std::vector<std::vector<int>> births(n), deaths(n);
+    for (const Buffer& b : program_.buffers) {
+      if (b.kind != proto::Buffer::INTERMEDIATE || !live_[b.id].used()) continue;
+      births[live_[b.id].first].push_back(b.id);
+      deaths[live_[b.id].last].push_back(b.id);
+    }
+    for (int t = 0; t < n; ++t) {
+      for (int id : births[t]) Place(program_.buffer(id), t);
+      for (int id : deaths[t]) {
+        Slot& s = slots_[slot_of_[id]];
+        if (s.owner == id) s.free = true;  // else taken over in place at t
+      }
+    }
+  }
+
+  // Live intermediate bytes at each kernel, at the hints; a buffer written in place over an
+  // input counts once with it at the kernel where one dies and the other is born.
+  int64_t PeakLiveBytesHint() const {
+    int64_t peak = 0;
+    for (int t = 0; t < static_cast<int>(program_.kernels.size()); ++t) {
+      int64_t sum = 0;
+      for (const Buffer& b : program_.buffers) {
+        if (b.kind != proto::Buffer::INTERMEDIATE || !live_[b.id].Contains(t)) continue;
+        sum += program_.EvaluateHint(b.SizeBytes());
+        if (b.in_place && live_[b.id].first == t) {
+          sum -= program_.EvaluateHint(program_.buffer(b.reuses).SizeBytes());
+        }
+      }
+      peak = std::max(peak, sum);
+    }
+    return peak;
+  }
+
+  const SymExpr& arena_bytes() const { return arena_bytes_; }
+
+ private:
+  void NewSlot(Buffer& b) {
+    Slot s;
+    s.offset = arena_bytes_;
+    s.size = AlignUp(b.SizeBytes());
+    s.owner = b.id;
+    arena_bytes_ = arena_bytes_ + s.size;
+    b.arena_offset = s.offset;
+    slot_of_[b.id] = static_cast<int>(slots_.size());
+    slots_.push_back(std::move(s));
+  }
+
+  void Take(Buffer& b, int slot) {
+    Slot& s = slots_[slot];
+    b.reuses = s.owner;
+    b.arena_offset = s.offset;
+    s.owner = b.id;
+    s.free = false;
+    slot_of_[b.id] = slot;
+  }
+
+  bool Fits(const Buffer& b, const Slot& s) const {
+    return ProveLe(b.SizeBytes(), s.size, ranges_) == Truth::kTrue ||
+           ProveLe(AlignUp(b.SizeBytes()), s.size, ranges_) == Truth::kTrue;
+  }
+
+  // Whether slot a is smaller than slot b: provably, else at the hints.
+  bool Smaller(const Slot& a, const Slot& b) const {
+    if (ProveLt(a.size, b.size, ranges_) == Truth::kTrue) return true;
+    if (ProveLe(b.size, a.size, ranges_) == Truth::kTrue) return false;
+    return program_.EvaluateHint(a.size) < program_.EvaluateHint(b.size);
+  }
+
+  // An input of kernel t dying there whose slot `b` may take in place, or 0.
+  int InPlaceInput(const Buffer& b, int t) const {
+    const Kernel& k = program_.kernels[t];
+    if (!IsPlainPointwise(k)) return 0;
+    for (int in : k.Reads()) {
+      const Buffer& input = program_.buffer(in);
+      if (in == b.id || input.kind != proto::Buffer::INTERMEDIATE) continue;
+      if (live_[in].last != t || live_[in].first >= t || slot_of_[in] < 0) continue;
+      if (slots_[slot_of_[in]].owner != in) continue;  // already taken by another output
+      if (MayWriteInPlace(k, b, input, ranges_)) return in;
+    }
+    return 0;
+  }
+
+  void Place(Buffer& b, int t) {
+    if (int in = InPlaceInput(b, t); in != 0) {
+      Take(b, slot_of_[in]);
+      b.in_place = true;
+      return;
+    }
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+      if (!slots_[i].free || !Fits(b, slots_[i])) continue;
+      if (best < 0 || Smaller(slots_[i], slots_[best])) best = i;
+    }
+    if (best >= 0) {
+      Take(b, best);
+    } else {
+      NewSlot(b);
+    }
+  }
+
+  Program& program_;
+  const SymRanges& ranges_;
+  std::vector<LiveRange> live_;
+  std::vector<int> slot_of_;  // by buffer id: index into slots_, or -1
+  std::vector<Slot> slots_;
+  SymExpr arena_bytes_{0};
+};
+
+}  // namespace
+
+absl::StatusOr<MemoryPlanSummary> PlanMemory(Program& program, const SymRanges& ranges,
+                                             bool reuse) {
+  if (absl::Status s = CheckBufferIds(program); !s.ok()) return s;
+  for (Buffer& b : program.buffers) {
+    b.arena_offset = SymExpr(0);
+    b.reuses = 0;
+    b.in_place = false;
+  }
+  Planner planner(program, ranges);
+  if (reuse) {
+    planner.PlanWithReuse();
+  } else {
+    planner.PlanWithoutReuse();
+  }
+  MemoryPlanSummary summary;
+  summary.arena_bytes = planner.arena_bytes();
+  summary.arena_bytes_hint = program.EvaluateHint(summary.arena_bytes);
+  summary.peak_live_bytes_hint = planner.PeakLiveBytesHint();
+  for (const Buffer& b : program.buffers) {
+    if (b.kind == proto::Buffer::INTERMEDIATE) {
+      summary.unplanned_bytes_hint += program.EvaluateHint(b.SizeBytes());
+    }
+  }
+  return summary;
+}
+
+}  // namespace coil::inductor

@@ -1,0 +1,133 @@
+// The inductor pipeline: a straight list of named passes, each followed by VerifyProgram.
+#include "inductor/schedule.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "inductor/loop_ir.h"
+#include "inductor/passes/fusion.h"
+#include "inductor/passes/lower.h"
+#include "inductor/passes/memory_plan.h"
+#include "inductor/passes/verify_program.h"
+#include "ir/graph.h"
+#include "ir/verifier.h"
+
+namespace coil::inductor {
+namespace {
+
+// Runs one pass and checks the program's invariants after it; a violation is a compiler bug
+// and names the pass.
+absl::Status RunPass(const char* name, Program& program,
+                     const std::function<absl::StatusOr<bool>(Program&)>& pass) {
+  absl::StatusOr<bool> changed = pass(program);
+  if (!changed.ok()) {
+    return absl::Status(changed.status().code(),
+                        absl::StrCat("inductor pass ", name, ": ", changed.status().message()));
+  }
+  if (absl::Status s = VerifyProgram(program); !s.ok()) {
+    return absl::InternalError(
+        absl::StrCat("inductor pass ", name, " broke the program: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+std::string Bytes(int64_t b) {
+  char text[32];
+  if (b >= (1 << 20)) {
+    std::snprintf(text, sizeof(text), "%.1f MiB", b / 1048576.0);
+  } else if (b >= 1024) {
+    std::snprintf(text, sizeof(text), "%.1f KiB", b / 1024.0);
+  } else {
+    std::snprintf(text, sizeof(text), "%lld B", static_cast<long long>(b));
+  }
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph_proto,
+                                              const ScheduleOptions& options) {
+  absl::StatusOr<Graph> graph = Graph::FromProto(graph_proto);
+  if (!graph.ok()) return graph.status();
+  if (absl::Status s = Verify(*graph); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inductor: the input graph does not verify: ", s.message()));
+  }
+  absl::StatusOr<Program> lowered = Lower(*graph);
+  if (!lowered.ok()) return lowered.status();
+  Program program = *std::move(lowered);
+  if (absl::Status s = VerifyProgram(program); !s.ok()) {
+    return absl::InternalError(absl::StrCat("inductor lowering: ", s.message()));
+  }
+
+  // Fusion, in the order fusion.h explains: pointwise producers inline first, so reductions and
+  // horizontal merges see whole bodies; dead buffers go last.
+  if (options.fusion) {
+    for (auto [name, pass] :
+         std::vector<std::pair<const char*, std::function<absl::StatusOr<bool>(Program&)>>>{
+             {"fuse_vertical", FuseVertical},
+             {"fuse_reductions", FuseReductions},
+             {"fuse_horizontal", FuseHorizontal},
+             {"fuse_extern_epilogues",
+              [&](Program& p) {
+                return FuseExternEpilogues(p, options.capabilities.extern_epilogues);
+              }},
+             {"remove_dead_buffers", RemoveDeadBuffers},
+         }) {
+      if (absl::Status s = RunPass(name, program, pass); !s.ok()) return s;
+    }
+  }
+
+  absl::StatusOr<MemoryPlanSummary> plan =
+      PlanMemory(program, graph->SymbolRanges(), options.reuse_memory);
+  if (!plan.ok()) return plan.status();
+  if (absl::Status s = VerifyProgram(program); !s.ok()) {
+    return absl::InternalError(absl::StrCat("inductor memory planning: ", s.message()));
+  }
+
+  proto::Schedule schedule = ToProto(program, graph_proto);
+  proto::MemoryPlan* mp = schedule.mutable_memory_plan();
+  *mp->mutable_arena_bytes() = plan->arena_bytes.ToProto();
+  mp->set_arena_bytes_hint(plan->arena_bytes_hint);
+  mp->set_peak_live_bytes_hint(plan->peak_live_bytes_hint);
+  mp->set_unplanned_bytes_hint(plan->unplanned_bytes_hint);
+  return schedule;
+}
+
+std::string SummarizeSchedule(const proto::Schedule& s) {
+  std::ostringstream out;
+  const proto::ScheduleStats& st = s.stats();
+  out << "schedule " << s.graph().name() << ": " << st.kernels() << " kernels ("
+      << st.externs() << " extern) from " << st.kernels_unfused() << " unfused; bytes moved "
+      << Bytes(st.bytes_moved_hint()) << " (unfused " << Bytes(st.bytes_moved_unfused_hint())
+      << "); arena " << Bytes(s.memory_plan().arena_bytes_hint()) << ", peak live "
+      << Bytes(s.memory_plan().peak_live_bytes_hint()) << ", without reuse "
+      << Bytes(s.memory_plan().unplanned_bytes_hint()) << " (sizes at symbol hints)\n";
+  for (const proto::Kernel& k : s.kernels()) {
+    std::map<std::string, int> ops;
+    for (const std::string& op : k.source_ops()) ++ops[op];
+    std::vector<std::string> parts;
+    for (const auto& [op, n] : ops) parts.push_back(n > 1 ? absl::StrCat(op, " x", n) : op);
+    const char* kind = k.kind() == proto::Kernel::EXTERN      ? "extern"
+                       : k.kind() == proto::Kernel::REDUCTION ? "reduction"
+                                                              : "pointwise";
+    out << "  " << k.name() << " [" << kind;
+    if (k.kind() == proto::Kernel::EXTERN) {
+      out << " " << k.extern_op();
+      if (k.loops_size() > 0) out << " + epilogue";
+    }
+    out << ", " << k.loops_size() << " loops] " << Bytes(k.bytes_moved_hint()) << ": "
+        << absl::StrJoin(parts, ", ") << "\n";
+  }
+  int accepted = 0;
+  for (const proto::FusionDecision& d : s.decisions()) accepted += d.accepted();
+  out << "  fusion decisions: " << accepted << " accepted, " << s.decisions_size() - accepted
+      << " rejected\n";
+  return out.str();
+}
+
+}  // namespace coil::inductor

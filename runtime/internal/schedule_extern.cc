@@ -1,0 +1,105 @@
+// EXTERN kernels: reference kernel calls on buffer memory.
+#include "runtime/internal/schedule_extern.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/attribute.h"
+#include "ir/op_registry.h"
+#include "runtime/host_tensor.h"
+#include "runtime/reference/kernel_registry.h"
+
+namespace coil::schedule_internal {
+namespace {
+
+// Replaces every sym / syms attribute by its value (as the graph interpreter does).
+absl::Status BindSymAttrs(AttrMap& attrs, const absl::flat_hash_map<std::string, int64_t>& b) {
+  for (auto& [name, value] : attrs) {
+    std::vector<SymExpr*> exprs;
+    if (SymExpr* e = std::get_if<SymExpr>(&value)) exprs.push_back(e);
+    if (SymList* l = std::get_if<SymList>(&value)) {
+      for (SymExpr& e : *l) exprs.push_back(&e);
+    }
+    for (SymExpr* e : exprs) {
+      if (e->is_constant()) continue;
+      absl::StatusOr<int64_t> v = e->Evaluate(b);
+      if (!v.ok()) {
+        return absl::Status(v.status().code(),
+                            absl::StrCat("attribute '", name, "': ", v.status().message()));
+      }
+      *e = SymExpr(*v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const BufferMem*> Buf(const std::vector<BufferMem*>& buffers, int id) {
+  if (id <= 0 || id >= static_cast<int>(buffers.size()) || buffers[id] == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown buffer ", id));
+  }
+  return buffers[id];
+}
+
+absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
+                 const absl::flat_hash_map<std::string, int64_t>& symbols) {
+  const ReferenceKernel* fn = ReferenceKernels::Global().Find(k.extern_op());
+  if (fn == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("no reference kernel for extern op '", k.extern_op(), "'"));
+  }
+  std::vector<HostTensor> args;
+  for (int id : k.extern_inputs()) {
+    absl::StatusOr<const BufferMem*> b = Buf(buffers, id);
+    if (!b.ok()) return b.status();
+    absl::StatusOr<HostTensor> t = HostTensor::FromBytes(
+        (*b)->dtype, (*b)->shape,
+        std::string(reinterpret_cast<const char*>((*b)->data), (*b)->size_bytes()));
+    if (!t.ok()) return t.status();
+    args.push_back(*std::move(t));
+  }
+  absl::StatusOr<const BufferMem*> out = Buf(buffers, k.extern_output());
+  if (!out.ok()) return out.status();
+  AttrMap attrs;
+  for (const proto::NamedAttribute& a : k.extern_attrs()) {
+    absl::StatusOr<Attribute> v = AttrFromProto(a.value());
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute '", a.name(), "': ", v.status().message()));
+    }
+    attrs[a.name()] = *std::move(v);
+  }
+  if (const OpSchema* schema = OpRegistry::Global().Find(k.extern_op())) {
+    if (absl::Status s = NormalizeAttrs(*schema, attrs); !s.ok()) return s;
+  }
+  if (absl::Status s = BindSymAttrs(attrs, symbols); !s.ok()) return s;
+  std::vector<std::vector<int64_t>> shapes = {(*out)->shape};
+  std::vector<DType> dtypes = {(*out)->dtype};
+  KernelContext ctx{args, attrs, shapes, dtypes};
+  absl::StatusOr<std::vector<HostTensor>> results = (*fn)(ctx);
+  if (!results.ok()) return results.status();
+  if (results->empty()) return absl::InternalError("the reference kernel returned no output");
+  const HostTensor& r = (*results)[0];
+  if (r.shape() != (*out)->shape || r.dtype() != (*out)->dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the extern's result ", r.TypeString(), " does not match buffer ", (*out)->id, " ('",
+        (*out)->name, "') of ", DTypeName((*out)->dtype), "[",
+        absl::StrJoin((*out)->shape, ", "), "]"));
+  }
+  std::string bytes = r.Bytes();
+  if (!bytes.empty()) std::memcpy((*out)->data, bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunExtern(const proto::Kernel& kernel, const std::vector<BufferMem*>& buffers,
+                       const absl::flat_hash_map<std::string, int64_t>& symbols) {
+  absl::Status s = Run(kernel, buffers, symbols);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat("kernel ", kernel.id(), " '", kernel.name(),
+                                             "' (extern ", kernel.extern_op(), "): ", s.message()));
+}
+
+}  // namespace coil::schedule_internal
