@@ -10,12 +10,15 @@
 // a small GPT-style decoder, plus nine more torchvision classifiers (export_models.py's
 // TORCHVISION_FAMILY). One test case per model; sharded.
 //
-// Each model then goes through prims::Decompose (only prims and externs may remain) and the
-// decomposed graph must match torch at both batch sizes with the same accuracy.
+// Each model then goes through prims::Decompose (only prims and externs may remain) and
+// inductor::BuildSchedule (fusion + memory plan); the decomposed graph (reference interpreter)
+// and the schedule (Schedule interpreter, freed buffers poisoned with NaN) must match torch at
+// both batch sizes with the same accuracy.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,9 +27,11 @@
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
+#include "inductor/schedule.h"
 #include "prims/decompose.h"
 #include "prims/decomposition_registry.h"
 #include "runtime/interpreter.h"
+#include "runtime/schedule_interpreter.h"
 #include "tests/onnx_conformance/onnx_tensor.h"
 
 namespace {
@@ -51,15 +56,18 @@ double RelativeError(const coil::HostTensor& got, const coil::HostTensor& want) 
 }
 
 // Runs the graph on batch_N/input_0.pb and compares with torch's batch_N/output_0.pb.
-void CheckBatch(const std::string& model, const coil::Graph& graph, const std::string& dir,
-                int batch, const char* stage) {
+// Runs a stage's executable form on one input.
+using Runner = std::function<absl::StatusOr<std::vector<coil::HostTensor>>(const coil::HostTensor&)>;
+
+void CheckBatch(const std::string& model, const Runner& run, const std::string& dir, int batch,
+                const char* stage) {
   std::string set = absl::StrCat(dir, "/batch_", batch);
   absl::StatusOr<coil::HostTensor> x = coil::onnx_testing::ReadOnnxTensorFile(set + "/input_0.pb");
   absl::StatusOr<coil::HostTensor> want = coil::onnx_testing::ReadOnnxTensorFile(set + "/output_0.pb");
   ASSERT_TRUE(x.ok()) << x.status();
   ASSERT_TRUE(want.ok()) << want.status();
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<coil::HostTensor>> got = coil::Interpret(graph, {*x});
+  absl::StatusOr<std::vector<coil::HostTensor>> got = run(*x);
   double run_s = Seconds(start);
   ASSERT_TRUE(got.ok()) << model << " (" << stage << ") batch " << batch << ": " << got.status();
   ASSERT_EQ(got->size(), 1u);
@@ -67,7 +75,7 @@ void CheckBatch(const std::string& model, const coil::Graph& graph, const std::s
   ASSERT_EQ(y.shape(), want->shape()) << model << " batch " << batch << ": " << y.TypeString()
                                       << " vs torch " << want->TypeString();
   double err = RelativeError(y, *want);
-  std::printf("%s (%s) batch %d: reference interpreter %.2f s, relative error %.3g\n",
+  std::printf("%s (%s) batch %d: %.2f s, relative error %.3g\n",
               model.c_str(), stage, batch, run_s, err);
   std::string key = absl::StrCat(stage, "_batch_", batch);
   testing::Test::RecordProperty(key + "_seconds", absl::StrCat(run_s));
@@ -100,7 +108,8 @@ void CheckModel(const std::string& model) {
   std::printf("%s: export %.2f s, import %.2f s (%d nodes)\n", model.c_str(), export_s, import_s,
               graph->num_nodes());
   // Both batch sizes run on the same graph; a failure at one does not skip the other.
-  for (int batch : {1, 3}) CheckBatch(model, *graph, dir, batch, "aten");
+  auto interpret = [&graph](const coil::HostTensor& x) { return coil::Interpret(*graph, {x}); };
+  for (int batch : {1, 3}) CheckBatch(model, interpret, dir, batch, "aten");
 
   start = std::chrono::steady_clock::now();
   int aten_nodes = graph->num_nodes();
@@ -113,7 +122,30 @@ void CheckModel(const std::string& model) {
   }
   std::printf("%s: decompose %.3f s (%d aten nodes -> %d prims/extern nodes)\n", model.c_str(),
               decompose_s, aten_nodes, graph->num_nodes());
-  for (int batch : {1, 3}) CheckBatch(model, *graph, dir, batch, "prims");
+  for (int batch : {1, 3}) CheckBatch(model, interpret, dir, batch, "prims");
+
+  start = std::chrono::steady_clock::now();
+  absl::StatusOr<coil::proto::Schedule> schedule = coil::inductor::BuildSchedule(graph->ToProto());
+  ASSERT_TRUE(schedule.ok()) << model << ": schedule: " << schedule.status();
+  double schedule_s = Seconds(start);
+  const coil::proto::ScheduleStats& stats = schedule->stats();
+  std::printf("%s: schedule %.3f s: %d kernels (%d extern) from %d unfused, bytes moved %lld "
+              "(unfused %lld), arena %lld bytes (peak live %lld, without reuse %lld)\n",
+              model.c_str(), schedule_s, stats.kernels(), stats.externs(), stats.kernels_unfused(),
+              static_cast<long long>(stats.bytes_moved_hint()),
+              static_cast<long long>(stats.bytes_moved_unfused_hint()),
+              static_cast<long long>(schedule->memory_plan().arena_bytes_hint()),
+              static_cast<long long>(schedule->memory_plan().peak_live_bytes_hint()),
+              static_cast<long long>(schedule->memory_plan().unplanned_bytes_hint()));
+  EXPECT_LT(stats.kernels(), stats.kernels_unfused()) << model << ": nothing fused";
+  EXPECT_GE(schedule->memory_plan().arena_bytes_hint(),
+            schedule->memory_plan().peak_live_bytes_hint());
+  auto run_schedule = [&schedule](const coil::HostTensor& x) {
+    coil::ScheduleInterpreterOptions options;
+    options.poison_dead_buffers = true;
+    return coil::InterpretSchedule(*schedule, {x}, options);
+  };
+  for (int batch : {1, 3}) CheckBatch(model, run_schedule, dir, batch, "schedule");
 }
 
 TEST(RealModels, resnet18) { CheckModel("resnet18"); }
