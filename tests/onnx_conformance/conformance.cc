@@ -20,9 +20,12 @@
 #include "absl/strings/strip.h"
 #include "capture/onnx/onnx/onnx.pb.h"
 #include "capture/onnx/onnx_importer.h"
+#include "inductor/schedule.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
+#include "prims/decompose.h"
 #include "runtime/interpreter.h"
+#include "runtime/schedule_interpreter.h"
 #include "tests/onnx_conformance/onnx_tensor.h"
 
 namespace coil::onnx_testing {
@@ -164,14 +167,34 @@ TestResult RunInProcess(const std::string& dir, const RunOptions& options) {
   if (sets.empty()) return Failed(absl::StrCat("no test_data_set_N folder in '", dir, "'"));
   InterpreterOptions interpreter_options;
   interpreter_options.external_data_dir = dir;
+  // The schedule pipeline: every stage after import must accept a graph the importer built.
+  proto::Schedule schedule;
+  if (options.pipeline == Pipeline::kSchedule) {
+    absl::StatusOr<bool> decomposed = prims::Decompose(*graph);
+    if (!decomposed.ok()) return Failed(absl::StrCat("decompose: ", decomposed.status().message()));
+    absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(graph->ToProto());
+    if (!s.ok()) return Failed(absl::StrCat("schedule: ", s.status().message()));
+    schedule = *std::move(s);
+  }
+  ScheduleInterpreterOptions schedule_options;
+  schedule_options.external_data_dir = dir;
+  schedule_options.poison_dead_buffers = true;
   for (const std::string& set : sets) {
     std::string set_name = fs::path(set).filename().string();
     absl::StatusOr<std::vector<HostTensor>> inputs = ReadTensors(set, "input", num_inputs);
     if (!inputs.ok()) return FromError(inputs.status(), set_name);
     absl::StatusOr<std::vector<HostTensor>> expected = ReadTensors(set, "output", num_outputs);
     if (!expected.ok()) return FromError(expected.status(), set_name);
-    absl::StatusOr<std::vector<HostTensor>> got = Interpret(*graph, *inputs, interpreter_options);
-    if (!got.ok()) return FromError(got.status(), absl::StrCat(set_name, ": run"));
+    absl::StatusOr<std::vector<HostTensor>> got =
+        options.pipeline == Pipeline::kSchedule
+            ? InterpretSchedule(schedule, *inputs, schedule_options)
+            : Interpret(*graph, *inputs, interpreter_options);
+    if (!got.ok()) {
+      if (options.pipeline == Pipeline::kSchedule) {
+        return Failed(absl::StrCat(set_name, ": run schedule: ", got.status().message()));
+      }
+      return FromError(got.status(), absl::StrCat(set_name, ": run"));
+    }
     for (int k = 0; k < num_outputs; ++k) {
       absl::Status s = CompareTensors((*got)[k], (*expected)[k], options.tolerance);
       if (!s.ok()) {

@@ -49,8 +49,16 @@ struct TestResult {
   double seconds = 0;
 };
 
+// What runs an imported test graph.
+enum class Pipeline {
+  kReference,  // the reference interpreter on the imported aten graph
+  kSchedule,   // prims::Decompose + inductor::BuildSchedule, run by the Schedule interpreter
+               // with freed buffers poisoned; any error after import is a failure
+};
+
 struct RunOptions {
   Tolerance tolerance;
+  Pipeline pipeline = Pipeline::kReference;
   // Run each test in a forked child so that a crash or hang fails that test only.
   bool isolate = true;
   // Per-test time limit when isolated (seconds).

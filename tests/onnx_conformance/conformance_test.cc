@@ -5,7 +5,10 @@
 // A folder's case passes when the test passes or is unsupported (coil says clearly what it
 // lacks); it fails on wrong numbers, an import/run error that is not "unsupported", a crash or a
 // timeout. Pass-rate targets (passed / all tests of the suite): node >= 70%,
-// pytorch-converted >= 90%, pytorch-operator >= 90%. Usage: conformance_test [DATA_DIR]
+// pytorch-converted >= 90%, pytorch-operator >= 90%.
+// Usage: conformance_test [--pipeline=schedule] [DATA_DIR]; with --pipeline=schedule every
+// imported graph goes through prims::Decompose and inductor and runs on the Schedule
+// interpreter, with the same targets and tolerances.
 #include <cstdio>
 #include <map>
 #include <string>
@@ -35,6 +38,7 @@ constexpr SuiteTarget kTargets[] = {
     {"node", 0.70}, {"pytorch-converted", 0.90}, {"pytorch-operator", 0.90}};
 
 std::string g_data_dir = coil::onnx_testing::kDefaultDataDir;
+RunOptions g_options;
 // Results of the folders run so far in this process (the rate cases reuse them).
 std::map<std::string, TestResult>& Results() {
   static auto* results = new std::map<std::string, TestResult>();
@@ -43,7 +47,7 @@ std::map<std::string, TestResult>& Results() {
 
 const TestResult& ResultOf(const std::string& dir) {
   auto it = Results().find(dir);
-  if (it == Results().end()) it = Results().emplace(dir, RunTest(dir, RunOptions())).first;
+  if (it == Results().end()) it = Results().emplace(dir, RunTest(dir, g_options)).first;
   return it->second;
 }
 
@@ -94,11 +98,16 @@ std::string GTestName(absl::string_view s) { return absl::StrReplaceAll(s, {{"-"
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  if (argc > 2) {
-    std::fprintf(stderr, "usage: %s [DATA_DIR]\n", argv[0]);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "--pipeline=schedule") {
+    g_options.pipeline = coil::onnx_testing::Pipeline::kSchedule;
+    args.erase(args.begin());
+  }
+  if (args.size() > 1 || (args.size() == 1 && args[0].rfind("--", 0) == 0)) {
+    std::fprintf(stderr, "usage: %s [--pipeline=schedule] [DATA_DIR]\n", argv[0]);
     return 2;
   }
-  if (argc == 2) g_data_dir = argv[1];
+  if (args.size() == 1) g_data_dir = args[0];
   for (absl::string_view suite : coil::onnx_testing::kSuites) {
     std::vector<std::string> dirs =
         coil::onnx_testing::ListTestDirs(absl::StrCat(g_data_dir, "/", suite));

@@ -56,6 +56,14 @@ if [ "$a" = "$b" ]; then echo "ok   decompose_same_numbers"; else echo "FAIL dec
 check decompose_keep 0 'aten.linear' -- $coil decompose "$tmp/mlp.txt" --text --keep aten.linear
 check decompose_usage 2 'usage: coil decompose' -- $coil decompose "$tmp/mlp.txt"
 
+# coil schedule: kernels, fusion decisions and the memory plan; --check runs both interpreters.
+check schedule_summary 0 'schedule mlp: [0-9]+ kernels \(1 extern\) from [0-9]+ unfused' -- $coil schedule "$tmp/mlp.txt"
+check schedule_check 0 'output 0: f32\[3, 2\], max relative error vs the graph interpreter' -- $coil schedule "$tmp/mlp.txt" --check
+check schedule_epilogue 0 'extern aten.mm \+ epilogue' -- $coil schedule "$tmp/mlp.txt" --epilogues aten.mm
+check schedule_no_fusion 0 'fusion decisions: 0 accepted' -- $coil schedule "$tmp/mlp.txt" --no-fusion
+$coil schedule "$tmp/mlp.txt" -o "$tmp/mlp.schedule.pb" >/dev/null
+if [ -s "$tmp/mlp.schedule.pb" ]; then echo "ok   schedule_output"; else echo "FAIL schedule_output"; fails=$((fails + 1)); fi
+
 # Bad input: clear errors, non-zero status, never a crash.
 check missing_file 1 "cannot open '$tmp/nope.txt'" -- $coil print "$tmp/nope.txt"
 printf 'not a graph at all \x01\x02' > "$tmp/junk.pb"

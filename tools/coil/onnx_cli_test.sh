@@ -42,6 +42,11 @@ check filter 0 '^suite: 1 passed, 0 failed, 0 unsupported$' -- \
 check one_folder 0 'test_add: passed' -- $coil conformance --dir "$tmp/suite/test_add"
 check simple_suite 0 '^simple: [0-9]+ passed' -- $coil conformance --suite simple
 check backend 1 "backend 'cpu' is not built yet" -- $coil conformance --backend cpu
+check schedule_backend 1 '^suite: 2 passed, 1 failed, 1 unsupported$' -- \
+  $coil conformance --dir "$tmp/suite" --backend schedule
+# coil schedule on an ONNX model: fused kernels, a memory plan, checked against the interpreter.
+check schedule_onnx 0 'max relative error vs the graph interpreter' -- \
+  $coil schedule "$data/pytorch-converted/test_Conv2d/model.onnx" --check
 check bad_suite 1 '--suite must be' -- $coil conformance --suite nodes
 check no_data 1 "no suite folder '$tmp/empty/node'" -- $coil conformance --dir "$tmp/empty" --suite node
 
