@@ -62,6 +62,11 @@ absl::Status SetUpBuffers(const proto::Schedule& s, const Graph& g,
                           const ScheduleInterpreterOptions& options, State& st) {
   int max_id = 0;
   for (const proto::Buffer& b : s.buffers()) max_id = std::max(max_id, b.id());
+  // Ids index a table: a sparse huge id must not allocate gigabytes.
+  if (max_id > s.buffers_size() + (1 << 16)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer id ", max_id, " is out of range for ", s.buffers_size(), " buffers"));
+  }
   st.by_id.assign(max_id + 1, nullptr);
   absl::StatusOr<int64_t> arena_bytes = schedule_internal::EvalConstant(
       s.memory_plan().arena_bytes(), sym);
@@ -69,8 +74,14 @@ absl::Status SetUpBuffers(const proto::Schedule& s, const Graph& g,
     return absl::InvalidArgumentError(
         absl::StrCat("memory plan arena_bytes: ", arena_bytes.status().message()));
   }
-  if (*arena_bytes < 0 || *arena_bytes > (int64_t{1} << 40)) {
+  if (*arena_bytes < 0) {
     return absl::InvalidArgumentError(absl::StrCat("arena of ", *arena_bytes, " bytes"));
+  }
+  int64_t allocated = *arena_bytes;  // arena + OUTPUT buffers, against max_memory_bytes
+  if (allocated > options.max_memory_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("arena of ", *arena_bytes,
+                                                     " bytes exceeds the limit of ",
+                                                     options.max_memory_bytes, " bytes"));
   }
   st.arena.assign(*arena_bytes, options.poison_dead_buffers ? 0xFF : 0);
   for (const proto::Buffer& pb : s.buffers()) {
@@ -96,8 +107,17 @@ absl::Status SetUpBuffers(const proto::Schedule& s, const Graph& g,
                                              : std::string(v.status().message())));
       }
       b->shape.push_back(*v);
-      b->numel *= *v;
     }
+    // The byte size (and every partial product the strides use) must fit in int64.
+    int64_t bytes = b->elem_size;
+    for (int64_t d : b->shape) {
+      if (d != 0 && __builtin_mul_overflow(bytes, d, &bytes)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Describe(pb), " of shape [", absl::StrJoin(b->shape, ", "),
+                         "] has a size that overflows int64"));
+      }
+    }
+    for (int64_t d : b->shape) b->numel *= d;
     b->strides.assign(b->shape.size(), 1);
     for (int d = static_cast<int>(b->shape.size()) - 2; d >= 0; --d) {
       b->strides[d] = b->strides[d + 1] * b->shape[d + 1];
@@ -143,7 +163,7 @@ absl::Status SetUpBuffers(const proto::Schedule& s, const Graph& g,
           return absl::InvalidArgumentError(
               absl::StrCat(Describe(pb), " arena_offset: ", off.status().message()));
         }
-        if (*off < 0 || *off + b->size_bytes() > *arena_bytes) {
+        if (*off < 0 || *off > *arena_bytes - b->size_bytes()) {
           return absl::InvalidArgumentError(absl::StrCat(
               Describe(pb), " at arena offset ", *off, " with ", b->size_bytes(),
               " bytes does not fit in the arena of ", *arena_bytes, " bytes"));
@@ -152,6 +172,12 @@ absl::Status SetUpBuffers(const proto::Schedule& s, const Graph& g,
         break;
       }
       case proto::Buffer::OUTPUT:
+        if (__builtin_add_overflow(allocated, b->size_bytes(), &allocated) ||
+            allocated > options.max_memory_bytes) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              Describe(pb), " of ", b->size_bytes(), " bytes: the arena and outputs exceed ",
+              "the limit of ", options.max_memory_bytes, " bytes"));
+        }
         b->data = NewStorage(st, std::string(b->size_bytes(), '\0'));
         break;
       default:
@@ -298,6 +324,22 @@ absl::StatusOr<std::vector<HostTensor>> InterpretSchedule(
     absl::StatusOr<CompiledKernel> c = schedule_internal::CompileKernel(k, sym, st.by_id);
     if (!c.ok()) return c.status();
     compiled.push_back(*std::move(c));
+  }
+  // The work, before any of it runs: a schedule from untrusted bytes must not hang.
+  int64_t iterations = 0;
+  for (const CompiledKernel& c : compiled) {
+    int64_t inner = 0;
+    for (const schedule_internal::CompiledLoop& l : c.loops) {
+      if (__builtin_add_overflow(inner, std::max<int64_t>(l.count, 1), &inner)) inner = INT64_MAX;
+    }
+    int64_t n;
+    if (__builtin_mul_overflow(c.count, inner, &n) ||
+        __builtin_add_overflow(iterations, n, &iterations) ||
+        iterations > options.max_iterations) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          c.where, ": the schedule's loops exceed the limit of ", options.max_iterations,
+          " iterations"));
+    }
   }
   std::unique_ptr<Poisoner> poison;
   if (options.poison_dead_buffers) poison = std::make_unique<Poisoner>(schedule, st);

@@ -18,6 +18,7 @@
 #ifndef COIL_RUNTIME_SCHEDULE_INTERPRETER_H_
 #define COIL_RUNTIME_SCHEDULE_INTERPRETER_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct ScheduleInterpreterOptions {
   // wrote, shows up as wrong outputs. A buffer written in place (Buffer.in_place) over the
   // buffer it reuses is not poisoned before its first write, nor when that buffer dies.
   bool poison_dead_buffers = false;
+  // Limits for schedules from untrusted bytes, checked before anything runs
+  // (ResourceExhausted): the bytes of buffer memory allocated (the arena plus the OUTPUT
+  // buffers), and the loop iterations (over all kernels, outer count x the inner Loops'
+  // counts).
+  int64_t max_memory_bytes = int64_t{1} << 36;  // 64 GiB
+  int64_t max_iterations = INT64_MAX;
 };
 
 // Runs `schedule` on `inputs` (one per graph input, in order).

@@ -1,6 +1,7 @@
 // Compiling a Schedule kernel's loops: scoping checks, slots, index programs.
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -14,10 +15,21 @@ absl::StatusOr<SymExpr> BindExpr(const proto::SymExpr& e,
                                  const absl::flat_hash_map<std::string, SymExpr>& bindings) {
   // An unset field (arena_offset of a buffer at 0, no memory plan) means 0, as in proto3.
   if (e.kind() == proto::SymExpr::KIND_UNSPECIFIED && e.args_size() == 0) return SymExpr(0);
-  absl::StatusOr<SymExpr> s = SymExpr::FromProto(e);
-  if (!s.ok()) return s.status();
-  if (s->is_constant()) return s;
-  return s->Substitute(bindings);
+  // Substituted in the proto, so that FromProto reports what SymExpr::Substitute would
+  // CHECK-fail on (int64 overflow, a divisor that becomes 0).
+  proto::SymExpr bound = e;
+  std::vector<proto::SymExpr*> todo = {&bound};
+  while (!todo.empty()) {
+    proto::SymExpr* n = todo.back();
+    todo.pop_back();
+    if (n->kind() == proto::SymExpr::SYMBOL) {
+      auto it = bindings.find(n->name());
+      if (it != bindings.end()) *n = it->second.ToProto();
+      continue;
+    }
+    for (proto::SymExpr& a : *n->mutable_args()) todo.push_back(&a);
+  }
+  return SymExpr::FromProto(bound);
 }
 
 absl::StatusOr<int64_t> EvalConstant(const proto::SymExpr& e,
@@ -65,7 +77,9 @@ class Compiler {
       if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("range: ", v.status().message()));
       if (*v < 0) return absl::InvalidArgumentError(absl::StrCat("negative range ", *v));
       out_.ranges.push_back(*v);
-      out_.count *= *v;
+      if (__builtin_mul_overflow(out_.count, *v, &out_.count)) {
+        return absl::InvalidArgumentError("the ranges' product overflows int64");
+      }
     }
     int max_inner = 0;
     for (const proto::Loop& l : k_.loops()) max_inner = std::max(max_inner, l.ranges_size());
@@ -100,7 +114,10 @@ class Compiler {
       }
       if (*v < 0) return absl::InvalidArgumentError(absl::StrCat("negative loop range ", *v));
       cl.ranges.push_back(*v);
-      cl.count *= *v;
+      if (__builtin_mul_overflow(cl.count, *v, &cl.count)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("loop ", li, ": the ranges' product overflows int64"));
+      }
     }
     loop_ = li;
     inner_rank_ = l.ranges_size();
