@@ -1,0 +1,54 @@
+// nn::LayerNorm and nn::BatchNorm2d (inference: normalizes with the running statistics).
+//
+//   nn::LayerNorm ln({64});                  // over the last dimension
+//   nn::BatchNorm2d bn(16);                  // [N, 16, H, W]
+//   Tensor y = bn(ln(x));
+#ifndef COIL_CAPTURE_NN_NORM_H_
+#define COIL_CAPTURE_NN_NORM_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "capture/nn/module.h"
+#include "capture/tensor.h"
+
+namespace coil::nn {
+
+// torch.nn.LayerNorm: normalizes over the trailing `normalized_shape` dimensions.
+class LayerNorm : public Module {
+ public:
+  // weight ones, bias zeros (torch's init).
+  explicit LayerNorm(std::vector<int64_t> normalized_shape, double eps = 1e-5,
+                     bool elementwise_affine = true);
+
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+  NamedTensorList NamedTensors(const std::string& prefix = "") override;
+
+  Tensor weight;  // normalized_shape; undefined without elementwise_affine
+  Tensor bias;    // normalized_shape; undefined without elementwise_affine
+  std::vector<int64_t> normalized_shape;
+  double eps;
+};
+
+// torch.nn.BatchNorm2d in eval mode: (x - running_mean) / sqrt(running_var + eps) * weight +
+// bias per channel of [N, C, H, W].
+class BatchNorm2d : public Module {
+ public:
+  // weight ones, bias zeros, running_mean zeros, running_var ones (torch's init).
+  explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, bool affine = true);
+
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+  NamedTensorList NamedTensors(const std::string& prefix = "") override;
+
+  Tensor weight;  // [C]; undefined without affine
+  Tensor bias;    // [C]; undefined without affine
+  Tensor running_mean;  // [C]
+  Tensor running_var;   // [C]
+  double eps;
+};
+
+}  // namespace coil::nn
+
+#endif  // COIL_CAPTURE_NN_NORM_H_

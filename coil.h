@@ -1,0 +1,27 @@
+// coil.h: the umbrella header of //:coil — the eager Tensor API, nn building blocks,
+// coil::compile, and the backends that compile captured graphs.
+//
+//   #include "coil.h"
+//   auto f = coil::compile(model_fn, {.backend = coil::InductorBackend()});
+//
+// Each stage is also usable alone through its own target (//capture, //prims:decompose,
+// //inductor, ...); this header only wires them together.
+#ifndef COIL_COIL_H_
+#define COIL_COIL_H_
+
+#include <memory>
+
+#include "capture/compile.h"
+#include "capture/tensor.h"
+
+namespace coil {
+
+// A backend that functionalizes and decomposes the captured graph into prims
+// (prims/decompose.h), schedules it with inductor (fusion + memory plan, inductor/schedule.h)
+// and runs the Schedule with the Schedule interpreter (runtime/schedule_interpreter.h). It is
+// the path the compiled CPU backend will take, minus code generation.
+std::shared_ptr<Backend> InductorBackend();
+
+}  // namespace coil
+
+#endif  // COIL_COIL_H_

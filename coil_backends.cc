@@ -1,0 +1,43 @@
+// The backends of //:coil: captured graph -> prims -> inductor -> Schedule interpreter.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "coil.h"
+#include "inductor/schedule.h"
+#include "prims/decompose.h"
+#include "runtime/schedule_interpreter.h"
+
+namespace coil {
+namespace {
+
+class ScheduledGraph : public CompiledGraph {
+ public:
+  explicit ScheduledGraph(proto::Schedule schedule) : schedule_(std::move(schedule)) {}
+  absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs) override {
+    return InterpretSchedule(schedule_, inputs);
+  }
+
+ private:
+  proto::Schedule schedule_;
+};
+
+class InductorBackendImpl : public Backend {
+ public:
+  std::string name() const override { return "inductor"; }
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Graph& graph) override {
+    Graph g = graph.Clone();
+    absl::StatusOr<bool> decomposed = prims::Decompose(g);
+    if (!decomposed.ok()) return decomposed.status();
+    absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(g.ToProto());
+    if (!schedule.ok()) return schedule.status();
+    return std::make_unique<ScheduledGraph>(*std::move(schedule));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> InductorBackend() { return std::make_shared<InductorBackendImpl>(); }
+
+}  // namespace coil
