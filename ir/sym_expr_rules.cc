@@ -212,7 +212,7 @@ Poly StripInnerMods(Poly a, int64_t c, Overflow& ov) {
     changed = false;
     for (size_t i = 0; i < a.terms.size() && !changed; ++i) {
       const Term& t = a.terms[i];
-      for (size_t j = 0; j < t.monomial.size() && !changed; ++j) {
+      for (size_t j = 0; !changed && j < t.monomial.size(); ++j) {  // t dangles once changed
         const Factor& f = t.monomial[j];
         if (f.exponent != 1 || f.atom.node()->kind != Kind::kMod) continue;
         const SymExpr& b = f.atom.node()->args[1];
@@ -433,7 +433,7 @@ Poly RecombineDivMod(Poly p, Overflow& ov) {
     changed = false;
     for (size_t i = 0; i < p.terms.size() && !changed; ++i) {
       const Term& t = p.terms[i];
-      for (size_t j = 0; j < t.monomial.size() && !changed; ++j) {
+      for (size_t j = 0; !changed && j < t.monomial.size(); ++j) {  // t dangles once changed
         const Factor& f = t.monomial[j];
         if (f.exponent != 1 || f.atom.node()->kind != Kind::kFloorDiv) continue;
         const SymExpr& x = f.atom.node()->args[0];

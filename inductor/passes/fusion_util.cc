@@ -310,7 +310,8 @@ void AppendKernel(Kernel& dst, const Kernel& src) {
         forwarded.emplace_back(e.id, it->second);
       }
     }
-    for (const auto& [from, to] : forwarded) {
+    for (const std::pair<int, int>& f : forwarded) {
+      const int from = f.first, to = f.second;  // not a structured binding: clang 14 lambdas
       l.body.erase(std::find_if(l.body.begin(), l.body.end(),
                                 [&](const Expr& e) { return e.id == from; }));
       ReplaceUses(moved, from, to);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/attribute.h"
 #include "ir/op_registry.h"
+#include "ir/tensor_type.h"
 #include "runtime/host_tensor.h"
 #include "runtime/reference/kernel_registry.h"
 
@@ -50,9 +51,11 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
         absl::StrCat("no reference kernel for extern op '", k.extern_op(), "'"));
   }
   std::vector<HostTensor> args;
+  std::vector<TensorType> arg_types;
   for (int id : k.extern_inputs()) {
     absl::StatusOr<const BufferMem*> b = Buf(buffers, id);
     if (!b.ok()) return b.status();
+    arg_types.push_back(TensorType((*b)->dtype, {(*b)->shape.begin(), (*b)->shape.end()}));
     absl::StatusOr<HostTensor> t = HostTensor::FromBytes(
         (*b)->dtype, (*b)->shape,
         std::string(reinterpret_cast<const char*>((*b)->data), (*b)->size_bytes()));
@@ -70,10 +73,23 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
     }
     attrs[a.name()] = *std::move(v);
   }
-  if (const OpSchema* schema = OpRegistry::Global().Find(k.extern_op())) {
-    if (absl::Status s = NormalizeAttrs(*schema, attrs); !s.ok()) return s;
+  const OpSchema* schema = OpRegistry::Global().Find(k.extern_op());
+  if (schema == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown op '", k.extern_op(), "'"));
   }
+  if (absl::Status s = NormalizeAttrs(*schema, attrs); !s.ok()) return s;
   if (absl::Status s = BindSymAttrs(attrs, symbols); !s.ok()) return s;
+  // The reference kernel trusts its arguments (as after Verify): the call must type-check
+  // against the op's meta function and produce exactly the output buffer's type.
+  absl::StatusOr<std::vector<TensorType>> want = InferOutputTypes(*schema, arg_types, attrs);
+  if (!want.ok()) return want.status();
+  const TensorType out_type((*out)->dtype, {(*out)->shape.begin(), (*out)->shape.end()});
+  if (want->empty() || (*want)[0] != out_type) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the op's result ", want->empty() ? std::string("(none)") : (*want)[0].ToString(),
+        " does not match buffer ", (*out)->id, " ('", (*out)->name, "') of ",
+        out_type.ToString()));
+  }
   std::vector<std::vector<int64_t>> shapes = {(*out)->shape};
   std::vector<DType> dtypes = {(*out)->dtype};
   KernelContext ctx{args, attrs, shapes, dtypes};
