@@ -76,6 +76,34 @@ absl::StatusOr<HostTensor> HostTensor::FromBytes(DType dtype, std::vector<int64_
   return t;
 }
 
+absl::StatusOr<HostTensor> HostTensor::AdoptStorage(
+    DType dtype, std::vector<int64_t> shape, std::shared_ptr<std::vector<uint8_t>> storage) {
+  if (!IsValidDType(dtype)) return absl::InvalidArgumentError("tensor data has no valid dtype");
+  if (storage == nullptr) return absl::InvalidArgumentError("tensor storage is null");
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.strides_ = RowMajorStrides(t.shape_);
+  int64_t n = 1;
+  for (int64_t d : t.shape_) {
+    if (d < 0 || (d != 0 && n > (INT64_C(1) << 40) / d)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad tensor shape ", t.TypeString()));
+    }
+    n *= d;
+  }
+  if (static_cast<int64_t>(storage->size()) != n * ElementSize(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat("storage of ", storage->size(),
+                                                   " bytes for ", t.TypeString()));
+  }
+  t.storage_ = std::move(storage);
+  return t;
+}
+
+uint8_t* HostTensor::RawData() const {
+  if (storage_ == nullptr) return nullptr;
+  return storage_->data() + offset_ * ElementSize(dtype_);
+}
+
 HostTensor HostTensor::FromDoubles(DType dtype, std::vector<int64_t> shape,
                                    absl::Span<const double> values) {
   HostTensor t = Zeros(dtype, std::move(shape));

@@ -36,6 +36,10 @@ class HostTensor {
   static HostTensor FromDoubles(DType dtype, std::vector<int64_t> shape,
                                 absl::Span<const double> values);
   static absl::StatusOr<HostTensor> FromProto(const proto::TensorValue& p);
+  // Contiguous over `storage` without copying it (the CPU runtime's outputs); its size must
+  // be the shape's byte size (error otherwise).
+  static absl::StatusOr<HostTensor> AdoptStorage(DType dtype, std::vector<int64_t> shape,
+                                                 std::shared_ptr<std::vector<uint8_t>> storage);
   proto::TensorValue ToProto() const;
 
   DType dtype() const { return dtype_; }
@@ -46,6 +50,9 @@ class HostTensor {
   int64_t numel() const;
   bool IsContiguous() const;
   bool defined() const { return storage_ != nullptr; }
+  // The address of the element at `offset()` (storage is shared: writes through it are seen by
+  // every tensor on that storage, as with StoreDouble). Null when undefined.
+  uint8_t* RawData() const;
 
   // A view sharing storage with new shape/strides/offset (in elements); CHECKs bounds.
   HostTensor View(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset) const;

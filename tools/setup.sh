@@ -15,6 +15,8 @@ PACKAGES=(
   libonnx-dev libonnx-testdata python3-onnx python3-torchvision
   # CPU code generation (LLVM 16, linked statically).
   llvm-16-dev libzstd-dev
+  # CPU runtime externs: oneDNN (the chosen library) and OpenBLAS (measured against it).
+  libdnnl-dev libopenblas-dev
 )
 
 missing=()

@@ -9,7 +9,8 @@
 //   k = max(1, r - 1) dims (k = 0 when r = 0) and the remaining inner dims. [begin, end) is a
 //   range of the row-major flattened index over the prefix, within [0, P) where P is the
 //   product of the prefix sizes (P = 1 for r = 0); the kernel loops over the inner dims and
-//   every Loop itself. The runtime splits [0, P) across its threads.
+//   every Loop itself. The runtime splits [0, P) across its threads (runtime/cpu/executable.h:
+//   chunks of at least ~16K inner iterations; a kernel must accept any [begin, end) split).
 // - buffers[id] is the base address of buffer `id` (Buffer.id; buffers[0] is unused): inputs,
 //   constants, outputs, and arena slots at their planned offsets. Buffers are contiguous
 //   row-major in their Buffer.dtype (f16/bf16 as 16-bit patterns, bool as one byte 0/1).

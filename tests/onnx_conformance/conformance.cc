@@ -11,8 +11,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -142,6 +144,30 @@ absl::StatusOr<std::vector<HostTensor>> ReadTensors(const std::string& set_dir,
   return out;
 }
 
+absl::flat_hash_map<std::string, GraphCompiler>& Pipelines() {
+  static auto* pipelines = [] {
+    auto* p = new absl::flat_hash_map<std::string, GraphCompiler>();
+    // prims + inductor, run by the Schedule interpreter with freed buffers poisoned.
+    (*p)["schedule"] = [](const Graph& imported,
+                          const std::string& dir) -> absl::StatusOr<CompiledRunner> {
+      Graph graph = imported.Clone();
+      absl::StatusOr<bool> decomposed = prims::Decompose(graph);
+      if (!decomposed.ok()) return decomposed.status();
+      absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(graph.ToProto());
+      if (!schedule.ok()) return schedule.status();
+      ScheduleInterpreterOptions options;
+      options.external_data_dir = dir;
+      options.poison_dead_buffers = true;
+      auto shared = std::make_shared<proto::Schedule>(*std::move(schedule));
+      return CompiledRunner([shared, options](absl::Span<const HostTensor> inputs) {
+        return InterpretSchedule(*shared, inputs, options);
+      });
+    };
+    return p;
+  }();
+  return *pipelines;
+}
+
 TestResult RunInProcess(const std::string& dir, const RunOptions& options) {
   absl::StatusOr<std::string> bytes = ReadBytes(dir + "/model.onnx");
   if (!bytes.ok()) return Failed(std::string(bytes.status().message()));
@@ -167,18 +193,15 @@ TestResult RunInProcess(const std::string& dir, const RunOptions& options) {
   if (sets.empty()) return Failed(absl::StrCat("no test_data_set_N folder in '", dir, "'"));
   InterpreterOptions interpreter_options;
   interpreter_options.external_data_dir = dir;
-  // The schedule pipeline: every stage after import must accept a graph the importer built.
-  proto::Schedule schedule;
-  if (options.pipeline == Pipeline::kSchedule) {
-    absl::StatusOr<bool> decomposed = prims::Decompose(*graph);
-    if (!decomposed.ok()) return Failed(absl::StrCat("decompose: ", decomposed.status().message()));
-    absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(graph->ToProto());
-    if (!s.ok()) return Failed(absl::StrCat("schedule: ", s.status().message()));
-    schedule = *std::move(s);
+  // Every stage after import must accept a graph the importer built.
+  CompiledRunner compiled;
+  if (options.pipeline != "reference") {
+    const GraphCompiler* compiler = FindPipeline(options.pipeline);
+    if (compiler == nullptr) return Failed(absl::StrCat("unknown pipeline '", options.pipeline, "'"));
+    absl::StatusOr<CompiledRunner> c = (*compiler)(*graph, dir);
+    if (!c.ok()) return Failed(absl::StrCat(options.pipeline, ": ", c.status().message()));
+    compiled = *std::move(c);
   }
-  ScheduleInterpreterOptions schedule_options;
-  schedule_options.external_data_dir = dir;
-  schedule_options.poison_dead_buffers = true;
   for (const std::string& set : sets) {
     std::string set_name = fs::path(set).filename().string();
     absl::StatusOr<std::vector<HostTensor>> inputs = ReadTensors(set, "input", num_inputs);
@@ -186,12 +209,11 @@ TestResult RunInProcess(const std::string& dir, const RunOptions& options) {
     absl::StatusOr<std::vector<HostTensor>> expected = ReadTensors(set, "output", num_outputs);
     if (!expected.ok()) return FromError(expected.status(), set_name);
     absl::StatusOr<std::vector<HostTensor>> got =
-        options.pipeline == Pipeline::kSchedule
-            ? InterpretSchedule(schedule, *inputs, schedule_options)
-            : Interpret(*graph, *inputs, interpreter_options);
+        compiled ? compiled(*inputs) : Interpret(*graph, *inputs, interpreter_options);
     if (!got.ok()) {
-      if (options.pipeline == Pipeline::kSchedule) {
-        return Failed(absl::StrCat(set_name, ": run schedule: ", got.status().message()));
+      if (compiled) {
+        return Failed(absl::StrCat(set_name, ": run (", options.pipeline, "): ",
+                                   got.status().message()));
       }
       return FromError(got.status(), absl::StrCat(set_name, ": run"));
     }
@@ -303,6 +325,15 @@ TestResult RunTest(const std::string& dir, const RunOptions& options) {
   r.name = p.filename().string();
   r.suite = p.parent_path().filename().string();
   return r;
+}
+
+void RegisterPipeline(const std::string& name, GraphCompiler compiler) {
+  Pipelines()[name] = std::move(compiler);
+}
+
+const GraphCompiler* FindPipeline(absl::string_view name) {
+  auto it = Pipelines().find(name);
+  return it == Pipelines().end() ? nullptr : &it->second;
 }
 
 }  // namespace coil::onnx_testing

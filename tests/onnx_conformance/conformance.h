@@ -23,6 +23,9 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "runtime/host_tensor.h"
 #include "tests/onnx_conformance/compare.h"
 
 namespace coil::onnx_testing {
@@ -49,16 +52,22 @@ struct TestResult {
   double seconds = 0;
 };
 
-// What runs an imported test graph.
-enum class Pipeline {
-  kReference,  // the reference interpreter on the imported aten graph
-  kSchedule,   // prims::Decompose + inductor::BuildSchedule, run by the Schedule interpreter
-               // with freed buffers poisoned; any error after import is a failure
-};
+// What runs an imported test graph: "reference" (the reference interpreter on the imported
+// aten graph), "schedule" (prims::Decompose + inductor::BuildSchedule, run by the Schedule
+// interpreter with freed buffers poisoned), or a pipeline registered by name (the compiled
+// backends register theirs from the binaries that link them, so this library stays free of
+// LLVM). In every pipeline but "reference", any error after import is a failure.
+using CompiledRunner =
+    std::function<absl::StatusOr<std::vector<HostTensor>>(absl::Span<const HostTensor>)>;
+using GraphCompiler =
+    std::function<absl::StatusOr<CompiledRunner>(const Graph& graph, const std::string& test_dir)>;
+void RegisterPipeline(const std::string& name, GraphCompiler compiler);
+// nullptr for an unknown name ("reference" and "schedule" are built in and not listed).
+const GraphCompiler* FindPipeline(absl::string_view name);
 
 struct RunOptions {
   Tolerance tolerance;
-  Pipeline pipeline = Pipeline::kReference;
+  std::string pipeline = "reference";
   // Run each test in a forked child so that a crash or hang fails that test only.
   bool isolate = true;
   // Per-test time limit when isolated (seconds).

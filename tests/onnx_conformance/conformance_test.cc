@@ -6,9 +6,10 @@
 // lacks); it fails on wrong numbers, an import/run error that is not "unsupported", a crash or a
 // timeout. Pass-rate targets (passed / all tests of the suite): node >= 70%,
 // pytorch-converted >= 90%, pytorch-operator >= 90%.
-// Usage: conformance_test [--pipeline=schedule] [DATA_DIR]; with --pipeline=schedule every
+// Usage: conformance_test [--pipeline=NAME] [DATA_DIR]; with --pipeline=schedule every
 // imported graph goes through prims::Decompose and inductor and runs on the Schedule
-// interpreter, with the same targets and tolerances.
+// interpreter, with --pipeline=cpu through the compiled CPU backend (when linked), with the
+// same targets and tolerances.
 #include <cstdio>
 #include <map>
 #include <string>
@@ -99,12 +100,18 @@ std::string GTestName(absl::string_view s) { return absl::StrReplaceAll(s, {{"-"
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "--pipeline=schedule") {
-    g_options.pipeline = coil::onnx_testing::Pipeline::kSchedule;
+  if (!args.empty() && args[0].rfind("--pipeline=", 0) == 0) {
+    g_options.pipeline = args[0].substr(std::string("--pipeline=").size());
     args.erase(args.begin());
+    if (g_options.pipeline != "reference" &&
+        coil::onnx_testing::FindPipeline(g_options.pipeline) == nullptr) {
+      std::fprintf(stderr, "unknown pipeline '%s' (not linked into this binary)\n",
+                   g_options.pipeline.c_str());
+      return 2;
+    }
   }
   if (args.size() > 1 || (args.size() == 1 && args[0].rfind("--", 0) == 0)) {
-    std::fprintf(stderr, "usage: %s [--pipeline=schedule] [DATA_DIR]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--pipeline=NAME] [DATA_DIR]\n", argv[0]);
     return 2;
   }
   if (args.size() == 1) g_data_dir = args[0];

@@ -34,6 +34,9 @@ check verify 0 'ok \(2 nodes, 1 inputs, 1 outputs\)' -- $coil verify "$tmp/mlp.t
 check run_hint 0 'output 0: f32\[3, 2\] sum=' -- $coil run "$tmp/mlp.txt" --seed 7
 check run_dim 0 'output 0: f32\[5, 2\]' -- $coil run "$tmp/mlp.txt" --dim batch=5
 check run_f64 0 'output 0: f64\[3, 2\]' -- $coil run "$tmp/mlp.txt" --float64
+check run_schedule 0 'check \(schedule vs float64' -- $coil run "$tmp/mlp.txt" --backend schedule --check
+check run_cpu 0 'check \(cpu vs float64' -- $coil run "$tmp/mlp.txt" --backend cpu --check --dim batch=5
+check run_bad_backend 1 '--backend must be reference, schedule or cpu' -- $coil run "$tmp/mlp.txt" --backend tpu
 # Same seed, same checksum: runs are deterministic.
 a=$($coil run "$tmp/mlp.txt" --seed 3); b=$($coil run "$tmp/mlp.txt" --seed 3)
 if [ "$a" = "$b" ]; then echo "ok   deterministic"; else echo "FAIL deterministic"; fails=$((fails + 1)); fi

@@ -14,6 +14,7 @@
 #include "ir/verifier.h"
 #include "runtime/interpreter.h"
 #include "tools/coil/args.h"
+#include "tools/coil/backend_run.h"
 #include "tools/coil/graph_io.h"
 
 namespace coil::cli {
@@ -57,11 +58,16 @@ int VerifyCommand(const std::vector<std::string>& argv) {
 }
 
 int RunCommand(const std::vector<std::string>& argv) {
-  absl::StatusOr<Args> args = ParseArgs(argv, {"inputs", "seed", "dim", "save"}, {"float64"});
+  absl::StatusOr<Args> args =
+      ParseArgs(argv, {"inputs", "seed", "dim", "save", "backend"}, {"float64", "check"});
   if (!args.ok()) return Fail(args.status());
   if (args->positional.size() != 1) {
     std::cerr << "usage: coil run FILE [--inputs A.pb,B.pb] [--seed N] [--dim s0=8,...]\n"
-                 "                [--float64] [--save OUT_PREFIX]\n"
+                 "                [--float64] [--save OUT_PREFIX] [--backend B [--check]]\n"
+                 "  --backend reference (default) | schedule (prims + inductor + Schedule\n"
+                 "  interpreter) | cpu (prims + inductor + LLVM codegen + CPU runtime); --check\n"
+                 "  compares with the float64 reference interpreter and prints the max relative\n"
+                 "  error (exit 1 above 1e-4).\n"
                  "  Runs the graph (text IR, binary coil.proto.Graph, or an ONNX model ending in\n"
                  "  .onnx) with the reference interpreter. Inputs are serialized\n"
                  "  coil.proto.TensorValue files, or random (seeded) when --inputs is absent.\n";
@@ -96,8 +102,25 @@ int RunCommand(const std::vector<std::string>& argv) {
   }
   InterpreterOptions options;
   options.float64 = args->Has("float64");
-  absl::StatusOr<std::vector<HostTensor>> outs = Interpret(*g, inputs, options);
+  std::string backend = args->Get("backend", "reference");
+  // Backends may write mutated inputs back, so --check keeps a copy for the oracle.
+  std::vector<HostTensor> oracle_inputs;
+  for (const HostTensor& t : inputs) oracle_inputs.push_back(t.Contiguous().To(t.dtype()));
+  absl::StatusOr<std::vector<HostTensor>> outs =
+      backend == "reference" ? Interpret(*g, inputs, options) : RunWithBackend(*g, inputs, backend);
   if (!outs.ok()) return Fail(outs.status());
+  double worst = 0;
+  if (args->Has("check")) {
+    InterpreterOptions oracle;
+    oracle.float64 = true;
+    absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, oracle_inputs, oracle);
+    if (!want.ok()) return Fail(want.status());
+    for (size_t i = 0; i < outs->size(); ++i) {
+      worst = std::max(worst, MaxRelativeError((*outs)[i], (*want)[i]));
+    }
+    std::printf("check (%s vs float64 reference interpreter): max relative error %.3g\n",
+                backend.c_str(), worst);
+  }
   for (size_t i = 0; i < outs->size(); ++i) {
     const HostTensor& t = (*outs)[i];
     double sum = 0, abs_sum = 0;
@@ -111,7 +134,7 @@ int RunCommand(const std::vector<std::string>& argv) {
       if (absl::Status s = WriteFile(path, t.ToProto().SerializeAsString()); !s.ok()) return Fail(s);
     }
   }
-  return 0;
+  return worst <= 1e-4 ? 0 : 1;
 }
 
 int OpsCommand(const std::vector<std::string>& argv) {

@@ -41,7 +41,11 @@ check filter 0 '^suite: 1 passed, 0 failed, 0 unsupported$' -- \
   $coil conformance --dir "$tmp/suite" --filter relu
 check one_folder 0 'test_add: passed' -- $coil conformance --dir "$tmp/suite/test_add"
 check simple_suite 0 '^simple: [0-9]+ passed' -- $coil conformance --suite simple
-check backend 1 "backend 'cpu' is not built yet" -- $coil conformance --backend cpu
+check backend 1 "backend 'cuda' is not built yet" -- $coil conformance --backend cuda
+check cpu_backend 1 '^suite: 2 passed, 1 failed, 1 unsupported$' -- \
+  $coil conformance --dir "$tmp/suite" --backend cpu
+check run_cpu 0 'check \(cpu vs float64 reference interpreter\): max relative error' -- \
+  $coil run "$data/pytorch-converted/test_Conv2d/model.onnx" --backend cpu --check
 check schedule_backend 1 '^suite: 2 passed, 1 failed, 1 unsupported$' -- \
   $coil conformance --dir "$tmp/suite" --backend schedule
 # coil schedule on an ONNX model: fused kernels, a memory plan, checked against the interpreter.

@@ -120,25 +120,25 @@ int ConformanceCommand(const std::vector<std::string>& argv) {
   if (!args.ok()) return Fail(args.status());
   if (!args->positional.empty() || args->Has("help")) {
     std::cerr << "usage: coil conformance [--suite node|pytorch-converted|pytorch-operator|simple|all]\n"
-                 "                        [--json FILE] [--backend reference|schedule] [--dir PATH]\n"
+                 "                        [--json FILE] [--backend reference|schedule|cpu] [--dir PATH]\n"
                  "                        [--filter SUBSTRING] [--timeout SECONDS] [--verbose]\n"
                  "                        [--rtol R] [--atol A]   (ONNX's 1e-3 and 1e-7 by default)\n"
                  "  Runs ONNX's backend test folders (model.onnx + test_data_set_N) through the\n"
                  "  ONNX importer and a backend, and prints per suite\n"
                  "  'SUITE: P passed, F failed, U unsupported'. --dir is the data folder (default\n"
                  "  /usr/share/libonnx-testdata/data), a suite folder, or one test folder.\n"
-                 "  --backend schedule runs prims::Decompose + inductor + the Schedule interpreter.\n"
+                 "  --backend schedule runs prims::Decompose + inductor + the Schedule interpreter;\n"
+                 "  --backend cpu compiles each model with the CPU backend (LLVM JIT).\n"
                  "  Exit status 1 when a test failed.\n";
     return 2;
   }
   std::string backend = args->Get("backend", "reference");
   onnx_testing::RunOptions options;
-  if (backend == "schedule") {
-    options.pipeline = onnx_testing::Pipeline::kSchedule;
-  } else if (backend != "reference") {
+  if (backend != "reference" && onnx_testing::FindPipeline(backend) == nullptr) {
     return Fail(absl::UnimplementedError(absl::StrCat(
-        "backend '", backend, "' is not built yet (available: reference, schedule)")));
+        "backend '", backend, "' is not built yet (available: reference, schedule, cpu)")));
   }
+  options.pipeline = backend;
   if (args->values.count("timeout") && !absl::SimpleAtoi(args->Get("timeout"), &options.timeout_s)) {
     return Fail(absl::InvalidArgumentError("--timeout expects whole seconds"));
   }

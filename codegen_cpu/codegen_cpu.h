@@ -1,0 +1,51 @@
+// codegen_cpu: a Schedule (ir/proto/schedule.proto) -> LLVM 16 IR -> O3 -> an ELF object in a
+// KernelModule (ir/proto/kernel_module.proto), loadable with CpuJitModule (jit.h).
+//
+// Every POINTWISE and REDUCTION kernel, and every EXTERN kernel with epilogue Loops, becomes one
+// C-ABI function with the calling convention of runtime/cpu/kernel_abi.h (CoilKernelFn); the
+// runtime calls it over [begin, end) slices of the kernel's parallel prefix. EXTERN library
+// calls themselves are the runtime's business (the epilogue function runs after them).
+//
+//   absl::StatusOr<proto::KernelModule> m = GenerateCpu(schedule);
+//   absl::StatusOr<std::unique_ptr<CpuJitModule>> jit = CpuJitModule::Load(*m);
+//   CoilKernelFn fn = (*jit)->Find(kernel_id);
+//
+// Numerics follow the Schedule interpreter (runtime/schedule_interpreter.h): values are rounded
+// to their dtype after every expression; f32 arithmetic (+ - * / sqrt) gives the interpreter's
+// exact values; transcendental functions use libm's f32 functions for f32/f16/bf16 (within a
+// few ulp of the interpreter's f64 libm rounded to f32); floating sum/prod accumulate in f64
+// with reassociation allowed (the only fast-math flag used), so results match the interpreter
+// up to summation order.
+#ifndef COIL_CODEGEN_CPU_CODEGEN_CPU_H_
+#define COIL_CODEGEN_CPU_CODEGEN_CPU_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/proto/kernel_module.pb.h"
+#include "ir/proto/schedule.pb.h"
+
+namespace coil {
+
+struct CpuCodegenOptions {
+  // The new pass manager's pipeline level (0-3) and the code generator's.
+  int opt_level = 3;
+  // Target CPU: "" (or "native") is the host CPU with its detected features; otherwise an LLVM
+  // CPU name ("x86-64-v3", "skylake-avx512", ...).
+  std::string cpu = "";
+};
+
+// Generates a KernelModule: backend "cpu", the schedule, one CompiledKernel per generated
+// function (kernel_id, name, symbol, source = that function's LLVM IR after optimization), the
+// object code, target triple, cpu, cpu_features ("+avx2,+fma,..."), compiler_version and
+// options. Errors: a malformed schedule (InvalidArgument naming the kernel, Loop and
+// expression), an unknown CPU name (InvalidArgument), an LLVM failure (Internal).
+absl::StatusOr<proto::KernelModule> GenerateCpu(const proto::Schedule& schedule,
+                                                const CpuCodegenOptions& options = {});
+
+// The symbol of a kernel's function: "coil_k<id>_<name with non-identifier chars as _>".
+std::string CpuKernelSymbol(const proto::Kernel& kernel);
+
+}  // namespace coil
+
+#endif  // COIL_CODEGEN_CPU_CODEGEN_CPU_H_

@@ -1,0 +1,560 @@
+// Schedule kernel -> LLVM function: loop nests, loads/stores, reductions.
+#include "codegen_cpu/internal/kernel_emitter.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "codegen_cpu/internal/index_emitter.h"
+#include "codegen_cpu/internal/math_emitter.h"
+#include "llvm/IR/IRBuilder.h"
+#include "runtime/cpu/kernel_abi.h"
+
+namespace coil::codegen_cpu_internal {
+namespace {
+
+enum class RedOp { kSum, kProd, kMax, kMin, kArgMax, kArgMin };
+
+std::optional<RedOp> RedOpFromName(const std::string& s) {
+  if (s == "sum") return RedOp::kSum;
+  if (s == "prod") return RedOp::kProd;
+  if (s == "max") return RedOp::kMax;
+  if (s == "min") return RedOp::kMin;
+  if (s == "argmax") return RedOp::kArgMax;
+  if (s == "argmin") return RedOp::kArgMin;
+  return std::nullopt;
+}
+
+// One REDUCE of the current ranged Loop: its accumulator slots and how to finish it.
+struct Reduction {
+  const proto::Expr* expr = nullptr;
+  RedOp op = RedOp::kSum;
+  DType acc_dt = proto::DTYPE_UNSPECIFIED;  // F64 / F32 / INT64
+  llvm::AllocaInst* acc = nullptr;
+  llvm::AllocaInst* arg = nullptr;  // argmax/argmin position
+};
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const proto::Kernel& k, const ScheduleInfo& info, llvm::Module& m)
+      : k_(k), info_(info), m_(m), c_(m.getContext()), b_(c_), eb_(c_) {}
+
+  absl::StatusOr<llvm::Function*> Run(const std::string& symbol) {
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::Type* ptr = b_.getPtrTy();
+    auto* ft = llvm::FunctionType::get(b_.getVoidTy(), {i64, i64, ptr, ptr}, false);
+    f_ = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, symbol, m_);
+    f_->setDoesNotThrow();
+    f_->getArg(0)->setName("begin");
+    f_->getArg(1)->setName("end");
+    f_->getArg(2)->setName("buffers");
+    f_->getArg(3)->setName("symbols");
+    for (int a : {2, 3}) {
+      f_->addParamAttr(a, llvm::Attribute::NoCapture);
+      f_->addParamAttr(a, llvm::Attribute::ReadOnly);
+    }
+    auto* entry = llvm::BasicBlock::Create(c_, "entry", f_);
+    auto* start = llvm::BasicBlock::Create(c_, "start", f_);
+    eb_.SetInsertPoint(entry);
+    eb_.SetInsertPoint(eb_.CreateBr(start));
+    b_.SetInsertPoint(start);
+    absl::Status s = Body();
+    if (!s.ok()) {
+      f_->eraseFromParent();
+      return absl::Status(s.code(),
+                          absl::StrCat("kernel ", k_.id(), " '", k_.name(), "': ", s.message()));
+    }
+    b_.CreateRetVoid();
+    return f_;
+  }
+
+ private:
+  // ---- Entry-block values: symbols, ranges, buffer bases and strides. ----
+  llvm::Value* GraphSymbol(absl::string_view name) {
+    auto it = info_.symbol_index.find(std::string(name));
+    if (it == info_.symbol_index.end()) return nullptr;
+    auto [cached, inserted] = sym_values_.emplace(it->second, nullptr);
+    if (inserted) {
+      llvm::Value* p = eb_.CreateConstInBoundsGEP1_64(eb_.getInt64Ty(), f_->getArg(3), it->second);
+      cached->second = eb_.CreateLoad(eb_.getInt64Ty(), p, absl::StrCat("sym.", name));
+    }
+    return cached->second;
+  }
+
+  absl::StatusOr<llvm::Value*> EntryExpr(const proto::SymExpr& e) {
+    IndexEmitter ix(eb_, [this](absl::string_view n) { return GraphSymbol(n); });
+    return ix.Emit(e);
+  }
+
+  struct BufferVals {
+    const proto::Buffer* buf = nullptr;
+    llvm::Value* base = nullptr;
+    std::vector<llvm::Value*> strides;
+  };
+
+  absl::StatusOr<BufferVals*> Buffer(int id) {
+    auto it = buffers_.find(id);
+    if (it != buffers_.end()) return &it->second;
+    auto bi = info_.buffers.find(id);
+    if (bi == info_.buffers.end()) return absl::InvalidArgumentError(absl::StrCat("unknown buffer ", id));
+    if (RegType(c_, bi->second->dtype()) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer ", id, " has no valid dtype"));
+    }
+    BufferVals v;
+    v.buf = bi->second;
+    llvm::Value* p = eb_.CreateConstInBoundsGEP1_64(eb_.getPtrTy(), f_->getArg(2), id);
+    v.base = eb_.CreateLoad(eb_.getPtrTy(), p, absl::StrCat("buf", id));
+    const int rank = v.buf->shape_size();
+    v.strides.assign(rank, eb_.getInt64(1));
+    for (int d = rank - 2; d >= 0; --d) {
+      absl::StatusOr<llvm::Value*> dim = EntryExpr(v.buf->shape(d + 1));
+      if (!dim.ok()) return dim.status();
+      v.strides[d] = eb_.CreateMul(v.strides[d + 1], *dim);
+    }
+    return &buffers_.emplace(id, std::move(v)).first->second;
+  }
+
+  // ---- Values and symbols inside the loops. ----
+  llvm::Value* LoopSymbol(absl::string_view name) {
+    if (name.size() >= 3 && name[0] == '_') {
+      int d;
+      if (!absl::SimpleAtoi(name.substr(2), &d) || d < 0) return nullptr;
+      if (name[1] == 'i') return d < static_cast<int>(outer_.size()) ? outer_[d] : nullptr;
+      if (name[1] == 'r') return d < static_cast<int>(inner_.size()) ? inner_[d] : nullptr;
+      if (name[1] == 'v') {
+        auto it = values_.find(d);
+        return it == values_.end() ? nullptr : EmitToI64(b_, it->second);
+      }
+      return nullptr;
+    }
+    return GraphSymbol(name);
+  }
+
+  absl::StatusOr<llvm::Value*> Index(const proto::SymExpr& e) {
+    IndexEmitter ix(b_, [this](absl::string_view n) { return LoopSymbol(n); });
+    return ix.Emit(e);
+  }
+
+  absl::StatusOr<TypedValue> Use(int id) {
+    auto it = values_.find(id);
+    if (it == values_.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("refers to expr ", id, ", not defined before or not visible here"));
+    }
+    return it->second;
+  }
+
+  // The element address of a LOAD / STORE.
+  absl::StatusOr<std::pair<llvm::Value*, DType>> Address(const proto::Expr& e) {
+    absl::StatusOr<BufferVals*> bv = Buffer(e.buffer());
+    if (!bv.ok()) return bv.status();
+    const proto::Buffer& buf = *(*bv)->buf;
+    if (e.index_size() != buf.shape_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer ", buf.id(), " ('", buf.name(),
+                                                     "') has rank ", buf.shape_size(),
+                                                     ", the index has ", e.index_size(), " dims"));
+    }
+    llvm::Value* off = b_.getInt64(0);
+    for (int d = 0; d < e.index_size(); ++d) {
+      absl::StatusOr<llvm::Value*> ix = Index(e.index(d));
+      if (!ix.ok()) return ix.status();
+      off = b_.CreateAdd(off, b_.CreateMul(*ix, (*bv)->strides[d]));
+    }
+    llvm::Type* mt = MemType(c_, buf.dtype());
+    return std::make_pair(b_.CreateInBoundsGEP(mt, (*bv)->base, off), buf.dtype());
+  }
+
+  // ---- Loops. ----
+  // for (iv = lo; iv < hi; ++iv) body(iv)
+  absl::Status For(llvm::Value* lo, llvm::Value* hi, const std::string& name,
+                   const std::function<absl::Status(llvm::Value*)>& body) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(c_, name + ".header", f_);
+    auto* loop = llvm::BasicBlock::Create(c_, name + ".body", f_);
+    auto* exit = llvm::BasicBlock::Create(c_, name + ".exit", f_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2, name);
+    iv->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), loop, exit);
+    b_.SetInsertPoint(loop);
+    if (absl::Status s = body(iv); !s.ok()) return s;
+    llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), name + ".next", false, true);
+    iv->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+    return absl::OkStatus();
+  }
+
+  absl::Status Body() {
+    const int rank = k_.ranges_size();
+    const int prefix = cpu::ParallelPrefixRank(rank);
+    std::vector<llvm::Value*> ranges;
+    for (const proto::SymExpr& r : k_.ranges()) {
+      absl::StatusOr<llvm::Value*> v = EntryExpr(r);
+      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("range: ", v.status().message()));
+      ranges.push_back(*v);
+    }
+    outer_.assign(rank, nullptr);
+    return For(f_->getArg(0), f_->getArg(1), "p", [&](llvm::Value* p) -> absl::Status {
+      llvm::Value* rest = p;
+      for (int d = prefix - 1; d >= 0; --d) {
+        if (d == 0) {
+          outer_[0] = rest;
+        } else {
+          outer_[d] = b_.CreateURem(rest, ranges[d], absl::StrCat("i", d));
+          rest = b_.CreateUDiv(rest, ranges[d]);
+        }
+      }
+      if (rank <= prefix) return Loops();
+      return For(b_.getInt64(0), ranges[rank - 1], absl::StrCat("i", rank - 1),
+                 [&](llvm::Value* iv) {
+                   outer_[rank - 1] = iv;
+                   return Loops();
+                 });
+    });
+  }
+
+  absl::Status Loops() {
+    // Every outer iteration starts from the same set of visible values.
+    values_.clear();
+    for (int li = 0; li < k_.loops_size(); ++li) {
+      absl::Status s = Loop(k_.loops(li));
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("loop ", li, " ", s.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Loop(const proto::Loop& l) {
+    if (l.ranges_size() == 0) {
+      inner_.clear();
+      return Exprs(l, nullptr, nullptr);
+    }
+    std::vector<llvm::Value*> ranges;
+    for (const proto::SymExpr& r : l.ranges()) {
+      absl::StatusOr<llvm::Value*> v = EntryExpr(r);
+      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("range: ", v.status().message()));
+      ranges.push_back(*v);
+    }
+    // Accumulators, initialized before the nest.
+    std::vector<Reduction> reds;
+    for (const proto::Expr& e : l.body()) {
+      if (e.kind() != proto::Expr::REDUCE) continue;
+      absl::StatusOr<Reduction> r = StartReduction(e);
+      if (!r.ok()) {
+        return absl::Status(r.status().code(),
+                            absl::StrCat("expr ", e.id(), " (REDUCE): ", r.status().message()));
+      }
+      reds.push_back(*r);
+    }
+    const auto visible_before = values_;
+    inner_.assign(ranges.size(), nullptr);
+    std::function<absl::Status(int)> nest = [&](int d) -> absl::Status {
+      if (d == static_cast<int>(ranges.size())) {
+        llvm::Value* pos = b_.getInt64(0);  // row-major position within the Loop
+        for (size_t j = 0; j < ranges.size(); ++j) {
+          pos = b_.CreateAdd(b_.CreateMul(pos, ranges[j]), inner_[j]);
+        }
+        return Exprs(l, &reds, pos);
+      }
+      return For(b_.getInt64(0), ranges[d], absl::StrCat("r", d), [&](llvm::Value* iv) {
+        inner_[d] = iv;
+        return nest(d + 1);
+      });
+    };
+    if (absl::Status s = nest(0); !s.ok()) return s;
+    // Only the REDUCE results leave a ranged Loop.
+    values_ = visible_before;
+    inner_.clear();
+    for (const Reduction& r : reds) values_[r.expr->id()] = FinishReduction(r);
+    return absl::OkStatus();
+  }
+
+  absl::Status Exprs(const proto::Loop& l, std::vector<Reduction>* reds, llvm::Value* pos) {
+    int red_index = 0;
+    for (const proto::Expr& e : l.body()) {
+      absl::Status s;
+      if (e.kind() == proto::Expr::REDUCE) {
+        if (reds == nullptr) {
+          s = absl::InvalidArgumentError("REDUCE in a Loop without ranges");
+        } else {
+          s = Accumulate((*reds)[red_index++], pos);
+        }
+      } else {
+        s = Expr(e);
+      }
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("expr ", e.id(), " (",
+                                                   proto::Expr::Kind_Name(e.kind()),
+                                                   "): ", s.message()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- Expressions. ----
+  absl::Status Define(const proto::Expr& e, llvm::Value* v) {
+    if (e.id() <= 0) return absl::InvalidArgumentError("expression ids must be >= 1");
+    values_[e.id()] = TypedValue{v, e.dtype()};
+    return absl::OkStatus();
+  }
+
+  absl::Status Expr(const proto::Expr& e) {
+    if (e.kind() != proto::Expr::STORE && RegType(c_, e.dtype()) == nullptr) {
+      return absl::InvalidArgumentError("has no valid dtype");
+    }
+    switch (e.kind()) {
+      case proto::Expr::LOAD: return Load(e);
+      case proto::Expr::LITERAL:
+        return Define(e, IsFloating(e.dtype()) ? EmitConstant(b_, e.dtype(), e.literal(), 0)
+                                               : EmitConstant(b_, e.dtype(), 0, e.int_literal()));
+      case proto::Expr::INDEX: {
+        absl::StatusOr<llvm::Value*> v = Index(e.value());
+        if (!v.ok()) return v.status();
+        return Define(e, EmitConvert(b_, {*v, proto::INT64}, e.dtype()));
+      }
+      case proto::Expr::RANDOM: {
+        if (!IsFloating(e.dtype())) return absl::InvalidArgumentError("RANDOM needs a floating dtype");
+        absl::StatusOr<llvm::Value*> v = Index(e.value());
+        if (!v.ok()) return v.status();
+        return Define(e, EmitPhiloxUniform(b_, e.seed(), *v, e.dtype()));
+      }
+      case proto::Expr::APPLY: return Apply(e);
+      case proto::Expr::STORE: {
+        if (e.args_size() != 1) return absl::InvalidArgumentError("STORE takes 1 arg");
+        absl::StatusOr<TypedValue> x = Use(e.args(0));
+        if (!x.ok()) return x.status();
+        absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
+        if (!a.ok()) return a.status();
+        EmitStoreElement(b_, a->first, a->second, *x);
+        return absl::OkStatus();
+      }
+      default:
+        return absl::InvalidArgumentError("unknown expression kind");
+    }
+  }
+
+  // The masked-off value: the interpreter's FromDouble(literal, dtype).
+  llvm::Value* MaskedLiteral(const proto::Expr& e) {
+    const double d = e.literal();
+    if (IsFloating(e.dtype())) return EmitConstant(b_, e.dtype(), d, 0);
+    if (IsBool(e.dtype())) return EmitConstant(b_, e.dtype(), 0, d != 0.0);
+    int64_t i = std::isnan(d)                           ? 0
+                : d >= 9.2233720368547758e18            ? INT64_MAX
+                : d <= -9.2233720368547758e18           ? INT64_MIN
+                                                        : static_cast<int64_t>(d);
+    return EmitConstant(b_, e.dtype(), 0, i);
+  }
+
+  absl::Status Load(const proto::Expr& e) {
+    if (e.mask() == 0) {
+      absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
+      if (!a.ok()) return a.status();
+      llvm::Value* v = EmitLoadElement(b_, a->first, a->second);
+      return Define(e, EmitConvert(b_, {v, a->second}, e.dtype()));
+    }
+    // Masked: the address is computed and read only where the mask holds.
+    absl::StatusOr<TypedValue> m = Use(e.mask());
+    if (!m.ok()) return m.status();
+    if (IsFloating(m->dt)) return absl::InvalidArgumentError("mask is not bool");
+    llvm::Value* cond = EmitConvert(b_, *m, proto::BOOL);
+    llvm::Value* other = MaskedLiteral(e);
+    llvm::BasicBlock* from = b_.GetInsertBlock();
+    auto* then = llvm::BasicBlock::Create(c_, "masked.load", f_);
+    auto* merge = llvm::BasicBlock::Create(c_, "masked.merge", f_);
+    b_.CreateCondBr(cond, then, merge);
+    b_.SetInsertPoint(then);
+    absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
+    if (!a.ok()) return a.status();
+    llvm::Value* v = EmitLoadElement(b_, a->first, a->second);
+    v = EmitConvert(b_, {v, a->second}, e.dtype());
+    llvm::BasicBlock* then_end = b_.GetInsertBlock();
+    b_.CreateBr(merge);
+    b_.SetInsertPoint(merge);
+    llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, then_end);
+    phi->addIncoming(other, from);
+    return Define(e, phi);
+  }
+
+  absl::Status Apply(const proto::Expr& e) {
+    std::vector<TypedValue> args;
+    for (int a : e.args()) {
+      absl::StatusOr<TypedValue> v = Use(a);
+      if (!v.ok()) return v.status();
+      args.push_back(*v);
+    }
+    if (args.empty()) return absl::InvalidArgumentError("APPLY without arguments");
+    if (e.op() == "prims.convert_element_type") {
+      if (args.size() != 1) return absl::InvalidArgumentError("convert_element_type takes 1 arg");
+      return Define(e, EmitConvert(b_, args[0], e.dtype()));
+    }
+    std::optional<ScalarOp> op = ScalarOpFromName(e.op());
+    if (!op.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", e.op(), "' is not an elementwise prim"));
+    }
+    if (static_cast<int>(args.size()) != ScalarOpArity(*op)) {
+      return absl::InvalidArgumentError(absl::StrCat(e.op(), " takes ", ScalarOpArity(*op),
+                                                     " args, got ", args.size()));
+    }
+    absl::StatusOr<TypedValue> r = EmitApply(b_, *op, args, e.dtype());
+    if (!r.ok()) return r.status();
+    return Define(e, r->v);
+  }
+
+  // ---- Reductions. ----
+  absl::StatusOr<Reduction> StartReduction(const proto::Expr& e) {
+    std::optional<RedOp> op = RedOpFromName(e.op());
+    if (!op.has_value()) return absl::InvalidArgumentError(absl::StrCat("unknown reduction '", e.op(), "'"));
+    if (e.args_size() != 1) return absl::InvalidArgumentError("REDUCE takes 1 arg");
+    if (RegType(c_, e.dtype()) == nullptr) return absl::InvalidArgumentError("has no valid dtype");
+    absl::StatusOr<TypedValue> in = Use(e.args(0));
+    // The argument is defined inside the Loop; its dtype is known from the body.
+    DType in_dt = proto::DTYPE_UNSPECIFIED;
+    if (in.ok()) in_dt = in->dt;
+    for (const proto::Loop& l : k_.loops()) {
+      for (const proto::Expr& x : l.body()) {
+        if (x.id() == e.args(0)) in_dt = x.dtype();
+      }
+    }
+    if (RegType(c_, in_dt) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", e.args(0), " is unknown"));
+    }
+    Reduction r;
+    r.expr = &e;
+    r.op = *op;
+    const bool fp = IsFloating(in_dt);
+    if (!fp) {
+      r.acc_dt = proto::INT64;
+    } else if (*op == RedOp::kSum || *op == RedOp::kProd || in_dt == proto::FLOAT64) {
+      r.acc_dt = proto::FLOAT64;
+    } else {
+      r.acc_dt = proto::FLOAT32;  // max/min/arg*: exact in the input's precision
+    }
+    llvm::Type* t = RegType(c_, r.acc_dt);
+    r.acc = eb_.CreateAlloca(t, nullptr, absl::StrCat("acc", e.id()));
+    llvm::Value* init = nullptr;
+    const double inf = std::numeric_limits<double>::infinity();
+    switch (*op) {
+      case RedOp::kSum: init = fp ? llvm::ConstantFP::get(t, 0.0) : b_.getInt64(0); break;
+      case RedOp::kProd: init = fp ? llvm::ConstantFP::get(t, 1.0) : b_.getInt64(1); break;
+      case RedOp::kMax:
+        init = fp ? llvm::ConstantFP::get(t, -inf) : b_.getInt64(INT64_MIN);
+        break;
+      case RedOp::kMin:
+        init = fp ? llvm::ConstantFP::get(t, inf) : b_.getInt64(INT64_MAX);
+        break;
+      case RedOp::kArgMax:
+      case RedOp::kArgMin:
+        init = fp ? llvm::ConstantFP::get(t, 0.0) : b_.getInt64(0);
+        r.arg = eb_.CreateAlloca(b_.getInt64Ty(), nullptr, absl::StrCat("arg", e.id()));
+        b_.CreateStore(b_.getInt64(-1), r.arg);
+        break;
+    }
+    b_.CreateStore(init, r.acc);
+    return r;
+  }
+
+  absl::Status Accumulate(const Reduction& r, llvm::Value* pos) {
+    absl::StatusOr<TypedValue> in = Use(r.expr->args(0));
+    if (!in.ok()) return in.status();
+    llvm::Type* t = RegType(c_, r.acc_dt);
+    llvm::Value* v = r.acc_dt == proto::INT64 ? EmitToI64(b_, *in) : EmitConvert(b_, *in, r.acc_dt);
+    if (r.acc_dt == proto::FLOAT32 && IsFloating(in->dt)) v = in->v;  // f16/bf16: exact floats
+    llvm::Value* acc = b_.CreateLoad(t, r.acc);
+    const bool fp = r.acc_dt != proto::INT64;
+    llvm::Value* next = nullptr;
+    switch (r.op) {
+      case RedOp::kSum:
+      case RedOp::kProd: {
+        const bool sum = r.op == RedOp::kSum;
+        if (fp) {
+          llvm::FastMathFlags fmf;
+          fmf.setAllowReassoc();  // lets the vectorizer keep one partial sum per lane
+          llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+          b_.setFastMathFlags(fmf);
+          next = sum ? b_.CreateFAdd(acc, v) : b_.CreateFMul(acc, v);
+        } else {
+          next = sum ? b_.CreateAdd(acc, v) : b_.CreateMul(acc, v);
+        }
+        break;
+      }
+      case RedOp::kMax:
+      case RedOp::kMin: {
+        const bool is_max = r.op == RedOp::kMax;
+        if (fp) {
+          next = EmitNanMax(b_, acc, v, is_max);
+        } else {
+          llvm::Value* take = is_max ? b_.CreateICmpSLT(acc, v) : b_.CreateICmpSLT(v, acc);
+          next = b_.CreateSelect(take, v, acc);
+        }
+        break;
+      }
+      case RedOp::kArgMax:
+      case RedOp::kArgMin: {
+        const bool is_max = r.op == RedOp::kArgMax;
+        llvm::Value* arg = b_.CreateLoad(b_.getInt64Ty(), r.arg);
+        llvm::Value* better;
+        if (fp) {
+          llvm::Value* cmp = is_max ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc);
+          better = b_.CreateAnd(b_.CreateFCmpORD(acc, acc),
+                                b_.CreateOr(b_.CreateFCmpUNO(v, v), cmp));
+        } else {
+          better = is_max ? b_.CreateICmpSGT(v, acc) : b_.CreateICmpSLT(v, acc);
+        }
+        llvm::Value* take = b_.CreateOr(b_.CreateICmpSLT(arg, b_.getInt64(0)), better);
+        b_.CreateStore(b_.CreateSelect(take, pos, arg), r.arg);
+        next = b_.CreateSelect(take, v, acc);
+        break;
+      }
+    }
+    b_.CreateStore(next, r.acc);
+    return absl::OkStatus();
+  }
+
+  TypedValue FinishReduction(const Reduction& r) {
+    const DType dt = r.expr->dtype();
+    if (r.op == RedOp::kArgMax || r.op == RedOp::kArgMin) {
+      llvm::Value* arg = b_.CreateLoad(b_.getInt64Ty(), r.arg);
+      return {EmitConvert(b_, {arg, proto::INT64}, dt), dt};
+    }
+    llvm::Value* acc = b_.CreateLoad(RegType(c_, r.acc_dt), r.acc);
+    return {EmitConvert(b_, {acc, r.acc_dt}, dt), dt};
+  }
+
+  const proto::Kernel& k_;
+  const ScheduleInfo& info_;
+  llvm::Module& m_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;   // the loop body
+  llvm::IRBuilder<> eb_;  // the entry block (loop-invariant values, allocas)
+  llvm::Function* f_ = nullptr;
+  absl::flat_hash_map<int, llvm::Value*> sym_values_;
+  absl::flat_hash_map<int, BufferVals> buffers_;
+  std::vector<llvm::Value*> outer_;  // _i<d>
+  std::vector<llvm::Value*> inner_;  // _r<d> of the current Loop
+  absl::flat_hash_map<int, TypedValue> values_;
+};
+
+}  // namespace
+
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule) {
+  ScheduleInfo info;
+  for (int i = 0; i < schedule.graph().symbols_size(); ++i) {
+    info.symbol_index.emplace(schedule.graph().symbols(i).name(), i);
+  }
+  for (const proto::Buffer& b : schedule.buffers()) info.buffers.emplace(b.id(), &b);
+  return info;
+}
+
+absl::StatusOr<llvm::Function*> EmitKernel(const proto::Kernel& kernel, const std::string& symbol,
+                                           const ScheduleInfo& info, llvm::Module& module) {
+  return KernelEmitter(kernel, info, module).Run(symbol);
+}
+
+}  // namespace coil::codegen_cpu_internal

@@ -1,0 +1,38 @@
+// The LLVM target a CpuCodegen run compiles for (host CPU or a named one), and the check that a
+// KernelModule's object code can run on this CPU. Not an API: used by codegen_cpu.cc / jit.cc.
+//
+//   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = CreateTargetMachine("", 3);
+//   std::string features = IsaFeatures(**tm);          // "+avx,+avx2,+fma,..."
+//   absl::Status ok = CheckRunsOnHost(triple, features);
+#ifndef COIL_CODEGEN_CPU_INTERNAL_TARGET_H_
+#define COIL_CODEGEN_CPU_INTERNAL_TARGET_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace coil::codegen_cpu_internal {
+
+// Initializes the native target once (thread-safe).
+void InitializeNativeTarget();
+
+// A TargetMachine for this process's triple and `cpu` ("" or "native": the host CPU with the
+// host's detected features), at `opt_level` (0-3), with PIC relocations so the object can be
+// loaded anywhere. Errors: an unknown CPU name (InvalidArgument).
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const std::string& cpu,
+                                                                        int opt_level);
+
+// The ISA features `tm` generates code with, as "+a,+b,..." (sorted): only features the host
+// feature detection knows about (tuning flags are left out, they do not affect correctness).
+std::string IsaFeatures(const llvm::TargetMachine& tm);
+
+// OK when code for `triple` using `features` ("+a,+b,...") can run on this CPU; otherwise
+// FailedPrecondition, e.g. "object code for x86_64 with avx512f, this CPU lacks avx512f".
+absl::Status CheckRunsOnHost(const std::string& triple, const std::string& features);
+
+}  // namespace coil::codegen_cpu_internal
+
+#endif  // COIL_CODEGEN_CPU_INTERNAL_TARGET_H_

@@ -1,0 +1,75 @@
+// The CPU executable: runs a Schedule's kernels in program order with compiled kernel
+// functions (runtime/cpu/kernel_abi.h) on a thread pool, EXTERN kernels through
+// runtime/cpu/externs.h, buffers laid out per the Schedule's memory plan.
+//
+// The runtime does not know how the functions were made: codegen_cpu's JIT (or an AOT object)
+// hands over one function pointer per kernel id.
+//
+//   KernelTable table = {{1, &fused_add}, {2, &sum_rows}};
+//   absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Create(schedule, table);
+//   absl::StatusOr<std::vector<HostTensor>> out = (*exe)->Run({x, y});
+//
+// Memory: CONSTANT buffers are loaded once at Create; each Run binds the graph's symbols from
+// the input shapes, places INTERMEDIATE buffers at their evaluated arena offsets in one
+// 64-byte-aligned arena (kept across runs, grown when a larger binding needs more), allocates
+// OUTPUT buffers afresh and returns them without copying. INPUT buffers are the caller's
+// tensors (a non-contiguous one is copied first); a kernel that writes an input (prims.copy_to)
+// writes through to the caller's tensor, as the Schedule interpreter does.
+#ifndef COIL_RUNTIME_CPU_EXECUTABLE_H_
+#define COIL_RUNTIME_CPU_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "ir/proto/schedule.pb.h"
+#include "runtime/cpu/kernel_abi.h"
+#include "runtime/host_tensor.h"
+
+namespace coil::cpu {
+
+// Schedule kernel id -> function: every POINTWISE / REDUCTION kernel, and every EXTERN kernel
+// that has an epilogue (Kernel.loops not empty).
+using KernelTable = absl::flat_hash_map<int, CoilKernelFn>;
+
+struct CpuExecutableOptions {
+  // Threads per kernel (the calling thread included); 0: hardware concurrency.
+  int num_threads = 0;
+  // Folder that external constant data paths are relative to.
+  std::string external_data_dir;
+};
+
+class CpuExecutable {
+ public:
+  // Errors (InvalidArgument naming the kernel or buffer): a graph that does not load, bad or
+  // duplicate buffer ids, a kernel that refers to an unknown buffer, a POINTWISE / REDUCTION
+  // kernel (or an extern's epilogue) without a function, a function for no such kernel, an
+  // extern op that is not registered, no memory plan while INTERMEDIATE buffers exist; a
+  // constant that cannot be loaded (NotFound / DataLoss) or does not match its buffer.
+  static absl::StatusOr<std::unique_ptr<CpuExecutable>> Create(
+      proto::Schedule schedule, KernelTable kernels, const CpuExecutableOptions& options = {});
+  ~CpuExecutable();
+
+  // Runs the schedule on `inputs` (one per graph input, in order); outputs in
+  // Schedule.outputs order. Errors: wrong input count, dtype or shape (the messages of
+  // runtime/interpreter.h), a symbol out of its range, sizes that do not evaluate, an extern's
+  // error (naming the kernel). Runs are serialized (the arena is shared).
+  absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
+
+  int num_threads() const;
+
+ private:
+  struct Impl;
+  explicit CpuExecutable(std::unique_ptr<Impl> impl);
+  absl::Mutex mu_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace coil::cpu
+
+#endif  // COIL_RUNTIME_CPU_EXECUTABLE_H_

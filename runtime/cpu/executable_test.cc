@@ -1,0 +1,493 @@
+// CpuExecutable against the Schedule interpreter, on hand-built schedules whose kernels are
+// hand-written C++ functions with the kernel ABI (runtime/cpu/kernel_abi.h): a pointwise chain
+// over a symbolic batch (arena reuse and growth, parallel split), a reduction, an mm extern
+// with an epilogue and a constant, a store into an input (contiguous or not), and the errors.
+#include "runtime/cpu/executable.h"
+
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "inductor/schedule.h"
+#include "ir/parser.h"
+#include "prims/decompose.h"
+#include "runtime/interpreter.h"
+#include "runtime/schedule_interpreter.h"
+
+namespace coil::cpu {
+namespace {
+
+// ---- Building schedules by hand.
+SymExpr Sy(const char* name) { return SymExpr::Symbol(name); }
+SymExpr I(int k) { return SymExpr::Symbol("_i" + std::to_string(k)); }
+SymExpr R(int k) { return SymExpr::Symbol("_r" + std::to_string(k)); }
+
+void AddBuffer(proto::Schedule& s, int id, proto::Buffer::Kind kind, std::vector<SymExpr> shape,
+               int64_t graph_value = 0, SymExpr offset = SymExpr(0)) {
+  proto::Buffer* b = s.add_buffers();
+  b->set_id(id);
+  b->set_name("buf" + std::to_string(id));
+  b->set_kind(kind);
+  b->set_dtype(proto::FLOAT32);
+  SymExpr bytes(4);
+  for (const SymExpr& d : shape) {
+    *b->add_shape() = d.ToProto();
+    bytes = bytes * d;
+  }
+  *b->mutable_size_bytes() = bytes.ToProto();
+  b->set_graph_value(graph_value);
+  if (kind == proto::Buffer::INTERMEDIATE) *b->mutable_arena_offset() = offset.ToProto();
+}
+
+proto::Expr* Add(proto::Loop* l, int id, proto::Expr::Kind kind) {
+  proto::Expr* e = l->add_body();
+  e->set_id(id);
+  e->set_kind(kind);
+  e->set_dtype(proto::FLOAT32);
+  return e;
+}
+void Load(proto::Loop* l, int id, int buffer, std::vector<SymExpr> index) {
+  proto::Expr* e = Add(l, id, proto::Expr::LOAD);
+  e->set_buffer(buffer);
+  for (const SymExpr& i : index) *e->add_index() = i.ToProto();
+}
+void Store(proto::Loop* l, int id, int buffer, std::vector<SymExpr> index, int arg) {
+  proto::Expr* e = Add(l, id, proto::Expr::STORE);
+  e->set_buffer(buffer);
+  for (const SymExpr& i : index) *e->add_index() = i.ToProto();
+  e->add_args(arg);
+}
+void Apply(proto::Loop* l, int id, const char* op, std::vector<int> args) {
+  proto::Expr* e = Add(l, id, proto::Expr::APPLY);
+  e->set_op(op);
+  for (int a : args) e->add_args(a);
+}
+proto::Kernel* AddKernel(proto::Schedule& s, int id, proto::Kernel::Kind kind,
+                         std::vector<SymExpr> ranges) {
+  proto::Kernel* k = s.add_kernels();
+  k->set_id(id);
+  k->set_name("k" + std::to_string(id));
+  k->set_kind(kind);
+  for (const SymExpr& r : ranges) *k->add_ranges() = r.ToProto();
+  return k;
+}
+
+proto::Schedule FromGraph(const std::string& text) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status();
+  proto::Schedule s;
+  *s.mutable_graph() = g->ToProto();
+  return s;
+}
+
+HostTensor Random(std::vector<int64_t> shape, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-2, 2);
+  HostTensor t = HostTensor::Zeros(proto::FLOAT32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.StoreDouble(i, u(rng));
+  return t;
+}
+
+void ExpectClose(const HostTensor& want, const HostTensor& got, double tol,
+                 const std::string& what) {
+  ASSERT_EQ(want.shape(), got.shape()) << what;
+  ASSERT_EQ(want.dtype(), got.dtype()) << what;
+  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (tol == 0) {
+      ASSERT_EQ(a[i], b[i]) << what << " element " << i;
+    } else {
+      ASSERT_NEAR(a[i], b[i], tol * (1 + std::abs(a[i]))) << what << " element " << i;
+    }
+  }
+}
+
+std::unique_ptr<CpuExecutable> MustCreate(const proto::Schedule& s, KernelTable t, int threads) {
+  CpuExecutableOptions options;
+  options.num_threads = threads;
+  absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Create(s, t, options);
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  return exe.ok() ? *std::move(exe) : nullptr;
+}
+
+// ---- Hand-written kernels (ABI: rows [b, e) of the parallel prefix).
+std::atomic<int64_t> seen_batch{-1};
+
+extern "C" void AddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms) {
+  seen_batch = syms[0];
+  const float* x = reinterpret_cast<const float*>(bufs[1]);
+  const float* y = reinterpret_cast<const float*>(bufs[2]);
+  float* t = reinterpret_cast<float*>(bufs[3]);
+  for (int64_t r = b; r < e; ++r) {
+    for (int j = 0; j < 4; ++j) t[r * 4 + j] = x[r * 4 + j] + y[r * 4 + j];
+  }
+}
+
+extern "C" void SquareRows(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+  const float* t = reinterpret_cast<const float*>(bufs[3]);
+  float* out = reinterpret_cast<float*>(bufs[4]);
+  for (int64_t r = b; r < e; ++r) {
+    for (int j = 0; j < 4; ++j) out[r * 4 + j] = t[r * 4 + j] * t[r * 4 + j];
+  }
+}
+
+constexpr char kTwoInputs[] = R"(graph @g(%0 "x": f32[batch, 4], %1 "y": f32[batch, 4]) {
+  symbol batch min 1 max 0 hint 4
+  %2: f32[batch, 4] = aten.add(%0, %1) {alpha = 1}
+  return %2
+})";
+
+// x + y into an arena buffer, then its square into the output.
+proto::Schedule PointwiseChain() {
+  proto::Schedule s = FromGraph(kTwoInputs);
+  SymExpr batch = Sy("batch");
+  AddBuffer(s, 1, proto::Buffer::INPUT, {batch, 4}, 0);
+  AddBuffer(s, 2, proto::Buffer::INPUT, {batch, 4}, 1);
+  // The arena has room in front of the intermediate: its offset is symbolic too.
+  AddBuffer(s, 3, proto::Buffer::INTERMEDIATE, {batch, 4}, 0, batch * 8);
+  AddBuffer(s, 4, proto::Buffer::OUTPUT, {batch, 4});
+  *s.mutable_memory_plan()->mutable_arena_bytes() = (batch * 24).ToProto();
+  s.add_outputs(4);
+  proto::Loop* l = AddKernel(s, 1, proto::Kernel::POINTWISE, {batch, 4})->add_loops();
+  Load(l, 1, 1, {I(0), I(1)});
+  Load(l, 2, 2, {I(0), I(1)});
+  Apply(l, 3, "prims.add", {1, 2});
+  Store(l, 4, 3, {I(0), I(1)}, 3);
+  l = AddKernel(s, 2, proto::Kernel::POINTWISE, {batch, 4})->add_loops();
+  Load(l, 1, 3, {I(0), I(1)});
+  Apply(l, 2, "prims.mul", {1, 1});
+  Store(l, 3, 4, {I(0), I(1)}, 2);
+  return s;
+}
+
+TEST(CpuExecutableTest, PointwiseChainOverSymbolicBatches) {
+  proto::Schedule s = PointwiseChain();
+  for (int threads : {1, 2, 4}) {
+    std::unique_ptr<CpuExecutable> exe =
+        MustCreate(s, {{1, &AddRows}, {2, &SquareRows}}, threads);
+    ASSERT_NE(exe, nullptr);
+    EXPECT_EQ(exe->num_threads(), threads);
+    // Small, large (the arena grows; rows split across threads), small again (reused).
+    for (int64_t batch : {3, 20000, 2, 20000, 1}) {
+      std::vector<HostTensor> in = {Random({batch, 4}, 1), Random({batch, 4}, 2)};
+      absl::StatusOr<std::vector<HostTensor>> got = exe->Run(in);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(seen_batch.load(), batch);
+      absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_EQ(got->size(), 1u);
+      ExpectClose((*want)[0], (*got)[0], 0, "batch " + std::to_string(batch));
+    }
+  }
+}
+
+TEST(CpuExecutableTest, OutputsAreFreshAndAdopted) {
+  std::unique_ptr<CpuExecutable> exe =
+      MustCreate(PointwiseChain(), {{1, &AddRows}, {2, &SquareRows}}, 2);
+  std::vector<HostTensor> in = {Random({5, 4}, 1), Random({5, 4}, 2)};
+  absl::StatusOr<std::vector<HostTensor>> a = exe->Run(in);
+  absl::StatusOr<std::vector<HostTensor>> b = exe->Run(in);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE((*a)[0].RawData(), (*b)[0].RawData());
+  ExpectClose((*a)[0], (*b)[0], 0, "second run");
+}
+
+extern "C" void SumRows(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+  const float* x = reinterpret_cast<const float*>(bufs[1]);
+  float* out = reinterpret_cast<float*>(bufs[2]);
+  for (int64_t r = b; r < e; ++r) {
+    double acc = 0;
+    for (int j = 0; j < 8; ++j) acc += x[r * 8 + j];
+    out[r] = static_cast<float>(acc);
+  }
+}
+
+TEST(CpuExecutableTest, Reduction) {
+  proto::Schedule s = FromGraph(R"(graph @g(%0 "x": f32[batch, 8]) {
+  symbol batch min 1 max 0 hint 4
+  %1: f32[batch] = aten.sum(%0) {dim = [1], keepdim = false, dtype = none}
+  return %1
+})");
+  SymExpr batch = Sy("batch");
+  AddBuffer(s, 1, proto::Buffer::INPUT, {batch, 8}, 0);
+  AddBuffer(s, 2, proto::Buffer::OUTPUT, {batch});
+  *s.mutable_memory_plan()->mutable_arena_bytes() = SymExpr(0).ToProto();
+  s.add_outputs(2);
+  proto::Kernel* k = AddKernel(s, 7, proto::Kernel::REDUCTION, {batch});
+  proto::Loop* l0 = k->add_loops();
+  *l0->add_ranges() = SymExpr(8).ToProto();
+  Load(l0, 1, 1, {I(0), R(0)});
+  proto::Expr* red = Add(l0, 2, proto::Expr::REDUCE);
+  red->set_op("sum");
+  red->add_args(1);
+  Store(k->add_loops(), 3, 2, {I(0)}, 2);
+  std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{7, &SumRows}}, 2);
+  for (int64_t batch : {1, 9, 5000}) {
+    std::vector<HostTensor> in = {Random({batch, 8}, 3)};
+    absl::StatusOr<std::vector<HostTensor>> got = exe->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectClose((*want)[0], (*got)[0], 1e-6, "sum");
+  }
+}
+
+extern "C" void AbsEpilogue(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+  const float* m = reinterpret_cast<const float*>(bufs[3]);
+  float* out = reinterpret_cast<float*>(bufs[4]);
+  for (int64_t r = b; r < e; ++r) {
+    for (int j = 0; j < 3; ++j) out[r * 3 + j] = std::fabs(m[r * 3 + j]);
+  }
+}
+
+std::string HexFloats(const std::vector<float>& v) {
+  std::string out;
+  const char* digits = "0123456789abcdef";
+  for (float f : v) {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(&f);
+    for (int i = 0; i < 4; ++i) {
+      out += digits[p[i] >> 4];
+      out += digits[p[i] & 15];
+    }
+  }
+  return out;
+}
+
+TEST(CpuExecutableTest, MmExternWithEpilogueAndConstant) {
+  std::vector<float> w = {0.5f, -1, 2, 1.5f, 0.25f, -0.75f, 3, -2, 1, -0.5f, 0.125f, 4};
+  proto::Schedule s = FromGraph(R"(graph @g(%0 "x": f32[batch, 4]) {
+  symbol batch min 1 max 0 hint 4
+  %1 "w": f32[4, 3] = constant dense ")" + HexFloats(w) + R"("
+  %2: f32[batch, 3] = aten.mm(%0, %1)
+  %3: f32[batch, 3] = aten.abs(%2)
+  return %3
+})");
+  SymExpr batch = Sy("batch");
+  AddBuffer(s, 1, proto::Buffer::INPUT, {batch, 4}, 0);
+  AddBuffer(s, 2, proto::Buffer::CONSTANT, {SymExpr(4), SymExpr(3)}, 1);
+  AddBuffer(s, 3, proto::Buffer::INTERMEDIATE, {batch, 3}, 0, SymExpr(0));
+  AddBuffer(s, 4, proto::Buffer::OUTPUT, {batch, 3});
+  *s.mutable_memory_plan()->mutable_arena_bytes() = (batch * 12).ToProto();
+  s.add_outputs(4);
+  proto::Kernel* k = AddKernel(s, 1, proto::Kernel::EXTERN, {batch, 3});
+  k->set_extern_op("aten.mm");
+  k->add_extern_inputs(1);
+  k->add_extern_inputs(2);
+  k->set_extern_output(3);
+  proto::Loop* l = k->add_loops();
+  Load(l, 1, 3, {I(0), I(1)});
+  Apply(l, 2, "prims.abs", {1});
+  Store(l, 3, 4, {I(0), I(1)}, 2);
+  std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &AbsEpilogue}}, 2);
+  for (int64_t batch : {1, 6, 3000}) {
+    std::vector<HostTensor> in = {Random({batch, 4}, 4)};
+    absl::StatusOr<std::vector<HostTensor>> got = exe->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectClose((*want)[0], (*got)[0], 1e-5, "mm + abs");
+  }
+}
+
+// out = x; x = x * x (a prims.copy_to into the input).
+extern "C" void SquareInPlace(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+  float* x = reinterpret_cast<float*>(bufs[1]);
+  float* out = reinterpret_cast<float*>(bufs[2]);
+  for (int64_t r = b; r < e; ++r) {
+    for (int j = 0; j < 4; ++j) {
+      out[r * 4 + j] = x[r * 4 + j];
+      x[r * 4 + j] = x[r * 4 + j] * x[r * 4 + j];
+    }
+  }
+}
+
+TEST(CpuExecutableTest, StoreIntoInputWritesThrough) {
+  proto::Schedule s = FromGraph(R"(graph @g(%0 "x": f32[batch, 4]) {
+  symbol batch min 1 max 0 hint 4
+  %1: f32[batch, 4] = aten.abs(%0)
+  return %1
+})");
+  SymExpr batch = Sy("batch");
+  AddBuffer(s, 1, proto::Buffer::INPUT, {batch, 4}, 0);
+  AddBuffer(s, 2, proto::Buffer::OUTPUT, {batch, 4});
+  *s.mutable_memory_plan()->mutable_arena_bytes() = SymExpr(0).ToProto();
+  s.add_outputs(2);
+  s.add_outputs(1);  // the input itself is returned too
+  proto::Loop* l = AddKernel(s, 1, proto::Kernel::POINTWISE, {batch, 4})->add_loops();
+  Load(l, 1, 1, {I(0), I(1)});
+  Apply(l, 2, "prims.mul", {1, 1});
+  Store(l, 3, 2, {I(0), I(1)}, 1);
+  Store(l, 4, 1, {I(0), I(1)}, 2);
+  std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &SquareInPlace}}, 2);
+  for (bool contiguous : {true, false}) {
+    const int64_t batch = 7;
+    HostTensor base = Random({4, batch}, 5);
+    // The non-contiguous case: a transposed view of a [4, batch] tensor.
+    HostTensor x = contiguous ? Random({batch, 4}, 6) : base.View({batch, 4}, {1, batch}, 0);
+    HostTensor x_interp = x.Contiguous().To(proto::FLOAT32);
+    const std::vector<double> before = x.ToDoubles();
+    absl::StatusOr<std::vector<HostTensor>> got = exe->Run({x});
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, {x_interp});
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectClose((*want)[0], (*got)[0], 0, "old values");
+    ExpectClose(x_interp, x, 0, "written input");
+    EXPECT_EQ((*got)[1].RawData(), x.RawData()) << "the caller's tensor is returned";
+    std::vector<double> after = x.ToDoubles();
+    for (size_t i = 0; i < after.size(); ++i) {
+      ASSERT_EQ(after[i], static_cast<float>(before[i] * before[i]));
+    }
+    if (!contiguous) {
+      EXPECT_EQ(base.GetDouble({1, 2}), x.GetDouble({2, 1})) << "written through the view";
+    }
+  }
+}
+
+absl::Status CreateStatus(const proto::Schedule& s, KernelTable t) {
+  return CpuExecutable::Create(s, std::move(t)).status();
+}
+
+TEST(CpuExecutableTest, CreateErrors) {
+  proto::Schedule s = PointwiseChain();
+  absl::Status st = CreateStatus(s, {{1, &AddRows}});
+  EXPECT_EQ(st.message(), "kernel 2 'k2': no function in the kernel table") << st;
+  st = CreateStatus(s, {{1, &AddRows}, {2, &SquareRows}, {9, &SquareRows}});
+  EXPECT_EQ(st.message(),
+            "the kernel table has a function for kernel 9, which the schedule does not have");
+  proto::Schedule bad = s;
+  bad.mutable_kernels(1)->mutable_loops(0)->mutable_body(0)->set_buffer(42);
+  st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
+  EXPECT_EQ(st.message(), "kernel 2 'k2': expression 1: unknown buffer 42") << st;
+  bad = s;
+  bad.mutable_buffers(3)->set_id(2);
+  st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
+  EXPECT_EQ(st.message(), "buffer 2 ('buf4'): ids must be >= 1 and unique") << st;
+  bad = s;
+  bad.clear_memory_plan();
+  st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
+  EXPECT_EQ(st.message(), "the schedule has intermediate buffers but no memory plan") << st;
+  bad = s;
+  bad.mutable_kernels(0)->set_kind(proto::Kernel::EXTERN);
+  bad.mutable_kernels(0)->set_extern_op("aten.no_such_op");
+  bad.mutable_kernels(0)->add_extern_inputs(1);
+  bad.mutable_kernels(0)->set_extern_output(3);
+  st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
+  EXPECT_EQ(st.message(), "kernel 1 'k1': unknown extern op 'aten.no_such_op'") << st;
+  bad = s;
+  bad.mutable_buffers(0)->set_graph_value(77);
+  st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
+  EXPECT_EQ(st.message(), "buffer 1 ('buf1'): graph value %77 is not a graph input") << st;
+}
+
+TEST(CpuExecutableTest, InputErrorsMatchTheInterpreter) {
+  proto::Schedule s = PointwiseChain();
+  std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &AddRows}, {2, &SquareRows}}, 2);
+  absl::StatusOr<Graph> g = Graph::FromProto(s.graph());
+  ASSERT_TRUE(g.ok());
+  const std::vector<std::vector<HostTensor>> bad = {
+      {Random({2, 4}, 1)},
+      {Random({2, 4}, 1), HostTensor::Zeros(proto::FLOAT64, {2, 4})},
+      {Random({2, 4}, 1), Random({3, 4}, 2)},
+      {Random({2, 4}, 1), Random({2, 4, 1}, 2)},
+      {Random({2, 5}, 1), Random({2, 5}, 2)},
+      {Random({0, 4}, 1), Random({0, 4}, 2)},  // batch min 1
+  };
+  for (const std::vector<HostTensor>& in : bad) {
+    absl::Status got = exe->Run(in).status();
+    absl::Status want = Interpret(*g, in).status();
+    EXPECT_FALSE(got.ok());
+    EXPECT_EQ(got, want);
+  }
+}
+
+// The real pipeline (text IR -> prims::Decompose -> inductor::BuildSchedule) on graphs whose
+// schedules are externs writing straight into the outputs, so no generated kernel is needed;
+// a schedule that does need one must make Create ask for it.
+void CheckPipeline(const std::string& text, bool expect_extern_only) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(prims::Decompose(*g).ok());
+  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
+  ASSERT_TRUE(s.ok()) << s.status();
+  bool only_externs = true;
+  for (const proto::Kernel& k : s->kernels()) {
+    only_externs = only_externs && k.kind() == proto::Kernel::EXTERN && k.loops_size() == 0;
+  }
+  EXPECT_EQ(only_externs, expect_extern_only) << inductor::SummarizeSchedule(*s);
+  absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Create(*s, {});
+  if (!only_externs) {
+    EXPECT_FALSE(exe.ok());
+    EXPECT_NE(exe.status().message().find("no function in the kernel table"), std::string::npos)
+        << exe.status();
+    return;
+  }
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  for (int64_t batch : {1, 3}) {
+    std::vector<HostTensor> in;
+    int seed = 1;
+    for (const Value* v : g->inputs()) {
+      std::vector<int64_t> shape;
+      for (const SymExpr& d : v->type().shape) shape.push_back(*d.Evaluate({{"batch", batch}}));
+      in.push_back(Random(shape, seed++));
+    }
+    absl::StatusOr<std::vector<HostTensor>> got = (*exe)->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(*s, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t o = 0; o < got->size(); ++o) {
+      ExpectClose((*want)[o], (*got)[o], 1e-5, g->name());
+    }
+  }
+}
+
+TEST(CpuExecutableTest, ExternSchedulesFromThePipeline) {
+  CheckPipeline(R"(graph @mm(%0 "x": f32[batch, 8], %1 "w": f32[8, 5]) {
+  symbol batch min 1 max 0 hint 4
+  %2: f32[batch, 5] = aten.mm(%0, %1)
+  return %2
+})", true);
+  CheckPipeline(R"(graph @bmm(%0 "x": f32[batch, 3, 8], %1 "y": f32[batch, 8, 5]) {
+  symbol batch min 1 max 0 hint 4
+  %2: f32[batch, 3, 5] = aten.bmm(%0, %1)
+  return %2
+})", true);
+  CheckPipeline(R"(graph @conv(%0 "x": f32[batch, 4, 9, 9], %1 "w": f32[6, 2, 3, 3]) {
+  symbol batch min 1 max 0 hint 4
+  %2: f32[batch, 6, 5, 5] = aten.convolution(%0, %1) {dilation = [1], groups = 2, output_padding = [0], padding = [1], stride = [2], transposed = false}
+  return %2
+})", true);
+  CheckPipeline(R"(graph @deconv(%0 "x": f32[batch, 4, 5, 5], %1 "w": f32[4, 3, 3, 3]) {
+  symbol batch min 1 max 0 hint 4
+  %2: f32[batch, 3, 10, 10] = aten.convolution(%0, %1) {dilation = [1], groups = 1, output_padding = [1], padding = [1], stride = [2], transposed = true}
+  return %2
+})", true);
+  // matmul with a broadcast batch: the decomposition materializes the broadcast (a kernel).
+  CheckPipeline(R"(graph @matmul(%0 "x": f32[batch, 2, 3, 4], %1 "y": f32[2, 4, 5]) {
+  symbol batch min 1 max 0 hint 4
+  %2: f32[batch, 2, 3, 5] = aten.matmul(%0, %1)
+  return %2
+})", false);
+}
+
+// HostTensor::AdoptStorage / RawData (added for this runtime).
+TEST(HostTensorAdoptTest, AdoptsWithoutCopyAndChecksSize) {
+  auto storage = std::make_shared<std::vector<uint8_t>>(24);
+  absl::StatusOr<HostTensor> t = HostTensor::AdoptStorage(proto::FLOAT32, {2, 3}, storage);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->RawData(), storage->data());
+  EXPECT_TRUE(t->IsContiguous());
+  reinterpret_cast<float*>(storage->data())[4] = 2.5f;
+  EXPECT_EQ(t->GetDouble({1, 1}), 2.5);
+  EXPECT_FALSE(HostTensor::AdoptStorage(proto::FLOAT32, {2, 4}, storage).ok());
+  EXPECT_FALSE(HostTensor::AdoptStorage(proto::FLOAT32, {2, 3}, nullptr).ok());
+  HostTensor v = t->View({2}, {1}, 3);
+  EXPECT_EQ(v.RawData(), storage->data() + 12);
+  EXPECT_EQ(HostTensor().RawData(), nullptr);
+}
+
+}  // namespace
+}  // namespace coil::cpu

@@ -1,0 +1,100 @@
+// The extern registry, dispatch, and the reference-kernel fallback.
+#include "runtime/cpu/externs.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ir/op_registry.h"
+#include "ir/tensor_type.h"
+#include "runtime/host_tensor.h"
+#include "runtime/reference/kernel_registry.h"
+
+namespace coil::cpu {
+namespace {
+
+TensorType TypeOf(const ExternTensor& t) {
+  return TensorType(t.dtype, std::vector<SymExpr>(t.shape.begin(), t.shape.end()));
+}
+
+int64_t Bytes(const ExternTensor& t) { return t.numel() * ElementSize(t.dtype); }
+
+}  // namespace
+
+int64_t ExternTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+const ExternRegistry& ExternRegistry::Default() {
+  static const ExternRegistry* registry = [] {
+    auto* r = new ExternRegistry();
+    RegisterDnnlExterns(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void ExternRegistry::Register(absl::string_view op, ExternImpl impl) {
+  impls_[op] = std::move(impl);
+}
+
+const ExternImpl* ExternRegistry::Find(absl::string_view op) const {
+  auto it = impls_.find(op);
+  return it == impls_.end() ? nullptr : &it->second;
+}
+
+absl::Status RunReferenceExtern(absl::string_view op, const ExternArgs& args) {
+  const ReferenceKernel* fn = ReferenceKernels::Global().Find(op);
+  if (fn == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("no reference kernel for extern op '", op, "'"));
+  }
+  const OpSchema* schema = OpRegistry::Global().Find(op);
+  if (schema == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown op '", op, "'"));
+  std::vector<HostTensor> inputs;
+  std::vector<TensorType> types;
+  for (const ExternTensor& t : args.inputs) {
+    types.push_back(TypeOf(t));
+    absl::StatusOr<HostTensor> h =
+        HostTensor::FromBytes(t.dtype, t.shape, std::string(t.data, Bytes(t)));
+    if (!h.ok()) return h.status();
+    inputs.push_back(*std::move(h));
+  }
+  // The reference kernel trusts its arguments (as after Verify): the call must type-check
+  // against the op's meta function and produce exactly the output buffer's type.
+  AttrMap attrs = args.attrs;
+  absl::StatusOr<std::vector<TensorType>> want = InferOutputTypes(*schema, types, attrs);
+  if (!want.ok()) return want.status();
+  const TensorType out_type = TypeOf(args.output);
+  if (want->empty() || (*want)[0] != out_type) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the op's result ", want->empty() ? std::string("(none)") : (*want)[0].ToString(),
+        " does not match the output buffer's ", out_type.ToString()));
+  }
+  std::vector<std::vector<int64_t>> shapes = {args.output.shape};
+  std::vector<DType> dtypes = {args.output.dtype};
+  KernelContext ctx{inputs, attrs, shapes, dtypes};
+  absl::StatusOr<std::vector<HostTensor>> results = (*fn)(ctx);
+  if (!results.ok()) return results.status();
+  if (results->empty()) return absl::InternalError("the reference kernel returned no output");
+  const HostTensor& r = (*results)[0];
+  if (r.shape() != args.output.shape || r.dtype() != args.output.dtype) {
+    return absl::InternalError(absl::StrCat("the reference kernel returned ", r.TypeString(),
+                                            " for an output of ", out_type.ToString()));
+  }
+  const std::string bytes = r.Bytes();
+  if (!bytes.empty()) std::memcpy(args.output.data, bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status RunExtern(absl::string_view op, const ExternArgs& args) {
+  if (const ExternImpl* impl = ExternRegistry::Default().Find(op)) {
+    absl::StatusOr<bool> done = (*impl)(args);
+    if (!done.ok()) return done.status();
+    if (*done) return absl::OkStatus();
+  }
+  return RunReferenceExtern(op, args);
+}
+
+}  // namespace coil::cpu

@@ -1,0 +1,81 @@
+// The CPU runtime's EXTERN kernels (Schedule Kernel.extern_op): library implementations found
+// by op name, with the op's reference kernel (runtime/reference/kernel_registry.h) as the
+// fallback for every op or case a library does not cover.
+//
+// Library (chosen by measurement, docs/benchmarks.md "CPU extern library choice"): oneDNN 2.6.
+//   aten.mm           f32: dnnl_sgemm
+//   aten.bmm          f32: a batched oneDNN matmul primitive
+//   aten.convolution  f32, not transposed, 1-3 spatial dims, any stride / padding / dilation /
+//                     groups, optional f32 bias: oneDNN convolution (blocked layouts, reorders)
+// Everything else (other dtypes: f16 / bf16 / f64 / integers, transposed convolution,
+// prims.cumsum / cumprod / scatter, any other op) runs the reference kernel: correct, slow
+// (elements go through double).
+//
+//   ExternTensor a{proto::FLOAT32, {2, 3}, a_bytes}, b{...}, out{...};
+//   absl::Status s = RunExtern("aten.mm", {a, b}, out, attrs, /*num_threads=*/2);
+#ifndef COIL_RUNTIME_CPU_EXTERNS_H_
+#define COIL_RUNTIME_CPU_EXTERNS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "ir/attribute.h"
+#include "ir/dtype.h"
+
+namespace coil::cpu {
+
+// A buffer as an extern sees it: contiguous row-major `shape` of `dtype` at `data`.
+struct ExternTensor {
+  DType dtype = proto::DTYPE_UNSPECIFIED;
+  std::vector<int64_t> shape;
+  char* data = nullptr;
+  int64_t numel() const;
+};
+
+// One call: inputs, the output to write, the op's attributes (normalized by its schema, sym
+// attributes bound to constants) and the threads the library may use.
+struct ExternArgs {
+  absl::Span<const ExternTensor> inputs;
+  const ExternTensor& output;
+  const AttrMap& attrs;
+  int num_threads = 1;
+};
+
+// A library implementation: true when it ran the call, false to let the reference kernel run
+// it (an unsupported dtype or variant); an error for inconsistent shapes.
+using ExternImpl = std::function<absl::StatusOr<bool>(const ExternArgs&)>;
+
+// Library implementations by op name.
+class ExternRegistry {
+ public:
+  // aten.mm, aten.bmm and aten.convolution through oneDNN.
+  static const ExternRegistry& Default();
+  void Register(absl::string_view op, ExternImpl impl);
+  const ExternImpl* Find(absl::string_view op) const;
+
+ private:
+  absl::flat_hash_map<std::string, ExternImpl> impls_;
+};
+
+// Registers aten.mm / aten.bmm / aten.convolution through oneDNN (dnnl_externs.cc).
+void RegisterDnnlExterns(ExternRegistry& registry);
+
+// Runs `op`: the Default() implementation if it takes the call, else the reference kernel.
+// Errors (InvalidArgument unless said otherwise): shapes that do not match the op's meta
+// function, no reference kernel (Unimplemented), the reference kernel's own errors.
+absl::Status RunExtern(absl::string_view op, const ExternArgs& args);
+
+// The reference kernel alone (inputs copied into HostTensors; the result copied to `output`
+// after its type is checked against the op's meta function).
+absl::Status RunReferenceExtern(absl::string_view op, const ExternArgs& args);
+
+}  // namespace coil::cpu
+
+#endif  // COIL_RUNTIME_CPU_EXTERNS_H_

@@ -1,0 +1,119 @@
+// ThreadPool: every index exactly once, grain respected, inline cases, nested calls, and
+// several threads calling ParallelFor on one pool at the same time.
+#include "runtime/cpu/thread_pool.h"
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace coil::cpu {
+namespace {
+
+// Runs ParallelFor(n, grain) and checks each index was visited once and chunks >= grain.
+void CheckCover(ThreadPool& pool, int64_t n, int64_t grain) {
+  std::vector<std::atomic<int>> hits(n);
+  std::atomic<int> short_chunks{0};
+  pool.ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
+    ASSERT_LE(0, begin);
+    ASSERT_LT(begin, end);
+    ASSERT_LE(end, n);
+    if (end - begin < grain && end != n) short_chunks.fetch_add(1);
+    for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+  });
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " index " << i;
+  EXPECT_EQ(short_chunks.load(), 0);
+}
+
+TEST(ThreadPoolTest, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.num_threads(), threads);
+    for (int64_t n : {1, 2, 7, 64, 1000, 12345}) {
+      for (int64_t grain : {1, 3, 100, 100000}) CheckCover(pool, n, grain);
+    }
+  }
+}
+
+TEST(ThreadPoolTest, ZeroThreadsMeansHardwareConcurrency) {
+  ThreadPool pool(0);
+  EXPECT_EQ(pool.num_threads(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  CheckCover(pool, 100, 1);
+}
+
+TEST(ThreadPoolTest, EmptyAndSmallRangesRunInline) {
+  ThreadPool pool(4);
+  int calls = 0;
+  pool.ParallelFor(0, 1, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+  const std::thread::id me = std::this_thread::get_id();
+  pool.ParallelFor(10, 10, [&](int64_t b, int64_t e) {
+    ++calls;
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 10);
+    EXPECT_EQ(std::this_thread::get_id(), me);
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(ThreadPoolTest, UsesSeveralThreads) {
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> hits(4000);
+  std::atomic<bool> saw_other{false};
+  const std::thread::id me = std::this_thread::get_id();
+  // Enough slow chunks that workers take some (they wake while the caller works).
+  pool.ParallelFor(4000, 1, [&](int64_t b, int64_t e) {
+    if (std::this_thread::get_id() != me) saw_other = true;
+    for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  });
+  EXPECT_TRUE(saw_other.load());
+}
+
+TEST(ThreadPoolTest, NestedCallsRunInline) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(50 * 40);
+  pool.ParallelFor(50, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pool.ParallelFor(40, 1, [&](int64_t b2, int64_t e2) {
+        for (int64_t j = b2; j < e2; ++j) hits[i * 40 + j].fetch_add(1);
+      });
+    }
+  });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+}
+
+TEST(ThreadPoolTest, ConcurrentCallersUnderContention) {
+  ThreadPool pool(3);
+  constexpr int kCallers = 6, kRounds = 200;
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> errors{0};
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < kRounds; ++r) {
+        const int64_t n = 1 + (c * 131 + r * 17) % 3000;
+        std::vector<int> hits(n, 0);  // each index written by one chunk only
+        pool.ParallelFor(n, 1 + r % 7, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) ++hits[i];
+        });
+        for (int64_t i = 0; i < n; ++i) {
+          if (hits[i] != 1) errors.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(errors.load(), 0);
+}
+
+TEST(ThreadPoolTest, ManyPoolsStartAndStop) {
+  for (int i = 0; i < 20; ++i) {
+    auto pool = std::make_unique<ThreadPool>(1 + i % 4);
+    CheckCover(*pool, 257, 2);
+  }
+}
+
+}  // namespace
+}  // namespace coil::cpu

@@ -1,0 +1,90 @@
+// RunWithBackend: the CLI's straight list of stages per backend.
+#include "tools/coil/backend_run.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "codegen_cpu/cpu_program.h"
+#include "inductor/schedule.h"
+#include "prims/decompose.h"
+#include "runtime/interpreter.h"
+#include "runtime/schedule_interpreter.h"
+
+namespace coil::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void Report(const char* stage, Clock::time_point start) {
+  std::fprintf(stderr, "  %-28s %9.3f ms\n", stage,
+               std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+}
+
+template <typename T>
+absl::StatusOr<T> Named(const char* stage, absl::StatusOr<T> r) {
+  if (r.ok()) return r;
+  return absl::Status(r.status().code(), absl::StrCat(stage, ": ", r.status().message()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
+                                                       absl::Span<const HostTensor> inputs,
+                                                       const std::string& backend) {
+  if (backend == "reference") return Interpret(graph, inputs);
+  if (backend != "schedule" && backend != "cpu") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--backend must be reference, schedule or cpu; got '", backend, "'"));
+  }
+  auto t = Clock::now();
+  Graph prims_graph = graph.Clone();
+  absl::StatusOr<bool> decomposed = Named("decompose", prims::Decompose(prims_graph));
+  if (!decomposed.ok()) return decomposed.status();
+  Report("prims (decompose)", t);
+  t = Clock::now();
+  inductor::ScheduleOptions options;
+  if (backend == "cpu") options.capabilities = CpuCapabilities();
+  absl::StatusOr<proto::Schedule> schedule =
+      Named("inductor", inductor::BuildSchedule(prims_graph.ToProto(), options));
+  if (!schedule.ok()) return schedule.status();
+  Report("inductor (schedule)", t);
+  if (backend == "schedule") {
+    t = Clock::now();
+    absl::StatusOr<std::vector<HostTensor>> out = InterpretSchedule(*schedule, inputs);
+    Report("schedule interpreter", t);
+    return out;
+  }
+  t = Clock::now();
+  absl::StatusOr<std::unique_ptr<CpuProgram>> program =
+      Named("codegen_cpu", CpuProgram::Compile(*schedule));
+  if (!program.ok()) return program.status();
+  std::fprintf(stderr, "  %-28s %9.3f ms (%d kernels)\n", "codegen_cpu (LLVM O3 + JIT)",
+               ((*program)->codegen_seconds() + (*program)->load_seconds()) * 1e3,
+               (*program)->module().kernels_size());
+  t = Clock::now();
+  absl::StatusOr<std::vector<HostTensor>> out = (*program)->Run(inputs);
+  Report("run (first)", t);
+  if (!out.ok()) return out;
+  t = Clock::now();
+  out = (*program)->Run(inputs);
+  Report("run (again)", t);
+  return out;
+}
+
+double MaxRelativeError(const HostTensor& got, const HostTensor& want) {
+  std::vector<double> a = got.ToDoubles(), b = want.ToDoubles();
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) {
+      if (std::isnan(a[i]) != std::isnan(b[i])) diff = INFINITY;
+      continue;
+    }
+    diff = std::max(diff, std::fabs(a[i] - b[i]));
+    scale = std::max(scale, std::fabs(b[i]));
+  }
+  return scale == 0 ? diff : diff / scale;
+}
+
+}  // namespace coil::cli

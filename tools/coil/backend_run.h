@@ -1,0 +1,27 @@
+// Running a graph with one of coil's backends from the CLI: "reference" (the interpreter),
+// "schedule" (prims + inductor + the Schedule interpreter) or "cpu" (prims + inductor + LLVM
+// code generation + the CPU runtime). Prints each stage's time to stderr.
+#ifndef COIL_TOOLS_COIL_BACKEND_RUN_H_
+#define COIL_TOOLS_COIL_BACKEND_RUN_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/graph.h"
+#include "runtime/host_tensor.h"
+
+namespace coil::cli {
+
+// Errors: an unknown backend name, or any stage's error (naming the stage).
+absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
+                                                       absl::Span<const HostTensor> inputs,
+                                                       const std::string& backend);
+
+// max|got - want| / max|want| (NaN where one side is NaN and the other not counts as inf).
+double MaxRelativeError(const HostTensor& got, const HostTensor& want);
+
+}  // namespace coil::cli
+
+#endif  // COIL_TOOLS_COIL_BACKEND_RUN_H_
