@@ -13,12 +13,14 @@
 // Each model then goes through prims::Decompose (only prims and externs may remain) and
 // inductor::BuildSchedule (fusion + memory plan); the decomposed graph (reference interpreter)
 // and the schedule (Schedule interpreter, freed buffers poisoned with NaN) must match torch at
-// both batch sizes with the same accuracy.
+// both batch sizes with the same accuracy; so must the compiled CPU backend (a schedule built
+// with the CPU backend's capabilities, LLVM code generation, the runtime/cpu executable).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
+#include "codegen_cpu/cpu_program.h"
 #include "inductor/schedule.h"
 #include "prims/decompose.h"
 #include "prims/decomposition_registry.h"
@@ -146,6 +149,20 @@ void CheckModel(const std::string& model) {
     return coil::InterpretSchedule(*schedule, {x}, options);
   };
   for (int batch : {1, 3}) CheckBatch(model, run_schedule, dir, batch, "schedule");
+
+  start = std::chrono::steady_clock::now();
+  coil::inductor::ScheduleOptions cpu_options;
+  cpu_options.capabilities = coil::CpuCapabilities();
+  absl::StatusOr<coil::proto::Schedule> cpu_schedule =
+      coil::inductor::BuildSchedule(graph->ToProto(), cpu_options);
+  ASSERT_TRUE(cpu_schedule.ok()) << model << ": cpu schedule: " << cpu_schedule.status();
+  absl::StatusOr<std::unique_ptr<coil::CpuProgram>> program =
+      coil::CpuProgram::Compile(*cpu_schedule);
+  ASSERT_TRUE(program.ok()) << model << ": cpu codegen: " << program.status();
+  std::printf("%s: cpu backend: schedule + codegen + load %.3f s (%d kernels)\n", model.c_str(),
+              Seconds(start), (*program)->module().kernels_size());
+  auto run_cpu = [&program](const coil::HostTensor& x) { return (*program)->Run({x}); };
+  for (int batch : {1, 3}) CheckBatch(model, run_cpu, dir, batch, "cpu");
 }
 
 TEST(RealModels, resnet18) { CheckModel("resnet18"); }
