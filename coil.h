@@ -2,7 +2,7 @@
 // coil::compile, and the backends that compile captured graphs.
 //
 //   #include "coil.h"
-//   auto f = coil::compile(model_fn, {.backend = coil::InductorBackend()});
+//   auto f = coil::compile(model_fn, {.backend = coil::CpuBackend()});
 //
 // Each stage is also usable alone through its own target (//capture, //prims:decompose,
 // //inductor, ...); this header only wires them together.
@@ -21,6 +21,10 @@ namespace coil {
 // and runs the Schedule with the Schedule interpreter (runtime/schedule_interpreter.h). It is
 // the path the compiled CPU backend will take, minus code generation.
 std::shared_ptr<Backend> InductorBackend();
+
+// The compiled CPU backend: prims + inductor (with the CPU backend's capabilities) + LLVM code
+// generation (codegen_cpu/) + the runtime/cpu executable (thread pool, oneDNN externs).
+std::shared_ptr<Backend> CpuBackend();
 
 }  // namespace coil
 

@@ -1,9 +1,11 @@
-// The backends of //:coil: captured graph -> prims -> inductor -> Schedule interpreter.
+// The backends of //:coil: captured graph -> prims -> inductor -> Schedule interpreter or the
+// compiled CPU backend.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen_cpu/cpu_program.h"
 #include "coil.h"
 #include "inductor/schedule.h"
 #include "prims/decompose.h"
@@ -36,8 +38,38 @@ class InductorBackendImpl : public Backend {
   }
 };
 
+class CpuCompiled : public CompiledGraph {
+ public:
+  explicit CpuCompiled(std::unique_ptr<CpuProgram> program) : program_(std::move(program)) {}
+  absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs) override {
+    return program_->Run(inputs);
+  }
+
+ private:
+  std::unique_ptr<CpuProgram> program_;
+};
+
+class CpuBackendImpl : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Graph& graph) override {
+    Graph g = graph.Clone();
+    absl::StatusOr<bool> decomposed = prims::Decompose(g);
+    if (!decomposed.ok()) return decomposed.status();
+    inductor::ScheduleOptions options;
+    options.capabilities = CpuCapabilities();
+    absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(g.ToProto(), options);
+    if (!schedule.ok()) return schedule.status();
+    absl::StatusOr<std::unique_ptr<CpuProgram>> program = CpuProgram::Compile(*schedule);
+    if (!program.ok()) return program.status();
+    return std::make_unique<CpuCompiled>(*std::move(program));
+  }
+};
+
 }  // namespace
 
 std::shared_ptr<Backend> InductorBackend() { return std::make_shared<InductorBackendImpl>(); }
+
+std::shared_ptr<Backend> CpuBackend() { return std::make_shared<CpuBackendImpl>(); }
 
 }  // namespace coil

@@ -1,6 +1,7 @@
 // //:coil end to end: the example models (a GPT-style decoder block, a small ResNet) captured
 // by coil::compile and compiled by InductorBackend (prims + inductor + Schedule interpreter)
-// give the eager results, across batch sizes from one dynamic compile.
+// and by CpuBackend (+ LLVM code generation) give the eager results, across batch sizes from
+// one dynamic compile.
 #include <cmath>
 
 #include "capture/examples/gpt_block.h"
@@ -31,6 +32,21 @@ TEST(InductorBackend, GptBlockMatchesEagerAcrossBatchSizes) {
   // The hidden size met the parameters' static 32 and was specialized; batch and sequence stay
   // symbolic, so one compile serves every batch size.
   EXPECT_EQ(f.stats().compiles, 1);
+}
+
+TEST(CpuBackend, GptBlockAndResNetMatchEager) {
+  examples::GptBlock block(/*embed_dim=*/32, /*num_heads=*/4, /*seed=*/1);
+  auto f = compile([&](const Tensor& x) { return block(x); },
+                   {.dynamic = DynamicMode::kDynamic, .backend = CpuBackend(), .name = "gpt"});
+  for (int64_t batch : {2, 5}) {
+    Tensor x = Tensor::Randn({batch, 6, 32}, /*seed=*/batch);
+    ExpectClose(f(x), block(x), 1e-5);
+  }
+  EXPECT_EQ(f.stats().compiles, 1);
+  examples::SmallResNet net(/*num_classes=*/10, /*seed=*/2);
+  auto g = compile([&](const Tensor& x) { return net(x); }, {.backend = CpuBackend()});
+  Tensor x = Tensor::Randn({2, 3, 16, 16}, /*seed=*/3);
+  ExpectClose(g(x), net(x), 1e-5);
 }
 
 TEST(InductorBackend, SmallResNetMatchesEager) {
