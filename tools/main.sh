@@ -3,8 +3,9 @@
 # stage that exists today, checking each against an independent oracle:
 #  1. a GPT-style decoder block + LM head written with coil's C++ API: captured by
 #     coil::compile (automatic dynamic batch), decomposed into prims, scheduled by inductor
-#     (fusion + memory plan), run by the Schedule interpreter and checked on every run against
-#     the float64 reference interpreter and against eager execution;
+#     (fusion + memory plan), run by the Schedule interpreter and compiled by the CPU backend
+#     (LLVM + runtime/cpu), each checked on every run against the float64 reference
+#     interpreter and against eager execution;
 #  2. torchvision resnet18 and mobilenet_v2, a TransformerEncoder and a GPT-style decoder,
 #     exported by Debian's torch 1.13 to ONNX (random weights, dynamic batch): imported by
 #     coil, decomposed and scheduled by inductor, run at batch 1 and 3 by the Schedule
