@@ -29,8 +29,9 @@ absl::StatusOr<std::vector<int64_t>> Concrete(const TensorType& t, const Binding
   return shape;
 }
 
-// Replaces every sym / syms attribute by its value under the bindings.
-absl::Status BindSymAttrs(AttrMap& attrs, const Bindings& b) {
+}  // namespace
+
+absl::Status BindSymAttrs(AttrMap& attrs, const absl::flat_hash_map<std::string, int64_t>& b) {
   for (auto& [name, value] : attrs) {
     std::vector<SymExpr*> exprs;
     if (SymExpr* e = std::get_if<SymExpr>(&value)) exprs.push_back(e);
@@ -49,6 +50,8 @@ absl::Status BindSymAttrs(AttrMap& attrs, const Bindings& b) {
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 DType Oracle(DType t, bool float64) { return float64 && IsFloating(t) ? proto::FLOAT64 : t; }
 

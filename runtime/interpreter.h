@@ -41,6 +41,10 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
 absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindSymbols(
     const Graph& graph, absl::Span<const HostTensor> inputs);
 
+// Replaces every sym / syms attribute by its value under the symbol bindings (so kernels see
+// constants). Errors name the attribute and the unbound symbol.
+absl::Status BindSymAttrs(AttrMap& attrs, const absl::flat_hash_map<std::string, int64_t>& bindings);
+
 // Loads a constant's data (inline or external) as a tensor.
 absl::StatusOr<HostTensor> LoadConstant(const Value& constant,
                                         const std::string& external_data_dir);

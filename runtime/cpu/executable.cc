@@ -78,26 +78,6 @@ absl::StatusOr<int64_t> Product(absl::Span<const int64_t> dims, int64_t init = 1
   return n;
 }
 
-// Replaces every sym / syms attribute by its value (as the interpreters do).
-absl::Status BindSymAttrs(AttrMap& attrs, const Bindings& b) {
-  for (auto& [name, value] : attrs) {
-    std::vector<SymExpr*> exprs;
-    if (SymExpr* e = std::get_if<SymExpr>(&value)) exprs.push_back(e);
-    if (SymList* l = std::get_if<SymList>(&value)) {
-      for (SymExpr& e : *l) exprs.push_back(&e);
-    }
-    for (SymExpr* e : exprs) {
-      if (e->is_constant()) continue;
-      absl::StatusOr<int64_t> v = e->Evaluate(b);
-      if (!v.ok()) {
-        return absl::Status(v.status().code(),
-                            absl::StrCat("attribute '", name, "': ", v.status().message()));
-      }
-      *e = SymExpr(*v);
-    }
-  }
-  return absl::OkStatus();
-}
 
 bool HasSymbolicAttr(const AttrMap& attrs) {
   for (const auto& [name, value] : attrs) {
@@ -486,7 +466,7 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
       AttrMap bound;
       if (k.symbolic_attrs) {
         bound = k.attrs;
-        if (absl::Status s = BindSymAttrs(bound, *bindings); !s.ok()) {
+        if (absl::Status s = coil::BindSymAttrs(bound, *bindings); !s.ok()) {
           return absl::Status(s.code(), absl::StrCat(k.where, ": ", s.message()));
         }
       }

@@ -10,31 +10,12 @@
 #include "ir/op_registry.h"
 #include "ir/tensor_type.h"
 #include "runtime/host_tensor.h"
+#include "runtime/interpreter.h"
 #include "runtime/reference/kernel_registry.h"
 
 namespace coil::schedule_internal {
 namespace {
 
-// Replaces every sym / syms attribute by its value (as the graph interpreter does).
-absl::Status BindSymAttrs(AttrMap& attrs, const absl::flat_hash_map<std::string, int64_t>& b) {
-  for (auto& [name, value] : attrs) {
-    std::vector<SymExpr*> exprs;
-    if (SymExpr* e = std::get_if<SymExpr>(&value)) exprs.push_back(e);
-    if (SymList* l = std::get_if<SymList>(&value)) {
-      for (SymExpr& e : *l) exprs.push_back(&e);
-    }
-    for (SymExpr* e : exprs) {
-      if (e->is_constant()) continue;
-      absl::StatusOr<int64_t> v = e->Evaluate(b);
-      if (!v.ok()) {
-        return absl::Status(v.status().code(),
-                            absl::StrCat("attribute '", name, "': ", v.status().message()));
-      }
-      *e = SymExpr(*v);
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<const BufferMem*> Buf(const std::vector<BufferMem*>& buffers, int id) {
   if (id <= 0 || id >= static_cast<int>(buffers.size()) || buffers[id] == nullptr) {
@@ -78,7 +59,7 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", k.extern_op(), "'"));
   }
   if (absl::Status s = NormalizeAttrs(*schema, attrs); !s.ok()) return s;
-  if (absl::Status s = BindSymAttrs(attrs, symbols); !s.ok()) return s;
+  if (absl::Status s = coil::BindSymAttrs(attrs, symbols); !s.ok()) return s;
   // The reference kernel trusts its arguments (as after Verify): the call must type-check
   // against the op's meta function and produce exactly the output buffer's type.
   absl::StatusOr<std::vector<TensorType>> want = InferOutputTypes(*schema, arg_types, attrs);
