@@ -1,5 +1,5 @@
 // The backends of //:coil: captured graph -> prims -> inductor -> Schedule interpreter or the
-// compiled CPU backend.
+// compiled CPU backend (through the on-disk compile cache, runtime/compile_cache.h).
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,7 +60,7 @@ class CpuBackendImpl : public Backend {
     options.capabilities = CpuCapabilities();
     absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(g.ToProto(), options);
     if (!schedule.ok()) return schedule.status();
-    absl::StatusOr<std::unique_ptr<CpuProgram>> program = CpuProgram::Compile(*schedule);
+    absl::StatusOr<std::unique_ptr<CpuProgram>> program = CpuProgram::CompileCached(*schedule, CompileCache::Default());
     if (!program.ok()) return program.status();
     return std::make_unique<CpuCompiled>(*std::move(program));
   }

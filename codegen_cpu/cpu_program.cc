@@ -1,15 +1,60 @@
 // CpuProgram: GenerateCpu + CpuJitModule + CpuExecutable.
 #include "codegen_cpu/cpu_program.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Host.h"
 
 namespace coil {
 namespace {
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string DeterministicBytes(const proto::Schedule& schedule) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  schedule.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return out;
+}
+
+// The host CPU as code generation sees it: "<cpu name>;+a,+b,..." (enabled ISA features).
+const std::string& HostCpuDescription() {
+  static const std::string* description = [] {
+    llvm::StringMap<bool> features;
+    llvm::sys::getHostCPUFeatures(features);
+    std::vector<std::string> on;
+    for (const auto& f : features) {
+      if (f.second) on.push_back(absl::StrCat("+", f.first().str()));
+    }
+    std::sort(on.begin(), on.end());
+    return new std::string(absl::StrCat(llvm::sys::getHostCPUName().str(), ";",
+                                        absl::StrJoin(on, ",")));
+  }();
+  return *description;
+}
+
+// Cache trouble is never fatal: one warning per process, then silence.
+void WarnOnce(const std::string& message) {
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
+    std::fprintf(stderr, "coil: compile cache: %s (continuing without it)\n", message.c_str());
+  }
 }
 
 }  // namespace
@@ -29,6 +74,48 @@ absl::StatusOr<std::unique_ptr<CpuProgram>> CpuProgram::Compile(
   double codegen_seconds = Since(start);
   absl::StatusOr<std::unique_ptr<CpuProgram>> program = Load(*std::move(module), runtime);
   if (program.ok()) (*program)->codegen_seconds_ = codegen_seconds;
+  return program;
+}
+
+std::string CpuProgram::CacheKeyFor(const proto::Schedule& schedule,
+                                    const CpuCodegenOptions& codegen) {
+  const std::string options =
+      absl::StrCat("opt_level=", codegen.opt_level, " cpu=", codegen.cpu, " compiler=LLVM ",
+                   LLVM_VERSION_STRING, " triple=", llvm::sys::getProcessTriple());
+  return CacheKey(schedule, options, HostCpuDescription());
+}
+
+absl::StatusOr<std::unique_ptr<CpuProgram>> CpuProgram::CompileCached(
+    const proto::Schedule& schedule, CompileCache& cache, const CpuCodegenOptions& codegen,
+    const cpu::CpuExecutableOptions& runtime) {
+  if (!cache.enabled()) return Compile(schedule, codegen, runtime);
+  const std::string key = CacheKeyFor(schedule, codegen);
+  absl::StatusOr<std::optional<proto::KernelModule>> cached = cache.Lookup(key);
+  if (!cached.ok()) {
+    WarnOnce(std::string(cached.status().message()));
+  } else if (cached->has_value()) {
+    // Belt and braces against a key collision: the module must implement this very schedule.
+    proto::KernelModule& module = **cached;
+    if (module.backend() == "cpu" &&
+        DeterministicBytes(module.schedule()) == DeterministicBytes(schedule)) {
+      absl::StatusOr<std::unique_ptr<CpuProgram>> program = Load(std::move(module), runtime);
+      if (program.ok()) {
+        (*program)->cache_hit_ = true;
+        return program;
+      }
+      std::fprintf(stderr, "coil: cached module %s does not load (%s); rebuilding\n",
+                   cache.EntryPath(key).c_str(),
+                   std::string(program.status().message()).c_str());
+    } else {
+      std::fprintf(stderr, "coil: cached module %s is for another schedule; rebuilding\n",
+                   cache.EntryPath(key).c_str());
+    }
+  }
+  absl::StatusOr<std::unique_ptr<CpuProgram>> program = Compile(schedule, codegen, runtime);
+  if (!program.ok()) return program;
+  if (absl::Status stored = cache.Store(key, (*program)->module()); !stored.ok()) {
+    WarnOnce(std::string(stored.message()));
+  }
   return program;
 }
 

@@ -5,12 +5,17 @@
 //   absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Compile(schedule);
 //   absl::StatusOr<std::vector<HostTensor>> out = (*p)->Run(inputs);
 //
+//   // The same through the on-disk compile cache (runtime/compile_cache.h):
+//   p = CpuProgram::CompileCached(schedule, CompileCache::Default());
+//   bool hit = (*p)->cache_hit();
+//
 // The schedule should be built with CpuCapabilities(): the runtime runs a pointwise epilogue
 // after every extern (aten.mm, aten.bmm, aten.convolution).
 #ifndef COIL_CODEGEN_CPU_CPU_PROGRAM_H_
 #define COIL_CODEGEN_CPU_CPU_PROGRAM_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,6 +24,7 @@
 #include "codegen_cpu/jit.h"
 #include "inductor/schedule.h"
 #include "ir/proto/kernel_module.pb.h"
+#include "runtime/compile_cache.h"
 #include "runtime/cpu/executable.h"
 #include "runtime/host_tensor.h"
 
@@ -33,6 +39,15 @@ class CpuProgram {
   static absl::StatusOr<std::unique_ptr<CpuProgram>> Compile(
       const proto::Schedule& schedule, const CpuCodegenOptions& codegen = {},
       const cpu::CpuExecutableOptions& runtime = {});
+  // Compile through `cache`: a hit loads the cached module (no code generation); a miss, or a
+  // cached module that does not load on this CPU or implements another schedule, generates
+  // code and stores it. Cache I/O errors never fail the compile (a warning on stderr).
+  static absl::StatusOr<std::unique_ptr<CpuProgram>> CompileCached(
+      const proto::Schedule& schedule, CompileCache& cache, const CpuCodegenOptions& codegen = {},
+      const cpu::CpuExecutableOptions& runtime = {});
+  // The cache key CompileCached uses: schedule, options, LLVM version, host CPU and features.
+  static std::string CacheKeyFor(const proto::Schedule& schedule,
+                                 const CpuCodegenOptions& codegen = {});
   // Loads a module generated before (its object code must suit this CPU).
   static absl::StatusOr<std::unique_ptr<CpuProgram>> Load(
       proto::KernelModule module, const cpu::CpuExecutableOptions& runtime = {});
@@ -43,6 +58,8 @@ class CpuProgram {
   const proto::KernelModule& module() const { return module_; }
   double codegen_seconds() const { return codegen_seconds_; }
   double load_seconds() const { return load_seconds_; }
+  // Whether CompileCached found the module in the cache (false for Compile and Load).
+  bool cache_hit() const { return cache_hit_; }
 
  private:
   CpuProgram() = default;
@@ -52,6 +69,7 @@ class CpuProgram {
   std::unique_ptr<cpu::CpuExecutable> executable_;
   double codegen_seconds_ = 0;
   double load_seconds_ = 0;
+  bool cache_hit_ = false;
 };
 
 }  // namespace coil

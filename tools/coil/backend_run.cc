@@ -58,11 +58,14 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   }
   t = Clock::now();
   absl::StatusOr<std::unique_ptr<CpuProgram>> program =
-      Named("codegen_cpu", CpuProgram::Compile(*schedule));
+      Named("codegen_cpu", CpuProgram::CompileCached(*schedule, CompileCache::Default()));
   if (!program.ok()) return program.status();
-  std::fprintf(stderr, "  %-28s %9.3f ms (%d kernels)\n", "codegen_cpu (LLVM O3 + JIT)",
+  std::fprintf(stderr, "  %-28s %9.3f ms (%d kernels, %s)\n", "codegen_cpu (LLVM O3 + JIT)",
                ((*program)->codegen_seconds() + (*program)->load_seconds()) * 1e3,
-               (*program)->module().kernels_size());
+               (*program)->module().kernels_size(),
+               !CompileCache::Default().enabled() ? "cache off"
+               : (*program)->cache_hit()          ? "cache hit"
+                                                  : "cache miss");
   t = Clock::now();
   absl::StatusOr<std::vector<HostTensor>> out = (*program)->Run(inputs);
   Report("run (first)", t);
