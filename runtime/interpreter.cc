@@ -69,6 +69,18 @@ bool GraphMutates(const Graph& graph, const OpRegistry& registry) {
 }  // namespace
 
 absl::StatusOr<Bindings> BindSymbols(const Graph& graph, absl::Span<const HostTensor> inputs) {
+  if (inputs.size() != graph.inputs().size()) {
+    return absl::InvalidArgumentError(absl::StrCat("graph '", graph.name(), "' takes ",
+                                                   graph.inputs().size(), " inputs, got ",
+                                                   inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].dtype() != graph.inputs()[i]->type().dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " ('", graph.inputs()[i]->name(), "') is ", DTypeName(inputs[i].dtype()),
+          ", the graph expects ", graph.inputs()[i]->type().ToString()));
+    }
+  }
   Bindings b;
   // First lone symbols, then check every dimension (compound ones included).
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
@@ -134,18 +146,6 @@ absl::StatusOr<HostTensor> LoadConstant(const Value& constant, const std::string
 absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
                                                   absl::Span<const HostTensor> inputs,
                                                   const InterpreterOptions& options) {
-  if (inputs.size() != graph.inputs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("graph '", graph.name(), "' takes ",
-                                                   graph.inputs().size(), " inputs, got ",
-                                                   inputs.size()));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].dtype() != graph.inputs()[i]->type().dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " ('", graph.inputs()[i]->name(), "') is ", DTypeName(inputs[i].dtype()),
-          ", the graph expects ", graph.inputs()[i]->type().ToString()));
-    }
-  }
   absl::StatusOr<Bindings> bindings = BindSymbols(graph, inputs);
   if (!bindings.ok()) return bindings.status();
 

@@ -37,7 +37,9 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
                                                   absl::Span<const HostTensor> inputs,
                                                   const InterpreterOptions& options = {});
 
-// Binds the graph's symbols from concrete input shapes. Errors name the input and dimension.
+// Checks the inputs (count, dtypes, ranks, sizes) and binds the graph's symbols from their
+// shapes. Every runner calls it first, so all report bad inputs alike. Errors name the input
+// and dimension.
 absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindSymbols(
     const Graph& graph, absl::Span<const HostTensor> inputs);
 

@@ -40,22 +40,6 @@ uint8_t* NewStorage(State& st, std::string bytes) {
   return reinterpret_cast<uint8_t*>(st.storage.back()->data());
 }
 
-absl::Status CheckInputs(const Graph& g, absl::Span<const HostTensor> inputs) {
-  if (inputs.size() != g.inputs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("schedule of graph '", g.name(), "' takes ",
-                                                   g.inputs().size(), " inputs, got ",
-                                                   inputs.size()));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].dtype() != g.inputs()[i]->type().dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " ('", g.inputs()[i]->name(), "') is ", DTypeName(inputs[i].dtype()),
-          ", the graph expects ", g.inputs()[i]->type().ToString()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // Shapes, kinds and memory of every buffer (the arena is sized here too).
 absl::Status SetUpBuffers(const proto::Schedule& s, const Graph& g,
                           absl::Span<const HostTensor> inputs, const SymBindings& sym,
@@ -307,7 +291,6 @@ absl::StatusOr<std::vector<HostTensor>> InterpretSchedule(
     return absl::InvalidArgumentError(
         absl::StrCat("schedule graph: ", graph.status().message()));
   }
-  if (absl::Status s = CheckInputs(*graph, inputs); !s.ok()) return s;
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> bindings =
       BindSymbols(*graph, inputs);
   if (!bindings.ok()) return bindings.status();

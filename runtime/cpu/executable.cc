@@ -394,19 +394,7 @@ absl::Status CpuExecutable::Impl::EnsureArena(int64_t bytes) {
 
 absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
     absl::Span<const HostTensor> inputs) {
-  // Input checks with the graph interpreter's messages.
-  if (inputs.size() != graph.inputs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("graph '", graph.name(), "' takes ",
-                                                   graph.inputs().size(), " inputs, got ",
-                                                   inputs.size()));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].dtype() != graph.inputs()[i]->type().dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " ('", graph.inputs()[i]->name(), "') is ", DTypeName(inputs[i].dtype()),
-          ", the graph expects ", graph.inputs()[i]->type().ToString()));
-    }
-  }
+  // Input checks (with the graph interpreter's messages) happen in BindSymbols.
   absl::StatusOr<Bindings> bindings = BindSymbols(graph, inputs);
   if (!bindings.ok()) return bindings.status();
   absl::StatusOr<const Layout*> lp = LayoutFor(*bindings);
