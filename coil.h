@@ -2,7 +2,7 @@
 // coil::compile, and the backends that compile captured graphs.
 //
 //   #include "coil.h"
-//   auto f = coil::compile(model_fn, {.backend = coil::CpuBackend()});
+//   auto f = coil::compile(model_fn);  // the compiled CPU backend (CpuBackend()) by default
 //
 // Each stage is also usable alone through its own target (//capture, //prims:decompose,
 // //inductor, ...); this header only wires them together.
@@ -23,7 +23,8 @@ namespace coil {
 std::shared_ptr<Backend> InductorBackend();
 
 // The compiled CPU backend: prims + inductor (with the CPU backend's capabilities) + LLVM code
-// generation (codegen_cpu/) + the runtime/cpu executable (thread pool, oneDNN externs).
+// generation (codegen_cpu/) + the runtime/cpu executable (thread pool, oneDNN externs), through
+// the on-disk compile cache. coil::compile's default backend in programs that link //:coil.
 std::shared_ptr<Backend> CpuBackend();
 
 }  // namespace coil

@@ -72,4 +72,12 @@ std::shared_ptr<Backend> InductorBackend() { return std::make_shared<InductorBac
 
 std::shared_ptr<Backend> CpuBackend() { return std::make_shared<CpuBackendImpl>(); }
 
+namespace {
+// Linking //:coil (alwayslink) makes the compiled CPU backend coil::compile's default.
+const bool kCpuBackendIsDefault = [] {
+  SetDefaultBackend(&CpuBackend);
+  return true;
+}();
+}  // namespace
+
 }  // namespace coil

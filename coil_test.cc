@@ -49,6 +49,14 @@ TEST(CpuBackend, GptBlockAndResNetMatchEager) {
   ExpectClose(g(x), net(x), 1e-5);
 }
 
+TEST(CpuBackend, IsTheDefaultBackendOfCoilCompile) {
+  EXPECT_EQ(DefaultBackend()->name(), "cpu");
+  examples::SmallResNet net(/*num_classes=*/10, /*seed=*/2);
+  auto f = compile([&](const Tensor& x) { return net(x); });
+  Tensor x = Tensor::Randn({1, 3, 16, 16}, /*seed=*/4);
+  ExpectClose(f(x), net(x), 1e-5);
+}
+
 TEST(InductorBackend, SmallResNetMatchesEager) {
   examples::SmallResNet net(/*num_classes=*/10, /*seed=*/2);
   auto f = compile([&](const Tensor& x) { return net(x); },

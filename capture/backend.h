@@ -7,6 +7,7 @@
 #ifndef COIL_CAPTURE_BACKEND_H_
 #define COIL_CAPTURE_BACKEND_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,13 @@ class Backend {
 
 // The reference interpreter as a backend.
 std::shared_ptr<Backend> ReferenceBackend();
+
+// The backend coil::compile uses when CompileOptions.backend is null: the last factory passed
+// to SetDefaultBackend, else ReferenceBackend(). //:coil registers the compiled CPU backend at
+// startup, so programs linking the umbrella target compile to machine code by default, while
+// programs linking //capture alone (no LLVM) keep the reference interpreter. Thread-safe.
+std::shared_ptr<Backend> DefaultBackend();
+void SetDefaultBackend(std::function<std::shared_ptr<Backend>()> factory);
 
 }  // namespace coil
 

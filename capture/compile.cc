@@ -384,7 +384,7 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
 
 FunctionCache::FunctionCache(CompileOptions options) : state_(std::make_unique<State>()) {
   if (options.name.empty()) options.name = "fn";
-  state_->backend = options.backend != nullptr ? options.backend : ReferenceBackend();
+  state_->backend = options.backend != nullptr ? options.backend : DefaultBackend();
   state_->options = std::move(options);
 }
 

@@ -42,7 +42,8 @@ struct CompileOptions {
   DynamicMode dynamic = DynamicMode::kAuto;
   bool fullgraph = false;
   int recompile_limit = 8;
-  // nullptr: ReferenceBackend().
+  // nullptr: DefaultBackend() (capture/backend.h): the compiled CPU backend when //:coil is
+  // linked, else the reference interpreter.
   std::shared_ptr<Backend> backend;
   // Used in logs and reports (default: "fn").
   std::string name;

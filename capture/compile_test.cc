@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -256,6 +257,36 @@ TEST(CompileTest, NestedCompiledFunctionsInline) {
   ExpectSame(outer(x), x.exp() + 1.0);
   EXPECT_EQ(outer.stats().compiles, 1);
   EXPECT_EQ(outer.capture_result().graphs_size(), 1);
+}
+
+// A backend that counts its compiles and runs the reference interpreter.
+class CountingBackend : public Backend {
+ public:
+  explicit CountingBackend(int* compiles) : compiles_(compiles) {}
+  std::string name() const override { return "counting"; }
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Graph& graph) override {
+    ++*compiles_;
+    return ReferenceBackend()->Compile(graph);
+  }
+
+ private:
+  int* compiles_;
+};
+
+TEST(CompileTest, NullBackendMeansTheRegisteredDefault) {
+  EXPECT_EQ(DefaultBackend()->name(), "reference");  // //capture alone registers nothing
+  int compiles = 0;
+  SetDefaultBackend([&] { return std::make_shared<CountingBackend>(&compiles); });
+  auto f = compile([](const Tensor& x) { return x.exp() * 2.0; });
+  Tensor x = Tensor::Rand({4}, 5);
+  ExpectSame(f(x), x.exp() * 2.0);
+  EXPECT_EQ(compiles, 1);
+  // An explicit backend wins over the default.
+  auto g = compile([](const Tensor& x) { return x + 1.0; }, {.backend = ReferenceBackend()});
+  ExpectSame(g(x), x + 1.0);
+  EXPECT_EQ(compiles, 1);
+  SetDefaultBackend(&ReferenceBackend);
+  EXPECT_EQ(DefaultBackend()->name(), "reference");
 }
 
 }  // namespace
