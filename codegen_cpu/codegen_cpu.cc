@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "codegen_cpu/internal/aot_hook.h"
 #include "codegen_cpu/internal/kernel_emitter.h"
 #include "codegen_cpu/internal/target.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -92,6 +93,12 @@ std::string CpuKernelSymbol(const proto::Kernel& kernel) {
 
 absl::StatusOr<proto::KernelModule> GenerateCpu(const proto::Schedule& schedule,
                                                 const CpuCodegenOptions& options) {
+  return codegen_cpu_internal::GenerateCpuWithPreEmit(schedule, options, nullptr);
+}
+
+absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit(
+    const proto::Schedule& schedule, const CpuCodegenOptions& options,
+    const PreEmitHook& pre_emit) {
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
       CreateTargetMachine(options.cpu, options.opt_level);
   if (!tm.ok()) return tm.status();
@@ -128,6 +135,9 @@ absl::StatusOr<proto::KernelModule> GenerateCpu(const proto::Schedule& schedule,
     llvm::raw_string_ostream os(ir);
     module->getFunction(ck.symbol())->print(os);
     ck.set_source(os.str());
+  }
+  if (pre_emit) {
+    if (absl::Status s = pre_emit(*module, **tm, out); !s.ok()) return s;
   }
   absl::StatusOr<std::string> object = EmitObject(*module, **tm);
   if (!object.ok()) return object.status();
