@@ -1,22 +1,33 @@
-// GenerateCpu: emit every kernel, verify, run the O3 pipeline, print per-function IR, emit the
-// object file.
+// GenerateCpu: every kernel emitted, verified, optimized (O3) and printed in a module of its own,
+// on several threads; the modules linked into one; the object file emitted.
 #include "codegen_cpu/codegen_cpu.h"
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/internal/aot_hook.h"
 #include "codegen_cpu/internal/kernel_emitter.h"
 #include "codegen_cpu/internal/target.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -63,8 +74,15 @@ void Optimize(llvm::Module& m, llvm::TargetMachine& tm, int level) {
                                : level == 1 ? llvm::OptimizationLevel::O1
                                : level == 2 ? llvm::OptimizationLevel::O2
                                             : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager mpm = level <= 0 ? pb.buildO0DefaultPipeline(ol)
-                                           : pb.buildPerModuleDefaultPipeline(ol);
+  llvm::ModulePassManager mpm;
+  if (const char* text = getenv("COIL_CT_PIPELINE"); text != nullptr && *text) {  // CT-EXPERIMENT
+    if (llvm::Error e = pb.parsePassPipeline(mpm, text)) {
+      fprintf(stderr, "bad pipeline: %s\n", llvm::toString(std::move(e)).c_str());
+      abort();
+    }
+  } else {
+    mpm = level <= 0 ? pb.buildO0DefaultPipeline(ol) : pb.buildPerModuleDefaultPipeline(ol);
+  }
   mpm.run(m, mam);
 }
 
@@ -72,11 +90,100 @@ absl::StatusOr<std::string> EmitObject(llvm::Module& m, llvm::TargetMachine& tm)
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
+  if (const char* cg = getenv("COIL_CT_CG"); cg != nullptr && *cg) {  // CT-EXPERIMENT
+    tm.setOptLevel(static_cast<llvm::CodeGenOpt::Level>(atoi(cg)));
+  }
   if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile)) {
     return absl::InternalError("the LLVM target cannot emit object files");
   }
   pm.run(m);
   return std::string(buffer.data(), buffer.size());
+}
+
+
+// One kernel's function, compiled alone: emitted into a module of its own (its own
+// LLVMContext, so kernels compile on several threads at once), verified, optimized, printed,
+// and kept as bitcode until it is linked into the module that becomes the object file.
+struct Unit {
+  const proto::Kernel* kernel = nullptr;
+  std::string symbol;
+  std::string ir;       // the optimized function's LLVM IR text
+  std::string bitcode;  // the optimized module
+  absl::Status status;
+};
+
+absl::Status CompileUnit(Unit& u, const ScheduleInfo& info, llvm::TargetMachine& tm,
+                         int opt_level) {
+  llvm::LLVMContext context;
+  llvm::Module module(u.symbol, context);
+  module.setTargetTriple(tm.getTargetTriple().str());
+  module.setDataLayout(tm.createDataLayout());
+  absl::StatusOr<llvm::Function*> f = EmitKernel(*u.kernel, u.symbol, info, module);
+  if (!f.ok()) return f.status();
+  std::string errors;
+  llvm::raw_string_ostream es(errors);
+  if (llvm::verifyModule(module, &es)) {
+    return absl::InternalError(absl::StrCat("codegen_cpu produced invalid LLVM IR for kernel ",
+                                            u.kernel->id(), " '", u.kernel->name(),
+                                            "': ", es.str()));
+  }
+  Optimize(module, tm, opt_level);
+  llvm::raw_string_ostream os(u.ir);
+  module.getFunction(u.symbol)->print(os);
+  os.flush();
+  llvm::raw_string_ostream bs(u.bitcode);
+  llvm::WriteBitcodeToFile(module, bs);
+  bs.flush();
+  return absl::OkStatus();
+}
+
+// Roughly how long a kernel takes to optimize: its expression count.
+int64_t Cost(const proto::Kernel& k) {
+  int64_t n = 1;
+  for (const proto::Loop& l : k.loops()) n += l.body_size();
+  return n;
+}
+
+// Compiles every unit, biggest first, on options.compile_threads threads (this one included),
+// each with its own TargetMachine. Errors land in Unit::status.
+void CompileUnits(std::vector<Unit>& units, const ScheduleInfo& info,
+                  const CpuCodegenOptions& options) {
+  std::vector<size_t> order(units.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return Cost(*units[a].kernel) > Cost(*units[b].kernel);
+  });
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
+        CreateTargetMachine(options.cpu, options.opt_level);
+    for (size_t i = next++; i < order.size(); i = next++) {
+      Unit& u = units[order[i]];
+      u.status = tm.ok() ? CompileUnit(u, info, **tm, options.opt_level) : tm.status();
+    }
+  };
+  int threads = options.compile_threads > 0
+                    ? options.compile_threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::max(1, std::min(threads, static_cast<int>(units.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
+// Parses a unit's bitcode into `module`'s context and links it in.
+absl::Status LinkUnit(const Unit& u, llvm::Module& module) {
+  llvm::Expected<std::unique_ptr<llvm::Module>> m = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(u.bitcode, u.symbol), module.getContext());
+  if (!m) {
+    return absl::InternalError(absl::StrCat("cannot read back the bitcode of ", u.symbol, ": ",
+                                            llvm::toString(m.takeError())));
+  }
+  if (llvm::Linker::linkModules(module, std::move(*m))) {
+    return absl::InternalError(absl::StrCat("cannot link the module of ", u.symbol));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -102,39 +209,42 @@ absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
       CreateTargetMachine(options.cpu, options.opt_level);
   if (!tm.ok()) return tm.status();
+  const ScheduleInfo info = MakeScheduleInfo(schedule, **tm);
+
+  // Every kernel is emitted, verified and optimized in a module of its own, on
+  // options.compile_threads threads; the optimized modules are then linked into one, which
+  // becomes the object file (one ELF object: the JIT and AOT packages load exactly one).
+  std::vector<Unit> units;
+  absl::flat_hash_set<std::string> symbols;
+  for (const proto::Kernel& k : schedule.kernels()) {
+    if (!HasFunction(k)) continue;
+    Unit u;
+    u.kernel = &k;
+    u.symbol = CpuKernelSymbol(k);
+    if (!symbols.insert(u.symbol).second) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", k.id(), " '", k.name(),
+                                                     "': duplicate kernel id"));
+    }
+    units.push_back(std::move(u));
+  }
+  CompileUnits(units, info, options);
+  for (const Unit& u : units) {
+    if (!u.status.ok()) return u.status;
+  }
+
   llvm::LLVMContext context;
   auto module = std::make_unique<llvm::Module>(
       schedule.graph().name().empty() ? "coil" : schedule.graph().name(), context);
   module->setTargetTriple((*tm)->getTargetTriple().str());
   module->setDataLayout((*tm)->createDataLayout());
-
-  const ScheduleInfo info = MakeScheduleInfo(schedule);
   proto::KernelModule out;
-  for (const proto::Kernel& k : schedule.kernels()) {
-    if (!HasFunction(k)) continue;
-    const std::string symbol = CpuKernelSymbol(k);
-    if (module->getFunction(symbol) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("kernel ", k.id(), " '", k.name(),
-                                                     "': duplicate kernel id"));
-    }
-    absl::StatusOr<llvm::Function*> f = EmitKernel(k, symbol, info, *module);
-    if (!f.ok()) return f.status();
+  for (Unit& u : units) {
+    if (absl::Status s = LinkUnit(u, *module); !s.ok()) return s;
     proto::CompiledKernel* ck = out.add_kernels();
-    ck->set_kernel_id(k.id());
-    ck->set_name(k.name());
-    ck->set_symbol(symbol);
-  }
-  std::string errors;
-  llvm::raw_string_ostream es(errors);
-  if (llvm::verifyModule(*module, &es)) {
-    return absl::InternalError(absl::StrCat("codegen_cpu produced invalid LLVM IR: ", es.str()));
-  }
-  Optimize(*module, **tm, options.opt_level);
-  for (proto::CompiledKernel& ck : *out.mutable_kernels()) {
-    std::string ir;
-    llvm::raw_string_ostream os(ir);
-    module->getFunction(ck.symbol())->print(os);
-    ck.set_source(os.str());
+    ck->set_kernel_id(u.kernel->id());
+    ck->set_name(u.kernel->name());
+    ck->set_symbol(u.symbol);
+    ck->set_source(std::move(u.ir));
   }
   if (pre_emit) {
     if (absl::Status s = pre_emit(*module, **tm, out); !s.ok()) return s;

@@ -12,10 +12,11 @@
 //
 // Numerics follow the Schedule interpreter (runtime/schedule_interpreter.h): values are rounded
 // to their dtype after every expression; f32 arithmetic (+ - * / sqrt) gives the interpreter's
-// exact values; transcendental functions use libm's f32 functions for f32/f16/bf16 (within a
-// few ulp of the interpreter's f64 libm rounded to f32); floating sum/prod accumulate in f64
-// with reassociation allowed (the only fast-math flag used), so results match the interpreter
-// up to summation order.
+// exact values; transcendental functions for f32/f16/bf16 are coil's own vector polynomials
+// (tanh, erf, exp) or libm's / libmvec's f32 functions, within a few ulp of the interpreter's
+// f64 libm rounded to f32 (docs/cpu_backend.md, "Fast-math"); floating sum/prod accumulate in
+// f64 with reassociation allowed (the only fast-math flag used), so results match the
+// interpreter up to summation order.
 #ifndef COIL_CODEGEN_CPU_CODEGEN_CPU_H_
 #define COIL_CODEGEN_CPU_CODEGEN_CPU_H_
 
@@ -33,6 +34,9 @@ struct CpuCodegenOptions {
   // Target CPU: "" (or "native") is the host CPU with its detected features; otherwise an LLVM
   // CPU name ("x86-64-v3", "skylake-avx512", ...).
   std::string cpu = "";
+  // Threads that optimize kernels (each kernel is optimized on its own, so the object code is
+  // the same for any count); 0: every hardware thread.
+  int compile_threads = 0;
 };
 
 // Generates a KernelModule: backend "cpu", the schedule, one CompiledKernel per generated

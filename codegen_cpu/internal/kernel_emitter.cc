@@ -10,8 +10,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "codegen_cpu/internal/alias_scopes.h"
 #include "codegen_cpu/internal/index_emitter.h"
 #include "codegen_cpu/internal/math_emitter.h"
+#include "codegen_cpu/internal/target.h"
 #include "llvm/IR/IRBuilder.h"
 #include "runtime/cpu/kernel_abi.h"
 
@@ -35,14 +37,47 @@ struct Reduction {
   const proto::Expr* expr = nullptr;
   RedOp op = RedOp::kSum;
   DType acc_dt = proto::DTYPE_UNSPECIFIED;  // F64 / F32 / INT64
+  // Floating max/min: `acc` holds the OrderKey of acc_dt's value (an i32 / i64).
+  bool keyed = false;
+  // A floating sum/prod of f32 (f16, bf16) values in an f64 accumulator.
+  bool f32_sum_in_f64 = false;
   llvm::AllocaInst* acc = nullptr;
   llvm::AllocaInst* arg = nullptr;  // argmax/argmin position
 };
 
+// [Note: max/min as integers] A NaN-propagating floating max (min) reduction is a select chain
+// the loop vectorizer of LLVM 16 does not recognize (it wants nnan/nsz fast-math flags, which
+// would make NaN inputs poison). So the accumulator holds an integer key with the floats'
+// order: the bits, with the magnitude bits flipped for negative values (-inf < ... < -0 < +0
+// < ... < +inf), NaN mapped to the extreme key (INT_MAX for max, INT_MIN for min). An integer
+// max (min) reduction vectorizes; the result is decoded once after the loop. Exact, except that
+// max(-0, +0) is +0 and min(-0, +0) is -0 whatever their order (the interpreter keeps the
+// first of equal values); a NaN result is the canonical quiet NaN.
+
+// The signed integer with `x`'s float order (x: float or double).
+llvm::Value* OrderKey(llvm::IRBuilder<>& b, llvm::Value* x) {
+  const unsigned bits = x->getType()->getPrimitiveSizeInBits();
+  llvm::Type* it = b.getIntNTy(bits);
+  llvm::Value* i = b.CreateBitCast(x, it);
+  return b.CreateXor(i, b.CreateLShr(b.CreateAShr(i, bits - 1), 1));
+}
+
+// The float of type `ft` whose OrderKey is `k` (the same bit operation, an involution).
+llvm::Value* FromOrderKey(llvm::IRBuilder<>& b, llvm::Value* k, llvm::Type* ft) {
+  const unsigned bits = ft->getPrimitiveSizeInBits();
+  return b.CreateBitCast(b.CreateXor(k, b.CreateLShr(b.CreateAShr(k, bits - 1), 1)), ft);
+}
+
 class KernelEmitter {
  public:
   KernelEmitter(const proto::Kernel& k, const ScheduleInfo& info, llvm::Module& m)
-      : k_(k), info_(info), m_(m), c_(m.getContext()), b_(c_), eb_(c_) {}
+      : k_(k),
+        info_(info),
+        m_(m),
+        c_(m.getContext()),
+        b_(c_),
+        eb_(c_),
+        scopes_(k, info.buffers, m.getContext()) {}
 
   absl::StatusOr<llvm::Function*> Run(const std::string& symbol) {
     llvm::Type* i64 = b_.getInt64Ty();
@@ -170,9 +205,10 @@ class KernelEmitter {
   }
 
   // ---- Loops. ----
-  // for (iv = lo; iv < hi; ++iv) body(iv)
+  // for (iv = lo; iv < hi; ++iv) body(iv), with `loop_md` (if any) as the loop's metadata.
   absl::Status For(llvm::Value* lo, llvm::Value* hi, const std::string& name,
-                   const std::function<absl::Status(llvm::Value*)>& body) {
+                   const std::function<absl::Status(llvm::Value*)>& body,
+                   llvm::MDNode* loop_md = nullptr) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(c_, name + ".header", f_);
     auto* loop = llvm::BasicBlock::Create(c_, name + ".body", f_);
@@ -186,7 +222,8 @@ class KernelEmitter {
     if (absl::Status s = body(iv); !s.ok()) return s;
     llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), name + ".next", false, true);
     iv->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(header);
+    llvm::BranchInst* latch = b_.CreateBr(header);
+    if (loop_md != nullptr) latch->setMetadata(llvm::LLVMContext::MD_loop, loop_md);
     b_.SetInsertPoint(exit);
     return absl::OkStatus();
   }
@@ -262,10 +299,14 @@ class KernelEmitter {
         }
         return Exprs(l, &reds, pos);
       }
-      return For(b_.getInt64(0), ranges[d], absl::StrCat("r", d), [&](llvm::Value* iv) {
-        inner_[d] = iv;
-        return nest(d + 1);
-      });
+      const bool innermost = d + 1 == static_cast<int>(ranges.size());
+      return For(
+          b_.getInt64(0), ranges[d], absl::StrCat("r", d),
+          [&](llvm::Value* iv) {
+            inner_[d] = iv;
+            return nest(d + 1);
+          },
+          innermost ? InnerLoopMetadata(reds) : nullptr);
     };
     if (absl::Status s = nest(0); !s.ok()) return s;
     // Only the REDUCE results leave a ranged Loop.
@@ -273,6 +314,25 @@ class KernelEmitter {
     inner_.clear();
     for (const Reduction& r : reds) values_[r.expr->id()] = FinishReduction(r);
     return absl::OkStatus();
+  }
+
+  // [Note: f64 sums of f32 values] A float sum accumulates in f64 lanes, and the loop
+  // vectorizer then picks the f64 vector width (4 lanes with AVX2), which also sets the width
+  // of all the f32 work in the loop (an exp, for softmax): half the f32 lanes idle. Such loops
+  // ask for the f32 width (llvm.loop.vectorize.width = register bits / 32): the f32 work runs
+  // full width and each f64 accumulator spans two registers. A hint, not a force: a loop that
+  // cannot be vectorized stays scalar without a warning.
+  llvm::MDNode* InnerLoopMetadata(const std::vector<Reduction>& reds) {
+    bool widened = false;
+    for (const Reduction& r : reds) widened = widened || r.f32_sum_in_f64;
+    if (!widened || info_.vector_bits < 64) return nullptr;
+    llvm::Metadata* width[] = {
+        llvm::MDString::get(c_, "llvm.loop.vectorize.width"),
+        llvm::ConstantAsMetadata::get(b_.getInt32(info_.vector_bits / 32))};
+    llvm::TempMDTuple self = llvm::MDNode::getTemporary(c_, {});
+    llvm::MDNode* md = llvm::MDNode::getDistinct(c_, {self.get(), llvm::MDNode::get(c_, width)});
+    md->replaceOperandWith(0, md);
+    return md;
   }
 
   absl::Status Exprs(const proto::Loop& l, std::vector<Reduction>* reds, llvm::Value* pos) {
@@ -331,7 +391,7 @@ class KernelEmitter {
         if (!x.ok()) return x.status();
         absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
         if (!a.ok()) return a.status();
-        EmitStoreElement(b_, a->first, a->second, *x);
+        scopes_.Tag(EmitStoreElement(b_, a->first, a->second, *x), e.buffer());
         return absl::OkStatus();
       }
       default:
@@ -355,7 +415,9 @@ class KernelEmitter {
     if (e.mask() == 0) {
       absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
       if (!a.ok()) return a.status();
-      llvm::Value* v = EmitLoadElement(b_, a->first, a->second);
+      llvm::Instruction* access = nullptr;
+      llvm::Value* v = EmitLoadElement(b_, a->first, a->second, &access);
+      scopes_.Tag(access, e.buffer());
       return Define(e, EmitConvert(b_, {v, a->second}, e.dtype()));
     }
     // Masked: the address is computed and read only where the mask holds.
@@ -371,7 +433,9 @@ class KernelEmitter {
     b_.SetInsertPoint(then);
     absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
     if (!a.ok()) return a.status();
-    llvm::Value* v = EmitLoadElement(b_, a->first, a->second);
+    llvm::Instruction* access = nullptr;
+    llvm::Value* v = EmitLoadElement(b_, a->first, a->second, &access);
+    scopes_.Tag(access, e.buffer());
     v = EmitConvert(b_, {v, a->second}, e.dtype());
     llvm::BasicBlock* then_end = b_.GetInsertBlock();
     b_.CreateBr(merge);
@@ -437,17 +501,20 @@ class KernelEmitter {
       r.acc_dt = proto::FLOAT32;  // max/min/arg*: exact in the input's precision
     }
     llvm::Type* t = RegType(c_, r.acc_dt);
-    r.acc = eb_.CreateAlloca(t, nullptr, absl::StrCat("acc", e.id()));
+    r.keyed = fp && (*op == RedOp::kMax || *op == RedOp::kMin);
+    r.f32_sum_in_f64 = fp && in_dt != proto::FLOAT64 && r.acc_dt == proto::FLOAT64;
+    llvm::Type* slot = r.keyed ? b_.getIntNTy(t->getPrimitiveSizeInBits()) : t;
+    r.acc = eb_.CreateAlloca(slot, nullptr, absl::StrCat("acc", e.id()));
     llvm::Value* init = nullptr;
     const double inf = std::numeric_limits<double>::infinity();
     switch (*op) {
       case RedOp::kSum: init = fp ? llvm::ConstantFP::get(t, 0.0) : b_.getInt64(0); break;
       case RedOp::kProd: init = fp ? llvm::ConstantFP::get(t, 1.0) : b_.getInt64(1); break;
       case RedOp::kMax:
-        init = fp ? llvm::ConstantFP::get(t, -inf) : b_.getInt64(INT64_MIN);
+        init = fp ? OrderKey(b_, llvm::ConstantFP::get(t, -inf)) : b_.getInt64(INT64_MIN);
         break;
       case RedOp::kMin:
-        init = fp ? llvm::ConstantFP::get(t, inf) : b_.getInt64(INT64_MAX);
+        init = fp ? OrderKey(b_, llvm::ConstantFP::get(t, inf)) : b_.getInt64(INT64_MAX);
         break;
       case RedOp::kArgMax:
       case RedOp::kArgMin:
@@ -463,12 +530,22 @@ class KernelEmitter {
   absl::Status Accumulate(const Reduction& r, llvm::Value* pos) {
     absl::StatusOr<TypedValue> in = Use(r.expr->args(0));
     if (!in.ok()) return in.status();
-    llvm::Type* t = RegType(c_, r.acc_dt);
     llvm::Value* v = r.acc_dt == proto::INT64 ? EmitToI64(b_, *in) : EmitConvert(b_, *in, r.acc_dt);
     if (r.acc_dt == proto::FLOAT32 && IsFloating(in->dt)) v = in->v;  // f16/bf16: exact floats
-    llvm::Value* acc = b_.CreateLoad(t, r.acc);
+    llvm::Value* acc = b_.CreateLoad(r.acc->getAllocatedType(), r.acc);
     const bool fp = r.acc_dt != proto::INT64;
     llvm::Value* next = nullptr;
+    if (r.keyed) {  // [Note: max/min as integers]
+      const bool is_max = r.op == RedOp::kMax;
+      llvm::IntegerType* kt = llvm::cast<llvm::IntegerType>(acc->getType());
+      const unsigned w = kt->getBitWidth();
+      llvm::Value* nan_key = llvm::ConstantInt::get(
+          kt, is_max ? llvm::APInt::getSignedMaxValue(w) : llvm::APInt::getSignedMinValue(w));
+      llvm::Value* key = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan_key, OrderKey(b_, v));
+      llvm::Value* take = is_max ? b_.CreateICmpSGT(key, acc) : b_.CreateICmpSLT(key, acc);
+      b_.CreateStore(b_.CreateSelect(take, key, acc), r.acc);
+      return absl::OkStatus();
+    }
     switch (r.op) {
       case RedOp::kSum:
       case RedOp::kProd: {
@@ -485,14 +562,10 @@ class KernelEmitter {
         break;
       }
       case RedOp::kMax:
-      case RedOp::kMin: {
+      case RedOp::kMin: {  // integral (floating ones are keyed)
         const bool is_max = r.op == RedOp::kMax;
-        if (fp) {
-          next = EmitNanMax(b_, acc, v, is_max);
-        } else {
-          llvm::Value* take = is_max ? b_.CreateICmpSLT(acc, v) : b_.CreateICmpSLT(v, acc);
-          next = b_.CreateSelect(take, v, acc);
-        }
+        llvm::Value* take = is_max ? b_.CreateICmpSLT(acc, v) : b_.CreateICmpSLT(v, acc);
+        next = b_.CreateSelect(take, v, acc);
         break;
       }
       case RedOp::kArgMax:
@@ -523,7 +596,8 @@ class KernelEmitter {
       llvm::Value* arg = b_.CreateLoad(b_.getInt64Ty(), r.arg);
       return {EmitConvert(b_, {arg, proto::INT64}, dt), dt};
     }
-    llvm::Value* acc = b_.CreateLoad(RegType(c_, r.acc_dt), r.acc);
+    llvm::Value* acc = b_.CreateLoad(r.acc->getAllocatedType(), r.acc);
+    if (r.keyed) acc = FromOrderKey(b_, acc, RegType(c_, r.acc_dt));
     return {EmitConvert(b_, {acc, r.acc_dt}, dt), dt};
   }
 
@@ -533,6 +607,7 @@ class KernelEmitter {
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;   // the loop body
   llvm::IRBuilder<> eb_;  // the entry block (loop-invariant values, allocas)
+  const AliasScopes scopes_;
   llvm::Function* f_ = nullptr;
   absl::flat_hash_map<int, llvm::Value*> sym_values_;
   absl::flat_hash_map<int, BufferVals> buffers_;
@@ -543,8 +618,9 @@ class KernelEmitter {
 
 }  // namespace
 
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule) {
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, const llvm::TargetMachine& tm) {
   ScheduleInfo info;
+  info.vector_bits = VectorRegisterBits(tm);
   for (int i = 0; i < schedule.graph().symbols_size(); ++i) {
     info.symbol_index.emplace(schedule.graph().symbols(i).name(), i);
   }

@@ -11,8 +11,13 @@
 //
 // Numerics (see math_emitter.h for elementwise values): floating sum/prod accumulate in f64
 // (as the interpreter) with the `reassoc` fast-math flag on the accumulating fadd/fmul only, so
-// the loop vectorizer may split the accumulator into lanes; max/min/argmax/argmin are exact
-// and NaN-propagating (argmax: first occurrence, NaN counts as the extreme).
+// the loop vectorizer may split the accumulator into lanes (loops summing f32 values ask for
+// the f32 vector width); max/min/argmax/argmin are exact and NaN-propagating (argmax: first
+// occurrence, NaN counts as the extreme); floating max/min accumulate integer order keys so
+// they vectorize (only the sign of a zero result may differ from the interpreter's).
+//
+// Every load and store carries alias scope metadata per buffer class (alias_scopes.h), so
+// loops over several buffers vectorize without run-time overlap checks.
 // Not an API: used by codegen_cpu.cc.
 #ifndef COIL_CODEGEN_CPU_INTERNAL_KERNEL_EMITTER_H_
 #define COIL_CODEGEN_CPU_INTERNAL_KERNEL_EMITTER_H_
@@ -24,6 +29,7 @@
 #include "ir/proto/schedule.pb.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
 
 namespace coil::codegen_cpu_internal {
 
@@ -32,9 +38,11 @@ struct ScheduleInfo {
   // Schedule.graph.symbols by name -> position in the `symbols` array.
   absl::flat_hash_map<std::string, int> symbol_index;
   absl::flat_hash_map<int, const proto::Buffer*> buffers;
+  // The target's vector register width (target.h VectorRegisterBits); 0: unknown.
+  int vector_bits = 0;
 };
 
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule);
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, const llvm::TargetMachine& tm);
 
 // Emits `kernel` as the function `symbol` into `module`. Errors (InvalidArgument naming the
 // kernel, loop and expression): unknown buffers or ops, out-of-scope expression ids, unknown

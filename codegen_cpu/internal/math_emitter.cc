@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "codegen_cpu/internal/vector_math.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 #include "runtime/half.h"
@@ -122,7 +123,9 @@ absl::StatusOr<TypedValue> FloatOp(llvm::IRBuilder<>& b, ScalarOp op,
   using I = llvm::Intrinsic::ID;
   auto v = [&](llvm::Value* r) -> absl::StatusOr<TypedValue> { return TypedValue{r, ct}; };
   switch (op) {
-    case ScalarOp::kExp: return v(Call1(b, llvm::Intrinsic::exp, x[0]));
+    case ScalarOp::kExp:
+      if (ct == proto::FLOAT32) return v(EmitExpF32(b, x[0]));
+      return v(Call1(b, llvm::Intrinsic::exp, x[0]));
     case ScalarOp::kExp2: return v(Call1(b, llvm::Intrinsic::exp2, x[0]));
     case ScalarOp::kExpm1: return v(Libm(b, "expm1", {x[0]}));
     case ScalarOp::kLog: return v(Call1(b, llvm::Intrinsic::log, x[0]));
@@ -138,11 +141,15 @@ absl::StatusOr<TypedValue> FloatOp(llvm::IRBuilder<>& b, ScalarOp op,
     case ScalarOp::kAtan: return v(Libm(b, "atan", {x[0]}));
     case ScalarOp::kSinh: return v(Libm(b, "sinh", {x[0]}));
     case ScalarOp::kCosh: return v(Libm(b, "cosh", {x[0]}));
-    case ScalarOp::kTanh: return v(Libm(b, "tanh", {x[0]}));
+    case ScalarOp::kTanh:
+      if (ct == proto::FLOAT32) return v(EmitTanhF32(b, x[0]));
+      return v(Libm(b, "tanh", {x[0]}));
     case ScalarOp::kAsinh: return v(Libm(b, "asinh", {x[0]}));
     case ScalarOp::kAcosh: return v(Libm(b, "acosh", {x[0]}));
     case ScalarOp::kAtanh: return v(Libm(b, "atanh", {x[0]}));
-    case ScalarOp::kErf: return v(Libm(b, "erf", {x[0]}));
+    case ScalarOp::kErf:
+      if (ct == proto::FLOAT32) return v(EmitErfF32(b, x[0]));
+      return v(Libm(b, "erf", {x[0]}));
     case ScalarOp::kErfc: return v(Libm(b, "erfc", {x[0]}));
     case ScalarOp::kCeil: return v(Call1(b, llvm::Intrinsic::ceil, x[0]));
     case ScalarOp::kFloor: return v(Call1(b, llvm::Intrinsic::floor, x[0]));
@@ -317,8 +324,10 @@ llvm::Value* EmitConstant(llvm::IRBuilder<>& b, DType t, double d, int64_t i) {
   }
 }
 
-llvm::Value* EmitLoadElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t) {
-  llvm::Value* raw = b.CreateLoad(MemType(b.getContext(), t), ptr);
+llvm::Value* EmitLoadElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t,
+                             llvm::Instruction** access) {
+  llvm::LoadInst* raw = b.CreateLoad(MemType(b.getContext(), t), ptr);
+  if (access != nullptr) *access = raw;
   switch (t) {
     case proto::FLOAT16: return b.CreateFPExt(b.CreateBitCast(raw, b.getHalfTy()), F32(b));
     case proto::BFLOAT16:
@@ -328,7 +337,8 @@ llvm::Value* EmitLoadElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t) {
   }
 }
 
-void EmitStoreElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t, TypedValue x) {
+llvm::Instruction* EmitStoreElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t,
+                                    TypedValue x) {
   llvm::Value* v = EmitConvert(b, x, t);
   switch (t) {
     case proto::FLOAT16:
@@ -340,7 +350,7 @@ void EmitStoreElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t, TypedValu
     case proto::BOOL: v = b.CreateZExt(v, b.getInt8Ty()); break;
     default: break;
   }
-  b.CreateStore(v, ptr);
+  return b.CreateStore(v, ptr);
 }
 
 llvm::Value* EmitToI64(llvm::IRBuilder<>& b, TypedValue x) {

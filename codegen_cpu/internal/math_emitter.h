@@ -11,7 +11,9 @@
 // Semantics follow the Schedule interpreter: the floating path computes in f32 when every
 // operand is f32/f16/bf16/bool (exact for + - * / sqrt: the interpreter's double result
 // rounded to f32 is the same value) and in f64 otherwise; the integral path computes in
-// wrapping i64 and wraps the result into the dtype.
+// wrapping i64 and wraps the result into the dtype. Transcendentals in f32: tanh, erf and exp
+// are coil's inline polynomials (vector_math.h, <= 1.3 ulp); the others are LLVM intrinsics
+// (log, sin, cos, pow: glibc libmvec when vectorized) or libm f32 calls.
 //
 //   TypedValue v = EmitApply(b, ScalarOp::kAdd, {x, y}, proto::FLOAT32);
 #ifndef COIL_CODEGEN_CPU_INTERNAL_MATH_EMITTER_H_
@@ -42,9 +44,13 @@ llvm::Type* MemType(llvm::LLVMContext& c, DType t);
 llvm::Value* EmitConvert(llvm::IRBuilder<>& b, TypedValue x, DType to);
 // A constant of dtype `t`: `d` for floating dtypes, `i` otherwise.
 llvm::Value* EmitConstant(llvm::IRBuilder<>& b, DType t, double d, int64_t i);
-// The element of dtype `t` at `ptr`, and a store of `x` (converted to `t`) there.
-llvm::Value* EmitLoadElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t);
-void EmitStoreElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t, TypedValue x);
+// The element of dtype `t` at `ptr` (`*access`, when given, receives the load instruction),
+// and a store of `x` (converted to `t`) there (returned: the store instruction). The
+// instructions are returned for alias metadata (alias_scopes.h).
+llvm::Value* EmitLoadElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t,
+                             llvm::Instruction** access = nullptr);
+llvm::Instruction* EmitStoreElement(llvm::IRBuilder<>& b, llvm::Value* ptr, DType t,
+                                    TypedValue x);
 // `x` as an int64 (signed or zero extended; floating values TruncSat, as _v<id>).
 llvm::Value* EmitToI64(llvm::IRBuilder<>& b, TypedValue x);
 

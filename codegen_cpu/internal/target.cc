@@ -9,6 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/Host.h"
@@ -85,6 +89,20 @@ std::string IsaFeatures(const llvm::TargetMachine& tm) {
   }
   std::sort(on.begin(), on.end());
   return absl::StrJoin(on, ",");
+}
+
+int VectorRegisterBits(const llvm::TargetMachine& tm) {
+  // TargetTransformInfo is per function: ask about an empty one in a scratch module.
+  llvm::LLVMContext c;
+  llvm::Module m("coil_probe", c);
+  m.setDataLayout(tm.createDataLayout());
+  llvm::Function* f = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(c), false), llvm::Function::ExternalLinkage,
+      "coil_probe", m);
+  return static_cast<int>(
+      tm.getTargetTransformInfo(*f)
+          .getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector)
+          .getFixedValue());
 }
 
 absl::Status CheckRunsOnHost(const std::string& triple, const std::string& features) {

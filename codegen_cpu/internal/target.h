@@ -29,6 +29,10 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const s
 // feature detection knows about (tuning flags are left out, they do not affect correctness).
 std::string IsaFeatures(const llvm::TargetMachine& tm);
 
+// The width in bits of the vector registers LLVM's cost model uses for `tm` (128 for SSE2,
+// 256 for AVX2, 512 where AVX-512 registers are preferred).
+int VectorRegisterBits(const llvm::TargetMachine& tm);
+
 // OK when code for `triple` using `features` ("+a,+b,...") can run on this CPU; otherwise
 // FailedPrecondition, e.g. "object code for x86_64 with avx512f, this CPU lacks avx512f".
 absl::Status CheckRunsOnHost(const std::string& triple, const std::string& features);

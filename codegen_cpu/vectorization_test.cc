@@ -1,0 +1,119 @@
+// What the generated code looks like after O3, read from the LLVM IR text of each kernel (the
+// KernelModule's `source`), for CpuCodegenOptions.cpu = "x86-64-v3" (AVX2 + FMA: 8 f32 lanes),
+// so the checks do not depend on the machine running them:
+//   - pointwise kernels over several buffers vectorize without run-time overlap checks (the
+//     buffers' alias scopes, codegen_cpu/internal/alias_scopes.h), short rows of 40 included;
+//   - tanh / erf / exp chains become inline vector code (no libm or libmvec calls);
+//   - softmax's max reduction vectorizes (integer order keys), and so do its exp-sum (f64 lanes)
+//     and normalization loops.
+// Numerics are checked elsewhere (codegen_cpu_test, vector_math_test); this is about the shape
+// of the code.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "codegen_cpu/codegen_cpu.h"
+#include "gtest/gtest.h"
+#include "inductor/schedule.h"
+#include "ir/parser.h"
+#include "prims/decompose.h"
+
+namespace coil {
+namespace {
+
+// The kernels of `text` (aten ops, through decomposition and inductor) compiled for x86-64-v3.
+std::vector<proto::CompiledKernel> Kernels(const std::string& text) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return {};
+  absl::StatusOr<bool> d = prims::Decompose(*g);
+  EXPECT_TRUE(d.ok()) << d.status();
+  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return {};
+  CpuCodegenOptions o;
+  o.cpu = "x86-64-v3";
+  absl::StatusOr<proto::KernelModule> m = GenerateCpu(*s, o);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return {};
+  return {m->kernels().begin(), m->kernels().end()};
+}
+
+// The single kernel of `text`.
+proto::CompiledKernel OnlyKernel(const std::string& text) {
+  std::vector<proto::CompiledKernel> k = Kernels(text);
+  EXPECT_EQ(k.size(), 1u);
+  return k.empty() ? proto::CompiledKernel() : k[0];
+}
+
+// LLVM's names for the blocks and values of run-time pointer overlap checks.
+bool HasOverlapChecks(const std::string& ir) {
+  return absl::StrContains(ir, "memcheck") || absl::StrContains(ir, "diff.check") ||
+         absl::StrContains(ir, "found.conflict") || absl::StrContains(ir, "conflict.rdx");
+}
+
+bool CallsMathLibrary(const std::string& ir) {
+  for (const char* fn : {"@tanhf", "@erff", "@expf", "@llvm.exp.", "@_ZGV"}) {
+    if (absl::StrContains(ir, fn)) return true;
+  }
+  return false;
+}
+
+TEST(VectorizationTest, TwoInputPointwiseVectorizesWithoutOverlapChecks) {
+  for (int cols : {40, 1024}) {
+    const std::string t = absl::StrCat("f32[batch, ", cols, "]");
+    proto::CompiledKernel k = OnlyKernel(absl::StrCat(
+        "graph @add(%0 \"x\": ", t, ", %1 \"y\": ", t, ") {\n  symbol batch min 1 max 0 hint 8\n",
+        "  %2: ", t, " = aten.add(%0, %1) {alpha = 1}\n  %3: ", t,
+        " = aten.mul(%2, %0)\n  return %3\n}\n"));
+    EXPECT_TRUE(absl::StrContains(k.source(), "fadd <8 x float>")) << cols << "\n" << k.source();
+    EXPECT_TRUE(absl::StrContains(k.source(), "store <8 x float>")) << cols << "\n" << k.source();
+    EXPECT_FALSE(HasOverlapChecks(k.source())) << cols << "\n" << k.source();
+    EXPECT_TRUE(absl::StrContains(k.source(), "!alias.scope")) << k.source();
+    EXPECT_TRUE(absl::StrContains(k.source(), "!noalias")) << k.source();
+  }
+}
+
+TEST(VectorizationTest, GeluChainsAreInlineVectorCode) {
+  for (const char* approximate : {"tanh", "none"}) {
+    proto::CompiledKernel k = OnlyKernel(absl::StrCat(R"(
+graph @gelu(%0 "x": f32[batch, 1024], %1 "w": f32[1024], %2 "b": f32[1024]) {
+  symbol batch min 1 max 0 hint 8
+  %3: f32[batch, 1024] = aten.mul(%0, %1)
+  %4: f32[batch, 1024] = aten.add(%3, %2) {alpha = 1}
+  %5: f32[batch, 1024] = aten.gelu(%4) {approximate = ")", approximate, R"("}
+  return %5
+}
+)"));
+    EXPECT_TRUE(absl::StrContains(k.source(), "<8 x float>")) << approximate << "\n" << k.source();
+    // Multiply-adds stay llvm.fmuladd in the IR; the backend fuses them for FMA targets.
+    EXPECT_TRUE(absl::StrContains(k.source(), "@llvm.fmuladd.v8f32")) << k.source();
+    EXPECT_FALSE(CallsMathLibrary(k.source())) << approximate << "\n" << k.source();
+    EXPECT_FALSE(HasOverlapChecks(k.source())) << approximate << "\n" << k.source();
+  }
+}
+
+TEST(VectorizationTest, SoftmaxReductionsAndExpVectorize) {
+  for (int cols : {40, 1024}) {
+    const std::string t = absl::StrCat("f32[batch, ", cols, "]");
+    proto::CompiledKernel k = OnlyKernel(absl::StrCat(
+        "graph @softmax(%0 \"x\": ", t, ") {\n  symbol batch min 1 max 0 hint 8\n  %1: ", t,
+        " = aten.softmax(%0) {dim = 1, dtype = none}\n  return %1\n}\n"));
+    const std::string& ir = k.source();
+    // The max: an integer max over order keys, 8 lanes.
+    EXPECT_TRUE(absl::StrContains(ir, "@llvm.smax.v8i32")) << cols << "\n" << ir;
+    EXPECT_TRUE(absl::StrContains(ir, "@llvm.vector.reduce.smax.v8i32")) << cols << "\n" << ir;
+    // The sum of exps: f64 partial sums in vector lanes.
+    EXPECT_TRUE(absl::StrContains(ir, "fadd reassoc <4 x double>") ||
+                absl::StrContains(ir, "fadd reassoc <8 x double>"))
+        << cols << "\n" << ir;
+    // The normalization: vector stores.
+    EXPECT_TRUE(absl::StrContains(ir, "store <8 x float>")) << cols << "\n" << ir;
+    EXPECT_FALSE(CallsMathLibrary(ir)) << cols << "\n" << ir;
+    EXPECT_FALSE(HasOverlapChecks(ir)) << cols << "\n" << ir;
+  }
+}
+
+}  // namespace
+}  // namespace coil
