@@ -1,9 +1,11 @@
 // RunWithBackend: the CLI's straight list of stages per backend.
 #include "tools/coil/backend_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/cpu_program.h"
@@ -32,7 +34,8 @@ absl::StatusOr<T> Named(const char* stage, absl::StatusOr<T> r) {
 
 absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                                                        absl::Span<const HostTensor> inputs,
-                                                       const std::string& backend) {
+                                                       const std::string& backend,
+                                                       int repeat) {
   if (backend == "reference") return Interpret(graph, inputs);
   if (backend != "schedule" && backend != "cpu") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -70,9 +73,23 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   absl::StatusOr<std::vector<HostTensor>> out = (*program)->Run(inputs);
   Report("run (first)", t);
   if (!out.ok()) return out;
-  t = Clock::now();
-  out = (*program)->Run(inputs);
-  Report("run (again)", t);
+  if (repeat <= 1) {
+    t = Clock::now();
+    out = (*program)->Run(inputs);
+    Report("run (again)", t);
+    return out;
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < repeat && out.ok(); ++i) {
+    t = Clock::now();
+    out = (*program)->Run(inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+  }
+  if (!out.ok()) return out;
+  std::sort(ms.begin(), ms.end());
+  std::fprintf(stderr, "  %-28s %9.3f ms min, %.3f ms median, %.3f ms mean\n",
+               absl::StrCat("run x ", repeat).c_str(), ms.front(), ms[ms.size() / 2],
+               std::accumulate(ms.begin(), ms.end(), 0.0) / ms.size());
   return out;
 }
 

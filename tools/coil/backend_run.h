@@ -14,10 +14,13 @@
 
 namespace coil::cli {
 
-// Errors: an unknown backend name, or any stage's error (naming the stage).
+// Errors: an unknown backend name, or any stage's error (naming the stage). The cpu backend
+// runs once more after the first run, or `repeat` more times (> 1: min / median / mean over
+// them are printed, for timing).
 absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                                                        absl::Span<const HostTensor> inputs,
-                                                       const std::string& backend);
+                                                       const std::string& backend,
+                                                       int repeat = 1);
 
 // max|got - want| / max|want| (NaN where one side is NaN and the other not counts as inf).
 double MaxRelativeError(const HostTensor& got, const HostTensor& want);

@@ -3,7 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "tools/coil/bench_commands.h"
+#include "tools/coil/compile_commands.h"
 #include "tools/coil/graph_commands.h"
+#include "tools/coil/inspect_commands.h"
 #include "tools/coil/onnx_commands.h"
 #include "tools/coil/prims_commands.h"
 #include "tools/coil/schedule_commands.h"
@@ -26,6 +29,9 @@ int Help() {
       "  decompose FILE   functionalize and decompose a graph into prims (-o OUT or --text)\n"
       "  schedule FILE    fuse and plan a graph with inductor; print kernels and memory\n"
       "                   (see coil schedule --help)\n"
+      "  compile MODEL    compile a model stage by stage with timings (see coil compile --help)\n"
+      "  bench cpu        coil's CPU backend vs torch eager (see coil bench --help)\n"
+      "  inspect DIR      open compile artifacts in the browser inspector (see coil inspect --help)\n"
       "  ops              list every registered op with its inputs and attributes\n"
       "  version          print the version\n",
       kVersion);
@@ -44,7 +50,10 @@ int main(int argc, char** argv) {
   if (command == "import") return coil::cli::ImportCommand(rest);
   if (command == "conformance") return coil::cli::ConformanceCommand(rest);
   if (command == "schedule") return coil::cli::ScheduleCommand(rest);
+  if (command == "compile") return coil::cli::CompileCommand(rest);
   if (command == "decompose") return coil::cli::DecomposeCommand(rest);
+  if (command == "bench") return coil::cli::BenchCommand(rest);
+  if (command == "inspect") return coil::cli::InspectCommand(rest);
   if (command == "ops") return coil::cli::OpsCommand(rest);
   if (command == "version" || command == "--version") {
     std::printf("coil %s\n", kVersion);

@@ -1,0 +1,57 @@
+// `coil bench cpu`: coil's compiled CPU backend against Debian's torch 1.13 eager, in one run.
+//
+//   1. torch_eager.py exports resnet18, mobilenet_v2, the transformer encoder and the GPT-style
+//      decoder to ONNX with their inputs and torch's outputs, and times torch eager at each
+//      batch size (same thread count, same timing policy);
+//   2. compile times: resnet18 imported, decomposed, scheduled, code-generated and loaded with
+//      an empty compile cache (cold), then again (warm: a cache hit), stage by stage;
+//   3. model rows: each model compiled once and run on torch's inputs; outputs checked against
+//      torch's; speedup = torch median / coil median;
+//   4. bandwidth rows: a fused pointwise chain and a softmax against a STREAM-style copy.
+//
+//   CpuBenchOptions options;  options.quick = true;
+//   absl::StatusOr<CpuBenchResults> r = RunCpuBench(options);   // then cpu_bench_report.h
+#ifndef COIL_TOOLS_BENCH_CPU_BENCH_H_
+#define COIL_TOOLS_BENCH_CPU_BENCH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tools/bench/cpu_bench.pb.h"
+
+namespace coil::bench {
+
+struct CpuBenchOptions {
+  // Small models and tensors, few repetitions: a smoke run, not a measurement.
+  bool quick = false;
+  // Threads for both coil and torch; 0: every logical CPU.
+  int threads = 0;
+  std::vector<std::string> models = {"resnet18", "mobilenet_v2", "transformer_encoder", "gpt"};
+  std::vector<int> batches = {1, 8};
+  // Rows of the bandwidth tensors (1024 floats each); 0: 16384 (64 MiB), quick: 256.
+  int64_t bandwidth_rows = 0;
+  // Where torch_eager.py writes models and tensors; empty: a temporary folder, removed after.
+  std::string work_dir;
+  std::string torch_script;  // empty: FindTorchScript's search
+  std::string python = "/usr/bin/python3";
+  // Skip parts: skip_models skips torch, the model rows and the compile times.
+  bool skip_models = false;
+  bool skip_bandwidth = false;
+};
+
+// The model names torch_eager.py knows.
+const std::vector<std::string>& KnownModels();
+
+// Runs everything and Summarize()s the results; progress goes to stderr. Failed rows are results
+// (matches = false, error set), not errors. Errors: bad options (InvalidArgument: an unknown model,
+// a batch < 1, threads < 0), torch_eager.py missing or failing, the work folder not creatable.
+absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options);
+
+// "AMD EPYC (2 logical CPUs)": /proc/cpuinfo's model name and the hardware concurrency.
+std::string DescribeMachine();
+
+}  // namespace coil::bench
+
+#endif  // COIL_TOOLS_BENCH_CPU_BENCH_H_

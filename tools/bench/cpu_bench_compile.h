@@ -1,0 +1,47 @@
+// The compile pipeline of `coil bench cpu`, timed stage by stage: ONNX import -> coil Graph ->
+// prims::Decompose -> inductor::BuildSchedule (CPU capabilities) -> CpuProgram (LLVM code
+// generation or a compile-cache hit, then JIT load and the runtime executable).
+//
+//   absl::StatusOr<CompiledModel> m = CompileOnnxModel("resnet18.onnx", /*cache=*/nullptr, 2);
+//   m->program->Run(inputs);
+//   CompileTimes t = MeasureCompileTimes("resnet18", "resnet18.onnx", 2);  // cold, then warm
+#ifndef COIL_TOOLS_BENCH_CPU_BENCH_COMPILE_H_
+#define COIL_TOOLS_BENCH_CPU_BENCH_COMPILE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen_cpu/cpu_program.h"
+#include "ir/graph.h"
+#include "runtime/compile_cache.h"
+#include "tools/bench/cpu_bench.pb.h"
+
+namespace coil::bench {
+
+struct CompiledModel {
+  std::unique_ptr<CpuProgram> program;
+  std::vector<Stage> stages;  // in pipeline order
+  double total_ms = 0;
+  bool cache_hit = false;
+  int kernels = 0;  // kernels in the schedule
+};
+
+// Compiles `graph` (consumed) from prims::Decompose on; `cache` null compiles without one.
+// Errors name the stage ("prims decompose: ...").
+absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads);
+
+// Imports the ONNX model at `path`, then CompileGraph; the import is the first stage.
+absl::StatusOr<CompiledModel> CompileOnnxModel(const std::string& path, CompileCache* cache,
+                                               int threads);
+
+// Cold: CompileOnnxModel with an empty compile cache in a fresh temporary folder (a miss: code
+// is generated and stored); warm: the same again (a hit). The folder is removed afterwards.
+// A failure is reported in CompileTimes.error.
+CompileTimes MeasureCompileTimes(const std::string& model, const std::string& onnx_path,
+                                 int threads);
+
+}  // namespace coil::bench
+
+#endif  // COIL_TOOLS_BENCH_CPU_BENCH_COMPILE_H_

@@ -1,0 +1,99 @@
+// BenchModel: coil's compiled program against torch eager on one exported model.
+#include "tools/bench/cpu_bench_models.h"
+
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tests/onnx_conformance/onnx_tensor.h"
+#include "tools/bench/cpu_bench_compare.h"
+#include "tools/bench/cpu_bench_compile.h"
+
+namespace coil::bench {
+namespace {
+
+ModelRow StartRow(const TorchEagerModel& torch, const TorchEagerRun& run) {
+  ModelRow row;
+  row.set_model(torch.name());
+  row.set_batch(run.batch());
+  row.set_config(torch.config());
+  row.set_torch_ms(run.median_ms());
+  row.set_torch_min_ms(run.min_ms());
+  return row;
+}
+
+// Checks and times one batch; fills the rest of `row`.
+void BenchRun(CpuProgram& program, const TorchEagerRun& run, const ModelBenchOptions& options,
+              ModelRow& row) {
+  absl::StatusOr<HostTensor> x = onnx_testing::ReadOnnxTensorFile(run.input());
+  absl::StatusOr<HostTensor> want = onnx_testing::ReadOnnxTensorFile(run.output());
+  if (!x.ok() || !want.ok()) {
+    row.set_error(std::string((!x.ok() ? x.status() : want.status()).message()));
+    return;
+  }
+  std::vector<HostTensor> inputs = {*x};
+  absl::StatusOr<std::vector<HostTensor>> got = program.Run(inputs);
+  if (!got.ok()) {
+    row.set_error(absl::StrCat("run: ", got.status().message()));
+    return;
+  }
+  CheckOutputs(*got, *want, options.tolerance, row);
+  if (!row.matches()) return;  // a wrong answer gets no time
+  absl::StatusOr<Timing> t =
+      TimeRuns(options.timing, [&]() { return program.Run(inputs).status(); });
+  if (!t.ok()) {
+    row.set_error(absl::StrCat("run: ", t.status().message()));
+    row.set_matches(false);
+    return;
+  }
+  row.set_coil_ms(t->median_ms);
+  row.set_coil_min_ms(t->min_ms);
+  row.set_reps(t->reps);
+  row.set_speedup(row.torch_ms() / t->median_ms);
+}
+
+}  // namespace
+
+void CheckOutputs(const std::vector<HostTensor>& got, const HostTensor& want, double tolerance,
+                  ModelRow& row) {
+  row.set_matches(false);
+  if (got.size() != 1) {
+    row.set_error(absl::StrCat("coil returned ", got.size(), " outputs, torch 1"));
+    return;
+  }
+  if (got[0].shape() != want.shape() || got[0].dtype() != want.dtype()) {
+    row.set_error(
+        absl::StrCat("coil's output is ", got[0].TypeString(), ", torch's ", want.TypeString()));
+    return;
+  }
+  const double err = MaxRelativeError(got[0].ToDoubles(), want.ToDoubles());
+  row.set_max_relative_error(err);
+  if (!(err <= tolerance)) {
+    row.set_error(absl::StrFormat("output differs from torch: max relative error %.3g > %.3g", err,
+                                  tolerance));
+    return;
+  }
+  row.set_matches(true);
+}
+
+std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchOptions& options) {
+  std::vector<ModelRow> rows;
+  absl::StatusOr<CompiledModel> compiled = CompileOnnxModel(torch.onnx(), nullptr, options.threads);
+  if (compiled.ok()) {
+    std::fprintf(stderr, "coil bench: %s compiled in %.0f ms (%d kernels)\n", torch.name().c_str(),
+                 compiled->total_ms, compiled->kernels);
+  }
+  for (const TorchEagerRun& run : torch.runs()) {
+    ModelRow row = StartRow(torch, run);
+    if (!compiled.ok()) {
+      row.set_error(absl::StrCat("compile: ", compiled.status().message()));
+    } else {
+      BenchRun(*compiled->program, run, options, row);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace coil::bench

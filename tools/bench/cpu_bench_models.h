@@ -1,0 +1,38 @@
+// The model rows of `coil bench cpu`: each model torch_eager.py exported is compiled once by
+// coil's CPU backend (batch dimension symbolic), then run at every batch size torch timed, on
+// torch's input; the output is checked against torch's before coil's time counts.
+//
+//   std::vector<ModelRow> rows = BenchModel(torch_model, {.threads = 2});
+#ifndef COIL_TOOLS_BENCH_CPU_BENCH_MODELS_H_
+#define COIL_TOOLS_BENCH_CPU_BENCH_MODELS_H_
+
+#include <vector>
+
+#include "runtime/host_tensor.h"
+#include "tools/bench/cpu_bench.pb.h"
+#include "tools/bench/cpu_bench_timing.h"
+
+namespace coil::bench {
+
+// The largest max|coil - torch| / max|torch| a model row accepts (as tests/real_models).
+inline constexpr double kModelTolerance = 1e-4;
+
+struct ModelBenchOptions {
+  int threads = 1;
+  TimingPolicy timing;
+  double tolerance = kModelTolerance;
+};
+
+// One row per run in `torch` (its batch sizes, in order). A row that cannot be compiled, run
+// or that does not match torch has matches = false, speedup 0 and `error` set.
+std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchOptions& options);
+
+// Compares `got` (coil's outputs) with `want` (torch's single output) into row's
+// max_relative_error, matches and error (shape or count mismatch, or the error over
+// `tolerance`).
+void CheckOutputs(const std::vector<HostTensor>& got, const HostTensor& want, double tolerance,
+                  ModelRow& row);
+
+}  // namespace coil::bench
+
+#endif  // COIL_TOOLS_BENCH_CPU_BENCH_MODELS_H_

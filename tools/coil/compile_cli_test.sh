@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# End-to-end checks of `coil compile`: progress lines per stage, --dump's report.pb (read back by
+# compile_report_dump, an independent proto reader) and stage files, the compile cache,
+# --backend schedule, --check, max-autotune's candidates and choice, --cpu for a CPU this host
+# lacks, --aot, and bad input (clear errors, non-zero status).
+set -uo pipefail
+coil=tools/coil/coil
+report_dump=tools/coil/compile_report_dump
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+data=/usr/share/libonnx-testdata/data
+export XDG_CACHE_HOME="$tmp/cache"  # a fresh compile cache
+unset COIL_CACHE
+fails=0
+pass() { echo "ok   $1"; }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+check() {  # check NAME EXPECTED_STATUS PATTERN -- command...
+  local name=$1 want=$2 pattern=$3; shift 4
+  local status
+  out=$("$@" 2>&1); status=$?
+  if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    fail "$name" "status $status (want $want), output:"; echo "$out" | head -30
+  else
+    pass "$name"
+  fi
+}
+# The stage names of the progress lines, in order, comma separated.
+progress_stages() { grep -oE '^  (import|prims|autotune|inductor|codegen_cpu|load|check|aot) ' <<<"$1" | tr -d ' ' | paste -sd, -; }
+same() {  # same NAME GOT WANT
+  if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi
+}
+
+cat > "$tmp/mlp.txt" <<'G'
+graph @mlp(%0 "x": f32[batch, 4]) {
+  symbol batch min 1 max 0 hint 3
+  %1 "w": f32[2, 4] = constant dense "0000803f000000400000404000008040000080bf000000c0000040c0000080c0"
+  %2: f32[batch, 2] = aten.linear(%0, %1)
+  %3: f32[batch, 2] = aten.relu(%2)
+  return %3
+}
+G
+
+# ---- a text IR model, --dump ----
+d="$tmp/d1"
+check text_compile 0 'cache miss' -- $coil compile "$tmp/mlp.txt" --dump "$d"
+same text_progress_order "$(progress_stages "$out")" "import,prims,inductor,codegen_cpu,load"
+grep -qE '^  import +[0-9.]+ ms  2 nodes, 1 input, 1 output$' <<<"$out" && pass text_import_line ||
+  fail text_import_line "$out"
+grep -qE '^wrote .*/report.pb \(4 stages\) and 9 stage files' <<<"$out" && pass text_wrote_line ||
+  fail text_wrote_line "$out"
+rep=$($report_dump "$d/report.pb"); status=$?
+same report_parses "$status" 0
+same report_stage_order "$(grep '^stage ' <<<"$rep" | awk '{print $2 ":" $3}' | paste -sd, -)" \
+  "import:graph,prims:graph,inductor:schedule,codegen_cpu:kernel_module"
+same report_timing_order "$(grep '^timing ' <<<"$rep" | awk '{print $2}' | paste -sd, -)" \
+  "import,prims,inductor,codegen_cpu,load"
+same report_positive_times "$(grep -E '^(stage|timing) ' <<<"$rep" |
+  awk '{t = $NF; sub(/seconds=/, "", t); if (!(t + 0 > 0)) print "not positive: " $0}')" ""
+grep -qx 'option backend=cpu' <<<"$rep" && grep -qx 'option mode=default' <<<"$rep" &&
+  grep -qx 'option compile_cache_result=cache miss' <<<"$rep" && grep -qx "model $tmp/mlp.txt" <<<"$rep" &&
+  pass report_options || fail report_options "$rep"
+for f in 01_import.pb 01_import.txt 02_prims.pb 02_prims.txt 03_inductor.schedule.pb \
+         03_inductor.txt 04_codegen_cpu.module.pb 04_codegen_cpu.kernels.ll 04_codegen_cpu.o; do
+  [ -s "$d/$f" ] || fail "stage_file_$f" "missing or empty"
+done
+pass stage_files_exist
+# Each stage file holds the report's artifact (same serialized size).
+payload_bytes() { grep "^stage $1 " <<<"$rep" | grep -oE ' bytes=[0-9]+' | cut -d= -f2; }
+same import_file_is_artifact "$(stat -c %s "$d/01_import.pb")" "$(payload_bytes import)"
+same prims_file_is_artifact "$(stat -c %s "$d/02_prims.pb")" "$(payload_bytes prims)"
+same schedule_file_is_artifact "$(stat -c %s "$d/03_inductor.schedule.pb")" "$(payload_bytes inductor)"
+same module_file_is_artifact "$(stat -c %s "$d/04_codegen_cpu.module.pb")" "$(payload_bytes codegen_cpu)"
+same object_file_is_module_code "$(stat -c %s "$d/04_codegen_cpu.o")" \
+  "$(grep '^stage codegen_cpu ' <<<"$rep" | grep -oE 'object_bytes=[0-9]+' | cut -d= -f2)"
+same object_is_elf "$(head -c 4 "$d/04_codegen_cpu.o" | od -An -c | tr -d ' ')" '177ELF'
+grep -q '^define void @coil_k' "$d/04_codegen_cpu.kernels.ll" && pass kernels_ll ||
+  fail kernels_ll "no kernel definitions"
+# The text files are the graphs the .pb files hold; the prims graph has only prims and externs.
+same import_text_roundtrip "$($coil print "$d/01_import.pb")" "$(cat "$d/01_import.txt")"
+same prims_text_roundtrip "$($coil print "$d/02_prims.pb")" "$(cat "$d/02_prims.txt")"
+same import_is_model "$(cat "$d/01_import.txt")" "$($coil print "$tmp/mlp.txt")"
+if grep -E '= aten\.' "$d/02_prims.txt" | grep -vqE 'aten\.(mm|bmm|convolution)\('; then
+  fail prims_only_prims "aten ops left"
+else
+  pass prims_only_prims
+fi
+nodes=$(grep '^stage prims ' <<<"$rep" | grep -oE 'nodes=[0-9]+' | cut -d= -f2)
+check prims_node_count 0 "ok \\($nodes nodes" -- $coil verify "$d/02_prims.pb"
+grep -q 'schedule mlp: ' "$d/03_inductor.txt" && pass schedule_summary || fail schedule_summary "$(cat "$d/03_inductor.txt")"
+
+# ---- the compile cache: hit on the second compile, off with COIL_CACHE=off ----
+check cache_hit 0 'codegen_cpu .*\(cache hit\)' -- $coil compile "$tmp/mlp.txt"
+check cache_off 0 'codegen_cpu .*\(cache off\)' -- env COIL_CACHE=off $coil compile "$tmp/mlp.txt"
+
+# ---- ONNX models, --check against the Schedule interpreter ----
+linear=$data/pytorch-converted/test_Linear/model.onnx
+check onnx_check 0 'check .*cpu vs Schedule interpreter, seed 3: max relative error' -- \
+  $coil compile "$linear" --check --seed 3 --dump "$tmp/d2"
+same onnx_progress_order "$(progress_stages "$out")" "import,prims,inductor,codegen_cpu,load,check"
+check onnx_softmax 0 'max relative error' -- \
+  $coil compile "$data/node/test_softmax_axis_1/model.onnx" --check
+same onnx_report_stages "$($report_dump "$tmp/d2/report.pb" | grep '^stage ' | awk '{print $2}' | paste -sd, -)" \
+  "import,prims,inductor,codegen_cpu"
+
+# ---- --backend schedule: stops after inductor, runs nothing (except --check) ----
+check schedule_backend 0 'Schedule interpreter vs graph interpreter, seed 0: max relative error' -- \
+  $coil compile "$tmp/mlp.txt" --backend schedule --check --dump "$tmp/d3"
+same schedule_progress_order "$(progress_stages "$out")" "import,prims,inductor,check"
+same schedule_report_stages "$($report_dump "$tmp/d3/report.pb" | grep '^stage ' | awk '{print $2}' | paste -sd, -)" \
+  "import,prims,inductor"
+[ ! -e "$tmp/d3/04_codegen_cpu.o" ] && pass schedule_no_codegen_files || fail schedule_no_codegen_files "found"
+
+# ---- max-autotune: candidates timed, the fastest kept and recorded ----
+check autotune 0 '^  autotune +[0-9.]+ ms  [0-9]+ candidates; best ' -- \
+  $coil compile "$linear" --mode max-autotune --runs 3 --dump "$tmp/d4" --check
+same autotune_progress_full "$(progress_stages "$out")" "import,prims,autotune,inductor,codegen_cpu,load,check"
+candidates=$(grep -cE '^    fused[a-z+,-]* +[0-9]+ threads? +[0-9.]+ ms' <<<"$out")
+[ "$candidates" -ge 2 ] && pass autotune_candidates_printed || fail autotune_candidates_printed "$candidates"
+grep -qE '^    fused +[0-9]+ threads? ' <<<"$out" && pass autotune_epilogue_variant ||
+  fail autotune_epilogue_variant "the unfused-epilogue variant of a linear layer was not timed"
+rep=$($report_dump "$tmp/d4/report.pb")
+same autotune_log_lines "$(grep -c '^log autotune .*median' <<<"$rep")" "$candidates"
+# The choice is the candidate with the smallest median, and the options name it.
+best=$(grep '^log autotune .*(best)$' <<<"$rep" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
+min=$(grep '^log autotune .*median' <<<"$rep" | sed -E 's/.*median ([0-9.]+) ms.*/\1/' | sort -g | head -1)
+same autotune_best_is_min "$best" "$min"
+choice=$(grep '^log autotune .*(best)$' <<<"$rep" | sed -E 's/^log autotune ([^,]+(,no-reuse)?), ([0-9]+) threads?:.*/\1 \3/')
+same autotune_choice_recorded "$(grep -E '^option (autotune_variant|num_threads)=' <<<"$rep" | cut -d= -f2 | paste -sd' ' -)" "$choice"
+grep -q '^option mode=max-autotune' <<<"$rep" && grep -q '^timing autotune ' <<<"$rep" &&
+  pass autotune_report || fail autotune_report "$rep"
+
+# ---- --cpu: code for a CPU this host lacks is generated, not loaded ----
+if grep -qw sse4a /proc/cpuinfo; then foreign=sapphirerapids; else foreign=znver4; fi
+check foreign_cpu 0 "^  load +- +skipped, the code does not run on this host: object code for" -- \
+  $coil compile "$tmp/mlp.txt" --cpu "$foreign" --dump "$tmp/d5"
+grep -q "target .*, cpu $foreign," "$tmp/d5/04_codegen_cpu.kernels.ll" && pass foreign_cpu_module ||
+  fail foreign_cpu_module "$(head -3 "$tmp/d5/04_codegen_cpu.kernels.ll")"
+check foreign_cpu_check 1 'failed at check: --check runs the compiled code, which was generated for another CPU' -- \
+  $coil compile "$tmp/mlp.txt" --cpu "$foreign" --check
+check bad_cpu 1 "failed at codegen_cpu: unknown CPU 'bogus'" -- $coil compile "$tmp/mlp.txt" --cpu bogus
+
+# ---- --aot: the AOT package (object + header) ----
+check aot 0 "^  aot +[0-9.]+ ms  wrote $tmp/aot/net.o .*, $tmp/aot/net.h" -- \
+  $coil compile "$tmp/mlp.txt" --aot "$tmp/aot" --name net
+same aot_object_is_elf "$(head -c 4 "$tmp/aot/net.o" | od -An -c | tr -d ' ')" '177ELF'
+grep -q 'net' "$tmp/aot/net.h" && pass aot_header || fail aot_header "no header"
+cp "$tmp/mlp.txt" "$tmp/my-model.v2.txt"
+check aot_default_name 0 "wrote $tmp/aot2/my_model_v2.o" -- \
+  $coil compile "$tmp/my-model.v2.txt" --backend schedule --aot "$tmp/aot2" --cpu "$foreign"
+cp "$tmp/mlp.txt" "$tmp/class.txt"
+check aot_keyword_stem 0 "wrote $tmp/aot2/m_class.o" -- $coil compile "$tmp/class.txt" --aot "$tmp/aot2"
+
+# ---- bad input: clear errors, non-zero status ----
+check missing_file 1 "failed at import: cannot open '$tmp/nope.txt'" -- $coil compile "$tmp/nope.txt"
+check unknown_backend 1 "--backend must be cpu or schedule; got 'tpu'" -- $coil compile "$tmp/mlp.txt" --backend tpu
+check bad_mode 1 "--mode must be default or max-autotune; got 'fast'" -- $coil compile "$tmp/mlp.txt" --mode fast
+check usage 2 'usage: coil compile MODEL' -- $coil compile
+check bad_name 1 "--name: AOT package name '9lives' is not a C identifier" -- \
+  $coil compile "$tmp/mlp.txt" --aot "$tmp/x" --name 9lives
+check keyword_name 1 "--name: AOT package name 'int' is a C\\+\\+ keyword" -- \
+  $coil compile "$tmp/mlp.txt" --aot "$tmp/x" --name int
+check name_without_aot 1 '--name names the AOT package: it needs --aot DIR' -- $coil compile "$tmp/mlp.txt" --name n
+check autotune_schedule 1 '--mode max-autotune times compiled code: it needs --backend cpu' -- \
+  $coil compile "$tmp/mlp.txt" --mode max-autotune --backend schedule
+check bad_runs 1 '--runs expects an integer in \[1, 1000\]' -- $coil compile "$tmp/mlp.txt" --mode max-autotune --runs 0
+check runs_without_autotune 1 '--runs only applies to --mode max-autotune' -- $coil compile "$tmp/mlp.txt" --runs 3
+check dim_without_inputs 1 '--dim sets the random inputs' -- $coil compile "$tmp/mlp.txt" --dim batch=2
+check bad_dim 1 'failed at inputs: --dim expects NAME=SIZE' -- $coil compile "$tmp/mlp.txt" --check --dim batch
+check unknown_flag 1 'unknown flag --frob' -- $coil compile "$tmp/mlp.txt" --frob
+# A failing stage still writes report.pb, with the stages that finished and the error.
+sed 's/aten.relu/aten.frobnicate/' "$tmp/mlp.txt" > "$tmp/unknown.txt"
+check failed_stage 1 "failed at import: .*unknown op 'aten.frobnicate'" -- \
+  $coil compile "$tmp/unknown.txt" --dump "$tmp/d6"
+rep=$($report_dump "$tmp/d6/report.pb")
+grep -q "^log error import: .*unknown op 'aten.frobnicate'" <<<"$rep" && ! grep -q '^stage ' <<<"$rep" &&
+  pass failed_report || fail failed_report "$rep"
+check dump_not_a_dir 1 'cannot create --dump directory' -- $coil compile "$tmp/mlp.txt" --dump "$tmp/mlp.txt/sub"
+check report_reader_rejects 1 'is not a coil.proto.CompileReport' -- $report_dump "$tmp/d1/01_import.txt"
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]

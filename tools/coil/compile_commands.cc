@@ -1,0 +1,643 @@
+// `coil compile MODEL`: import -> prims -> inductor -> codegen_cpu -> load as a straight list
+// of named stages, each timed, printed as it finishes and recorded in a CompileReport; plus
+// max-autotune, --check and --aot (see compile_commands.h).
+#include "tools/coil/compile_commands.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "codegen_cpu/aot.h"
+#include "codegen_cpu/codegen_cpu.h"
+#include "codegen_cpu/cpu_program.h"
+#include "inductor/schedule.h"
+#include "ir/printer.h"
+#include "ir/proto/report.pb.h"
+#include "ir/verifier.h"
+#include "prims/decompose.h"
+#include "runtime/compile_cache.h"
+#include "runtime/interpreter.h"
+#include "runtime/schedule_interpreter.h"
+#include "tools/coil/args.h"
+#include "tools/coil/backend_run.h"
+#include "tools/coil/compile_autotune.h"
+#include "tools/coil/graph_io.h"
+
+namespace coil::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+constexpr char kUsage[] =
+    "usage: coil compile MODEL [--backend cpu|schedule] [--mode default|max-autotune]\n"
+    "                    [--dump DIR] [--aot DIR [--name ID]] [--cpu NAME]\n"
+    "                    [--check] [--dim s=N,...] [--seed N] [--runs N]\n"
+    "  Compiles MODEL (.onnx, text IR or a binary coil.proto.Graph) stage by stage, printing\n"
+    "  each stage's wall time and size as it finishes: import, prims (functionalize +\n"
+    "  decompose), inductor (fusion + memory plan), codegen_cpu (LLVM O3, through the compile\n"
+    "  cache unless COIL_CACHE=off), load (JIT + CPU executable).\n"
+    "  --backend cpu        native code for this CPU (default)\n"
+    "            schedule   stop after inductor; nothing is compiled or run\n"
+    "  --mode max-autotune  compile every inductor variant (epilogue fusion, memory reuse) for\n"
+    "                       1, half and all threads, time each on seeded random inputs (median\n"
+    "                       of --runs runs after 2 warm-ups, default 5; one run when over 3x\n"
+    "                       the best so far) and keep the fastest\n"
+    "  --dump DIR           write DIR/report.pb (a CompileReport: options, every stage's\n"
+    "                       artifact, timings, logs) and one file per stage\n"
+    "  --aot DIR            also write the AOT package DIR/ID.o + DIR/ID.h (links without LLVM)\n"
+    "  --name ID            the AOT package's C identifier (default: MODEL's file stem)\n"
+    "  --cpu NAME           LLVM CPU to generate code for (default: this host), e.g. x86-64-v3;\n"
+    "                       code for a CPU this host cannot run is generated but not loaded\n"
+    "  --check              run once on random inputs against the Schedule interpreter\n"
+    "                       (--backend schedule: the Schedule interpreter against the graph\n"
+    "                       interpreter); exit 1 above 1e-4 max relative error\n"
+    "  --dim s=N,...        symbol sizes of the random inputs (default: the symbols' hints)\n"
+    "  --seed N             seed of the random inputs (default 0)\n";
+
+struct Flags {
+  std::string model;
+  std::string backend = "cpu";  // "cpu" or "schedule"
+  std::string mode = "default";  // "default" or "max-autotune"
+  std::string dump_dir;
+  std::string aot_dir;
+  std::string name;  // the AOT package's identifier
+  std::string cpu;   // "" = the host
+  std::string dims;
+  uint64_t seed = 0;
+  int runs = 5;
+  bool check = false;
+};
+
+// An AOT package name from a file stem: "resnet-18.v2" -> "resnet_18_v2"; a name that would
+// still be refused (starts with a digit, a C++ keyword, reserved) gets an "m_" prefix.
+std::string AotNameFromStem(const std::string& stem) {
+  std::string out;
+  for (char c : stem) {
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  }
+  if (out.empty()) return "model";
+  if (!ValidateAotName(out).ok()) out = "m_" + out;
+  return ValidateAotName(out).ok() ? out : "model";
+}
+
+absl::StatusOr<Flags> ToFlags(const Args& args) {
+  Flags f;
+  f.model = args.positional[0];
+  f.backend = args.Get("backend", "cpu");
+  if (f.backend != "cpu" && f.backend != "schedule") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend must be cpu or schedule; got '", f.backend,
+                     "' (cpu compiles to native code; schedule stops after inductor)"));
+  }
+  f.mode = args.Get("mode", "default");
+  if (f.mode != "default" && f.mode != "max-autotune") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode must be default or max-autotune; got '", f.mode, "'"));
+  }
+  if (f.mode == "max-autotune" && f.backend != "cpu") {
+    return absl::InvalidArgumentError(
+        "--mode max-autotune times compiled code: it needs --backend cpu");
+  }
+  f.dump_dir = args.Get("dump");
+  f.aot_dir = args.Get("aot");
+  f.cpu = args.Get("cpu");
+  if (f.cpu == "native") f.cpu.clear();
+  if (args.values.count("cpu") && f.backend != "cpu" && f.aot_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--cpu selects the CPU to generate code for: it needs --backend cpu or --aot DIR");
+  }
+  if (args.values.count("name")) {
+    if (f.aot_dir.empty()) {
+      return absl::InvalidArgumentError("--name names the AOT package: it needs --aot DIR");
+    }
+    f.name = args.Get("name");
+    if (absl::Status s = ValidateAotName(f.name); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--name: ", s.message()));
+    }
+  } else {
+    f.name = AotNameFromStem(std::filesystem::path(f.model).stem().string());
+  }
+  if (args.values.count("aot") && f.aot_dir.empty()) {
+    return absl::InvalidArgumentError("--aot needs a directory");
+  }
+  if (args.values.count("dump") && f.dump_dir.empty()) {
+    return absl::InvalidArgumentError("--dump needs a directory");
+  }
+  f.dims = args.Get("dim");
+  if (args.values.count("seed") && !absl::SimpleAtoi(args.Get("seed"), &f.seed)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--seed expects a non-negative integer; got '", args.Get("seed"), "'"));
+  }
+  if (args.values.count("runs")) {
+    if (f.mode != "max-autotune") {
+      return absl::InvalidArgumentError("--runs only applies to --mode max-autotune");
+    }
+    if (!absl::SimpleAtoi(args.Get("runs"), &f.runs) || f.runs < 1 || f.runs > 1000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--runs expects an integer in [1, 1000]; got '", args.Get("runs"), "'"));
+    }
+  }
+  f.check = args.Has("check");
+  for (const char* flag : {"dim", "seed"}) {
+    if (args.values.count(flag) && !f.check && f.mode != "max-autotune") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, " sets the random inputs of --check and --mode max-autotune; neither is on"));
+    }
+  }
+  return f;
+}
+
+std::string HumanBytes(int64_t n) {
+  if (n < 1024) return absl::StrCat(n, " B");
+  if (n < 1024 * 1024) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  return absl::StrFormat("%.1f MiB", n / (1024.0 * 1024.0));
+}
+
+std::string Plural(int64_t n, const char* word) {
+  return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
+}
+
+// Independent copies (runs may write mutated inputs back).
+std::vector<HostTensor> Copies(const std::vector<HostTensor>& inputs) {
+  std::vector<HostTensor> out;
+  for (const HostTensor& t : inputs) out.push_back(t.Contiguous().To(t.dtype()));
+  return out;
+}
+
+// Every kernel's LLVM IR, one function after another (for reading: not one parseable module).
+std::string KernelsText(const proto::KernelModule& module) {
+  std::string out = absl::StrCat("; coil compile: LLVM IR of every kernel after optimization\n",
+                                 "; target ", module.target_triple(), ", cpu ", module.cpu(),
+                                 ", ", module.compiler_version(), ", ", module.options(), "\n");
+  for (const proto::CompiledKernel& k : module.kernels()) {
+    absl::StrAppend(&out, "\n; kernel ", k.kernel_id(), " '", k.name(), "' -> @", k.symbol(),
+                    "\n", k.source());
+  }
+  if (!module.wrapper_source().empty()) {
+    absl::StrAppend(&out, "\n; wrapper @", module.wrapper_symbol(), "\n",
+                    module.wrapper_source());
+  }
+  return out;
+}
+
+// One compile: the stages in order, their progress lines, the report and the dump files.
+class CompileDriver {
+ public:
+  explicit CompileDriver(Flags flags) : flags_(std::move(flags)) {
+    report_.set_model(flags_.model);
+    report_.set_coil_version(std::string(kCoilVersion));
+    auto& options = *report_.mutable_options();
+    options["backend"] = flags_.backend;
+    options["mode"] = flags_.mode;
+    options["cpu"] = flags_.cpu.empty() ? "host" : flags_.cpu;
+    options["seed"] = absl::StrCat(flags_.seed);
+    if (!flags_.dims.empty()) options["dim"] = flags_.dims;
+    if (!flags_.aot_dir.empty()) {
+      options["aot"] = flags_.aot_dir;
+      options["aot_name"] = flags_.name;
+    }
+    if (flags_.backend == "cpu") {
+      options["compile_cache"] = CompileCache::Default().enabled() ? "on" : "off";
+    }
+  }
+
+  // The straight list of stages. Errors name the stage (failed_stage()).
+  absl::Status Run() {
+    start_ = Clock::now();
+    std::printf("coil compile %s (backend %s, mode %s)\n", flags_.model.c_str(),
+                flags_.backend.c_str(), flags_.mode.c_str());
+    std::fflush(stdout);
+    if (!flags_.dump_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(flags_.dump_dir, ec);
+      if (ec) {
+        stage_ = "dump";
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot create --dump directory '", flags_.dump_dir, "': ", ec.message()));
+      }
+    }
+    if (absl::Status s = Import(); !s.ok()) return s;
+    if (absl::Status s = Prims(); !s.ok()) return s;
+    if (flags_.mode == "max-autotune") {
+      if (absl::Status s = AutotuneStage(); !s.ok()) return s;
+    } else {
+      if (absl::Status s = Inductor(); !s.ok()) return s;
+      if (flags_.backend == "cpu") {
+        if (absl::Status s = CodegenAndLoad(); !s.ok()) return s;
+      }
+    }
+    if (flags_.check) {
+      if (absl::Status s = Check(); !s.ok()) return s;
+    }
+    if (!flags_.aot_dir.empty()) {
+      if (absl::Status s = Aot(); !s.ok()) return s;
+    }
+    std::printf("  %-12s %10.3f ms\n", "total", Since(start_) * 1e3);
+    return absl::OkStatus();
+  }
+
+  const std::string& failed_stage() const { return stage_; }
+
+  // --dump: DIR/report.pb, also after a failure (the error goes in the logs).
+  absl::Status WriteReport(const absl::Status& outcome) {
+    if (flags_.dump_dir.empty()) return absl::OkStatus();
+    if (!outcome.ok()) Log("error", absl::StrCat(stage_, ": ", outcome.message()));
+    const std::string path = flags_.dump_dir + "/report.pb";
+    if (absl::Status s = WriteFile(path, report_.SerializeAsString()); !s.ok()) return s;
+    std::printf("wrote %s (%d stages) and %s in %s\n", path.c_str(), report_.stages_size(),
+                Plural(files_written_, "stage file").c_str(), flags_.dump_dir.c_str());
+    return absl::OkStatus();
+  }
+
+ private:
+  // One progress line + a StageTiming; `artifact` stages also get a StageArtifact.
+  proto::StageArtifact* Finish(const std::string& stage, double seconds, const std::string& detail,
+                               bool artifact) {
+    std::printf("  %-12s %10.3f ms  %s\n", stage.c_str(), seconds * 1e3, detail.c_str());
+    std::fflush(stdout);
+    proto::StageTiming* t = report_.add_timings();
+    t->set_stage(stage);
+    t->set_seconds(seconds);
+    if (!artifact) return nullptr;
+    proto::StageArtifact* a = report_.add_stages();
+    a->set_stage(stage);
+    a->set_seconds(seconds);
+    return a;
+  }
+
+  absl::Status Dump(const std::string& file, const std::string& bytes) {
+    if (flags_.dump_dir.empty()) return absl::OkStatus();
+    ++files_written_;
+    return WriteFile(flags_.dump_dir + "/" + file, bytes);
+  }
+
+  void Log(const std::string& channel, const std::string& text) {
+    proto::LogLine* line = report_.add_logs();
+    line->set_channel(channel);
+    line->set_text(text);
+  }
+
+  absl::Status Import() {
+    stage_ = "import";
+    auto t = Clock::now();
+    absl::StatusOr<Graph> g = LoadGraph(flags_.model);
+    if (!g.ok()) return g.status();
+    if (absl::Status s = Verify(*g); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(flags_.model, ": ", s.message()));
+    }
+    graph_ = *std::move(g);
+    proto::Graph proto = graph_.ToProto();
+    *Finish("import", Since(t),
+            absl::StrCat(Plural(graph_.num_nodes(), "node"), ", ",
+                         Plural(graph_.inputs().size(), "input"), ", ",
+                         Plural(graph_.outputs().size(), "output")),
+            true)
+         ->mutable_graph() = proto;
+    if (absl::Status s = Dump("01_import.pb", proto.SerializeAsString()); !s.ok()) return s;
+    if (absl::Status s = Dump("01_import.txt", PrintGraph(graph_)); !s.ok()) return s;
+    if (flags_.check || flags_.mode == "max-autotune") {
+      stage_ = "inputs";
+      absl::StatusOr<std::vector<HostTensor>> inputs =
+          RandomInputs(graph_, flags_.dims, flags_.seed);
+      if (!inputs.ok()) return inputs.status();
+      inputs_ = *std::move(inputs);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Prims() {
+    stage_ = "prims";
+    auto t = Clock::now();
+    Graph g = graph_.Clone();
+    absl::StatusOr<bool> changed = prims::Decompose(g);
+    if (!changed.ok()) return changed.status();
+    prims_ = g.ToProto();
+    *Finish("prims", Since(t),
+            absl::StrCat(graph_.num_nodes(), " -> ", Plural(g.num_nodes(), "node"),
+                         " (functionalize + decompose)"),
+            true)
+         ->mutable_graph() = prims_;
+    if (absl::Status s = Dump("02_prims.pb", prims_.SerializeAsString()); !s.ok()) return s;
+    return Dump("02_prims.txt", PrintGraph(g));
+  }
+
+  static std::string ScheduleDetail(const proto::Schedule& s) {
+    return absl::StrCat(Plural(s.stats().kernels(), "kernel"), " (",
+                        Plural(s.stats().externs(), "extern"), ") from ",
+                        s.stats().kernels_unfused(), " unfused, arena ",
+                        HumanBytes(s.memory_plan().arena_bytes_hint()));
+  }
+
+  absl::Status RecordSchedule(double seconds, const std::string& suffix) {
+    *Finish("inductor", seconds, ScheduleDetail(schedule_) + suffix, true)->mutable_schedule() =
+        schedule_;
+    if (absl::Status s = Dump("03_inductor.schedule.pb", schedule_.SerializeAsString()); !s.ok()) {
+      return s;
+    }
+    return Dump("03_inductor.txt", inductor::SummarizeSchedule(schedule_));
+  }
+
+  absl::Status Inductor() {
+    stage_ = "inductor";
+    auto t = Clock::now();
+    inductor::ScheduleOptions options = ScheduleVariants()[0].options;
+    // The Schedule interpreter backend claims no extern epilogues (as `coil run --backend
+    // schedule`), unless the schedule is for an AOT package, which the CPU runtime runs.
+    if (flags_.backend == "schedule" && flags_.aot_dir.empty()) options.capabilities = {};
+    absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(prims_, options);
+    if (!schedule.ok()) return schedule.status();
+    schedule_ = *std::move(schedule);
+    return RecordSchedule(Since(t), "");
+  }
+
+  absl::Status RecordModule(double seconds, const std::string& cache) {
+    const proto::KernelModule& m = module_;
+    *Finish("codegen_cpu", seconds,
+            absl::StrCat(Plural(m.kernels_size(), "kernel"), ", ",
+                         HumanBytes(m.object_code().size()), " object code for ", m.cpu(), " (",
+                         cache, ")"),
+            true)
+         ->mutable_kernel_module() = m;
+    if (absl::Status s = Dump("04_codegen_cpu.module.pb", m.SerializeAsString()); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = Dump("04_codegen_cpu.kernels.ll", KernelsText(m)); !s.ok()) return s;
+    return Dump("04_codegen_cpu.o", m.object_code());
+  }
+
+  // `threads`: the executable's thread count (0: every hardware thread).
+  void RecordLoad(int threads) {
+    if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    report_.mutable_options()->insert({"num_threads", absl::StrCat(threads)});
+    Finish("load", program_->load_seconds(),
+           absl::StrCat("JIT + executable, ", Plural(threads, "thread")), false);
+  }
+
+  // External constant data paths are relative to the model's folder.
+  std::string ModelDir() const {
+    return std::filesystem::path(flags_.model).parent_path().string();
+  }
+
+  cpu::CpuExecutableOptions RuntimeOptions(int threads) const {
+    cpu::CpuExecutableOptions o;
+    o.num_threads = threads;
+    o.external_data_dir = ModelDir();
+    return o;
+  }
+
+  CpuCodegenOptions CodegenOptions() const {
+    CpuCodegenOptions o;
+    o.cpu = flags_.cpu;
+    return o;
+  }
+
+  absl::Status CodegenAndLoad() {
+    stage_ = "codegen_cpu";
+    CompileCache& cache = CompileCache::Default();
+    auto t = Clock::now();
+    absl::StatusOr<std::unique_ptr<CpuProgram>> program =
+        CpuProgram::CompileCached(schedule_, cache, CodegenOptions(), RuntimeOptions(0));
+    const double seconds = Since(t);
+    if (program.ok()) {
+      program_ = *std::move(program);
+      module_ = program_->module();
+      const char* cache_state = !cache.enabled()        ? "cache off"
+                                : program_->cache_hit() ? "cache hit"
+                                                        : "cache miss";
+      report_.mutable_options()->insert({"compile_cache_result", cache_state});
+      if (absl::Status s = RecordModule(seconds - program_->load_seconds(), cache_state);
+          !s.ok()) {
+        return s;
+      }
+      stage_ = "load";
+      RecordLoad(0);
+      return absl::OkStatus();
+    }
+    // Code for a CPU this host cannot run (--cpu): generate it without loading. CompileCached
+    // failed at loading, so this generates a second time (cross compiles only).
+    if (program.status().code() != absl::StatusCode::kFailedPrecondition || flags_.cpu.empty()) {
+      return program.status();
+    }
+    t = Clock::now();
+    absl::StatusOr<proto::KernelModule> module = GenerateCpu(schedule_, CodegenOptions());
+    if (!module.ok()) return module.status();
+    module_ = *std::move(module);
+    if (absl::Status s = RecordModule(Since(t), "not cached: not loadable here"); !s.ok()) {
+      return s;
+    }
+    const std::string why = absl::StrCat("skipped, the code does not run on this host: ",
+                                         program.status().message());
+    std::printf("  %-12s %10s     %s\n", "load", "-", why.c_str());
+    Log("load", why);
+    return absl::OkStatus();
+  }
+
+  absl::Status AutotuneStage() {
+    stage_ = "autotune";
+    AutotuneOptions options;
+    options.timed_runs = flags_.runs;
+    options.codegen = CodegenOptions();
+    options.external_data_dir = ModelDir();
+    options.thread_counts =
+        AutotuneThreadCounts(static_cast<int>(std::thread::hardware_concurrency()));
+    std::printf("  autotune: %s x thread counts {",
+                Plural(options.variants.size(), "schedule variant").c_str());
+    for (size_t i = 0; i < options.thread_counts.size(); ++i) {
+      std::printf("%s%d", i ? ", " : "", options.thread_counts[i]);
+    }
+    std::printf("}, median of %d runs after %s\n", options.timed_runs,
+                Plural(options.warmup_runs, "warm-up").c_str());
+    std::fflush(stdout);
+    options.on_candidate = [](const AutotuneCandidate& c) {
+      const std::string codegen = absl::StrFormat("%.1f ms%s", c.codegen_seconds * 1e3,
+                                                  c.cache_hit ? " cache hit" : "");
+      std::printf("    %-26s %2d %-7s %10.3f ms  (inductor %.1f ms, codegen %s, %s%s)\n",
+                  c.variant.c_str(), c.num_threads, c.num_threads == 1 ? "thread" : "threads",
+                  c.median_seconds * 1e3, c.inductor_seconds * 1e3, codegen.c_str(),
+                  Plural(c.kernels, "kernel").c_str(),
+                  c.pruned ? "; 1 run: far behind the best" : "");
+      std::fflush(stdout);
+    };
+    options.on_duplicate = [](const std::string& skipped, const std::string& same_as) {
+      std::printf("    %-26s skipped: same schedule as %s\n", skipped.c_str(), same_as.c_str());
+      std::fflush(stdout);
+    };
+    auto t = Clock::now();
+    absl::StatusOr<AutotuneResult> result =
+        Autotune(prims_, inputs_, options, CompileCache::Default());
+    if (!result.ok()) return result.status();
+    const double seconds = Since(t);
+
+    const AutotuneCandidate& best = result->candidates[result->best];
+    // The default configuration: the first variant with every thread.
+    const AutotuneCandidate* baseline = nullptr;
+    for (const AutotuneCandidate& c : result->candidates) {
+      if (c.variant == options.variants[0].name &&
+          c.num_threads == options.thread_counts.back()) {
+        baseline = &c;
+      }
+    }
+    for (const AutotuneCandidate& c : result->candidates) {
+      Log("autotune", absl::StrFormat("%s, %s: median %.6f ms of %s%s", c.variant,
+                                      Plural(c.num_threads, "thread"), c.median_seconds * 1e3,
+                                      Plural(c.run_seconds.size(), "run"),
+                                      &c == &best ? " (best)" : ""));
+    }
+    for (const std::string& d : result->duplicates) Log("autotune", "skipped " + d);
+    const std::string choice = absl::StrCat(best.variant, ", ", Plural(best.num_threads, "thread"));
+    auto& opts = *report_.mutable_options();
+    opts["autotune_choice"] = choice;
+    opts["autotune_variant"] = best.variant;
+    opts["num_threads"] = absl::StrCat(best.num_threads);
+    opts["autotune_best_ms"] = absl::StrFormat("%.6f", best.median_seconds * 1e3);
+    std::string versus;
+    if (baseline != nullptr) {
+      opts["autotune_default_ms"] = absl::StrFormat("%.6f", baseline->median_seconds * 1e3);
+      versus = absl::StrFormat(", %.2fx the default configuration",
+                               baseline->median_seconds / best.median_seconds);
+    }
+    Finish("autotune", seconds,
+           absl::StrCat(Plural(result->candidates.size(), "candidate"), "; best ", choice,
+                        absl::StrFormat(" at %.3f ms", best.median_seconds * 1e3), versus),
+           false);
+
+    stage_ = "inductor";
+    schedule_ = result->schedule;
+    if (absl::Status s = RecordSchedule(best.inductor_seconds, " (best candidate)"); !s.ok()) {
+      return s;
+    }
+    stage_ = "codegen_cpu";
+    program_ = std::move(result->program);
+    module_ = program_->module();
+    if (absl::Status s = RecordModule(best.codegen_seconds,
+                                      best.cache_hit ? "cache hit" : "best candidate");
+        !s.ok()) {
+      return s;
+    }
+    stage_ = "load";
+    RecordLoad(best.num_threads);
+    return absl::OkStatus();
+  }
+
+  absl::Status Check() {
+    stage_ = "check";
+    if (flags_.backend == "cpu" && program_ == nullptr) {
+      return absl::FailedPreconditionError(
+          "--check runs the compiled code, which was generated for another CPU (--cpu)");
+    }
+    auto t = Clock::now();
+    std::vector<HostTensor> oracle_inputs = Copies(inputs_);
+    absl::StatusOr<std::vector<HostTensor>> got, want;
+    std::string what;
+    if (flags_.backend == "cpu") {
+      what = "cpu vs Schedule interpreter";
+      got = program_->Run(Copies(inputs_));
+      if (!got.ok()) return got.status();
+      want = InterpretSchedule(schedule_, oracle_inputs, {.poison_dead_buffers = true});
+    } else {
+      what = "Schedule interpreter vs graph interpreter";
+      got = InterpretSchedule(schedule_, Copies(inputs_), {.poison_dead_buffers = true});
+      if (!got.ok()) return got.status();
+      want = Interpret(graph_, oracle_inputs);
+    }
+    if (!want.ok()) return want.status();
+    double worst = 0;
+    for (size_t i = 0; i < want->size() && i < got->size(); ++i) {
+      worst = std::max(worst, MaxRelativeError((*got)[i], (*want)[i]));
+    }
+    const std::string line = absl::StrFormat("%s, seed %d: max relative error %.3g over %s",
+                                             what, flags_.seed, worst,
+                                             Plural(got->size(), "output"));
+    Finish("check", Since(t), line, false);
+    Log("check", line);
+    if (got->size() != want->size()) {
+      return absl::InternalError(absl::StrCat(what, ": ", got->size(), " outputs, expected ",
+                                              want->size()));
+    }
+    if (!(worst <= 1e-4)) {
+      return absl::InternalError(
+          absl::StrFormat("%s: max relative error %.3g is above 1e-4", what, worst));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Aot() {
+    stage_ = "aot";
+    auto t = Clock::now();
+    const AotOptions options{.name = flags_.name,
+                             .cpu = flags_.cpu,
+                             .external_data_dir = ModelDir()};
+    if (absl::Status s = WriteAotPackage(schedule_, options, flags_.aot_dir); !s.ok()) return s;
+    std::string detail = "wrote";
+    std::error_code ec;
+    for (const char* ext : {".o", ".h"}) {
+      const std::string path = absl::StrCat(flags_.aot_dir, "/", flags_.name, ext);
+      std::uintmax_t size = std::filesystem::file_size(path, ec);
+      absl::StrAppend(&detail, ext[1] == 'o' ? " " : ", ", path,
+                      ec ? "" : absl::StrCat(" (", HumanBytes(size), ")"));
+    }
+    Finish("aot", Since(t), detail, false);
+    return absl::OkStatus();
+  }
+
+  Flags flags_;
+  proto::CompileReport report_;
+  std::string stage_;  // the stage running (or failed)
+  Clock::time_point start_;
+  int files_written_ = 0;
+  Graph graph_;
+  std::vector<HostTensor> inputs_;  // seeded random inputs (--check, max-autotune)
+  proto::Graph prims_;
+  proto::Schedule schedule_;
+  proto::KernelModule module_;
+  std::unique_ptr<CpuProgram> program_;  // null for --backend schedule and foreign --cpu
+};
+
+}  // namespace
+
+int CompileCommand(const std::vector<std::string>& argv) {
+  absl::StatusOr<Args> args =
+      ParseArgs(argv, {"backend", "mode", "dump", "aot", "name", "cpu", "dim", "seed", "runs"},
+                {"check", "help"});
+  if (!args.ok()) {
+    std::cerr << "coil compile: " << args.status().message() << "\n";
+    return 1;
+  }
+  if (args->positional.size() != 1 || args->Has("help")) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  absl::StatusOr<Flags> flags = ToFlags(*args);
+  if (!flags.ok()) {
+    std::cerr << "coil compile: " << flags.status().message() << "\n";
+    return 1;
+  }
+  CompileDriver driver(*std::move(flags));
+  absl::Status outcome = driver.Run();
+  if (!outcome.ok()) {
+    std::fflush(stdout);
+    std::cerr << "coil compile: failed at " << driver.failed_stage() << ": "
+              << outcome.message() << "\n";
+  }
+  if (absl::Status s = driver.WriteReport(outcome); !s.ok()) {
+    std::cerr << "coil compile: " << s.message() << "\n";
+    return 1;
+  }
+  return outcome.ok() ? 0 : 1;
+}
+
+}  // namespace coil::cli

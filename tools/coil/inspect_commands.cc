@@ -1,0 +1,157 @@
+// `coil inspect SOURCE [--port N] [--export FILE.html]`: the browser inspector's server and
+// exporter (docs/inspector.md). SOURCE is a folder of .pb files or one .pb file.
+#include "tools/coil/inspect_commands.h"
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "tools/coil/args.h"
+#include "tools/coil/inspect_export.h"
+#include "tools/coil/inspect_server.h"
+#include "tools/coil/inspect_site.h"
+#include "tools/coil/page_embed.h"
+
+namespace coil::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: coil inspect SOURCE [--port N] [--export FILE.html] [--page PAGE.html]\n"
+    "  Opens compile artifacts in the browser inspector. SOURCE is a folder of .pb files\n"
+    "  (report.pb and per-stage files, as `coil compile MODEL --dump DIR` writes) or one .pb\n"
+    "  file. Serves the inspector on http://127.0.0.1:PORT/ until interrupted (only this\n"
+    "  machine can connect) and prints that URL on stdout.\n"
+    "  --port N            port to listen on (default 8080; 0 picks a free port)\n"
+    "  --export FILE.html  write one self-contained HTML file with the report embedded and exit\n"
+    "                      (the folder's report.pb, or else its first .pb file)\n"
+    "  --page PAGE.html    use this page instead of the one built into coil (page development)\n";
+
+int Fail(absl::string_view message) {
+  std::cerr << "coil inspect: " << message << "\n";
+  return 1;
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// Writes through a temporary file and a rename, so a failed export leaves no half file.
+absl::Status WriteAtomically(const std::string& path, const std::string& bytes) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(tmp);
+      return absl::DataLossError(absl::StrCat("short write to '", tmp, "'"));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot move '", tmp, "' to '", path, "': ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+int Export(const InspectSite& site, const std::string& out_path) {
+  absl::StatusOr<InspectSite::Listing> listing = site.List();
+  if (!listing.ok()) return Fail(listing.status().message());
+  const std::string& name = listing->files.front();  // Open() guarantees one
+  absl::StatusOr<std::string> bytes = site.ReadListedFile(name);
+  if (!bytes.ok()) return Fail(bytes.status().message());
+  absl::StatusOr<std::string> html = EmbedReport(site.page(), name, *bytes);
+  if (!html.ok()) return Fail(html.status().message());
+  if (absl::Status s = WriteAtomically(out_path, *html); !s.ok()) return Fail(s.message());
+  std::cerr << "coil inspect: wrote " << out_path << " (" << html->size() << " bytes): the page + "
+            << name << " (" << bytes->size() << " bytes)\n";
+  if (listing->files.size() > 1) {
+    std::cerr << "coil inspect: " << listing->files.size() - 1 << " other .pb file(s) in "
+              << site.folder() << " are not embedded"
+              << (name == "report.pb" ? " (report.pb holds every stage)" : "")
+              << "; export one with coil inspect " << site.folder() << "/NAME.pb --export FILE\n";
+  }
+  return 0;
+}
+
+int Serve(const InspectSite& site, int port) {
+  HttpServer::Options options;
+  options.port = port;
+  options.log = [](const std::string& line) { std::cerr << "coil inspect: " << line << "\n"; };
+  absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Listen(
+      options, [&site](const http::Request& request) { return site.Handle(request); });
+  if (!server.ok()) return Fail(server.status().message());
+  absl::StatusOr<InspectSite::Listing> listing = site.List();
+  if (!listing.ok()) return Fail(listing.status().message());
+  std::cerr << "coil inspect: serving " << listing->files.size() << " file(s) from "
+            << site.folder() << " (" << listing->files.front()
+            << (listing->files.size() > 1 ? ", ..." : "") << "); Ctrl-C stops\n";
+  for (const std::string& skipped : listing->skipped) {
+    std::cerr << "coil inspect: not serving '" << skipped
+              << "': its name has characters a URL cannot carry safely\n";
+  }
+  // A reader that closes our stdout after the URL (a test harness) must not kill the server;
+  // sockets already send with MSG_NOSIGNAL.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::printf("http://127.0.0.1:%d/\n", (*server)->port());
+  std::fflush(stdout);
+  (*server)->Serve();
+  return 0;
+}
+
+}  // namespace
+
+int InspectCommand(const std::vector<std::string>& argv) {
+  absl::StatusOr<Args> args = ParseArgs(argv, {"port", "export", "page"}, {"help"});
+  if (!args.ok()) {
+    std::cerr << "coil inspect: " << args.status().message() << "\n" << kUsage;
+    return 2;
+  }
+  if (args->Has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args->positional.size() != 1) {
+    std::cerr << "coil inspect: expected one SOURCE (a folder or a .pb file), got "
+              << args->positional.size() << "\n" << kUsage;
+    return 2;
+  }
+  int port = 8080;
+  if (args->values.count("port")) {
+    if (args->values.count("export")) {
+      std::cerr << "coil inspect: --export writes a file and exits; it takes no --port\n";
+      return 2;
+    }
+    if (!absl::SimpleAtoi(args->Get("port"), &port) || port < 0 || port > 65535) {
+      std::cerr << "coil inspect: --port must be an integer in 0..65535 (0 picks a free port), "
+                   "got '" << args->Get("port") << "'\n";
+      return 2;
+    }
+  }
+  std::string page(InspectorPage());
+  if (args->values.count("page")) {
+    absl::StatusOr<std::string> custom = ReadWholeFile(args->Get("page"));
+    if (!custom.ok()) return Fail(absl::StrCat("--page: ", custom.status().message()));
+    page = *std::move(custom);
+  }
+  absl::StatusOr<InspectSite> site = InspectSite::Open(args->positional[0], std::move(page));
+  if (!site.ok()) return Fail(site.status().message());
+  if (args->values.count("export")) return Export(*site, args->Get("export"));
+  return Serve(*site, port);
+}
+
+}  // namespace coil::cli
