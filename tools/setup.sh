@@ -17,6 +17,9 @@ PACKAGES=(
   llvm-16-dev libzstd-dev
   # CPU runtime externs: oneDNN (the chosen library) and OpenBLAS (measured against it).
   libdnnl-dev libopenblas-dev
+  # The browser inspector: emscripten builds its wasm module; dpkg-dev lets `apt-get source`
+  # unpack protobuf's sources for it; chromium (headless) runs its browser test.
+  emscripten dpkg-dev chromium
 )
 
 missing=()
@@ -26,15 +29,70 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PACKAGES[@]} packages already installed"
-  exit 0
-fi
-
-echo "setup: installing ${#missing[@]} missing packages: ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q "${missing[@]}"
-echo "setup: done"
+
+# node and npm: Debian's, unless a node (e.g. NodeSource's, which bundles npm) is there.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+  missing+=(nodejs npm)
+fi
+
+changed=0
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+else
+  changed=1
+  echo "setup: installing ${#missing[@]} missing packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+# --- The browser inspector (inspector_web/, docs/inspector.md) -------------------------------
+# protobuf's Debian sources, built for wasm by Bazel (WORKSPACE: @protobuf_wasm). Their version
+# must be protoc's, since the wasm build compiles protoc's generated code against them.
+PROTOBUF_SRC=/opt/coil/src/protobuf-3.21.12
+if [ ! -f "$PROTOBUF_SRC/src/google/protobuf/message_lite.cc" ]; then
+  changed=1
+  version=$(dpkg-query -W -f='${source:Version}' libprotobuf-dev)
+  case "$version" in
+    3.21.12-*) ;;
+    *) echo "setup: libprotobuf-dev is $version; WORKSPACE expects protobuf 3.21.12 sources" >&2
+       exit 1 ;;
+  esac
+  src_list=/etc/apt/sources.list.d/coil-deb-src.sources
+  if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
+    echo "setup: adding Debian's source repositories ($src_list)"
+    $SUDO tee "$src_list" > /dev/null <<'SOURCES'
+# Debian source packages, for `apt-get source protobuf` (tools/setup.sh: the inspector's wasm build).
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+  fi
+  echo "setup: fetching protobuf $version sources into $(dirname "$PROTOBUF_SRC")"
+  $SUDO apt-get update -q
+  $SUDO mkdir -p "$(dirname "$PROTOBUF_SRC")"
+  (cd "$(dirname "$PROTOBUF_SRC")" && $SUDO apt-get source -q "protobuf=$version")
+  [ -f "$PROTOBUF_SRC/src/google/protobuf/message_lite.cc" ] ||
+    { echo "setup: apt-get source protobuf did not produce $PROTOBUF_SRC" >&2; exit 1; }
+fi
+
+# Node packages (Playwright for the browser test, the layout libraries its benchmark
+# measures), exactly as inspector_web/package-lock.json pins them; never a downloaded browser.
+INSPECTOR_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../inspector_web" && pwd)
+if [ ! -f "$INSPECTOR_DIR/node_modules/.package-lock.json" ] ||
+   [ "$INSPECTOR_DIR/package-lock.json" -nt "$INSPECTOR_DIR/node_modules/.package-lock.json" ]; then
+  changed=1
+  echo "setup: npm ci in $INSPECTOR_DIR"
+  (cd "$INSPECTOR_DIR" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi
+if [ "$changed" -eq 1 ]; then echo "setup: done"; fi

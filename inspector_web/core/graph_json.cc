@@ -1,0 +1,173 @@
+// WriteGraphJson (graph_json.h).
+#include "inspector_web/core/graph_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "inspector_web/core/format.h"
+#include "inspector_web/core/layout.h"
+
+namespace coil::inspector {
+namespace {
+
+// Pixel values are written with one decimal: enough for SVG, and a 5,000-node layout stays
+// small.
+
+int64_t ConstantBytes(const proto::Constant& c) {
+  if (c.has_external()) return c.external().length();
+  return static_cast<int64_t>(c.raw().size());
+}
+
+void WriteValue(const proto::Value& v, JsonWriter& w) {
+  w.BeginObject();
+  w.Field("value", v.id());
+  w.Field("name", v.name());
+  w.Field("type", FormatType(v.type()));
+  w.EndObject();
+}
+
+void WriteLayout(const GraphIndex& index, JsonWriter& w) {
+  const proto::Graph& g = index.graph();
+  const int inputs = g.inputs_size();
+  LayoutInput in;
+  in.widths.reserve(inputs + g.nodes_size());
+  for (const proto::Value& v : g.inputs()) {
+    in.widths.push_back(LabelWidth(std::max<size_t>(v.name().size(), 4)));
+  }
+  for (const proto::Node& n : g.nodes()) in.widths.push_back(LabelWidth(NodeLabel(n.op()).size()));
+  std::vector<int64_t> edge_values;
+  for (int i = 0; i < g.nodes_size(); ++i) {
+    for (int64_t id : g.nodes(i).inputs()) {
+      const ValueDef* def = index.Find(id);
+      if (def == nullptr || def->kind == ValueDef::kConstant) continue;
+      int from = def->kind == ValueDef::kInput ? def->index : inputs + def->index;
+      in.edges.emplace_back(from, inputs + i);
+      edge_values.push_back(id);
+    }
+  }
+  Layout layout = LayeredLayout(in);
+  w.Key("layout");
+  w.BeginObject();
+  w.Key("width");
+  w.Decimal1(layout.width);
+  w.Key("height");
+  w.Decimal1(layout.height);
+  w.Field("layers", layout.layers);
+  w.Field("crossings", layout.crossings);
+  w.Field("dummies", layout.dummies);
+  w.Key("boxes");
+  w.BeginArray();
+  for (size_t i = 0; i < in.widths.size(); ++i) {
+    w.Decimal1(layout.x[i]);
+    w.Decimal1(layout.y[i]);
+    w.Decimal1(in.widths[i]);
+    w.Decimal1(in.height);
+  }
+  w.EndArray();
+  w.Key("edges");
+  w.BeginArray();
+  for (size_t k = 0; k < in.edges.size(); ++k) {
+    if (layout.edges[k].empty()) continue;
+    w.BeginArray();
+    w.Int(in.edges[k].first);
+    w.Int(in.edges[k].second);
+    w.Int(edge_values[k]);
+    for (double p : layout.edges[k]) w.Decimal1(p);
+    w.EndArray();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string NodeLabel(const std::string& op) {
+  size_t dot = op.find('.');
+  if (dot == std::string::npos || dot + 1 == op.size()) return op;
+  return op.substr(dot + 1);
+}
+
+double LabelWidth(size_t chars) {
+  constexpr double kCharWidth = 7.3;  // 12 px monospace
+  return std::max(40.0, std::ceil(chars * kCharWidth) + 16);
+}
+
+void WriteGraphJson(const GraphIndex& index, JsonWriter& w) {
+  const proto::Graph& g = index.graph();
+  w.BeginObject();
+  w.Field("name", g.name());
+  w.Field("node_count", g.nodes_size());
+  w.Key("inputs");
+  w.BeginArray();
+  for (const proto::Value& v : g.inputs()) WriteValue(v, w);
+  w.EndArray();
+  w.Key("constants");
+  w.BeginArray();
+  for (const proto::Constant& c : g.constants()) {
+    w.BeginObject();
+    w.Field("value", c.value().id());
+    w.Field("name", c.value().name());
+    w.Field("type", FormatType(c.value().type()));
+    w.Field("bytes", ConstantBytes(c));
+    w.Field("external", c.has_external() ? c.external().path() : std::string());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("outputs");
+  w.BeginArray();
+  for (int64_t id : g.outputs()) w.Int(id);
+  w.EndArray();
+  w.Key("output_nodes");
+  w.BeginArray();
+  std::vector<bool> is_output(g.nodes_size(), false);
+  for (int64_t id : g.outputs()) {
+    const ValueDef* def = index.Find(id);
+    if (def != nullptr && def->kind == ValueDef::kNode) is_output[def->index] = true;
+  }
+  for (int i = 0; i < g.nodes_size(); ++i) {
+    if (is_output[i]) w.Int(i);
+  }
+  w.EndArray();
+  w.Key("symbols");
+  w.BeginArray();
+  for (const proto::Symbol& s : g.symbols()) {
+    w.BeginObject();
+    w.Field("name", s.name());
+    w.Field("min", s.min());
+    w.Field("max", s.max());
+    w.Field("hint", s.hint());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("guards");
+  w.BeginArray();
+  for (const proto::Guard& guard : g.guards()) {
+    w.BeginObject();
+    w.Field("text", FormatSymExpr(guard.lhs()) + " " + RelationText(guard.relation()) + " " +
+                        FormatSymExpr(guard.rhs()));
+    w.Field("reason", guard.reason());
+    w.Field("loc", FormatLoc(guard.loc()));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("nodes");
+  w.BeginArray();
+  for (int i = 0; i < g.nodes_size(); ++i) {
+    const proto::Node& n = g.nodes(i);
+    w.BeginObject();
+    w.Field("id", index.node_id(i));
+    w.Field("op", n.op());
+    w.Field("name", n.name());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("problems");
+  w.BeginArray();
+  for (const std::string& p : index.problems()) w.String(p);
+  w.EndArray();
+  WriteLayout(index, w);
+  w.EndObject();
+}
+
+}  // namespace coil::inspector

@@ -1,0 +1,43 @@
+// WriteGraphJson: a graph as the page draws it: nodes (id, op, name), inputs, constants,
+// outputs, symbols, guards, and a layered layout (layout.h) of inputs and nodes. What the
+// details panel shows for one node comes separately (node_json.h), so a 5,000-node stage
+// stays small and quick to write and parse.
+//
+// Layout items are the graph inputs (items 0..I-1) followed by the nodes (items I..I+N-1);
+// constants are listed but not drawn (a model has hundreds; node details show them).
+// Written as one JSON object:
+//   {"name": "...", "node_count": N,
+//    "inputs": [{"value": 3, "name": "x", "type": "f32[s0, 16]"}, ...],
+//    "constants": [{"value": 4, "name": "w", "type": "f32[16, 16]", "bytes": 1024,
+//                   "external": ""}, ...],
+//    "outputs": [12, ...], "output_nodes": [7, ...],   // node indices producing outputs
+//    "symbols": [{"name": "s0", "min": 2, "max": 0, "hint": 8}],
+//    "guards": [{"text": "s0 <= 64", "reason": "...", "loc": "..."}],
+//    "nodes": [{"id": "n0", "op": "aten.add", "name": ""}, ...],
+//    "problems": ["node 3 (aten.add) reads undefined value %99"],
+//    "layout": {"width": W, "height": H, "layers": L, "crossings": C, "dummies": D,
+//               "boxes": [x, y, w, h, ...],             // 4 numbers per item
+//               "edges": [[from, to, value, x0, y0, x1, y1, ...], ...]}}
+// A node's box shows NodeLabel(op); the page computes the same label from the op.
+#ifndef COIL_INSPECTOR_WEB_CORE_GRAPH_JSON_H_
+#define COIL_INSPECTOR_WEB_CORE_GRAPH_JSON_H_
+
+#include <string>
+
+#include "inspector_web/core/graph_index.h"
+#include "inspector_web/core/json_writer.h"
+
+namespace coil::inspector {
+
+// The short label drawn in a node's box: the op without its namespace ("aten.add" -> "add").
+std::string NodeLabel(const std::string& op);
+
+// Width of a box whose label has `chars` characters (12 px monospace text plus padding; the
+// page's CSS uses the same font size).
+double LabelWidth(size_t chars);
+
+void WriteGraphJson(const GraphIndex& index, JsonWriter& w);
+
+}  // namespace coil::inspector
+
+#endif  // COIL_INSPECTOR_WEB_CORE_GRAPH_JSON_H_

@@ -1,0 +1,52 @@
+// Inspector: everything the page asks of the core, as JSON strings (the wasm API in
+// inspector_web/wasm_api.cc forwards to it; native tests call it directly).
+//
+//   Inspector insp;
+//   std::string overview = insp.Open(bytes, "report.pb");
+//   // {"ok": true, "kind": "CompileReport", "model": "...", "stages": [{"key": "capture.0",
+//   //   "title": "...", "kind": "capture", "node_count": 41, "seconds": 0.01}, ...],
+//   //  "timings": [...], "logs": [...], "options": [...], "warning": ""}
+//   // or {"ok": false, "error": "report.pb: not a coil protobuf (truncated at byte 1234 ...)"}
+//   std::string stage = insp.StageJson(0);   // one stage: graph + layout, summary, and the
+//                                            // capture/autograd/schedule/kernel_module parts
+//   std::string node = insp.NodeJson(0, 5);  // the details of node 5 of stage 0
+//   std::string diff = insp.DiffJson(1, 2);  // ops removed/added between two stages
+//
+// The JSON layouts are documented beside their writers (graph_json.h, summary.h,
+// schedule_json.h, kernel_module_json.h, node_json.h) and in docs/inspector.md. A new Open
+// replaces the previous file. Out-of-range indices give {"ok": false, "error": ...}.
+#ifndef COIL_INSPECTOR_WEB_CORE_INSPECTOR_H_
+#define COIL_INSPECTOR_WEB_CORE_INSPECTOR_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inspector_web/core/stages.h"
+#include "ir/proto/report.pb.h"
+
+namespace coil::inspector {
+
+class Inspector {
+ public:
+  Inspector();
+  ~Inspector();
+
+  std::string Open(std::string_view bytes, std::string_view file_name);
+  std::string StageJson(int index) const;
+  std::string NodeJson(int stage, int node) const;
+  std::string DiffJson(int before, int after) const;
+
+  // The loaded report and its stages (empty before a successful Open).
+  const proto::CompileReport& report() const { return *report_; }
+  const std::vector<Stage>& stages() const { return stages_; }
+
+ private:
+  std::unique_ptr<proto::CompileReport> report_;
+  std::vector<Stage> stages_;
+};
+
+}  // namespace coil::inspector
+
+#endif  // COIL_INSPECTOR_WEB_CORE_INSPECTOR_H_

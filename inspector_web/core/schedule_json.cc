@@ -1,0 +1,209 @@
+// WriteScheduleJson (schedule_json.h).
+#include "inspector_web/core/schedule_json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+
+#include "inspector_web/core/format.h"
+#include "inspector_web/core/sym_eval.h"
+
+namespace coil::inspector {
+namespace {
+
+const char* KernelKindName(int kind) {
+  switch (kind) {
+    case proto::Kernel::POINTWISE: return "pointwise";
+    case proto::Kernel::REDUCTION: return "reduction";
+    case proto::Kernel::EXTERN: return "extern";
+    default: return "unspecified";
+  }
+}
+
+const char* BufferKindName(int kind) {
+  switch (kind) {
+    case proto::Buffer::INPUT: return "input";
+    case proto::Buffer::CONSTANT: return "constant";
+    case proto::Buffer::INTERMEDIATE: return "intermediate";
+    case proto::Buffer::OUTPUT: return "output";
+    default: return "unspecified";
+  }
+}
+
+std::string ExprList(const google::protobuf::RepeatedPtrField<proto::SymExpr>& list) {
+  std::string out = "[";
+  for (int i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += FormatSymExpr(list.Get(i));
+  }
+  return out + "]";
+}
+
+// "key": value at the hints, or null.
+void HintField(JsonWriter& w, const char* key, const proto::SymExpr& e, bool present,
+               const SymbolValues& env) {
+  w.Key(key);
+  int64_t v;
+  if (present && EvalSymExpr(e, env, &v)) {
+    w.Int(v);
+  } else {
+    w.Null();
+  }
+}
+
+void IntArray(JsonWriter& w, const char* key, const google::protobuf::RepeatedField<int32_t>& v) {
+  w.Key(key);
+  w.BeginArray();
+  for (int32_t x : v) w.Int(x);
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string KernelColour(int index) {
+  // Golden-angle hues; HSL(h, 62%, 52%) to RGB.
+  double h = std::fmod(index * 137.508, 360.0) / 60.0, s = 0.62, l = 0.52;
+  double c = (1 - std::fabs(2 * l - 1)) * s, x = c * (1 - std::fabs(std::fmod(h, 2.0) - 1));
+  double r = 0, g = 0, b = 0;
+  switch (static_cast<int>(h)) {
+    case 0: r = c, g = x; break;
+    case 1: r = x, g = c; break;
+    case 2: g = c, b = x; break;
+    case 3: g = x, b = c; break;
+    case 4: r = x, b = c; break;
+    default: r = c, b = x; break;
+  }
+  double m = l - c / 2;
+  auto byte = [&](double v) { return static_cast<int>(std::lround((v + m) * 255)); };
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "#%02x%02x%02x", byte(r), byte(g), byte(b));
+  return buf;
+}
+
+std::vector<LiveRange> BufferLiveRanges(const proto::Schedule& schedule) {
+  std::unordered_map<int32_t, int> position;  // buffer id -> index in buffers
+  for (int i = 0; i < schedule.buffers_size(); ++i) position[schedule.buffers(i).id()] = i;
+  std::vector<LiveRange> live(schedule.buffers_size());
+  auto touch = [&](int32_t id, int k) {
+    auto it = position.find(id);
+    if (it == position.end()) return;
+    LiveRange& r = live[it->second];
+    if (r.first < 0) r.first = k;
+    r.last = k;
+  };
+  for (int k = 0; k < schedule.kernels_size(); ++k) {
+    const proto::Kernel& kernel = schedule.kernels(k);
+    for (int32_t id : kernel.reads()) touch(id, k);
+    for (int32_t id : kernel.writes()) touch(id, k);
+    for (int32_t id : kernel.extern_inputs()) touch(id, k);
+    if (kernel.extern_output() != 0) touch(kernel.extern_output(), k);
+  }
+  return live;
+}
+
+void WriteScheduleJson(const proto::Schedule& schedule, const GraphIndex& index, JsonWriter& w) {
+  SymbolValues env = HintValues(schedule.graph());
+  w.BeginObject();
+
+  const proto::ScheduleStats& st = schedule.stats();
+  w.Key("stats");
+  w.BeginObject();
+  w.Field("kernels_unfused", st.kernels_unfused());
+  w.Field("kernels", st.kernels());
+  w.Field("externs", st.externs());
+  w.Field("bytes_moved_unfused_hint", st.bytes_moved_unfused_hint());
+  w.Field("bytes_moved_hint", st.bytes_moved_hint());
+  w.EndObject();
+
+  const proto::MemoryPlan& mp = schedule.memory_plan();
+  w.Key("memory_plan");
+  w.BeginObject();
+  w.Field("arena_bytes", mp.has_arena_bytes() ? FormatSymExpr(mp.arena_bytes()) : "");
+  w.Field("arena_bytes_hint", mp.arena_bytes_hint());
+  w.Field("peak_live_bytes_hint", mp.peak_live_bytes_hint());
+  w.Field("unplanned_bytes_hint", mp.unplanned_bytes_hint());
+  w.EndObject();
+
+  std::vector<int> node_kernel(schedule.graph().nodes_size(), -1);
+  w.Key("kernels");
+  w.BeginArray();
+  for (int k = 0; k < schedule.kernels_size(); ++k) {
+    const proto::Kernel& kernel = schedule.kernels(k);
+    w.BeginObject();
+    w.Field("id", kernel.id());
+    w.Field("name", kernel.name());
+    w.Field("kind", KernelKindName(kernel.kind()));
+    w.Field("colour", KernelColour(k));
+    w.Key("nodes");
+    w.BeginArray();
+    for (int64_t value : kernel.source_values()) {
+      const ValueDef* def = index.Find(value);
+      if (def == nullptr || def->kind != ValueDef::kNode) continue;
+      w.Int(def->index);
+      if (node_kernel[def->index] < 0) node_kernel[def->index] = k;
+    }
+    w.EndArray();
+    w.Key("ops");
+    w.BeginArray();
+    for (const std::string& op : kernel.source_ops()) w.String(op);
+    w.EndArray();
+    w.Field("extern_op", kernel.extern_op());
+    w.Field("ranges", ExprList(kernel.ranges()));
+    w.Field("loops", kernel.loops_size());
+    IntArray(w, "reads", kernel.reads());
+    IntArray(w, "writes", kernel.writes());
+    w.Field("bytes_moved", kernel.has_bytes_moved() ? FormatSymExpr(kernel.bytes_moved()) : "");
+    w.Field("bytes_moved_hint", kernel.bytes_moved_hint());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("node_kernel");
+  w.BeginArray();
+  for (int k : node_kernel) w.Int(k);
+  w.EndArray();
+
+  std::vector<LiveRange> live = BufferLiveRanges(schedule);
+  w.Key("buffers");
+  w.BeginArray();
+  for (int i = 0; i < schedule.buffers_size(); ++i) {
+    const proto::Buffer& b = schedule.buffers(i);
+    w.BeginObject();
+    w.Field("id", b.id());
+    w.Field("name", b.name());
+    w.Field("kind", BufferKindName(b.kind()));
+    w.Field("dtype", DTypeName(b.dtype()));
+    w.Field("shape", ExprList(b.shape()));
+    w.Field("size", b.has_size_bytes() ? FormatSymExpr(b.size_bytes()) : "");
+    HintField(w, "size_hint", b.size_bytes(), b.has_size_bytes(), env);
+    bool planned = b.kind() == proto::Buffer::INTERMEDIATE && b.has_arena_offset();
+    w.Field("offset", planned ? FormatSymExpr(b.arena_offset()) : "");
+    HintField(w, "offset_hint", b.arena_offset(), planned, env);
+    w.Field("first", live[i].first);
+    w.Field("last", live[i].last);
+    w.Field("reuses", b.reuses());
+    w.Field("in_place", b.in_place());
+    w.EndObject();
+  }
+  w.EndArray();
+  IntArray(w, "outputs", schedule.outputs());
+
+  w.Key("decisions");
+  w.BeginArray();
+  for (const proto::FusionDecision& d : schedule.decisions()) {
+    w.BeginObject();
+    w.Field("pass", d.pass());
+    w.Field("kind", d.kind());
+    w.Key("kernels");
+    w.BeginArray();
+    for (const std::string& k : d.kernels()) w.String(k);
+    w.EndArray();
+    w.Field("accepted", d.accepted());
+    w.Field("reason", d.reason());
+    w.Field("bytes_saved_hint", d.bytes_saved_hint());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace coil::inspector

@@ -1,0 +1,339 @@
+// The inspector's browser test: Playwright (npm playwright-core) drives Debian's chromium
+// against `coil inspect` serving a real compile's artifacts, an exported file, bad files and a
+// 5,000-node graph, and checks what the page shows against report_tool.py's expectations.
+// Run by browser_test.sh, which prepares the inputs; all paths come from the environment:
+//   COIL, ARTIFACTS (folder), EXPECT (json), EXPORT_HTML, BIG (pb), BIG_NODES,
+//   BAD_FILES (json: [{"file", "pattern"}]), SINGLE_FILES (json: [{"file", "count"}]),
+//   OUT (screenshots), PAGE_BUDGET_BYTES, BIG_BUDGET_MS.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const { spawn } = require("child_process");
+const { chromium } = require("playwright-core");
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`browser_test.js: ${name} is not set (run it through browser_test.sh)`);
+  return v;
+};
+const COIL = env("COIL");
+const OUT = env("OUT");
+const WAIT_MS = 30000;
+
+const failures = [];
+const measurements = {};
+let checks = 0;
+function check(ok, what) {
+  checks += 1;
+  if (ok) {
+    console.log(`ok   ${what}`);
+  } else {
+    console.log(`FAIL ${what}`);
+    failures.push(what);
+  }
+  return ok;
+}
+
+// `coil inspect SOURCE --port 0`: resolves to {url, proc} once it printed its URL.
+function startServer(source, logName) {
+  return new Promise((resolve, reject) => {
+    const log = fs.openSync(path.join(OUT, `${logName}.server.log`), "w");
+    const proc = spawn(COIL, ["inspect", source, "--port", "0"], {stdio: ["ignore", "pipe", log]});
+    let stdout = "";
+    const timer = setTimeout(() => reject(new Error(`coil inspect ${source}: no URL in 30 s`)),
+                             WAIT_MS);
+    proc.stdout.on("data", (d) => {
+      stdout += d;
+      const m = stdout.match(/^(http:\/\/127\.0\.0\.1:\d+\/)\n/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({url: m[1], proc});
+      }
+    });
+    proc.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`coil inspect ${source} exited with ${code} (see ${logName}.server.log)`));
+    });
+  });
+}
+
+function stopServer(server) {
+  server.proc.removeAllListeners("exit");
+  server.proc.kill("SIGTERM");
+}
+
+async function waitReady(page, what) {
+  try {
+    await page.waitForSelector('body[data-ready="1"]', {timeout: WAIT_MS, state: "attached"});
+    return true;
+  } catch (e) {
+    const text = (await page.textContent("body").catch(() => "")) || "";
+    check(false, `${what}: body[data-ready=1] within ${WAIT_MS} ms (page text: ` +
+                 `${JSON.stringify(text.slice(0, 200))})`);
+    return false;
+  }
+}
+
+async function screenshot(page, name) {
+  await page.screenshot({path: path.join(OUT, `${name}.png`), fullPage: false});
+}
+
+async function errorText(page) {
+  return ((await page.textContent("#error").catch(() => null)) || "").trim();
+}
+
+async function nodeCount(page) {
+  return page.$eval("#graph-view", (e) => e.dataset.nodeCount).catch(() => undefined);
+}
+
+// Clicks a stage tab and waits for #graph-view to show the expected node count.
+async function showStage(page, key, count) {
+  await page.click(`.stage-tab[data-stage="${key}"]`);
+  try {
+    await page.waitForFunction(
+        (n) => document.querySelector("#graph-view")?.dataset.nodeCount === String(n), count,
+        {timeout: 10000});
+    return true;
+  } catch (e) {
+    return false;
+  }
+}
+
+// Every stage of `expect` has a tab, no tab is unexpected, and each shows its node count.
+async function checkStageCounts(page, expect, what) {
+  const tabs = await page.$$eval(".stage-tab", (els) => els.map((e) => e.dataset.stage));
+  const keys = expect.stages.map((s) => s.key);
+  check(JSON.stringify([...tabs].sort()) === JSON.stringify([...keys].sort()),
+        `${what}: stage tabs ${JSON.stringify(tabs)} are the report's ${JSON.stringify(keys)}`);
+  for (const stage of expect.stages) {
+    if (!tabs.includes(stage.key)) continue;
+    const shown = await showStage(page, stage.key, stage.count);
+    check(shown, `${what}: stage ${stage.key} shows data-node-count=${stage.count} ` +
+                 `(page: ${await nodeCount(page)})`);
+    if (shown && what === "report") await screenshot(page, `stage-${stage.key}`);
+  }
+}
+
+// How the page names nodes in data-node-id: the scheme that names most of the ids drawn for
+// `stage` (graph inputs may be drawn with ids of their own).
+async function nodeIdScheme(page, stage) {
+  const drawn = await page.$$eval("#graph-view [data-node-id]", (els) =>
+      els.map((e) => e.getAttribute("data-node-id")));
+  const uses = {};
+  for (const n of stage.nodes) uses[n.name] = (uses[n.name] || 0) + 1;
+  const schemes = {
+    // docs/inspector.md: the node's name when no other node shares it, else n<position>.
+    "unique name or n + position": (n) => (n.name && uses[n.name] === 1 ? n.name : `n${n.index}`),
+    "n + position": (n) => `n${n.index}`,
+    "position": (n) => String(n.index),
+    "value id": (n) => String(n.first_output),
+    "%value id": (n) => `%${n.first_output}`,
+    "name": (n) => n.name,
+  };
+  let best = {name: null, id: null, drawn, matched: 0};
+  for (const [name, id] of Object.entries(schemes)) {
+    const ids = new Set(stage.nodes.map(id));
+    const matched = drawn.filter((d) => ids.has(d)).length;
+    if (matched > best.matched) best = {name, id, drawn, matched};
+  }
+  return best;
+}
+
+// A node worth clicking: unambiguous types, not the first node (which might be preselected).
+function pickNode(stage) {
+  const simple = stage.nodes.filter((n) => n.simple && n.outputs.length > 0);
+  return simple[Math.floor(simple.length / 2)];
+}
+
+async function checkNodeDetails(page, node, what) {
+  try {
+    await page.waitForFunction(
+        (op) => (document.querySelector("#node-details")?.textContent || "").includes(op),
+        node.op, {timeout: 10000});
+  } catch (e) { /* reported below */ }
+  const details = (await page.textContent("#node-details").catch(() => "")) || "";
+  check(details.includes(node.op), `${what}: #node-details shows op ${node.op}`);
+  for (const t of node.outputs) {
+    check(details.includes(t), `${what}: #node-details shows output type ${t}`);
+  }
+  return details;
+}
+
+async function main() {
+  const expect = JSON.parse(fs.readFileSync(env("EXPECT"), "utf8"));
+  const badFiles = JSON.parse(env("BAD_FILES"));
+  const singleFiles = JSON.parse(env("SINGLE_FILES"));
+  const pageBudget = Number(env("PAGE_BUDGET_BYTES"));
+  const bigBudget = Number(env("BIG_BUDGET_MS"));
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run",
+           "--disable-dev-shm-usage"],
+  });
+  measurements.chromium = browser.version();
+  const context = await browser.newContext({viewport: {width: 1400, height: 900}});
+  const servers = [];
+  try {
+    // ---- the real report, over http ----
+    const main = await startServer(env("ARTIFACTS"), "artifacts");
+    servers.push(main);
+    const pageBytes = (await (await fetch(main.url)).arrayBuffer()).byteLength;
+    measurements.page_bytes = pageBytes;
+    check(pageBytes < pageBudget, `page + wasm is ${pageBytes} bytes (budget ${pageBudget})`);
+    const files = await (await fetch(main.url + "files.json")).json();
+    check(files.files[0] === "report.pb", `files.json lists report.pb first: ${files.files}`);
+
+    const page = await context.newPage();
+    const consoleErrors = [];
+    page.on("pageerror", (e) => consoleErrors.push(String(e)));
+    await page.goto(main.url);
+    if (await waitReady(page, "report")) {
+      await screenshot(page, "report");
+      check((await errorText(page)) === "", `report: no error shown (${await errorText(page)})`);
+      await checkStageCounts(page, expect, "report");
+
+      // Click a node of the most interesting graph stage and read its details.
+      const stage = expect.stages.find((s) => s.key === "prims") ||
+                    expect.stages.find((s) => s.count > 0);
+      const node = stage && pickNode(stage);
+      if (check(node !== undefined, "the report has a node with simple types to click")) {
+        await showStage(page, stage.key, stage.count);
+        const scheme = await nodeIdScheme(page, stage);
+        check(scheme.name !== null && scheme.matched === stage.count,
+              `${stage.key}: every node is drawn with a data-node-id (${scheme.matched} of ` +
+              `${stage.count} by ${scheme.name}; ids: ${scheme.drawn.slice(0, 5)}...)`);
+        measurements.node_id_scheme = scheme.name;
+        if (scheme.name !== null) {
+          const id = scheme.id(node);
+          const el = page.locator(`#graph-view [data-node-id="${id}"]`).first();
+          try {
+            await el.click({timeout: 5000});
+          } catch (e) {
+            await el.dispatchEvent("click");  // drawn outside the visible part of the view
+          }
+          await checkNodeDetails(page, node, `click ${stage.key}/${id}`);
+          await screenshot(page, "node-details");
+
+          // ---- deep link to the same node ----
+          const deep = await context.newPage();
+          await deep.goto(`${main.url}#${stage.key}/${encodeURIComponent(id)}`);
+          if (await waitReady(deep, "deep link")) {
+            try {
+              await deep.waitForFunction(
+                  (n) => document.querySelector("#graph-view")?.dataset.nodeCount === String(n),
+                  stage.count, {timeout: 10000});
+            } catch (e) { /* reported below */ }
+            check(await nodeCount(deep) === String(stage.count),
+                  `deep link #${stage.key}/${id} opens stage ${stage.key}`);
+            await checkNodeDetails(deep, node, `deep link #${stage.key}/${id}`);
+            await screenshot(deep, "deep-link");
+          }
+          await deep.close();
+        }
+      }
+    }
+    check(consoleErrors.length === 0, `no uncaught page errors (${consoleErrors})`);
+    await page.close();
+
+    // ---- the exported single file, from file:// ----
+    const exported = await context.newPage();
+    await exported.goto("file://" + env("EXPORT_HTML"));
+    if (await waitReady(exported, "export")) {
+      check((await errorText(exported)) === "", `export: no error shown`);
+      await checkStageCounts(exported, expect, "export");
+      await screenshot(exported, "export");
+    }
+    await exported.close();
+
+    // ---- single stage files (a Graph, a Schedule): one stage, its graph's node count ----
+    for (const single of singleFiles) {
+      const name = path.basename(single.file);
+      const server = await startServer(single.file, name);
+      servers.push(server);
+      const p = await context.newPage();
+      await p.goto(server.url);
+      if (await waitReady(p, name)) {
+        const tabs = await p.$$eval(".stage-tab", (els) => els.map((e) => e.dataset.stage));
+        check(tabs.length === 1 && (await errorText(p)) === "",
+              `${name}: one stage tab (${JSON.stringify(tabs)}), no error`);
+        if (tabs.length === 1) {
+          check(await showStage(p, tabs[0], single.count),
+                `${name}: data-node-count=${single.count} (page: ${await nodeCount(p)})`);
+        }
+        await screenshot(p, `single-${name}`);
+      }
+      await p.close();
+    }
+
+    // ---- bad input: a clear message, never a blank page ----
+    for (const bad of badFiles) {
+      const name = path.basename(bad.file);
+      const server = await startServer(bad.file, name);
+      servers.push(server);
+      const p = await context.newPage();
+      await p.goto(server.url);
+      if (await waitReady(p, name)) {
+        const text = await errorText(p);
+        const visible = await p.isVisible("#error");
+        check(visible && new RegExp(bad.pattern, "i").test(text) && text.includes(name),
+              `${name}: #error is visible, names the file and matches /${bad.pattern}/i: ` +
+              `${JSON.stringify(text)}`);
+        await screenshot(p, `error-${name}`);
+      }
+      await p.close();
+    }
+
+    // ---- budget: a 5,000-node graph renders in under 2 s ----
+    // Time from navigation start (performance.now() in the page) to data-ready: fetching the
+    // page, instantiating the wasm, reading the file, layout and drawing. The median of three
+    // loads, so one stall of a shared machine does not decide it.
+    const big = await startServer(env("BIG"), "big");
+    servers.push(big);
+    const bigNodes = Number(env("BIG_NODES"));
+    const runs = [];
+    for (let run = 0; run < 3; ++run) {
+      const p = await context.newPage();
+      await p.goto(big.url, {waitUntil: "commit"});
+      if (!(await waitReady(p, "big graph"))) {
+        await p.close();
+        break;
+      }
+      const inPage = await p.evaluate(() => ({now: performance.now(),
+                                               timing: document.body.dataset.timing}));
+      runs.push(Math.round(inPage.now));
+      if (run === 0) {
+        check(await nodeCount(p) === String(bigNodes),
+              `big graph: data-node-count=${bigNodes} (page: ${await nodeCount(p)})`);
+        measurements.big_graph_nodes = bigNodes;
+        measurements.big_graph_nodes_drawn = await p.locator("[data-node-id]").count();
+        // The page's own breakdown, when it gives one (decode, core open, stage JSON, drawing).
+        if (inPage.timing) measurements.big_graph_page_timing = JSON.parse(inPage.timing);
+        await screenshot(p, "big-graph");
+      }
+      await p.close();
+    }
+    if (runs.length === 3) {
+      const median = [...runs].sort((a, b) => a - b)[1];
+      measurements.big_graph_ready_ms = runs;
+      measurements.big_graph_ready_median_ms = median;
+      check(median < bigBudget, `big graph: ready ${median} ms after navigation start ` +
+                                `(median of ${runs.join(", ")}; budget ${bigBudget} ms)`);
+    }
+  } finally {
+    for (const s of servers) stopServer(s);
+    await browser.close();
+  }
+  console.log("MEASUREMENTS " + JSON.stringify(measurements));
+  console.log(`browser test: ${checks - failures.length} of ${checks} checks passed`);
+  if (failures.length > 0) {
+    console.log("failed:\n  " + failures.join("\n  "));
+    process.exit(1);
+  }
+}
+
+main().catch((e) => {
+  console.error("browser test: " + (e.stack || e));
+  process.exit(1);
+});
