@@ -132,25 +132,36 @@ const Expr& Kernel::Find(int id) const {
   return loops[0].body[0];
 }
 
+namespace {
+
+// Sorted, each id once.
+std::vector<int> SortedUnique(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace
+
 std::vector<int> Kernel::Reads() const {
-  std::set<int> ids(extern_inputs.begin(), extern_inputs.end());
+  std::vector<int> ids(extern_inputs.begin(), extern_inputs.end());
   for (const Loop& l : loops) {
     for (const Expr& e : l.body) {
-      if (e.kind == proto::Expr::LOAD) ids.insert(e.buffer);
+      if (e.kind == proto::Expr::LOAD) ids.push_back(e.buffer);
     }
   }
-  return {ids.begin(), ids.end()};
+  return SortedUnique(std::move(ids));
 }
 
 std::vector<int> Kernel::Writes() const {
-  std::set<int> ids;
-  if (extern_output != 0) ids.insert(extern_output);
+  std::vector<int> ids;
+  if (extern_output != 0) ids.push_back(extern_output);
   for (const Loop& l : loops) {
     for (const Expr& e : l.body) {
-      if (e.kind == proto::Expr::STORE) ids.insert(e.buffer);
+      if (e.kind == proto::Expr::STORE) ids.push_back(e.buffer);
     }
   }
-  return {ids.begin(), ids.end()};
+  return SortedUnique(std::move(ids));
 }
 
 Buffer& Program::buffer(int id) {
@@ -208,9 +219,9 @@ void ExprToProto(const Expr& e, proto::Expr* p) {
 
 }  // namespace
 
-proto::Schedule ToProto(const Program& program, const proto::Graph& graph) {
+proto::Schedule ToProto(const Program& program, proto::Graph graph) {
   proto::Schedule s;
-  *s.mutable_graph() = graph;
+  s.mutable_graph()->Swap(&graph);
   for (const Buffer& b : program.buffers) {
     proto::Buffer* p = s.add_buffers();
     p->set_id(b.id);

@@ -144,9 +144,9 @@ struct Program {
   SymExpr BytesMoved(const Kernel& k) const;
 };
 
-// Conversion to the protobuf contract (stats and memory plan fields included; `graph` is
-// copied into the Schedule as given).
-proto::Schedule ToProto(const Program& program, const proto::Graph& graph);
+// Conversion to the protobuf contract (stats and memory plan fields included; `graph` goes into
+// the Schedule as given: pass an rvalue to move its constants instead of copying them).
+proto::Schedule ToProto(const Program& program, proto::Graph graph);
 
 }  // namespace coil::inductor
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "inductor/loop_ir.h"
+#include "inductor/passes/fold_constants.h"
 #include "inductor/passes/fusion.h"
 #include "inductor/passes/lower.h"
 #include "inductor/passes/memory_plan.h"
@@ -57,6 +58,18 @@ absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph_proto,
     return absl::InvalidArgumentError(
         absl::StrCat("inductor: the input graph does not verify: ", s.message()));
   }
+  // Constant folding works on the graph, before lowering: the reference interpreter evaluates
+  // prims, and a folded value then lowers like any weight (a CONSTANT buffer, no kernel).
+  bool folded = false;
+  if (options.fold_constants) {
+    absl::StatusOr<bool> changed = FoldConstants(*graph);
+    if (!changed.ok()) return changed.status();
+    folded = *changed;
+    if (absl::Status s = folded ? Verify(*graph) : absl::OkStatus(); !s.ok()) {
+      return absl::InternalError(absl::StrCat("inductor fold_constants broke the graph: ",
+                                              s.message()));
+    }
+  }
   absl::StatusOr<Program> lowered = Lower(*graph);
   if (!lowered.ok()) return lowered.status();
   Program program = *std::move(lowered);
@@ -89,7 +102,9 @@ absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph_proto,
     return absl::InternalError(absl::StrCat("inductor memory planning: ", s.message()));
   }
 
-  proto::Schedule schedule = ToProto(program, graph_proto);
+  // The graph's constants (the weights: most of a Schedule's bytes) are copied once at most.
+  proto::Schedule schedule =
+      folded ? ToProto(program, graph->ToProto()) : ToProto(program, graph_proto);
   proto::MemoryPlan* mp = schedule.mutable_memory_plan();
   *mp->mutable_arena_bytes() = plan->arena_bytes.ToProto();
   mp->set_arena_bytes_hint(plan->arena_bytes_hint);

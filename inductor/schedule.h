@@ -31,6 +31,8 @@ struct ScheduleOptions {
   bool fusion = true;
   // Off: every intermediate buffer gets its own arena slot.
   bool reuse_memory = true;
+  // Off: work on constants stays in kernels (passes/fold_constants.h).
+  bool fold_constants = true;
 };
 
 // Errors: the graph does not verify, or holds an op that is neither a prim nor an extern

@@ -1,6 +1,7 @@
 // FuseExternEpilogues: pointwise consumers of an extern whose op declares an epilogue become
 // that epilogue; no other fusion crosses an extern (fusion.h).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,9 +17,10 @@ namespace {
 
 constexpr char kPass[] = "fuse_extern_epilogues";
 
-// Why consumer ci cannot become extern ei's epilogue ("" when it can); fills `merged`.
-std::string Consider(const Program& program, const KernelDeps& deps, int ei, int ci,
-                     Kernel& merged) {
+// Why consumer ci cannot become extern ei's epilogue ("" when it can); fills `merged` and
+// `deps` (over [ei, ci]).
+std::string Consider(const Program& program, const std::vector<KernelAccess>& accesses, int ei,
+                     int ci, Kernel& merged, std::optional<KernelDeps>& deps) {
   const Kernel& e = program.kernels[ei];
   const Kernel& c = program.kernels[ci];
   const Buffer& out = program.buffer(e.extern_output);
@@ -30,8 +32,9 @@ std::string Consider(const Program& program, const KernelDeps& deps, int ei, int
     return absl::StrCat("consumer ranges ", RangesString(c.ranges), " differ from the ",
                         "extern's output shape ", RangesString(out.shape));
   }
-  std::vector<int> ereads = e.Reads(), ewrites = e.Writes();
-  for (int w : c.Writes()) {
+  const std::vector<int>& ereads = accesses[ei].reads;
+  const std::vector<int>& ewrites = accesses[ei].writes;
+  for (int w : accesses[ci].writes) {
     if (std::find(ereads.begin(), ereads.end(), w) != ereads.end() ||
         std::find(ewrites.begin(), ewrites.end(), w) != ewrites.end()) {
       return absl::StrCat("consumer writes ", program.buffer(w).name,
@@ -47,7 +50,8 @@ std::string Consider(const Program& program, const KernelDeps& deps, int ei, int
       }
     }
   }
-  if (!deps.CanMerge(ei, ci)) {
+  deps = KernelDeps::ComputeWindow(program, accesses, ei, ci);
+  if (!deps->CanMerge(ei, ci)) {
     return "a kernel between them depends on the extern and feeds the consumer";
   }
   merged = e;
@@ -63,6 +67,7 @@ absl::StatusOr<bool> FuseExternEpilogues(Program& program,
                                          const std::vector<std::string>& extern_epilogues) {
   bool changed = false;
   absl::flat_hash_set<std::string> recorded;
+  std::vector<KernelAccess> accesses = ComputeAccesses(program);
   for (int ei = 0; ei < static_cast<int>(program.kernels.size()); ++ei) {
     if (program.kernels[ei].kind != proto::Kernel::EXTERN) continue;
     const bool declared = std::find(extern_epilogues.begin(), extern_epilogues.end(),
@@ -70,16 +75,17 @@ absl::StatusOr<bool> FuseExternEpilogues(Program& program,
     bool merged = true;
     while (merged) {
       merged = false;
-      KernelDeps deps = KernelDeps::Compute(program);
       const int out = program.kernels[ei].extern_output;
       for (int ci = ei + 1; ci < static_cast<int>(program.kernels.size()) && !merged; ++ci) {
         const Kernel& e = program.kernels[ei];
         const Kernel& c = program.kernels[ci];
-        if (LoadsOf(c, out).empty()) continue;
+        // Only LOADs count (an extern reading `out` is no epilogue candidate).
+        if (!accesses[ci].Reads(out) || LoadsOf(c, out).empty()) continue;
         std::vector<std::string> names = {e.name, c.name};
         Kernel fused;
+        std::optional<KernelDeps> deps;
         std::string why =
-            declared ? Consider(program, deps, ei, ci, fused)
+            declared ? Consider(program, accesses, ei, ci, fused, deps)
                      : absl::StrCat("extern ", e.extern_op,
                                     " has no declared epilogue (Capabilities::extern_epilogues)");
         if (!why.empty()) {
@@ -93,9 +99,7 @@ absl::StatusOr<bool> FuseExternEpilogues(Program& program,
         RecordDecision(program, kPass, "epilogue", names, true,
                        absl::StrCat("pointwise consumer runs as the epilogue of ", e.extern_op),
                        saved);
-        std::vector<int> order = deps.MergedOrder(ei, ci);
-        MergeInto(program, deps, ei, ci, std::move(fused));
-        ei = static_cast<int>(std::find(order.begin(), order.end(), ei) - order.begin());
+        ei = MergeInto(program, *deps, ei, ci, std::move(fused), &accesses);
         merged = changed = true;
       }
     }

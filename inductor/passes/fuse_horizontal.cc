@@ -1,10 +1,12 @@
 // FuseHorizontal: independent kernels over the same iteration space that share an input
 // merge into one (fusion.h).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -31,23 +33,47 @@ std::vector<int> Shared(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
-// One merge (or none): returns whether the program changed.
-bool MergeOnePair(Program& program, absl::flat_hash_set<std::string>& seen) {
+// The kernels reading each buffer, in program order (only kernels that can merge at all:
+// non-EXTERN ones).
+absl::flat_hash_map<int, std::vector<int>> ReadersByBuffer(
+    const Program& program, const std::vector<KernelAccess>& accesses) {
+  absl::flat_hash_map<int, std::vector<int>> readers;
+  for (int i = 0; i < static_cast<int>(accesses.size()); ++i) {
+    if (program.kernels[i].kind == proto::Kernel::EXTERN) continue;
+    for (int b : accesses[i].reads) readers[b].push_back(i);
+  }
+  return readers;
+}
+
+// The first merge in (a, b) order with a >= start, if any: the kernels before `start` are
+// known to have no partner. Returns the merged kernel's a, or -1 when nothing merged.
+//
+// Candidates for a are found through the buffers it reads (kernels sharing no input are
+// never partners), so a scan costs the pairs that share an input, not all pairs.
+int MergeFirstPair(Program& program, std::vector<KernelAccess>& accesses, int start,
+                   absl::flat_hash_set<std::string>& seen) {
   const int n = static_cast<int>(program.kernels.size());
-  std::vector<std::vector<int>> reads(n);
-  for (int i = 0; i < n; ++i) reads[i] = program.kernels[i].Reads();
-  KernelDeps deps = KernelDeps::Compute(program);
-  for (int a = 0; a < n; ++a) {
+  const absl::flat_hash_map<int, std::vector<int>> readers = ReadersByBuffer(program, accesses);
+  std::optional<KernelDeps> deps;  // computed at the first pair that needs it
+  std::vector<int> partners;
+  for (int a = start; a < n; ++a) {
     const Kernel& ka = program.kernels[a];
     if (ka.kind == proto::Kernel::EXTERN) continue;
-    for (int b = a + 1; b < n; ++b) {
+    partners.clear();
+    for (int buffer : accesses[a].reads) {
+      const std::vector<int>& r = readers.at(buffer);
+      partners.insert(partners.end(), std::upper_bound(r.begin(), r.end(), a), r.end());
+    }
+    std::sort(partners.begin(), partners.end());
+    partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
+    for (int b : partners) {
       const Kernel& kb = program.kernels[b];
-      if (kb.kind == proto::Kernel::EXTERN || ka.ranges != kb.ranges) continue;
-      std::vector<int> shared = Shared(reads[a], reads[b]);
-      if (shared.empty()) continue;
+      if (ka.ranges != kb.ranges) continue;
+      std::vector<int> shared = Shared(accesses[a].reads, accesses[b].reads);
       std::vector<std::string> names = {ka.name, kb.name};
+      if (!deps.has_value()) deps = KernelDeps::ComputeWindow(program, accesses, 0, n - 1);
       std::string why;
-      if (deps.DependsOn(b, a)) {
+      if (deps->DependsOn(b, a)) {
         why = absl::StrCat(kb.name, " depends on ", ka.name);
       } else if (!SameLoopRanges(ka, kb)) {
         why = "their Loops have different ranges";
@@ -64,24 +90,32 @@ bool MergeOnePair(Program& program, absl::flat_hash_set<std::string>& seen) {
       int64_t saved = BytesHint(program, ka) + BytesHint(program, kb) -
                       BytesHint(program, merged);
       std::vector<std::string> shared_names;
-      for (int s : shared) shared_names.push_back(program.buffer(s).name);
+      for (int sb : shared) shared_names.push_back(program.buffer(sb).name);
       RecordDecision(program, kPass, "horizontal", names, true,
                      absl::StrCat("same iteration space, sharing ",
                                   absl::StrJoin(shared_names, ", ")),
                      saved);
-      MergeInto(program, deps, a, b, std::move(merged));
-      return true;
+      MergeInto(program, *deps, a, b, std::move(merged), &accesses);
+      return a;
     }
   }
-  return false;
+  return -1;
 }
 
 }  // namespace
 
+// Merges the first mergeable pair in (a, b) order, again and again, as a scan over all pairs
+// after every merge would; but a pair whose first kernel comes before the last merge's never
+// becomes mergeable (the kernels before it keep their places, accesses and dependencies;
+// the merged kernel has the ranges, Loop ranges and dependencies of its two parts, which both
+// were no partner of theirs), so each scan starts where the last merge happened.
 absl::StatusOr<bool> FuseHorizontal(Program& program) {
-  bool changed = false;
   absl::flat_hash_set<std::string> seen;
-  while (MergeOnePair(program, seen)) changed = true;
+  std::vector<KernelAccess> accesses = ComputeAccesses(program);
+  bool changed = false;
+  for (int start = 0; (start = MergeFirstPair(program, accesses, start, seen)) >= 0;) {
+    changed = true;
+  }
   return changed;
 }
 

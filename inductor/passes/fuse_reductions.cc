@@ -1,5 +1,6 @@
 // FuseReductions: a reduction's consumers over its outer space join it (fusion.h).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@ struct Join {
   std::string reason;  // why not, when !ok
   bool ok = false;
   Kernel merged;
+  std::optional<KernelDeps> deps;  // over [r, c], when ok
 };
 
 // Whether `c`'s loads of the buffers `r` writes can all read the stored values.
@@ -49,7 +51,8 @@ std::string CheckForwarding(const Program& program, const Kernel& r, const Kerne
   return "";
 }
 
-Join Consider(const Program& program, const KernelDeps& deps, int ri, int ci) {
+Join Consider(const Program& program, const std::vector<KernelAccess>& accesses, int ri,
+             int ci) {
   const Kernel& r = program.kernels[ri];
   const Kernel& c = program.kernels[ci];
   const std::vector<SymExpr>& outer = r.ranges;
@@ -91,8 +94,9 @@ Join Consider(const Program& program, const KernelDeps& deps, int ri, int ci) {
     }
     joined = AsInnerLoop(c, static_cast<int>(outer.size()));
   }
-  std::vector<int> rreads = r.Reads(), rwrites = r.Writes();
-  for (int w : c.Writes()) {
+  const std::vector<int>& rreads = accesses[ri].reads;
+  const std::vector<int>& rwrites = accesses[ri].writes;
+  for (int w : accesses[ci].writes) {
     if (std::find(rreads.begin(), rreads.end(), w) != rreads.end() ||
         std::find(rwrites.begin(), rwrites.end(), w) != rwrites.end()) {
       j.reason = absl::StrCat("consumer writes ", program.buffer(w).name,
@@ -102,7 +106,8 @@ Join Consider(const Program& program, const KernelDeps& deps, int ri, int ci) {
   }
   j.reason = CheckForwarding(program, r, joined);
   if (!j.reason.empty()) return j;
-  if (!deps.CanMerge(ri, ci)) {
+  j.deps = KernelDeps::ComputeWindow(program, accesses, ri, ci);
+  if (!j.deps->CanMerge(ri, ci)) {
     j.reason = "a kernel between them depends on the reduction and feeds the consumer";
     return j;
   }
@@ -118,22 +123,21 @@ Join Consider(const Program& program, const KernelDeps& deps, int ri, int ci) {
 absl::StatusOr<bool> FuseReductions(Program& program) {
   bool changed = false;
   absl::flat_hash_set<std::string> recorded;  // rejections already recorded
+  std::vector<KernelAccess> accesses = ComputeAccesses(program);
   for (int ri = 0; ri < static_cast<int>(program.kernels.size()); ++ri) {
     if (program.kernels[ri].kind != proto::Kernel::REDUCTION) continue;
     bool merged = true;
     while (merged) {
       merged = false;
-      KernelDeps deps = KernelDeps::Compute(program);
-      std::vector<int> writes = program.kernels[ri].Writes();
+      const std::vector<int> writes = accesses[ri].writes;
       for (int ci = ri + 1; ci < static_cast<int>(program.kernels.size()) && !merged; ++ci) {
         const Kernel& c = program.kernels[ci];
-        std::vector<int> reads = c.Reads();
-        bool consumer = std::any_of(writes.begin(), writes.end(), [&](int w) {
-          return std::find(reads.begin(), reads.end(), w) != reads.end();
-        });
+        const KernelAccess& ca = accesses[ci];
+        bool consumer =
+            std::any_of(writes.begin(), writes.end(), [&](int w) { return ca.Reads(w); });
         if (!consumer) continue;
         const Kernel& r = program.kernels[ri];
-        Join j = Consider(program, deps, ri, ci);
+        Join j = Consider(program, accesses, ri, ci);
         std::vector<std::string> names = {r.name, c.name};
         if (!j.ok) {
           if (recorded.insert(absl::StrCat(r.name, "|", c.name, "|", j.reason)).second) {
@@ -150,9 +154,7 @@ absl::StatusOr<bool> FuseReductions(Program& program) {
                 ? "consumer over the outer and reduced ranges joins as a further Loop"
                 : "pointwise consumer over the outer ranges joins as an epilogue";
         RecordDecision(program, kPass, j.kind, names, true, reason, saved);
-        std::vector<int> order = deps.MergedOrder(ri, ci);
-        MergeInto(program, deps, ri, ci, std::move(j.merged));
-        ri = static_cast<int>(std::find(order.begin(), order.end(), ri) - order.begin());
+        ri = MergeInto(program, *j.deps, ri, ci, std::move(j.merged), &accesses);
         merged = changed = true;
       }
     }

@@ -38,7 +38,8 @@ struct Candidate {
 };
 
 // Why `consumer` (at index j) cannot take producer p's body, or "" when it can; fills `out`.
-std::string TryConsumer(const Program& program, int p, int j, int buffer, Candidate& out) {
+std::string TryConsumer(const Program& program, const std::vector<KernelAccess>& accesses, int p,
+                        int j, int buffer, Candidate& out) {
   const Kernel& producer = program.kernels[p];
   const Kernel& consumer = program.kernels[j];
   const std::string& bname = program.buffer(buffer).name;
@@ -46,10 +47,10 @@ std::string TryConsumer(const Program& program, int p, int j, int buffer, Candid
     return absl::StrCat("consumer is an extern (", consumer.extern_op,
                         ") reading the materialized buffer ", bname);
   }
-  std::vector<int> reads = producer.Reads();
+  const std::vector<int>& reads = accesses[p].reads;
   absl::flat_hash_set<int> inputs(reads.begin(), reads.end());
   for (int m = p + 1; m < j; ++m) {
-    for (int w : program.kernels[m].Writes()) {
+    for (int w : accesses[m].writes) {
       if (inputs.contains(w)) {
         return absl::StrCat("kernel ", program.kernels[m].name, " overwrites ",
                             program.buffer(w).name, " (read by the producer) between them");
@@ -87,8 +88,10 @@ std::string TryConsumer(const Program& program, int p, int j, int buffer, Candid
   return "";
 }
 
-// Tries to inline kernel p everywhere; returns whether it was removed.
-bool InlineProducer(Program& program, int p, bool& changed) {
+// Tries to inline kernel p everywhere; returns whether it was removed. `accesses` (one per
+// kernel) is kept in step with the program.
+bool InlineProducer(Program& program, std::vector<KernelAccess>& accesses, int p,
+                    bool& changed) {
   const Kernel& producer = program.kernels[p];
   std::optional<int> out = PointwiseOutput(producer);
   if (!out.has_value()) return false;
@@ -96,8 +99,7 @@ bool InlineProducer(Program& program, int p, bool& changed) {
   const Buffer& buf = program.buffer(buffer);
   std::vector<int> readers;
   for (int j = p + 1; j < static_cast<int>(program.kernels.size()); ++j) {
-    std::vector<int> r = program.kernels[j].Reads();
-    if (std::find(r.begin(), r.end(), buffer) != r.end()) readers.push_back(j);
+    if (accesses[j].Reads(buffer)) readers.push_back(j);
   }
   if (readers.empty()) return false;
   std::vector<std::string> names = {producer.name};
@@ -113,8 +115,7 @@ bool InlineProducer(Program& program, int p, bool& changed) {
   }
   for (size_t j = 0; j < program.kernels.size(); ++j) {
     if (static_cast<int>(j) == p) continue;
-    std::vector<int> w = program.kernels[j].Writes();
-    if (std::find(w.begin(), w.end(), buffer) != w.end()) {
+    if (accesses[j].Writes(buffer)) {
       RecordDecision(program, kPass, "vertical", names, false,
                      absl::StrCat("buffer ", buf.name, " is also written by ",
                                   program.kernels[j].name),
@@ -128,7 +129,7 @@ bool InlineProducer(Program& program, int p, bool& changed) {
   int sites = 0;
   for (int j : readers) {
     Candidate c;
-    std::string why = TryConsumer(program, p, j, buffer, c);
+    std::string why = TryConsumer(program, accesses, p, j, buffer, c);
     if (why.empty()) {
       sites += c.sites;
       candidates.push_back(std::move(c));
@@ -177,9 +178,13 @@ bool InlineProducer(Program& program, int p, bool& changed) {
     RecordDecision(program, kPass, KindFor(program.kernels[c.index]),
                    {producer.name, program.kernels[c.index].name}, true, reason, bytes);
     program.kernels[c.index] = std::move(c.fused);
+    accesses[c.index] = KernelAccess::Of(program.kernels[c.index]);
   }
   changed = true;
-  if (removable) program.kernels.erase(program.kernels.begin() + p);
+  if (removable) {
+    program.kernels.erase(program.kernels.begin() + p);
+    accesses.erase(accesses.begin() + p);
+  }
   return removable;
 }
 
@@ -187,8 +192,9 @@ bool InlineProducer(Program& program, int p, bool& changed) {
 
 absl::StatusOr<bool> FuseVertical(Program& program) {
   bool changed = false;
+  std::vector<KernelAccess> accesses = ComputeAccesses(program);
   for (int p = 0; p < static_cast<int>(program.kernels.size());) {
-    if (!InlineProducer(program, p, changed)) ++p;
+    if (!InlineProducer(program, accesses, p, changed)) ++p;
   }
   return changed;
 }

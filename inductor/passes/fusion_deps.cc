@@ -1,4 +1,5 @@
 // Fusion machinery: dependencies between kernels, merged program order, scoring, decisions.
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -7,27 +8,57 @@
 
 namespace coil::inductor {
 
+bool KernelAccess::Reads(int buffer) const {
+  return std::binary_search(reads.begin(), reads.end(), buffer);
+}
+
+bool KernelAccess::Writes(int buffer) const {
+  return std::binary_search(writes.begin(), writes.end(), buffer);
+}
+
+std::vector<KernelAccess> ComputeAccesses(const Program& program) {
+  std::vector<KernelAccess> out;
+  out.reserve(program.kernels.size());
+  for (const Kernel& k : program.kernels) out.push_back(KernelAccess::Of(k));
+  return out;
+}
+
 KernelDeps KernelDeps::Compute(const Program& program) {
-  KernelDeps deps;
   const int n = static_cast<int>(program.kernels.size());
-  const size_t words = (n + 63) / 64;
+  return ComputeWindow(program, ComputeAccesses(program), 0, n - 1);
+}
+
+KernelDeps KernelDeps::ComputeWindow(const Program& program,
+                                     const std::vector<KernelAccess>& accesses, int first,
+                                     int last) {
+  const int n = static_cast<int>(program.kernels.size());
+  COIL_CHECK(accesses.size() == program.kernels.size())
+      << accesses.size() << " accesses for " << n << " kernels";
+  COIL_CHECK(n == 0 || (0 <= first && first <= last + 1 && last < n))
+      << "window " << first << ".." << last << " of " << n << " kernels";
+  KernelDeps deps;
   deps.n_ = n;
-  deps.before_.assign(n, std::vector<uint64_t>(words, 0));
-  absl::flat_hash_map<int, int> last_writer;
+  deps.first_ = first;
+  const int size = std::max(0, last - first + 1);
+  const size_t words = (size + 63) / 64;
+  deps.before_.assign(size, std::vector<uint64_t>(words, 0));
+  // Kernels outside the window are left out: a dependency between two window kernels never
+  // runs through them (every path between them stays between them in program order).
+  absl::flat_hash_map<int, int> last_writer;           // window-relative
   absl::flat_hash_map<int, std::vector<int>> readers;  // since the last write
-  for (int j = 0; j < n; ++j) {
-    const Kernel& k = program.kernels[j];
-    std::vector<int> reads = k.Reads();
-    std::vector<int> writes = k.Writes();
-    std::vector<int> preds;
-    for (int b : reads) {
+  std::vector<int> preds;
+  for (int j = 0; j < size; ++j) {
+    const KernelAccess& k = accesses[first + j];
+    preds.clear();
+    for (int b : k.reads) {
       auto it = last_writer.find(b);
       if (it != last_writer.end()) preds.push_back(it->second);
     }
-    for (int b : writes) {
+    for (int b : k.writes) {
       auto it = last_writer.find(b);
       if (it != last_writer.end()) preds.push_back(it->second);
-      for (int r : readers[b]) preds.push_back(r);
+      auto r = readers.find(b);
+      if (r != readers.end()) preds.insert(preds.end(), r->second.begin(), r->second.end());
     }
     std::vector<uint64_t>& bits = deps.before_[j];
     for (int p : preds) {
@@ -35,8 +66,8 @@ KernelDeps KernelDeps::Compute(const Program& program) {
       for (size_t w = 0; w < words; ++w) bits[w] |= deps.before_[p][w];
       bits[p / 64] |= uint64_t{1} << (p % 64);
     }
-    for (int b : reads) readers[b].push_back(j);
-    for (int b : writes) {
+    for (int b : k.reads) readers[b].push_back(j);
+    for (int b : k.writes) {
       last_writer[b] = j;
       readers[b].clear();
     }
@@ -45,8 +76,12 @@ KernelDeps KernelDeps::Compute(const Program& program) {
 }
 
 bool KernelDeps::DependsOn(int j, int i) const {
-  COIL_CHECK(j >= 0 && j < n_ && i >= 0 && i < n_) << "kernel index " << j << ", " << i;
-  return (before_[j][i / 64] >> (i % 64)) & 1;
+  const int size = static_cast<int>(before_.size());
+  COIL_CHECK(j >= first_ && j < first_ + size && i >= first_ && i < first_ + size)
+      << "kernel index " << j << ", " << i << " outside the window " << first_ << ".."
+      << first_ + size - 1;
+  const int jj = j - first_, ii = i - first_;
+  return (before_[jj][ii / 64] >> (ii % 64)) & 1;
 }
 
 bool KernelDeps::CanMerge(int a, int b) const {
@@ -77,14 +112,28 @@ std::vector<int> KernelDeps::MergedOrder(int a, int b) const {
   return order;
 }
 
-void MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel merged) {
+int MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel merged,
+              std::vector<KernelAccess>* accesses) {
   std::vector<int> order = deps.MergedOrder(a, b);
+  if (accesses != nullptr) {
+    COIL_CHECK(accesses->size() == program.kernels.size())
+        << accesses->size() << " accesses for " << program.kernels.size() << " kernels";
+    std::vector<KernelAccess> moved;
+    moved.reserve(order.size());
+    for (int i : order) {
+      moved.push_back(i == a ? KernelAccess::Of(merged) : std::move((*accesses)[i]));
+    }
+    *accesses = std::move(moved);
+  }
   std::vector<Kernel> kernels;
   kernels.reserve(order.size());
+  int position = -1;
   for (int i : order) {
+    if (i == a) position = static_cast<int>(kernels.size());
     kernels.push_back(i == a ? std::move(merged) : std::move(program.kernels[i]));
   }
   program.kernels = std::move(kernels);
+  return position;
 }
 
 int64_t BytesHint(const Program& program, const Kernel& k) {

@@ -88,12 +88,34 @@ void JoinRangelessLoops(Kernel& k);
 
 // ---- Dependencies --------------------------------------------------------------------------
 
+// The buffers one kernel reads and writes (Kernel::Reads / Writes). Kernel::Reads walks the
+// whole body, and passes ask for every kernel's accesses again and again, so they keep one
+// KernelAccess per kernel in step with Program::kernels instead.
+struct KernelAccess {
+  std::vector<int> reads, writes;  // sorted, each once
+
+  static KernelAccess Of(const Kernel& k) { return {k.Reads(), k.Writes()}; }
+  bool Reads(int buffer) const;
+  bool Writes(int buffer) const;
+};
+// KernelAccess::Of every kernel, in program order.
+std::vector<KernelAccess> ComputeAccesses(const Program& program);
+
 // Transitive dependencies between the kernels of a program: j depends on i (i < j) when j
 // reads what i writes, writes what i reads, or writes what i writes, directly or through
 // other kernels.
+//
+// Every path of dependencies from a to b runs through kernels between them, so the questions
+// below about kernels a < b need only the window [a, b]: ComputeWindow costs O(window) where
+// Compute costs O(program) (passes that merge kernel by kernel would be quadratic otherwise).
 class KernelDeps {
  public:
   static KernelDeps Compute(const Program& program);
+  // Dependencies among kernels first..last only (inclusive); `accesses` as ComputeAccesses.
+  // Queries must name kernels in the window (CHECKed).
+  static KernelDeps ComputeWindow(const Program& program,
+                                  const std::vector<KernelAccess>& accesses, int first,
+                                  int last);
   // Whether kernel j (transitively) depends on kernel i.
   bool DependsOn(int j, int i) const;
   // Whether kernels a < b can become one kernel: no kernel between them depends on a and
@@ -104,12 +126,17 @@ class KernelDeps {
   std::vector<int> MergedOrder(int a, int b) const;
 
  private:
-  int n_ = 0;
-  std::vector<std::vector<uint64_t>> before_;  // before_[j]: bitset of the i that j depends on
+  int n_ = 0;      // kernels in the program
+  int first_ = 0;  // the window: kernels first_ .. first_ + before_.size() - 1
+  // before_[j - first_]: bitset of the i - first_ that j depends on.
+  std::vector<std::vector<uint64_t>> before_;
 };
 
-// Replaces kernels a < b by `merged` at the position KernelDeps::MergedOrder gives.
-void MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel merged);
+// Replaces kernels a < b by `merged` at the position KernelDeps::MergedOrder gives (`deps`
+// covers at least the window [a, b]) and returns that position; `accesses` (optional, one per
+// kernel) is kept in step.
+int MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel merged,
+              std::vector<KernelAccess>* accesses = nullptr);
 
 // ---- Scoring and decisions -----------------------------------------------------------------
 

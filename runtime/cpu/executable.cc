@@ -26,6 +26,10 @@ using Bindings = absl::flat_hash_map<std::string, int64_t>;
 
 // Loop iterations (elements) one ParallelFor chunk should hold at least.
 constexpr int64_t kGrainWork = 16384;
+// Below this many iterations in all a kernel runs on the calling thread: waking the pool costs
+// several microseconds (more on a loaded machine), as much as this work (docs/cpu_backend.md,
+// "Runtime performance").
+constexpr int64_t kMinParallelWork = 65536;
 
 struct BufferInfo {
   const proto::Buffer* proto = nullptr;
@@ -52,6 +56,14 @@ struct KernelInfo {
   bool symbolic_attrs = false;
 };
 
+// An EXTERN kernel's call under one binding: shapes and bound attributes; data pointers are
+// set per run.
+struct ExternCall {
+  std::vector<ExternTensor> inputs;
+  ExternTensor output;
+  AttrMap attrs;
+};
+
 // Everything that depends on the symbol values only.
 struct Layout {
   std::vector<int64_t> key;  // the bound symbols, in graph order (INT64_MIN: unbound)
@@ -61,6 +73,7 @@ struct Layout {
   int64_t arena_bytes = 0;
   std::vector<int64_t> parallel;  // P per kernel (0: nothing to run)
   std::vector<int64_t> grain;
+  std::vector<ExternCall> externs;  // by kernel index (empty for non-EXTERN kernels)
 };
 
 absl::StatusOr<SymExpr> Sym(const proto::SymExpr& p, absl::string_view what) {
@@ -109,10 +122,15 @@ struct CpuExecutable::Impl {
   std::optional<Layout> layout;  // of the last run's symbol values
   std::unique_ptr<char, FreeDeleter> arena;
   int64_t arena_capacity = 0;
+  // What each EXTERN kernel's implementation keeps across runs (primitives, packed weights).
+  std::vector<ExternStateSlot> extern_states;  // by kernel index
+  // Per-run scratch, kept to avoid allocations (runs are serialized).
+  std::vector<char*> ptrs;
+  std::vector<int64_t> symbols;
 
   absl::Status Init(const CpuExecutableOptions& options);
   absl::Status InitKernel(const proto::Kernel& k);
-  absl::StatusOr<const Layout*> LayoutFor(const Bindings& b);
+  absl::StatusOr<Layout*> LayoutFor(const Bindings& b);
   absl::Status EnsureArena(int64_t bytes);
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
 };
@@ -205,6 +223,7 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
     }
     if (absl::Status s = InitKernel(k); !s.ok()) return s;
   }
+  extern_states.resize(kernels.size());
   for (const auto& [id, fn] : table) {
     if (!kernel_ids.contains(id)) {
       return absl::InvalidArgumentError(
@@ -293,7 +312,7 @@ absl::Status CpuExecutable::Impl::InitKernel(const proto::Kernel& k) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<const Layout*> CpuExecutable::Impl::LayoutFor(const Bindings& b) {
+absl::StatusOr<Layout*> CpuExecutable::Impl::LayoutFor(const Bindings& b) {
   std::vector<int64_t> key;
   for (const SymbolInfo& s : graph.symbols()) {
     auto it = b.find(s.name);
@@ -374,7 +393,25 @@ absl::StatusOr<const Layout*> CpuExecutable::Impl::LayoutFor(const Bindings& b) 
     const int64_t row = std::max<int64_t>(1, std::min<int64_t>(*inner, int64_t{1} << 20) *
                                                  std::max<int64_t>(loop_work, 1));
     l.parallel.push_back(*p);
-    l.grain.push_back(std::max<int64_t>(1, kGrainWork / row));
+    // Too little work in all to pay for waking the pool: one chunk on the calling thread.
+    const bool tiny = *p <= kMinParallelWork / row;
+    l.grain.push_back(tiny ? std::max<int64_t>(*p, 1) : std::max<int64_t>(1, kGrainWork / row));
+    l.externs.emplace_back();
+    if (k.proto->kind() != proto::Kernel::EXTERN) continue;
+    ExternCall& call = l.externs.back();
+    auto tensor = [&](int id) {
+      const int i = index_of_id[id];
+      return ExternTensor{buffers[i].dtype, l.shapes[i], nullptr,
+                          buffers[i].proto->kind() == proto::Buffer::CONSTANT};
+    };
+    for (int id : k.proto->extern_inputs()) call.inputs.push_back(tensor(id));
+    call.output = tensor(k.proto->extern_output());
+    call.attrs = k.attrs;
+    if (k.symbolic_attrs) {
+      if (absl::Status s = coil::BindSymAttrs(call.attrs, b); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(k.where, ": ", s.message()));
+      }
+    }
   }
   layout = std::move(l);
   return &*layout;
@@ -397,14 +434,14 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
   // Input checks (with the graph interpreter's messages) happen in BindSymbols.
   absl::StatusOr<Bindings> bindings = BindSymbols(graph, inputs);
   if (!bindings.ok()) return bindings.status();
-  absl::StatusOr<const Layout*> lp = LayoutFor(*bindings);
+  absl::StatusOr<Layout*> lp = LayoutFor(*bindings);
   if (!lp.ok()) return lp.status();
-  const Layout& l = **lp;
-  std::vector<int64_t> symbols;
+  Layout& l = **lp;
+  symbols.clear();
   for (int64_t v : l.key) symbols.push_back(v == INT64_MIN ? 0 : v);
   if (absl::Status s = EnsureArena(l.arena_bytes); !s.ok()) return s;
 
-  std::vector<char*> ptrs(index_of_id.size(), nullptr);
+  ptrs.assign(index_of_id.size(), nullptr);
   std::vector<HostTensor> copies(buffers.size());  // non-contiguous inputs
   std::vector<std::shared_ptr<std::vector<uint8_t>>> outs(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -444,23 +481,14 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
   for (size_t ki = 0; ki < kernels.size(); ++ki) {
     const KernelInfo& k = kernels[ki];
     if (k.proto->kind() == proto::Kernel::EXTERN) {
-      std::vector<ExternTensor> args;
-      auto tensor = [&](int id) {
-        const int i = index_of_id[id];
-        return ExternTensor{buffers[i].dtype, l.shapes[i], ptrs[id]};
-      };
-      for (int id : k.proto->extern_inputs()) args.push_back(tensor(id));
-      const ExternTensor out = tensor(k.proto->extern_output());
-      AttrMap bound;
-      if (k.symbolic_attrs) {
-        bound = k.attrs;
-        if (absl::Status s = coil::BindSymAttrs(bound, *bindings); !s.ok()) {
-          return absl::Status(s.code(), absl::StrCat(k.where, ": ", s.message()));
-        }
+      ExternCall& call = l.externs[ki];
+      for (int i = 0; i < k.proto->extern_inputs_size(); ++i) {
+        call.inputs[i].data = ptrs[k.proto->extern_inputs(i)];
       }
+      call.output.data = ptrs[k.proto->extern_output()];
       absl::Status s = RunExtern(k.proto->extern_op(),
-                                 ExternArgs{args, out, k.symbolic_attrs ? bound : k.attrs,
-                                            pool->num_threads()});
+                                 ExternArgs{call.inputs, call.output, call.attrs,
+                                            pool->num_threads(), &extern_states[ki]});
       if (!s.ok()) {
         return absl::Status(s.code(), absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
                                                    "): ", s.message()));

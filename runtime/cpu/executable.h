@@ -15,6 +15,13 @@
 // OUTPUT buffers afresh and returns them without copying. INPUT buffers are the caller's
 // tensors (a non-contiguous one is copied first); a kernel that writes an input (prims.copy_to)
 // writes through to the caller's tensor, as the Schedule interpreter does.
+//
+// Speed: everything that depends only on the symbol values (buffer shapes, offsets, kernel
+// splits, extern shapes and bound attributes) is computed once per binding and reused while
+// the input shapes stay the same. Each EXTERN kernel keeps its library state across runs
+// (runtime/cpu/externs.h: primitives per shape, CONSTANT weights reordered once). A kernel
+// with less than ~64K iterations in all runs on the calling thread; larger ones are split
+// over the pool (docs/cpu_backend.md, "Runtime performance").
 #ifndef COIL_RUNTIME_CPU_EXECUTABLE_H_
 #define COIL_RUNTIME_CPU_EXECUTABLE_H_
 

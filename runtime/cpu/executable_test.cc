@@ -1,11 +1,15 @@
 // CpuExecutable against the Schedule interpreter, on hand-built schedules whose kernels are
 // hand-written C++ functions with the kernel ABI (runtime/cpu/kernel_abi.h): a pointwise chain
 // over a symbolic batch (arena reuse and growth, parallel split), a reduction, an mm extern
-// with an epilogue and a constant, a store into an input (contiguous or not), and the errors.
+// with an epilogue and a constant, a store into an input (contiguous or not), and the errors;
+// a convolution with constant weights over changing batch sizes; small kernels run inline.
 #include "runtime/cpu/executable.h"
 
 #include <atomic>
 #include <cmath>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
@@ -471,6 +475,66 @@ TEST(CpuExecutableTest, ExternSchedulesFromThePipeline) {
   %2: f32[batch, 2, 3, 5] = aten.matmul(%0, %1)
   return %2
 })", false);
+}
+
+// A convolution whose weights are a CONSTANT buffer: the extern keeps its primitives per batch
+// size and the weights reordered once; every run, in any order of batch sizes, matches the
+// Schedule interpreter.
+TEST(CpuExecutableTest, ConvolutionWithConstantWeightsAcrossBatches) {
+  std::vector<float> w(6 * 2 * 3 * 3), bias = {0.5f, -1, 0.25f, 2, -0.75f, 1};
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 7919) % 23) / 11.0f - 1;
+  absl::StatusOr<Graph> g = ParseGraph(R"(graph @conv(%0 "x": f32[batch, 4, 9, 9]) {
+  symbol batch min 1 max 0 hint 4
+  %1 "w": f32[6, 2, 3, 3] = constant dense ")" + HexFloats(w) + R"("
+  %2 "b": f32[6] = constant dense ")" + HexFloats(bias) + R"("
+  %3: f32[batch, 6, 5, 5] = aten.convolution(%0, %1, %2) {dilation = [1], groups = 2, output_padding = [0], padding = [1], stride = [2], transposed = false}
+  return %3
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(prims::Decompose(*g).ok());
+  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Create(*s, {});
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  for (int64_t batch : {1, 3, 1, 5, 3, 2, 1}) {
+    std::vector<HostTensor> in = {Random({batch, 4, 9, 9}, static_cast<int>(batch))};
+    absl::StatusOr<std::vector<HostTensor>> got = (*exe)->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(*s, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectClose((*want)[0], (*got)[0], 1e-5, "batch " + std::to_string(batch));
+  }
+}
+
+std::mutex calls_mu;
+std::vector<std::pair<std::thread::id, int64_t>> calls;  // (thread, rows) per kernel call
+
+extern "C" void RecordedAddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms) {
+  {
+    std::lock_guard<std::mutex> lock(calls_mu);
+    calls.emplace_back(std::this_thread::get_id(), e - b);
+  }
+  AddRows(b, e, bufs, syms);
+}
+
+// Waking the pool costs more than a small kernel's work: below ~64K iterations a kernel is one
+// call on the calling thread; above, it is split into chunks.
+TEST(CpuExecutableTest, SmallKernelsRunInlineLargeOnesSplit) {
+  std::unique_ptr<CpuExecutable> exe =
+      MustCreate(PointwiseChain(), {{1, &RecordedAddRows}, {2, &SquareRows}}, 4);
+  for (int64_t batch : {1, 1000, 16000, 40000}) {
+    calls.clear();
+    std::vector<HostTensor> in = {Random({batch, 4}, 1), Random({batch, 4}, 2)};
+    ASSERT_TRUE(exe->Run(in).ok());
+    const bool small = batch * 4 <= 65536;
+    if (small) {
+      ASSERT_EQ(calls.size(), 1u) << "batch " << batch;
+      EXPECT_EQ(calls[0].first, std::this_thread::get_id());
+      EXPECT_EQ(calls[0].second, batch);
+    } else {
+      EXPECT_GT(calls.size(), 1u) << "batch " << batch;
+    }
+  }
 }
 
 // HostTensor::AdoptStorage / RawData (added for this runtime).

@@ -2,14 +2,19 @@
 // by op name, with the op's reference kernel (runtime/reference/kernel_registry.h) as the
 // fallback for every op or case a library does not cover.
 //
-// Library (chosen by measurement, docs/benchmarks.md "CPU extern library choice"): oneDNN 2.6.
-//   aten.mm           f32: dnnl_sgemm
+// Library (chosen by measurement, docs/benchmarks.md "CPU extern library choice"): oneDNN 2.6,
+// loaded at run time (dnnl_api.h; OpenMP threads wait passively unless OMP_WAIT_POLICY says
+// otherwise).
+//   aten.mm           f32: dnnl_sgemm; with constant weights a oneDNN matmul whose packed
+//                     weights the call site keeps
 //   aten.bmm          f32: a batched oneDNN matmul primitive
 //   aten.convolution  f32, not transposed, 1-3 spatial dims, any stride / padding / dilation /
-//                     groups, optional f32 bias: oneDNN convolution (blocked layouts, reorders)
-// Everything else (other dtypes: f16 / bf16 / f64 / integers, transposed convolution,
-// prims.cumsum / cumprod / scatter, any other op) runs the reference kernel: correct, slow
-// (elements go through double).
+//                     groups, optional f32 bias: oneDNN convolution (blocked layouts, reorders;
+//                     constant weights reordered once per call site)
+// With a call site's state (ExternArgs::state) primitives are made once per shape, not per
+// call. Everything else (other dtypes: f16 / bf16 / f64 / integers, transposed convolution,
+// prims.cumsum / cumprod / scatter, any other op, or no oneDNN on the machine) runs the
+// reference kernel: correct, slow (elements go through double).
 //
 //   ExternTensor a{proto::FLOAT32, {2, 3}, a_bytes}, b{...}, out{...};
 //   absl::Status s = RunExtern("aten.mm", {a, b}, out, attrs, /*num_threads=*/2);
@@ -18,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,16 +42,32 @@ struct ExternTensor {
   DType dtype = proto::DTYPE_UNSPECIFIED;
   std::vector<int64_t> shape;
   char* data = nullptr;
+  // A CONSTANT buffer of the schedule: the same bytes at the same address on every call of
+  // this call site, so a library may keep a transformed copy (reordered weights) in its state.
+  bool constant = false;
   int64_t numel() const;
 };
 
+// What an implementation keeps across the calls of one call site (a Schedule's EXTERN kernel):
+// created primitives per shape, constant weights in the library's layout. Each implementation
+// derives its own type and replaces a state of another type. The CPU executable keeps one
+// slot per EXTERN kernel for its lifetime; runs are serialized, so a slot is never used by two
+// threads at once.
+class ExternState {
+ public:
+  virtual ~ExternState() = default;
+};
+using ExternStateSlot = std::unique_ptr<ExternState>;
+
 // One call: inputs, the output to write, the op's attributes (normalized by its schema, sym
-// attributes bound to constants) and the threads the library may use.
+// attributes bound to constants), the threads the library may use, and the call site's state
+// slot (nullptr: nothing is kept, e.g. a one-off call).
 struct ExternArgs {
   absl::Span<const ExternTensor> inputs;
   const ExternTensor& output;
   const AttrMap& attrs;
   int num_threads = 1;
+  ExternStateSlot* state = nullptr;
 };
 
 // A library implementation: true when it ran the call, false to let the reference kernel run
@@ -64,7 +86,8 @@ class ExternRegistry {
   absl::flat_hash_map<std::string, ExternImpl> impls_;
 };
 
-// Registers aten.mm / aten.bmm / aten.convolution through oneDNN (dnnl_externs.cc).
+// Registers aten.mm / aten.bmm / aten.convolution through oneDNN (dnnl_externs.cc); they
+// decline (reference kernels run) when oneDNN cannot be loaded.
 void RegisterDnnlExterns(ExternRegistry& registry);
 
 // Runs `op`: the Default() implementation if it takes the call, else the reference kernel.

@@ -1,13 +1,20 @@
 // Externs against the reference kernels on random data: oneDNN mm / bmm / convolution
 // (grouped, strided, dilated, padded, 1-D / 3-D, with bias) within f32 rounding, and the
-// reference fallbacks (transposed convolution, f64 / integer operands, scans) exactly.
+// reference fallbacks (transposed convolution, f64 / integer operands, scans) exactly; plans
+// and constant weights kept in a call site's state; oneDNN loaded with passive OpenMP waits.
 #include "runtime/cpu/externs.h"
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace coil::cpu {
@@ -157,6 +164,162 @@ TEST(ExternsTest, ShapeMismatchIsAnError) {
   s = RunExtern("aten.mm", ExternArgs{args64, o.t, {}, 1});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("does not match"), std::string::npos) << s;
+}
+
+// Runs `op` on `in` through a call site's `state` slot and checks it against the reference
+// kernel on the same data.
+void CompareWithState(const std::string& op, std::vector<Buf>& in,
+                      std::vector<int64_t> out_shape, const AttrMap& attrs,
+                      ExternStateSlot& state, double tol = 1e-4) {
+  std::vector<ExternTensor> args;
+  for (const Buf& b : in) args.push_back(b.t);
+  Buf got(proto::FLOAT32, out_shape, 99), want(proto::FLOAT32, out_shape, 98);
+  ASSERT_TRUE(RunExtern(op, ExternArgs{args, got.t, attrs, 2, &state}).ok());
+  ASSERT_TRUE(RunReferenceExtern(op, ExternArgs{args, want.t, attrs, 1}).ok());
+  for (int64_t i = 0; i < got.t.numel(); ++i) {
+    ASSERT_NEAR(At(want.t, i), At(got.t, i), tol * (1 + std::abs(At(want.t, i))))
+        << op << " element " << i;
+  }
+}
+
+TEST(ExternsStateTest, ConvolutionPlansPerShapeAndCachedConstantWeights) {
+  ExternStateSlot state;
+  Buf w(proto::FLOAT32, {32, 16, 3, 3}, 1), bias(proto::FLOAT32, {32}, 2);
+  w.t.constant = true;
+  const AttrMap same = Conv({1}, {1}, {1}, 1), strided = Conv({2}, {1}, {1}, 1);
+  // A symbolic batch: new plans per batch size, more sizes than plans are kept, old sizes again.
+  for (int64_t batch : {1, 3, 1, 2, 4, 5, 6, 7, 8, 9, 10, 1, 3}) {
+    std::vector<Buf> in = {Buf(proto::FLOAT32, {batch, 16, 12, 12}, 3), w, bias};
+    in[1].t.data = w.t.data;  // the same constant buffer on every call
+    CompareWithState("aten.convolution", in, {batch, 32, 12, 12}, same, state);
+  }
+  ASSERT_NE(state, nullptr);
+  // Other attributes at the same site (sym attributes bound per run) make another plan.
+  std::vector<Buf> in = {Buf(proto::FLOAT32, {2, 16, 12, 12}, 4), w, bias};
+  in[1].t.data = w.t.data;
+  CompareWithState("aten.convolution", in, {2, 32, 6, 6}, strided, state);
+
+  // The weights are reordered once: changing the constant's bytes in place does not reach the
+  // cached copy (CONSTANT buffers never change), while the same call marked non-constant, or
+  // a constant at another address, reads the bytes it is given.
+  std::vector<ExternTensor> args = {Buf(proto::FLOAT32, {2, 16, 12, 12}, 5).t, w.t, bias.t};
+  Buf x = Buf(proto::FLOAT32, {2, 16, 12, 12}, 5);
+  args[0] = x.t;
+  Buf before(proto::FLOAT32, {2, 32, 12, 12}, 0), after(proto::FLOAT32, {2, 32, 12, 12}, 0);
+  ASSERT_TRUE(RunExtern("aten.convolution", ExternArgs{args, before.t, same, 2, &state}).ok());
+  for (int64_t i = 0; i < w.t.numel(); ++i) reinterpret_cast<float*>(w.t.data)[i] *= -1;
+  ASSERT_TRUE(RunExtern("aten.convolution", ExternArgs{args, after.t, same, 2, &state}).ok());
+  for (int64_t i = 0; i < before.t.numel(); ++i) ASSERT_EQ(At(before.t, i), At(after.t, i));
+  args[1].constant = false;
+  ASSERT_TRUE(RunExtern("aten.convolution", ExternArgs{args, after.t, same, 2, &state}).ok());
+  Buf want(proto::FLOAT32, {2, 32, 12, 12}, 0);
+  ASSERT_TRUE(RunReferenceExtern("aten.convolution", ExternArgs{args, want.t, same, 1}).ok());
+  for (int64_t i = 0; i < want.t.numel(); ++i) {
+    ASSERT_NEAR(At(want.t, i), At(after.t, i), 1e-4 * (1 + std::abs(At(want.t, i))));
+  }
+  Buf moved = w;  // the negated weights at another address
+  moved.t.constant = true;
+  std::vector<Buf> in2 = {x, moved, bias};
+  CompareWithState("aten.convolution", in2, {2, 32, 12, 12}, same, state);
+}
+
+// Both activation layouts (blocked with reorders, plain), forced or measured, compute the
+// convolution; the measured choice is kept for later calls.
+TEST(ExternsStateTest, ConvolutionLayoutsMatchReference) {
+  struct Case {
+    std::vector<int64_t> x, w, out;
+    AttrMap attrs;
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 14, 14}, {24, 16, 1, 1}, {1, 24, 14, 14}, Conv({1}, {0}, {1}, 1)},  // 1x1
+      {{2, 16, 14, 14}, {24, 16, 1, 1}, {2, 24, 7, 7}, Conv({2}, {0}, {1}, 1)},
+      {{1, 8, 10, 10}, {8, 1, 3, 3}, {1, 8, 10, 10}, Conv({1}, {1}, {1}, 8)},  // depthwise
+      {{2, 4, 10, 10}, {6, 2, 3, 3}, {2, 6, 10, 10}, Conv({1}, {2}, {2}, 2)},
+      {{2, 3, 17}, {4, 3, 5}, {2, 4, 9}, Conv({2}, {2}, {1}, 1)},
+      {{1, 2, 5, 6, 4}, {4, 1, 3, 3, 3}, {1, 4, 5, 6, 4}, Conv({1}, {1}, {1}, 2)},
+  };
+  for (const char* layout : {"blocked", "plain", ""}) {
+    if (*layout != '\0') {
+      setenv("COIL_CONV_LAYOUT", layout, 1);
+    } else {
+      unsetenv("COIL_CONV_LAYOUT");
+    }
+    int seed = 40;
+    for (const Case& c : cases) {
+      ExternStateSlot state;
+      Buf w(proto::FLOAT32, c.w, seed++), bias(proto::FLOAT32, {c.out[1]}, seed++);
+      w.t.constant = true;
+      for (int call = 0; call < 2; ++call) {
+        std::vector<Buf> in = {Buf(proto::FLOAT32, c.x, seed++), w, bias};
+        in[1].t.data = w.t.data;
+        CompareWithState("aten.convolution", in, c.out, c.attrs, state);
+      }
+    }
+  }
+  unsetenv("COIL_CONV_LAYOUT");
+}
+
+TEST(ExternsStateTest, MmWithConstantWeightsAndBmmKeepPlans) {
+  ExternStateSlot mm_state, bmm_state;
+  Buf w(proto::FLOAT32, {96, 40}, 1);
+  w.t.constant = true;
+  for (int64_t m : {1, 16, 3, 128, 1}) {
+    std::vector<Buf> in = {Buf(proto::FLOAT32, {m, 96}, 2), w};
+    in[1].t.data = w.t.data;
+    CompareWithState("aten.mm", in, {m, 40}, {}, mm_state);
+  }
+  for (int64_t b : {1, 8, 4, 8}) {
+    std::vector<Buf> in = {Buf(proto::FLOAT32, {b, 10, 16}, 3),
+                           Buf(proto::FLOAT32, {b, 16, 10}, 4)};
+    CompareWithState("aten.bmm", in, {b, 10, 10}, {}, bmm_state);
+  }
+  // A slot that held another op's state is taken over.
+  std::vector<Buf> in = {Buf(proto::FLOAT32, {2, 3, 8, 8}, 5),
+                         Buf(proto::FLOAT32, {4, 3, 3, 3}, 6)};
+  CompareWithState("aten.convolution", in, {2, 4, 6, 6}, Conv({1}, {0}, {1}, 1), mm_state);
+  std::vector<Buf> in_mm = {Buf(proto::FLOAT32, {5, 96}, 7), w};
+  in_mm[1].t.data = w.t.data;
+  CompareWithState("aten.mm", in_mm, {5, 40}, {}, mm_state);
+}
+
+// libgomp's settings (omp_display_env) after oneDNN was loaded by a call.
+std::string OpenMpSettingsAfterLoading() {
+  Buf a(proto::FLOAT32, {2, 2}, 1), b(proto::FLOAT32, {2, 2}, 2), out(proto::FLOAT32, {2, 2}, 3);
+  std::vector<ExternTensor> args = {a.t, b.t};
+  if (!RunExtern("aten.mm", ExternArgs{args, out.t, {}, 2}).ok()) return "mm failed";
+  void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (gomp == nullptr) return "libgomp is not loaded";
+  auto display = reinterpret_cast<void (*)(int)>(dlsym(gomp, "omp_display_env"));
+  if (display == nullptr) return "no omp_display_env";
+  testing::internal::CaptureStderr();
+  display(1);
+  std::fflush(stderr);
+  return testing::internal::GetCapturedStderr();
+}
+
+// oneDNN's OpenMP threads sleep when they wait (GOMP_SPINCOUNT 0), and the environment is left
+// as it was; a policy the user sets is kept (checked in a child process, since libgomp reads
+// its settings once).
+TEST(DnnlLoadingTest, PassiveOpenMpUnlessTheUserSetsAPolicy) {
+  if (std::getenv("COIL_TEST_CHILD_ACTIVE") != nullptr) {
+    const std::string settings = OpenMpSettingsAfterLoading();
+    EXPECT_NE(settings.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << settings;
+    EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "active");
+    return;
+  }
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) GTEST_SKIP() << "OMP_WAIT_POLICY is set";
+  const std::string settings = OpenMpSettingsAfterLoading();
+  EXPECT_NE(settings.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << settings;
+  EXPECT_EQ(std::getenv("OMP_WAIT_POLICY"), nullptr) << "the environment is restored";
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  ASSERT_GT(len, 0);
+  self[len] = '\0';
+  const std::string child = absl::StrCat(
+      "env -u TEST_PREMATURE_EXIT_FILE -u XML_OUTPUT_FILE OMP_WAIT_POLICY=active "
+      "COIL_TEST_CHILD_ACTIVE=1 '",
+      self, "' --gtest_filter=DnnlLoadingTest.PassiveOpenMpUnlessTheUserSetsAPolicy >/dev/null");
+  EXPECT_EQ(std::system(child.c_str()), 0) << child;
 }
 
 TEST(ExternsTest, UnknownOp) {

@@ -1,7 +1,13 @@
-// ThreadPool: workers sleep on a condition variable between jobs; a job is a chunk counter.
+// ThreadPool: a job is a chunk counter; waiting threads spin briefly, then sleep on a
+// condition variable (see thread_pool.h for the protocol).
 #include "runtime/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace coil::cpu {
 namespace {
@@ -9,21 +15,47 @@ namespace {
 // True on pool workers and on a thread inside ParallelFor: nested calls run inline.
 thread_local bool in_parallel_region = false;
 
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+int Cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// More threads than cores: a spinning thread holds a core a thread with work needs, so wait
+// by sleeping only.
+int SpinMicros(int num_threads, int spin_us) {
+  return num_threads > Cores() ? 0 : std::max(0, spin_us);
+}
+
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) {
-  if (num_threads <= 0) num_threads = std::max(1u, std::thread::hardware_concurrency());
+ThreadPool::ThreadPool(int num_threads, int spin_us)
+    : spin_us_(SpinMicros(num_threads, spin_us)) {
+  if (num_threads <= 0) num_threads = Cores();
   workers_.reserve(num_threads - 1);
   for (int i = 0; i + 1 < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
+  stop_.store(true);
+  { std::lock_guard<std::mutex> lock(mu_); }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
+}
+
+template <typename Done>
+bool ThreadPool::SpinUntil(Done done) const {
+  if (spin_us_ == 0) return done();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+  }
 }
 
 void ThreadPool::RunChunks() {
@@ -37,16 +69,22 @@ void ThreadPool::RunChunks() {
 void ThreadPool::WorkerLoop() {
   in_parallel_region = true;
   uint64_t seen = 0;
+  auto ready = [&] { return stop_.load() || generation_.load() != seen; };
   while (true) {
-    {
+    if (!SpinUntil(ready)) {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      sleepers_.fetch_add(1);
+      work_cv_.wait(lock, ready);
+      sleepers_.fetch_sub(1);
     }
+    if (stop_.load()) return;
+    seen = generation_.load();
     RunChunks();
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--busy_workers_ == 0) done_cv_.notify_one();
+    // The last worker out wakes the caller if it sleeps.
+    if (busy_workers_.fetch_sub(1) == 1 && sleepers_.load() > 0) {
+      { std::lock_guard<std::mutex> lock(mu_); }
+      done_cv_.notify_all();
+    }
   }
 }
 
@@ -62,22 +100,27 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   // About four chunks per thread balance uneven rows without much counter traffic.
   const int64_t threads = num_threads();
   const int64_t chunk = std::max(grain, (n + 4 * threads - 1) / (4 * threads));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_ = chunk;
-    next_.store(0, std::memory_order_relaxed);
-    busy_workers_ = static_cast<int>(workers_.size());
-    ++generation_;
+  fn_ = &fn;
+  n_ = n;
+  chunk_ = chunk;
+  next_.store(0, std::memory_order_relaxed);
+  busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  generation_.fetch_add(1);  // publishes the job
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();
   in_parallel_region = true;
   RunChunks();
   in_parallel_region = false;
   // Every worker must have left this job before its state is reused.
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+  auto done = [&] { return busy_workers_.load() == 0; };
+  if (!SpinUntil(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    sleepers_.fetch_add(1);
+    done_cv_.wait(lock, done);
+    sleepers_.fetch_sub(1);
+  }
   fn_ = nullptr;
 }
 

@@ -1,8 +1,9 @@
-// ThreadPool: every index exactly once, grain respected, inline cases, nested calls, and
-// several threads calling ParallelFor on one pool at the same time.
+// ThreadPool: every index exactly once, grain respected, inline cases, nested calls, several
+// threads calling ParallelFor on one pool at the same time, spinning and sleeping workers.
 #include "runtime/cpu/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -106,6 +107,17 @@ TEST(ThreadPoolTest, ConcurrentCallersUnderContention) {
   }
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(errors.load(), 0);
+}
+
+// Waiting threads spin before they sleep; either way (no spin, a spin longer than the gaps
+// between jobs, jobs after the workers fell asleep) every job runs completely.
+TEST(ThreadPoolTest, SpinningAndSleepingWorkersTakeEveryJob) {
+  for (int spin_us : {0, 20, 2000}) {
+    ThreadPool pool(2, spin_us);
+    for (int round = 0; round < 200; ++round) CheckCover(pool, 64 + round % 5, 4);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // workers fall asleep
+    CheckCover(pool, 1000, 1);
+  }
 }
 
 TEST(ThreadPoolTest, ManyPoolsStartAndStop) {
