@@ -74,15 +74,8 @@ void Optimize(llvm::Module& m, llvm::TargetMachine& tm, int level) {
                                : level == 1 ? llvm::OptimizationLevel::O1
                                : level == 2 ? llvm::OptimizationLevel::O2
                                             : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager mpm;
-  if (const char* text = getenv("COIL_CT_PIPELINE"); text != nullptr && *text) {  // CT-EXPERIMENT
-    if (llvm::Error e = pb.parsePassPipeline(mpm, text)) {
-      fprintf(stderr, "bad pipeline: %s\n", llvm::toString(std::move(e)).c_str());
-      abort();
-    }
-  } else {
-    mpm = level <= 0 ? pb.buildO0DefaultPipeline(ol) : pb.buildPerModuleDefaultPipeline(ol);
-  }
+  llvm::ModulePassManager mpm = level <= 0 ? pb.buildO0DefaultPipeline(ol)
+                                           : pb.buildPerModuleDefaultPipeline(ol);
   mpm.run(m, mam);
 }
 
@@ -90,9 +83,6 @@ absl::StatusOr<std::string> EmitObject(llvm::Module& m, llvm::TargetMachine& tm)
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
-  if (const char* cg = getenv("COIL_CT_CG"); cg != nullptr && *cg) {  // CT-EXPERIMENT
-    tm.setOptLevel(static_cast<llvm::CodeGenOpt::Level>(atoi(cg)));
-  }
   if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile)) {
     return absl::InternalError("the LLVM target cannot emit object files");
   }
