@@ -10,13 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define INSPECTOR_CHECK(condition, message)                                                   \
-  do {                                                                                        \
-    if (!(condition)) {                                                                       \
+#define INSPECTOR_CHECK(condition, message)                                                      \
+  do {                                                                                           \
+    if (!(condition)) {                                                                          \
       std::fprintf(stderr, "%s:%d: internal error (coil inspector bug): check failed: %s: %s\n", \
-                   __FILE__, __LINE__, #condition, message);                                  \
-      std::abort();                                                                           \
-    }                                                                                         \
+                   __FILE__, __LINE__, #condition, message);                                     \
+      std::abort();                                                                              \
+    }                                                                                            \
   } while (0)
 
 #endif  // COIL_INSPECTOR_WEB_CORE_CHECK_H_

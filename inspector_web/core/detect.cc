@@ -13,7 +13,7 @@ namespace coil::inspector {
 namespace {
 
 constexpr MessageKind kKinds[] = {
-    MessageKind::kCompileReport, MessageKind::kSchedule,      MessageKind::kKernelModule,
+    MessageKind::kCompileReport, MessageKind::kSchedule,       MessageKind::kKernelModule,
     MessageKind::kCaptureResult, MessageKind::kAutogradResult, MessageKind::kGraph,
 };
 
@@ -27,8 +27,8 @@ bool NameHint(std::string_view file_name, MessageKind* kind) {
     MessageKind kind;
   };
   static constexpr Hint kHints[] = {
-      {"report", MessageKind::kCompileReport}, {"schedule", MessageKind::kSchedule},
-      {"kernel", MessageKind::kKernelModule},  {"module", MessageKind::kKernelModule},
+      {"report", MessageKind::kCompileReport},  {"schedule", MessageKind::kSchedule},
+      {"kernel", MessageKind::kKernelModule},   {"module", MessageKind::kKernelModule},
       {"capture", MessageKind::kCaptureResult}, {"autograd", MessageKind::kAutogradResult},
       {"graph", MessageKind::kGraph},
   };

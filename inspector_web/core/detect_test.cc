@@ -80,8 +80,8 @@ std::string Bytes(const char (&literal)[N]) {
 TEST_F(DetectTest, ForeignFilesAreNotCoilProtobufs) {
   const std::string foreign[] = {
       Bytes("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0"),
-      Bytes("graph @g() {\n  return\n}\n"),                  // text IR, not binary
-      Bytes("\x08\x07\x12\x04onnx\x3a\x02\x08\x01"),        // an ONNX-like ModelProto
+      Bytes("graph @g() {\n  return\n}\n"),           // text IR, not binary
+      Bytes("\x08\x07\x12\x04onnx\x3a\x02\x08\x01"),  // an ONNX-like ModelProto
       std::string(64, '\xff'),
   };
   for (const std::string& bytes : foreign) {

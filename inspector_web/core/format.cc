@@ -115,15 +115,6 @@ std::string Atom(const proto::SymExpr& e) {
   }
 }
 
-std::string ExprList(const google::protobuf::RepeatedPtrField<proto::SymExpr>& list) {
-  std::string out;
-  for (int i = 0; i < list.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += FormatSymExpr(list.Get(i));
-  }
-  return out;
-}
-
 }  // namespace
 
 const char* DTypeName(int dtype) {
@@ -175,9 +166,18 @@ std::string FormatSymExpr(const proto::SymExpr& e) {
   }
 }
 
+std::string FormatSymExprList(const google::protobuf::RepeatedPtrField<proto::SymExpr>& list) {
+  std::string out;
+  for (int i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += FormatSymExpr(list.Get(i));
+  }
+  return out;
+}
+
 std::string FormatType(const proto::TensorType& t) {
-  std::string out = std::string(DTypeName(t.dtype())) + "[" + ExprList(t.shape()) + "]";
-  if (t.strides_size() > 0) out += "{" + ExprList(t.strides()) + "}";
+  std::string out = std::string(DTypeName(t.dtype())) + "[" + FormatSymExprList(t.shape()) + "]";
+  if (t.strides_size() > 0) out += "{" + FormatSymExprList(t.strides()) + "}";
   if (t.has_device() && (t.device().kind() != proto::Device::CPU || t.device().index() != 0)) {
     out += std::string("@") + (t.device().kind() == proto::Device::CUDA ? "cuda" : "cpu") + ":" +
            Int(t.device().index());
@@ -221,7 +221,7 @@ std::string FormatAttribute(const proto::Attribute& a) {
     case proto::Attribute::kDtype:
       return a.dtype() == proto::DTYPE_UNSPECIFIED ? "none" : DTypeName(a.dtype());
     case proto::Attribute::kSym: return "sym(" + FormatSymExpr(a.sym()) + ")";
-    case proto::Attribute::kSyms: return "syms[" + ExprList(a.syms().values()) + "]";
+    case proto::Attribute::kSyms: return "syms[" + FormatSymExprList(a.syms().values()) + "]";
     case proto::Attribute::VALUE_NOT_SET: return "unset";
   }
   return "?";

@@ -22,6 +22,8 @@ const char* DTypeName(int dtype);
 int DTypeBytes(int dtype);
 
 std::string FormatSymExpr(const proto::SymExpr& e);
+// Expressions joined by ", " (no brackets): "s0, 16".
+std::string FormatSymExprList(const google::protobuf::RepeatedPtrField<proto::SymExpr>& list);
 std::string FormatType(const proto::TensorType& t);
 std::string FormatAttribute(const proto::Attribute& a);
 std::string FormatLoc(const proto::SourceLocation& loc);

@@ -24,7 +24,8 @@ GraphIndex::GraphIndex(const proto::Graph& graph) : graph_(&graph) {
   }
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const proto::Node& n = graph.nodes(i);
-    for (int o = 0; o < n.outputs_size(); ++o) define(n.outputs(o), {ValueDef::kNode, i, o, nullptr});
+    for (int o = 0; o < n.outputs_size(); ++o)
+      define(n.outputs(o), {ValueDef::kNode, i, o, nullptr});
   }
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const proto::Node& n = graph.nodes(i);

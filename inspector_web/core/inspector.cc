@@ -195,6 +195,7 @@ std::string Inspector::StageJson(int index) const {
   const Stage& s = stages_[index];
   GraphIndex graph_index(*s.graph);
   JsonWriter w;
+  w.Reserve(4096 + 200 * static_cast<size_t>(s.graph->nodes_size()));  // ~what layouts take
   w.BeginObject();
   w.Field("ok", true);
   w.Field("index", index);

@@ -50,7 +50,8 @@ TEST_F(InspectorTest, OverviewListsOneStagePerGraph) {
                                             "autograd.forward", "autograd.backward", "prims",
                                             "inductor", "codegen_cpu"}));
   const proto::CaptureResult& c = report_.stages(0).capture();
-  const int want[] = {c.graphs(0).nodes_size(), c.graphs(1).nodes_size(),
+  const int want[] = {c.graphs(0).nodes_size(),
+                      c.graphs(1).nodes_size(),
                       report_.stages(1).graph().nodes_size(),
                       report_.stages(2).autograd().joint().nodes_size(),
                       report_.stages(2).autograd().forward().nodes_size(),
@@ -169,10 +170,10 @@ TEST_F(InspectorTest, SavedTensorsAreMarkedOnTheJointGraph) {
   EXPECT_EQ(nodes, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(inputs, (std::vector<int64_t>{0}));
   EXPECT_EQ(a["saved_values"][0]["type"].str(), "f32[s0, 8, 16]");
-  EXPECT_TRUE(ParseJson(inspector_.NodeJson(StageIndex("autograd.joint"), 0))["node"]["saved"]
-                  .boolean());
-  EXPECT_FALSE(ParseJson(inspector_.NodeJson(StageIndex("autograd.joint"), 2))["node"]["saved"]
-                   .boolean());
+  EXPECT_TRUE(
+      ParseJson(inspector_.NodeJson(StageIndex("autograd.joint"), 0))["node"]["saved"].boolean());
+  EXPECT_FALSE(
+      ParseJson(inspector_.NodeJson(StageIndex("autograd.joint"), 2))["node"]["saved"].boolean());
   EXPECT_EQ(Stage(StageIndex("autograd.forward"))["autograd"]["saved_nodes"].size(), 0u);
 }
 

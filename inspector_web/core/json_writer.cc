@@ -30,10 +30,10 @@ void JsonWriter::PutString(std::string_view s) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     const char* escape = c == '"'    ? "\\\""
                          : c == '\\' ? "\\\\"
-                         : c == '\n'  ? "\\n"
-                         : c == '\r'  ? "\\r"
-                         : c == '\t'  ? "\\t"
-                                      : nullptr;
+                         : c == '\n' ? "\\n"
+                         : c == '\r' ? "\\r"
+                         : c == '\t' ? "\\t"
+                                     : nullptr;
     if (escape != nullptr) {
       Put(escape);
       ++i;

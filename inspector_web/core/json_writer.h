@@ -43,12 +43,33 @@ class JsonWriter {
   void Raw(std::string_view json);
 
   // Shorthands for Key(k) followed by the value.
-  void Field(std::string_view key, std::string_view s) { Key(key); String(s); }
-  void Field(std::string_view key, const char* s) { Key(key); String(s); }
-  void Field(std::string_view key, int64_t v) { Key(key); Int(v); }
-  void Field(std::string_view key, int v) { Key(key); Int(v); }
-  void Field(std::string_view key, double v) { Key(key); Double(v); }
-  void Field(std::string_view key, bool v) { Key(key); Bool(v); }
+  void Field(std::string_view key, std::string_view s) {
+    Key(key);
+    String(s);
+  }
+  void Field(std::string_view key, const char* s) {
+    Key(key);
+    String(s);
+  }
+  void Field(std::string_view key, int64_t v) {
+    Key(key);
+    Int(v);
+  }
+  void Field(std::string_view key, int v) {
+    Key(key);
+    Int(v);
+  }
+  void Field(std::string_view key, double v) {
+    Key(key);
+    Double(v);
+  }
+  void Field(std::string_view key, bool v) {
+    Key(key);
+    Bool(v);
+  }
+
+  // Expected output size, to grow the buffer once instead of doubling.
+  void Reserve(size_t bytes) { out_.reserve(bytes); }
 
   // The document; the writer must be balanced (every Begin has its End).
   std::string Take();

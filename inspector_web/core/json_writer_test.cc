@@ -43,12 +43,20 @@ TEST(JsonWriterTest, EscapesQuotesBackslashesAndControlCharacters) {
 }
 
 TEST(JsonWriterTest, KeepsValidUtf8AndReplacesInvalidBytes) {
-  EXPECT_EQ(JsonString("\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x99\x82"), "\"\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x99\x82\"");
+  EXPECT_EQ(JsonString("\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x99\x82"),
+            "\"\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x99\x82\"");
   // A lone continuation byte, a truncated sequence, an overlong '/' and a surrogate.
-  std::string out = JsonString("a\x80" "b\xe2\x86" "c\xc0\xaf" "d\xed\xa0\x80");
+  std::string out = JsonString(
+      "a\x80"
+      "b\xe2\x86"
+      "c\xc0\xaf"
+      "d\xed\xa0\x80");
   EXPECT_TRUE(IsValidUtf8(out));
-  EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD" "c\xEF\xBF\xBD\xEF\xBF\xBD"
-                 "d\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT_EQ(out,
+            "\"a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD\xEF\xBF\xBD"
+            "c\xEF\xBF\xBD\xEF\xBF\xBD"
+            "d\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
 }
 
 TEST(JsonWriterTest, IntegersIncludingExtremes) {

@@ -3,6 +3,7 @@
 #include "inspector_web/core/layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "inspector_web/core/check.h"
@@ -12,8 +13,8 @@ namespace {
 
 struct Graph {
   int items = 0;
-  std::vector<int> layer;                 // per vertex
-  std::vector<double> width;              // per vertex (0 for dummies)
+  std::vector<int> layer;                  // per vertex
+  std::vector<double> width;               // per vertex (0 for dummies)
   std::vector<std::vector<int>> up, down;  // segment neighbours in the layer above / below
   bool is_dummy(int v) const { return v >= items; }
   int size() const { return static_cast<int>(layer.size()); }
@@ -58,14 +59,22 @@ std::vector<int> AssignLayers(int n, const std::vector<std::pair<int, int>>& edg
 
 // Crossings between layer r and r+1 for the current positions (Fenwick tree over the lower
 // layer's positions).
-int64_t CountCrossings(const Graph& g, const std::vector<int>& upper, int lower_size,
-                       const std::vector<int>& pos) {
+struct CrossingScratch {
   std::vector<std::pair<int, int>> segs;
+  std::vector<int64_t> tree;
+};
+
+int64_t CountCrossings(const Graph& g, const std::vector<int>& upper, int lower_size,
+                       const std::vector<int>& pos, CrossingScratch& scratch) {
+  std::vector<std::pair<int, int>>& segs = scratch.segs;
+  segs.clear();
   for (int u : upper) {
     for (int v : g.down[u]) segs.emplace_back(pos[u], pos[v]);
   }
+  if (segs.size() < 2) return 0;
   std::sort(segs.begin(), segs.end());
-  std::vector<int64_t> tree(lower_size + 1, 0);
+  std::vector<int64_t>& tree = scratch.tree;
+  tree.assign(lower_size + 1, 0);
   int64_t crossings = 0, seen = 0;
   for (const auto& [pu, pv] : segs) {
     // Segments seen so far (smaller or equal upper position) ending right of pv cross this one,
@@ -82,8 +91,9 @@ int64_t CountCrossings(const Graph& g, const std::vector<int>& upper, int lower_
 int64_t TotalCrossings(const Graph& g, const std::vector<std::vector<int>>& layers,
                        const std::vector<int>& pos) {
   int64_t total = 0;
+  CrossingScratch scratch;
   for (size_t r = 0; r + 1 < layers.size(); ++r) {
-    total += CountCrossings(g, layers[r], static_cast<int>(layers[r + 1].size()), pos);
+    total += CountCrossings(g, layers[r], static_cast<int>(layers[r + 1].size()), pos, scratch);
   }
   return total;
 }
@@ -91,9 +101,8 @@ int64_t TotalCrossings(const Graph& g, const std::vector<std::vector<int>>& laye
 // Reorders `layer` by the mean position of each vertex's neighbours (`down_sweep`: those
 // above); vertices without neighbours keep their position as key.
 void SortByBarycenter(const Graph& g, std::vector<int>& layer, std::vector<int>& pos,
-                      bool down_sweep) {
-  std::vector<std::pair<double, int>> keyed;
-  keyed.reserve(layer.size());
+                      bool down_sweep, std::vector<std::pair<double, int>>& keyed) {
+  keyed.clear();
   for (int v : layer) {
     const std::vector<int>& nb = down_sweep ? g.up[v] : g.down[v];
     double key = pos[v];
@@ -117,9 +126,12 @@ void OrderLayers(const Graph& g, std::vector<std::vector<int>>& layers, std::vec
                  int sweeps, int64_t* crossings) {
   auto best = layers;
   int64_t best_crossings = TotalCrossings(g, layers, pos);
+  std::vector<std::pair<double, int>> keyed;  // scratch for SortByBarycenter
   for (int s = 0; s < sweeps && best_crossings > 0; ++s) {
-    for (size_t r = 1; r < layers.size(); ++r) SortByBarycenter(g, layers[r], pos, true);
-    for (size_t r = layers.size() - 1; r-- > 0;) SortByBarycenter(g, layers[r], pos, false);
+    for (size_t r = 1; r < layers.size(); ++r) SortByBarycenter(g, layers[r], pos, true, keyed);
+    for (size_t r = layers.size() - 1; r-- > 0;) {
+      SortByBarycenter(g, layers[r], pos, false, keyed);
+    }
     int64_t c = TotalCrossings(g, layers, pos);
     if (c < best_crossings) {
       best_crossings = c;
@@ -133,41 +145,53 @@ void OrderLayers(const Graph& g, std::vector<std::vector<int>>& layers, std::vec
   *crossings = best_crossings;
 }
 
-// Weighted isotonic regression (non-decreasing fit), pool adjacent violators.
-void Isotonic(const std::vector<double>& target, const std::vector<double>& weight,
-              std::vector<double>* fit) {
+// Buffers reused across the ~100,000 PlaceLayer calls of a 5,000-node layout (allocating
+// them per call dominated the profile, in wasm especially).
+struct PlaceScratch {
   struct Block {
     double w, wt;
     int count;
   };
+  std::vector<double> offset, target, weight;
   std::vector<Block> blocks;
-  for (size_t i = 0; i < target.size(); ++i) {
-    blocks.push_back({weight[i], weight[i] * target[i], 1});
-    while (blocks.size() >= 2) {
-      Block& b = blocks[blocks.size() - 1];
-      Block& a = blocks[blocks.size() - 2];
+};
+
+// Weighted isotonic regression (non-decreasing fit) of s.target with s.weight, pool adjacent
+// violators; the fit replaces s.target.
+void Isotonic(PlaceScratch& s) {
+  using Block = PlaceScratch::Block;
+  s.blocks.clear();
+  for (size_t i = 0; i < s.target.size(); ++i) {
+    s.blocks.push_back({s.weight[i], s.weight[i] * s.target[i], 1});
+    while (s.blocks.size() >= 2) {
+      Block& b = s.blocks[s.blocks.size() - 1];
+      Block& a = s.blocks[s.blocks.size() - 2];
       if (a.wt / a.w <= b.wt / b.w) break;
       a.w += b.w;
       a.wt += b.wt;
       a.count += b.count;
-      blocks.pop_back();
+      s.blocks.pop_back();
     }
   }
-  fit->clear();
-  for (const Block& b : blocks) fit->insert(fit->end(), b.count, b.wt / b.w);
+  size_t i = 0;
+  for (const Block& b : s.blocks) {
+    for (int k = 0; k < b.count; ++k) s.target[i++] = b.wt / b.w;
+  }
 }
 
 // Step 4: centres as close as the layer's order and spacing allow to the mean centre of each
-// vertex's neighbours above (`use_up`) and/or below (`use_down`).
-void PlaceLayer(const Graph& g, const std::vector<int>& layer, std::vector<double>& centre,
-                bool use_up, bool use_down, const LayoutOptions& o) {
+// vertex's neighbours above (`use_up`) and/or below (`use_down`). Returns the largest move.
+double PlaceLayer(const Graph& g, const std::vector<int>& layer, std::vector<double>& centre,
+                  bool use_up, bool use_down, const LayoutOptions& o, PlaceScratch& s) {
   size_t n = layer.size();
-  if (n == 0) return;
-  std::vector<double> offset(n, 0), target(n), weight(n), fit;
+  if (n == 0) return 0;
+  s.offset.assign(n, 0);
+  s.target.resize(n);
+  s.weight.resize(n);
   for (size_t i = 1; i < n; ++i) {
     int a = layer[i - 1], b = layer[i];
     double gap = g.is_dummy(a) || g.is_dummy(b) ? o.dummy_gap : o.node_gap;
-    offset[i] = offset[i - 1] + (g.width[a] + g.width[b]) / 2 + gap;
+    s.offset[i] = s.offset[i - 1] + (g.width[a] + g.width[b]) / 2 + gap;
   }
   for (size_t i = 0; i < n; ++i) {
     int v = layer[i];
@@ -181,12 +205,18 @@ void PlaceLayer(const Graph& g, const std::vector<int>& layer, std::vector<doubl
     }
     // Vertices without neighbours on that side stay put, with little say in their block.
     double desired = count > 0 ? sum / count : centre[v];
-    target[i] = desired - offset[i];
+    s.target[i] = desired - s.offset[i];
     // Bend points weigh more, so long edges run straight.
-    weight[i] = count == 0 ? 0.1 : (g.is_dummy(v) ? 2.0 : 1.0);
+    s.weight[i] = count == 0 ? 0.1 : (g.is_dummy(v) ? 2.0 : 1.0);
   }
-  Isotonic(target, weight, &fit);
-  for (size_t i = 0; i < n; ++i) centre[layer[i]] = fit[i] + offset[i];
+  Isotonic(s);
+  double moved = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double c = s.target[i] + s.offset[i];
+    moved = std::max(moved, std::fabs(c - centre[layer[i]]));
+    centre[layer[i]] = c;
+  }
+  return moved;
 }
 
 }  // namespace
@@ -223,7 +253,9 @@ Layout LayeredLayout(const LayoutInput& input, const LayoutOptions& o) {
     }
   }
   std::stable_sort(long_edges.begin(), long_edges.end(), [&](int a, int b) {
-    auto span = [&](int k) { return g.layer[input.edges[k].second] - g.layer[input.edges[k].first]; };
+    auto span = [&](int k) {
+      return g.layer[input.edges[k].second] - g.layer[input.edges[k].first];
+    };
     return span(a) < span(b);
   });
   std::vector<std::vector<int>> chain(input.edges.size());  // bend points per edge
@@ -266,13 +298,19 @@ Layout LayeredLayout(const LayoutInput& input, const LayoutOptions& o) {
     }
     for (int v : layer) centre[v] -= cursor / 2;
   }
+  // Passes stop early once nothing moves by half a pixel.
+  PlaceScratch scratch;
   for (int p = 0; p < o.position_passes; ++p) {
-    for (size_t r = 1; r < layers.size(); ++r) PlaceLayer(g, layers[r], centre, true, false, o);
-    for (size_t r = layers.size() - 1; r-- > 0;) {
-      PlaceLayer(g, layers[r], centre, false, true, o);
+    double moved = 0;
+    for (size_t r = 1; r < layers.size(); ++r) {
+      moved = std::max(moved, PlaceLayer(g, layers[r], centre, true, false, o, scratch));
     }
+    for (size_t r = layers.size() - 1; r-- > 0;) {
+      moved = std::max(moved, PlaceLayer(g, layers[r], centre, false, true, o, scratch));
+    }
+    if (moved < 0.5) break;
   }
-  for (const auto& layer : layers) PlaceLayer(g, layer, centre, true, true, o);
+  for (const auto& layer : layers) PlaceLayer(g, layer, centre, true, true, o, scratch);
 
   // Coordinates: shift so the drawing starts at the margin.
   double min_left = 0, max_right = 0;

@@ -32,31 +32,31 @@
 namespace coil::inspector {
 
 struct LayoutInput {
-  std::vector<double> widths;  // one per item
-  double height = 28;          // every item's height
+  std::vector<double> widths;              // one per item
+  double height = 28;                      // every item's height
   std::vector<std::pair<int, int>> edges;  // (from item, to item); self-loops are ignored
 };
 
 struct LayoutOptions {
-  double node_gap = 16;       // horizontal space between boxes
-  double dummy_gap = 8;       // horizontal space next to a long edge's bend point
-  double layer_gap = 36;      // vertical space between layers
-  double margin = 16;         // around the drawing
-  int order_sweeps = 6;       // barycenter down+up sweeps
-  int position_passes = 8;    // x refinement passes (down+up each)
-  int64_t max_dummies = -1;   // bend points budget; -1: max(4000, 4 * items)
+  double node_gap = 16;      // horizontal space between boxes
+  double dummy_gap = 8;      // horizontal space next to a long edge's bend point
+  double layer_gap = 36;     // vertical space between layers
+  double margin = 16;        // around the drawing
+  int order_sweeps = 6;      // barycenter down+up sweeps
+  int position_passes = 8;   // x refinement passes (down+up each)
+  int64_t max_dummies = -1;  // bend points budget; -1: max(4000, 4 * items)
 };
 
 struct Layout {
-  std::vector<double> x, y;            // top-left of each item's box
-  std::vector<int> layer;              // each item's layer (0 = top)
+  std::vector<double> x, y;                // top-left of each item's box
+  std::vector<int> layer;                  // each item's layer (0 = top)
   std::vector<std::vector<double>> edges;  // per input edge: x0, y0, x1, y1, ... (empty for
                                            // self-loops)
-  double width = 0, height = 0;        // of the whole drawing, margins included
+  double width = 0, height = 0;            // of the whole drawing, margins included
   int layers = 0;
-  int64_t dummies = 0;                 // bend points placed
-  int64_t crossings = 0;               // edge crossings between adjacent layers, final order
-  int64_t straight_long_edges = 0;     // long or back edges drawn without bend points
+  int64_t dummies = 0;              // bend points placed
+  int64_t crossings = 0;            // edge crossings between adjacent layers, final order
+  int64_t straight_long_edges = 0;  // long or back edges drawn without bend points
 };
 
 Layout LayeredLayout(const LayoutInput& input, const LayoutOptions& options = {});

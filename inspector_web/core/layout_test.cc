@@ -18,9 +18,9 @@ LayoutInput ModelLike(int n, unsigned seed) {
   LayoutInput in;
   for (int i = 0; i < n; ++i) in.widths.push_back(40 + rng() % 120);
   for (int i = 1; i < n; ++i) {
-    if (rng() % 10 != 0) in.edges.emplace_back(i - 1, i);               // the chain
-    if (i >= 4 && rng() % 4 == 0) in.edges.emplace_back(i - 4, i);      // residual
-    if (rng() % 20 == 0) in.edges.emplace_back(rng() % i, i);           // long skip
+    if (rng() % 10 != 0) in.edges.emplace_back(i - 1, i);           // the chain
+    if (i >= 4 && rng() % 4 == 0) in.edges.emplace_back(i - 4, i);  // residual
+    if (rng() % 20 == 0) in.edges.emplace_back(rng() % i, i);       // long skip
   }
   return in;
 }

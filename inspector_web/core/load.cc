@@ -39,9 +39,7 @@ bool LoadReport(std::string_view bytes, std::string_view file_name, proto::Compi
     stage = report->add_stages();
   }
   switch (d.kind) {
-    case MessageKind::kCompileReport:
-      ok = Parse(bytes, report);
-      break;
+    case MessageKind::kCompileReport: ok = Parse(bytes, report); break;
     case MessageKind::kGraph:
       stage->set_stage("graph");
       ok = Parse(bytes, stage->mutable_graph());

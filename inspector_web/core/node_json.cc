@@ -21,15 +21,6 @@ const char* DefKindName(const ValueDef* def) {
   return "undefined";
 }
 
-const char* KernelKindName(int kind) {
-  switch (kind) {
-    case proto::Kernel::POINTWISE: return "pointwise";
-    case proto::Kernel::REDUCTION: return "reduction";
-    case proto::Kernel::EXTERN: return "extern";
-    default: return "unspecified";
-  }
-}
-
 // The first kernel (program order) whose provenance lists this node, or -1.
 int KernelOf(const proto::Schedule& schedule, const proto::Node& node) {
   if (node.outputs_size() == 0) return -1;

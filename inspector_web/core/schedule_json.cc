@@ -11,15 +11,6 @@
 namespace coil::inspector {
 namespace {
 
-const char* KernelKindName(int kind) {
-  switch (kind) {
-    case proto::Kernel::POINTWISE: return "pointwise";
-    case proto::Kernel::REDUCTION: return "reduction";
-    case proto::Kernel::EXTERN: return "extern";
-    default: return "unspecified";
-  }
-}
-
 const char* BufferKindName(int kind) {
   switch (kind) {
     case proto::Buffer::INPUT: return "input";
@@ -31,12 +22,7 @@ const char* BufferKindName(int kind) {
 }
 
 std::string ExprList(const google::protobuf::RepeatedPtrField<proto::SymExpr>& list) {
-  std::string out = "[";
-  for (int i = 0; i < list.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += FormatSymExpr(list.Get(i));
-  }
-  return out + "]";
+  return "[" + FormatSymExprList(list) + "]";
 }
 
 // "key": value at the hints, or null.
@@ -59,6 +45,15 @@ void IntArray(JsonWriter& w, const char* key, const google::protobuf::RepeatedFi
 }
 
 }  // namespace
+
+const char* KernelKindName(int kind) {
+  switch (kind) {
+    case proto::Kernel::POINTWISE: return "pointwise";
+    case proto::Kernel::REDUCTION: return "reduction";
+    case proto::Kernel::EXTERN: return "extern";
+    default: return "unspecified";
+  }
+}
 
 std::string KernelColour(int index) {
   // Golden-angle hues; HSL(h, 62%, 52%) to RGB.

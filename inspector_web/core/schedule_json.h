@@ -30,6 +30,9 @@ namespace coil::inspector {
 // A distinct colour per kernel index ("#rrggbb"), spread around the hue circle.
 std::string KernelColour(int index);
 
+// "pointwise", "reduction", "extern" ("unspecified" otherwise), for proto::Kernel::Kind.
+const char* KernelKindName(int kind);
+
 // Inclusive kernel-index range in which each buffer is live: from the first kernel that
 // touches it to the last (reads, writes, extern inputs and outputs). Indexed like
 // schedule.buffers(); {-1, -1} for a buffer no kernel touches.

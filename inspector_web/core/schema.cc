@@ -11,17 +11,17 @@ namespace coil::inspector {
 namespace {
 
 // Field numbers in google/protobuf/descriptor.proto.
-constexpr uint32_t kSetFile = 1;             // FileDescriptorSet.file
-constexpr uint32_t kFilePackage = 2;         // FileDescriptorProto.package
-constexpr uint32_t kFileMessageType = 4;     // FileDescriptorProto.message_type
-constexpr uint32_t kMessageName = 1;         // DescriptorProto.name
-constexpr uint32_t kMessageField = 2;        // DescriptorProto.field
-constexpr uint32_t kMessageNestedType = 3;   // DescriptorProto.nested_type
-constexpr uint32_t kFieldName = 1;           // FieldDescriptorProto.name
-constexpr uint32_t kFieldNumber = 3;         // FieldDescriptorProto.number
-constexpr uint32_t kFieldLabel = 4;          // FieldDescriptorProto.label
-constexpr uint32_t kFieldType = 5;           // FieldDescriptorProto.type
-constexpr uint32_t kFieldTypeName = 6;       // FieldDescriptorProto.type_name
+constexpr uint32_t kSetFile = 1;            // FileDescriptorSet.file
+constexpr uint32_t kFilePackage = 2;        // FileDescriptorProto.package
+constexpr uint32_t kFileMessageType = 4;    // FileDescriptorProto.message_type
+constexpr uint32_t kMessageName = 1;        // DescriptorProto.name
+constexpr uint32_t kMessageField = 2;       // DescriptorProto.field
+constexpr uint32_t kMessageNestedType = 3;  // DescriptorProto.nested_type
+constexpr uint32_t kFieldName = 1;          // FieldDescriptorProto.name
+constexpr uint32_t kFieldNumber = 3;        // FieldDescriptorProto.number
+constexpr uint32_t kFieldLabel = 4;         // FieldDescriptorProto.label
+constexpr uint32_t kFieldType = 5;          // FieldDescriptorProto.type
+constexpr uint32_t kFieldTypeName = 6;      // FieldDescriptorProto.type_name
 constexpr uint64_t kLabelRepeated = 3;
 
 // Calls on_field(number, wire type, reader) for each field of `bytes`; on_field consumes
@@ -129,27 +129,21 @@ WireType FieldSchema::wire_type() const {
   switch (type) {
     case FieldType::kDouble:
     case FieldType::kFixed64:
-    case FieldType::kSfixed64:
-      return WireType::kFixed64;
+    case FieldType::kSfixed64: return WireType::kFixed64;
     case FieldType::kFloat:
     case FieldType::kFixed32:
-    case FieldType::kSfixed32:
-      return WireType::kFixed32;
+    case FieldType::kSfixed32: return WireType::kFixed32;
     case FieldType::kString:
     case FieldType::kBytes:
-    case FieldType::kMessage:
-      return WireType::kLengthDelimited;
-    case FieldType::kGroup:
-      return WireType::kStartGroup;
-    default:
-      return WireType::kVarint;
+    case FieldType::kMessage: return WireType::kLengthDelimited;
+    case FieldType::kGroup: return WireType::kStartGroup;
+    default: return WireType::kVarint;
   }
 }
 
 bool FieldSchema::packable() const {
   WireType w = wire_type();
-  return repeated && (w == WireType::kVarint || w == WireType::kFixed32 ||
-                      w == WireType::kFixed64);
+  return repeated && (w == WireType::kVarint || w == WireType::kFixed32 || w == WireType::kFixed64);
 }
 
 const FieldSchema* MessageSchema::Field(int number) const {

@@ -22,9 +22,24 @@ namespace coil::inspector {
 
 // google.protobuf.FieldDescriptorProto.Type, the subset that matters for the wire.
 enum class FieldType {
-  kDouble = 1, kFloat = 2, kInt64 = 3, kUint64 = 4, kInt32 = 5, kFixed64 = 6, kFixed32 = 7,
-  kBool = 8, kString = 9, kGroup = 10, kMessage = 11, kBytes = 12, kUint32 = 13, kEnum = 14,
-  kSfixed32 = 15, kSfixed64 = 16, kSint32 = 17, kSint64 = 18,
+  kDouble = 1,
+  kFloat = 2,
+  kInt64 = 3,
+  kUint64 = 4,
+  kInt32 = 5,
+  kFixed64 = 6,
+  kFixed32 = 7,
+  kBool = 8,
+  kString = 9,
+  kGroup = 10,
+  kMessage = 11,
+  kBytes = 12,
+  kUint32 = 13,
+  kEnum = 14,
+  kSfixed32 = 15,
+  kSfixed64 = 16,
+  kSint32 = 17,
+  kSint64 = 18,
 };
 
 struct MessageSchema;

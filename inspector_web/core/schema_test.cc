@@ -58,7 +58,7 @@ TEST(SchemaTest, WireTypesFollowFieldTypes) {
   EXPECT_FALSE(graph->Field(4)->packable());  // nodes: messages never pack
   const MessageSchema* artifact = CoilSchema().Find("coil.proto.StageArtifact");
   EXPECT_EQ(artifact->Field(2)->wire_type(), WireType::kFixed64);  // seconds
-  EXPECT_FALSE(artifact->Field(2)->packable());  // not repeated
+  EXPECT_FALSE(artifact->Field(2)->packable());                    // not repeated
   EXPECT_EQ(graph->Field(99), nullptr);
 }
 

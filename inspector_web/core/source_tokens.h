@@ -22,8 +22,8 @@ enum class TokenKind : int {
   kString = 2,
   kKeyword = 3,
   kType = 4,
-  kLocal = 5,      // LLVM %x
-  kGlobal = 6,     // LLVM @x
+  kLocal = 5,   // LLVM %x
+  kGlobal = 6,  // LLVM @x
   kNumber = 7,
   kMetadata = 8,   // LLVM !x
   kAttribute = 9,  // LLVM #0; C preprocessor lines

@@ -70,10 +70,9 @@ std::vector<Stage> ListStages(const proto::CompileReport& report) {
           t.graph = &c.graphs(g);
           t.capture_index = g;
           t.key = UniqueKey(base + "." + std::to_string(g), &used);
-          t.title = c.graphs_size() == 1
-                        ? artifact.stage()
-                        : artifact.stage() + " (graph " + std::to_string(g + 1) + " of " +
-                              std::to_string(c.graphs_size()) + ")";
+          t.title = c.graphs_size() == 1 ? artifact.stage()
+                                         : artifact.stage() + " (graph " + std::to_string(g + 1) +
+                                               " of " + std::to_string(c.graphs_size()) + ")";
           stages.push_back(t);
         }
         break;
@@ -111,8 +110,7 @@ std::vector<Stage> ListStages(const proto::CompileReport& report) {
         s.title = artifact.stage();
         stages.push_back(s);
         break;
-      case proto::StageArtifact::PAYLOAD_NOT_SET:
-        break;
+      case proto::StageArtifact::PAYLOAD_NOT_SET: break;
     }
   }
   return stages;

@@ -43,8 +43,8 @@ struct Stage {
   const proto::CaptureResult* capture = nullptr;
   int capture_index = 0;  // which segment graph
   const proto::AutogradResult* autograd = nullptr;
-  std::string autograd_part;  // "joint", "forward", "backward"
-  const proto::Schedule* schedule = nullptr;          // kSchedule and kKernelModule
+  std::string autograd_part;                  // "joint", "forward", "backward"
+  const proto::Schedule* schedule = nullptr;  // kSchedule and kKernelModule
   const proto::KernelModule* kernel_module = nullptr;
 };
 

@@ -37,8 +37,8 @@ OpDiff DiffOps(const OpHistogram& before, const OpHistogram& after) {
 void WriteSummaryJson(const proto::Graph& graph, JsonWriter& w) {
   int64_t constant_bytes = 0;
   for (const proto::Constant& c : graph.constants()) {
-    constant_bytes += c.has_external() ? c.external().length()
-                                       : static_cast<int64_t>(c.raw().size());
+    constant_bytes +=
+        c.has_external() ? c.external().length() : static_cast<int64_t>(c.raw().size());
   }
   w.BeginObject();
   w.Field("nodes", graph.nodes_size());

@@ -7,9 +7,7 @@ namespace {
 bool Eval(const proto::SymExpr& e, const SymbolValues& env, int depth, int64_t* out) {
   if (depth > 200) return false;
   switch (e.kind()) {
-    case proto::SymExpr::CONST:
-      *out = e.value();
-      return true;
+    case proto::SymExpr::CONST: *out = e.value(); return true;
     case proto::SymExpr::SYMBOL: {
       auto it = env.find(e.name());
       if (it == env.end()) return false;
@@ -23,8 +21,8 @@ bool Eval(const proto::SymExpr& e, const SymbolValues& env, int depth, int64_t* 
       for (const proto::SymExpr& a : e.args()) {
         int64_t v;
         if (!Eval(a, env, depth + 1, &v)) return false;
-        bool overflow = add ? __builtin_add_overflow(acc, v, &acc)
-                            : __builtin_mul_overflow(acc, v, &acc);
+        bool overflow =
+            add ? __builtin_add_overflow(acc, v, &acc) : __builtin_mul_overflow(acc, v, &acc);
         if (overflow) return false;
       }
       *out = acc;
@@ -57,8 +55,7 @@ bool Eval(const proto::SymExpr& e, const SymbolValues& env, int depth, int64_t* 
       }
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -19,8 +19,11 @@ SymExpr RandomExpr(std::mt19937& rng, int depth) {
     case 3: return RandomExpr(rng, depth + 1) + RandomExpr(rng, depth + 1);
     case 4: return RandomExpr(rng, depth + 1) - RandomExpr(rng, depth + 1);
     case 5: return RandomExpr(rng, depth + 1) * RandomExpr(rng, depth + 1);
-    case 6: return SymExpr::FloorDiv(RandomExpr(rng, depth + 1), SymExpr(static_cast<int64_t>(1 + rng() % 7)));
-    case 7: return SymExpr::Mod(RandomExpr(rng, depth + 1), SymExpr(static_cast<int64_t>(2 + rng() % 5)));
+    case 6:
+      return SymExpr::FloorDiv(RandomExpr(rng, depth + 1),
+                               SymExpr(static_cast<int64_t>(1 + rng() % 7)));
+    case 7:
+      return SymExpr::Mod(RandomExpr(rng, depth + 1), SymExpr(static_cast<int64_t>(2 + rng() % 5)));
     default:
       return rng() % 2 ? SymExpr::Max(RandomExpr(rng, depth + 1), RandomExpr(rng, depth + 1))
                        : SymExpr::Min(RandomExpr(rng, depth + 1), RandomExpr(rng, depth + 1));

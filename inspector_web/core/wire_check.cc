@@ -12,7 +12,6 @@ namespace {
 
 class Checker {
  public:
-
   WireCheck Run(const MessageSchema& message, std::string_view bytes) {
     root_ = &message;
     Walk(message, bytes, 0, 1);
@@ -82,8 +81,9 @@ class Checker {
       return true;
     }
     if (wire != want) {
-      return Fail(tag_at, "wrong wire type",
-                  std::string(WireTypeName(wire)) + " value for a " + WireTypeName(want) + " field");
+      return Fail(
+          tag_at, "wrong wire type",
+          std::string(WireTypeName(wire)) + " value for a " + WireTypeName(want) + " field");
     }
     if (want != WireType::kLengthDelimited) {
       if (want == WireType::kStartGroup) return Fail(tag_at, "groups are not supported");
@@ -118,8 +118,7 @@ class Checker {
     switch (wire) {
       case WireType::kVarint:
       case WireType::kFixed64:
-      case WireType::kFixed32:
-        return ReadScalar(r, wire) || FailReader(r);
+      case WireType::kFixed32: return ReadScalar(r, wire) || FailReader(r);
       case WireType::kLengthDelimited: {
         std::string_view payload;
         size_t at;
@@ -142,8 +141,7 @@ class Checker {
           if (!SkipUnknown(r, w, n, depth + 1)) return false;
         }
       }
-      case WireType::kEndGroup:
-        return Fail(r.offset(), "end-group tag without a start");
+      case WireType::kEndGroup: return Fail(r.offset(), "end-group tag without a start");
     }
     return false;
   }

@@ -27,11 +27,11 @@ namespace coil::inspector {
 
 struct WireCheck {
   bool ok = true;
-  std::string problem;  // what broke (empty when ok): "truncated", "invalid wire type 7", ...
-  std::string detail;   // optional specifics: "a 52311-byte field with 1000 bytes left"
-  size_t offset = 0;    // where: absolute byte offset in the checked bytes
-  std::string path;     // where: the field path, e.g. "CompileReport.stages[3].schedule"
-  int64_t known_fields = 0;    // field values whose number the schema knows (all depths)
+  std::string problem;       // what broke (empty when ok): "truncated", "invalid wire type 7", ...
+  std::string detail;        // optional specifics: "a 52311-byte field with 1000 bytes left"
+  size_t offset = 0;         // where: absolute byte offset in the checked bytes
+  std::string path;          // where: the field path, e.g. "CompileReport.stages[3].schedule"
+  int64_t known_fields = 0;  // field values whose number the schema knows (all depths)
   int64_t unknown_fields = 0;  // field values with numbers the schema does not know
 };
 

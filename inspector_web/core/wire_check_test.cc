@@ -104,7 +104,7 @@ TEST(WireCheckTest, PackedAndUnpackedRepeatedScalarsBothCount) {
   proto::Graph g;
   g.add_outputs(3);
   g.add_outputs(300);
-  std::string packed = g.SerializeAsString();  // proto3 packs
+  std::string packed = g.SerializeAsString();       // proto3 packs
   std::string unpacked("\x28\x03\x28\xac\x02", 5);  // field 5 as two varints
   for (const std::string& bytes : {packed, unpacked}) {
     WireCheck c = CheckWire(Message("Graph"), bytes);

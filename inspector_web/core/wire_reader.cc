@@ -68,8 +68,8 @@ bool WireReader::ReadTag(uint32_t* field, WireType* type) {
     return Fail(start, "invalid wire type " + std::to_string(wire));
   }
   if (number == 0) return Fail(start, "field number 0");
-  if (number > (1u << 29) - 1) return Fail(start, "field number " + std::to_string(number) +
-                                                      " beyond the protobuf maximum");
+  if (number > (1u << 29) - 1)
+    return Fail(start, "field number " + std::to_string(number) + " beyond the protobuf maximum");
   *field = static_cast<uint32_t>(number);
   *type = static_cast<WireType>(wire);
   return true;

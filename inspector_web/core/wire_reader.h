@@ -34,7 +34,7 @@ const char* WireTypeName(WireType type);
 
 // What broke and where (absolute byte offset in the file).
 struct WireError {
-  std::string what;    // "truncated", "truncated varint", "invalid wire type 7", ...
+  std::string what;  // "truncated", "truncated varint", "invalid wire type 7", ...
   size_t offset = 0;
   std::string detail;  // optional specifics: "a 52311-byte field with 1000 bytes left"
 };

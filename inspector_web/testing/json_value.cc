@@ -106,10 +106,14 @@ class JsonParser {
     for (int i = 0; i < 4; ++i) {
       char c = text_[pos_++];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= c - '0';
-      else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-      else return Fail("bad hex digit in \\u escape");
+      if (c >= '0' && c <= '9')
+        v |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        v |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        v |= c - 'A' + 10;
+      else
+        return Fail("bad hex digit in \\u escape");
     }
     *out = v;
     return true;
@@ -155,8 +159,7 @@ class JsonParser {
           AppendUtf8(s, cp);
           break;
         }
-        default:
-          return Fail("bad escape");
+        default: return Fail("bad escape");
       }
     }
   }

@@ -11,7 +11,8 @@
 
 namespace coil::inspector::testing {
 
-const char kBlockGraphText[] = R"(graph @block(%0 "x": f32[s0, 8, 16], %1 "ln_w": f32[16], %2 "ln_b": f32[16], %3 "w1": f32[32, 16]) {
+const char kBlockGraphText[] =
+    R"(graph @block(%0 "x": f32[s0, 8, 16], %1 "ln_w": f32[16], %2 "ln_b": f32[16], %3 "w1": f32[32, 16]) {
   symbol s0 min 2 max 64 hint 4
   guard s0 <= 64 "batch limit" loc("model.py":3:1 in "forward")
   %4 "bias": f32[32] = constant dense "0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f0000803f"
@@ -134,7 +135,8 @@ proto::CompileReport MakeTestReport() {
   }
 
   for (const auto& [name, seconds] : {std::pair<const char*, double>{"capture", 0.004},
-                                      {"prims", 0.003}, {"inductor", 0.02},
+                                      {"prims", 0.003},
+                                      {"inductor", 0.02},
                                       {"codegen_cpu", 0.3}}) {
     proto::StageTiming* t = report.add_timings();
     t->set_stage(name);

@@ -2,8 +2,9 @@
 
 Selected by `--crosstool_top=//third_party/emscripten:toolchain --cpu=wasm` (`--config=wasm`)
 or by the transition in //tools/build_defs:wasm.bzl. Tools are the wrapper scripts beside this
-file (they set the environment emcc needs). Compilation mode flags: fastbuild -O1, opt -Oz
-(size first: the page carries the module inline), dbg -O0 -g.
+file (they set the environment emcc needs). Compilation mode flags: fastbuild -O1, opt -O2
+(the transition always builds opt; -Oz would make the module a third smaller but the core
+slower, and the page's budget that binds is time: docs/inspector.md), dbg -O0 -g.
 """
 
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")

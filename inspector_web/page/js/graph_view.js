@@ -58,9 +58,16 @@ coil.GraphView = class {
       }
       parts.push(`<div class="${cls}" data-node-id="${esc(n.id)}" data-node-index="${i}" style="${pos(I + i)}${colour}">${esc(coil.nodeLabel(n.op))}</div>`);
     }
+    // Fit the view while the layer is still empty: fit() measures the container, and measuring
+    // after inserting 5,000 nodes would force a style and layout pass now and another one at
+    // the next frame (the fitted scale may toggle the layer's "far" class).
+    this.layer.textContent = '';
+    if (this.container.firstChild !== this.canvas) {
+      this.container.textContent = '';
+      this.container.append(this.canvas, this.layer);
+    }
+    this.fit();
     this.layer.innerHTML = parts.join('');
-    this.container.textContent = '';
-    this.container.append(this.canvas, this.layer);
     this.container.dataset.nodeCount = String(g.nodes.length);
     this.nodeEls = this.layer.querySelectorAll('div[data-node-index]');
     // Edges per layout item, and each edge's bounding box for culling.
@@ -78,7 +85,7 @@ coil.GraphView = class {
       }
       this.edgeBoxes.set([x0, y0, x1, y1], 4 * k);
     });
-    this.fit();
+    this.scheduleDraw();
   }
 
   // Selects node `index` (null clears); `center` moves it to the middle of the view.
@@ -136,15 +143,25 @@ coil.GraphView = class {
     this.apply();
   }
 
-  // Fits the drawing's width (between 0.3:1 and 1:1) and shows its top.
+  // Shows the top of the drawing, its width fitted (between 0.3:1 and 1:1).
   fit() {
     const L = this.stage.graph.layout, r = this.container.getBoundingClientRect();
     // Hidden (another panel is showing): fit again when the graph panel is shown.
     this.needsFit = r.width === 0;
-    // Tall graphs (thousands of layers) are read by scrolling down, so only the width counts;
-    // below 0.3 labels are unreadable, so very wide graphs show their middle part.
-    const s = Math.max(0.3, Math.min(1, (r.width || 800) / Math.max(1, L.width)));
-    this.view = { s, x: ((r.width || 800) - L.width * s) / 2, y: 8 };
+    const W = r.width || 800, H = r.height || 600, b = L.boxes;
+    // Tall graphs (thousands of layers) are read by scrolling down, and long chains drift
+    // sideways, so fit what the first screen shows: the boxes in its height at the scale that
+    // fits the whole width. Below 0.3 labels are unreadable: wider parts show their middle.
+    let s = Math.max(0.3, Math.min(1, W / Math.max(1, L.width)));
+    let x0 = Infinity, x1 = -Infinity;
+    for (let k = 0; k < b.length; k += 4) {
+      if (b[k + 1] > H / s) continue;
+      x0 = Math.min(x0, b[k]);
+      x1 = Math.max(x1, b[k] + b[k + 2]);
+    }
+    if (x1 < x0) { x0 = 0; x1 = L.width; }
+    s = Math.max(s, Math.min(1, W / Math.max(1, x1 - x0 + 32)));
+    this.view = { s, x: W / 2 - ((x0 + x1) / 2) * s, y: 8 };
     this.apply();
   }
 
