@@ -1,18 +1,26 @@
-// PlanMemory: liveness-driven greedy slot assignment in one arena, with in-place reuse.
+// PlanMemory: liveness-driven best-fit slot assignment in one arena (slots cut, joined and
+// grown), with in-place reuse.
 //
-// [Note: slots] The arena is a list of slots, each 64-byte aligned (sizes rounded up as
-// floordiv(n + 63, 64) * 64, so offsets are sums of multiples of 64 even when symbolic). In
+// [Note: slots] The arena is a list of contiguous slots, each 64-byte aligned (sizes rounded up
+// as floordiv(n + 63, 64) * 64, so offsets are sums of multiples of 64 even when symbolic). In
 // program order, a buffer born at kernel t takes (1) the slot of an input that dies at t when
 // the kernel is a plain pointwise one reading that input only at the index it writes (in
 // place: each element is read before the same element is written), else (2) the smallest free
-// slot provably large enough, else (3) a new slot at the end. Slots of buffers that die at t
-// become free only after t, so a kernel's inputs and outputs never share bytes except in place.
+// slot provably large enough, cut down to the buffer's size when provably larger (the rest
+// stays a free slot), else (3) the smallest run of adjacent free slots provably large enough
+// together, joined and cut down, else (4) the free slots at the end of the arena, joined and
+// grown to its size, else (5) a new slot at the end. Cutting and joining is what keeps
+// concat-heavy models (densenet's ever-wider feature maps) from leaving a trail of slots too
+// small for anything that comes later. Slots of buffers that die at t become free only after
+// t, so a kernel's inputs and outputs never share bytes except in place. `reuses` names the
+// buffer that last held the bytes at a buffer's offset.
 // With reuse, an intermediate that no kernel touches gets no slot (offset 0, no bytes used).
 // The peak of live bytes counts an in-place pair once at the kernel where one dies and the
 // other is born (they share the bytes), so arena_bytes >= peak_live_bytes always holds.
 #include "inductor/passes/memory_plan.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -173,17 +181,74 @@ class Planner {
     slot_of_[b.id] = slot;
   }
 
+  // slot_of_ after slots were split or joined: every slot's current (or last) owner.
+  void Reindex() {
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i) slot_of_[slots_[i].owner] = i;
+  }
+
+  // Cuts free slot i down to `size` (provably smaller, a multiple of 64) and inserts the rest
+  // after it as a free slot with the same last owner.
+  void Split(int i, const SymExpr& size) {
+    Slot rest;
+    rest.offset = slots_[i].offset + size;
+    rest.size = slots_[i].size - size;
+    rest.owner = slots_[i].owner;
+    rest.free = true;
+    slots_[i].size = size;
+    slots_.insert(slots_.begin() + i + 1, std::move(rest));
+    Reindex();
+  }
+
+  // Joins the free slots first..last into one (the first one's last owner).
+  void Join(int first, int last) {
+    for (int i = first + 1; i <= last; ++i) {
+      slots_[first].size = slots_[first].size + slots_[i].size;
+    }
+    slots_.erase(slots_.begin() + first + 1, slots_.begin() + last + 1);
+    Reindex();
+  }
+
+  // b takes free slot i, cut down to b's aligned size when that is provably smaller.
+  void TakeFitting(Buffer& b, int i) {
+    const SymExpr need = AlignUp(b.SizeBytes());
+    if (ProveLt(need, slots_[i].size, ranges_) == Truth::kTrue) Split(i, need);
+    Take(b, i);
+  }
+
+  // The smallest run of two or more consecutive free slots whose joined size provably holds
+  // `need`, as (first, last); (-1, -1) when there is none.
+  std::pair<int, int> FittingRun(const SymExpr& need) const {
+    std::pair<int, int> best = {-1, -1};
+    SymExpr best_size;
+    const int n = static_cast<int>(slots_.size());
+    for (int i = 0; i < n; ++i) {
+      if (!slots_[i].free) continue;
+      SymExpr total = slots_[i].size;
+      for (int j = i + 1; j < n && slots_[j].free; ++j) {
+        total = total + slots_[j].size;
+        if (ProveLe(need, total, ranges_) != Truth::kTrue) continue;
+        if (best.first < 0 || SmallerSize(total, best_size)) {
+          best = {i, j};
+          best_size = total;
+        }
+        break;
+      }
+    }
+    return best;
+  }
+
   bool Fits(const Buffer& b, const Slot& s) const {
     return ProveLe(b.SizeBytes(), s.size, ranges_) == Truth::kTrue ||
            ProveLe(AlignUp(b.SizeBytes()), s.size, ranges_) == Truth::kTrue;
   }
 
-  // Whether slot a is smaller than slot b: provably, else at the hints.
-  bool Smaller(const Slot& a, const Slot& b) const {
-    if (ProveLt(a.size, b.size, ranges_) == Truth::kTrue) return true;
-    if (ProveLe(b.size, a.size, ranges_) == Truth::kTrue) return false;
-    return program_.EvaluateHint(a.size) < program_.EvaluateHint(b.size);
+  // Whether size a is smaller than size b: provably, else at the hints.
+  bool SmallerSize(const SymExpr& a, const SymExpr& b) const {
+    if (ProveLt(a, b, ranges_) == Truth::kTrue) return true;
+    if (ProveLe(b, a, ranges_) == Truth::kTrue) return false;
+    return program_.EvaluateHint(a) < program_.EvaluateHint(b);
   }
+  bool Smaller(const Slot& a, const Slot& b) const { return SmallerSize(a.size, b.size); }
 
   // An input of kernel t dying there whose slot `b` may take in place, or 0.
   int InPlaceInput(const Buffer& b, int t) const {
@@ -199,6 +264,11 @@ class Planner {
     return 0;
   }
 
+  // [Note: placement] In order of preference: in place over a dying input; the smallest free
+  // slot that fits (cut down to b's size, the rest staying free); the smallest run of adjacent
+  // free slots that fits together (joined, then cut down); the free slots at the arena's end,
+  // grown to b's size; a new slot at the end. Cutting and joining keep slots contiguous (each
+  // offset is the previous offset plus its size), so offsets stay sums of multiples of 64.
   void Place(Buffer& b, int t) {
     if (int in = InPlaceInput(b, t); in != 0) {
       Take(b, slot_of_[in]);
@@ -211,10 +281,31 @@ class Planner {
       if (best < 0 || Smaller(slots_[i], slots_[best])) best = i;
     }
     if (best >= 0) {
-      Take(b, best);
-    } else {
-      NewSlot(b);
+      TakeFitting(b, best);
+      return;
     }
+    const SymExpr need = AlignUp(b.SizeBytes());
+    if (auto [first, last] = FittingRun(need); first >= 0) {
+      Join(first, last);
+      TakeFitting(b, first);
+      return;
+    }
+    int top = static_cast<int>(slots_.size());
+    while (top > 0 && slots_[top - 1].free) --top;
+    if (top < static_cast<int>(slots_.size())) {
+      SymExpr free_at_end(0);
+      for (int i = top; i < static_cast<int>(slots_.size()); ++i) {
+        free_at_end = free_at_end + slots_[i].size;
+      }
+      if (ProveLe(free_at_end, need, ranges_) == Truth::kTrue) {
+        Join(top, static_cast<int>(slots_.size()) - 1);
+        slots_[top].size = need;
+        arena_bytes_ = slots_[top].offset + need;
+        Take(b, top);
+        return;
+      }
+    }
+    NewSlot(b);
   }
 
   Program& program_;

@@ -1,9 +1,11 @@
 // PlanMemory: arena offsets for INTERMEDIATE buffers.
 //
 // Liveness is over program order (a buffer lives from the kernel that first writes it to the
-// last kernel that reads it). A buffer reuses the slot of a dead buffer whose size is provably
-// at least its own (SymExpr relations under the graph's symbol ranges), preferring the
-// smallest such slot; a pointwise kernel may write its output in place over an input that dies
+// last kernel that reads it). A buffer reuses the space of dead buffers: the smallest free slot
+// provably large enough (SymExpr relations under the graph's symbol ranges), else adjacent free
+// slots joined, else the free end of the arena grown, the unused rest of a slot staying free
+// (memory_plan.cc, [Note: slots]); a pointwise kernel may write its output in place over an
+// input that dies
 // there when it reads that input only at the index it writes (Buffer::in_place). Slots are
 // 64-byte aligned; offsets and the arena size are SymExprs (dynamic shapes plan once). Without
 // reuse every buffer gets its own slot. Fills MemoryPlan fields via the returned summary.

@@ -1,5 +1,6 @@
 // PlanMemory on hand-built Programs (the shapes Lower produces): liveness, reuse (smallest
-// provably large enough slot), in place, alignment, symbolic sizes, and the invariants (arena
+// provably large enough slot, cut down; adjacent free slots joined; the free end of the arena
+// grown), in place, alignment, symbolic sizes, and the invariants (arena
 // >= peak live bytes; buffers live at the same kernel never overlap, checked at several
 // symbol values) on random programs.
 #include "inductor/passes/memory_plan.h"
@@ -260,6 +261,123 @@ TEST(MemoryPlanTest, PicksTheSmallestSlotThatFits) {
   EXPECT_EQ(p.buffer(mid).reuses, small);
   EXPECT_EQ(p.buffer(big2).reuses, big);
   EXPECT_EQ(s->arena_bytes, SymExpr(4096 + 512 + 512));
+  ExpectInvariants(p, *s);
+}
+
+// out[i] = in[0] over out's shape: reads `in` but never in place (another shape).
+Kernel FirstOf(const Program& p, int out, int in) {
+  Kernel k = Kernel::Pointwise("first" + std::to_string(out), p.buffer(out).shape);
+  k.Store(0, out, Vars(1), k.Load(0, in, proto::FLOAT32, {SymExpr(0)}));
+  return k;
+}
+
+// out[0] = sum of in's elements (a [n] buffer as a reduction kernel over one row).
+Kernel SumAll(const Program& p, int out, int in) {
+  Kernel k;
+  k.name = "sumall" + std::to_string(out);
+  k.kind = proto::Kernel::REDUCTION;
+  k.ranges = {1};
+  k.loops.resize(2);
+  k.loops[0].ranges = {p.buffer(in).shape[0]};
+  int x = k.Load(0, in, proto::FLOAT32, {InnerVar(0)});
+  k.Store(1, out, {LoopVar(0)}, k.Reduce(0, "sum", proto::FLOAT32, x));
+  return k;
+}
+
+TEST(MemoryPlanTest, CutsALargerSlotAndHandsOutTheRest) {
+  // big (4096 B) dies at kernel 1; a (1024 B) and then b (2048 B) both fit in its bytes.
+  Program p;
+  int x = AddBuffer(p, proto::Buffer::INPUT, {1024});
+  int big = AddBuffer(p, proto::Buffer::INTERMEDIATE, {1024});
+  int y = AddBuffer(p, proto::Buffer::OUTPUT, {1});
+  int a = AddBuffer(p, proto::Buffer::INTERMEDIATE, {256});
+  int b = AddBuffer(p, proto::Buffer::INTERMEDIATE, {512});
+  int z = AddBuffer(p, proto::Buffer::OUTPUT, {512});
+  p.kernels.push_back(PointwiseOf(p, big, {x}));
+  p.kernels.push_back(SumAll(p, y, big));
+  p.kernels.push_back(FirstOf(p, a, x));
+  p.kernels.push_back(FirstOf(p, b, a));
+  p.kernels.push_back(PointwiseOf(p, z, {b, b}));
+  absl::StatusOr<MemoryPlanSummary> s = PlanMemory(p, {}, /*reuse=*/true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(p.buffer(a).arena_offset, SymExpr(0));
+  EXPECT_EQ(p.buffer(b).arena_offset, SymExpr(1024));
+  EXPECT_EQ(p.buffer(a).reuses, big);
+  EXPECT_EQ(p.buffer(b).reuses, big);
+  EXPECT_EQ(s->arena_bytes, SymExpr(4096));
+  ExpectInvariants(p, *s);
+}
+
+TEST(MemoryPlanTest, JoinsAdjacentFreeSlots) {
+  // u and v (1024 B each, side by side) die at kernel 2; w (2048 B) takes both.
+  Program p;
+  int x = AddBuffer(p, proto::Buffer::INPUT, {1024});
+  int u = AddBuffer(p, proto::Buffer::INTERMEDIATE, {256});
+  int v = AddBuffer(p, proto::Buffer::INTERMEDIATE, {256});
+  int y = AddBuffer(p, proto::Buffer::OUTPUT, {256});
+  int w = AddBuffer(p, proto::Buffer::INTERMEDIATE, {512});
+  int z = AddBuffer(p, proto::Buffer::OUTPUT, {512});
+  p.kernels.push_back(FirstOf(p, u, x));
+  p.kernels.push_back(FirstOf(p, v, x));
+  p.kernels.push_back(PointwiseOf(p, y, {u, v}));
+  p.kernels.push_back(FirstOf(p, w, x));
+  p.kernels.push_back(PointwiseOf(p, z, {w, w}));
+  absl::StatusOr<MemoryPlanSummary> s = PlanMemory(p, {}, /*reuse=*/true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(p.buffer(w).arena_offset, p.buffer(u).arena_offset);
+  EXPECT_EQ(p.buffer(w).reuses, u);
+  EXPECT_EQ(s->arena_bytes, SymExpr(2048));
+  ExpectInvariants(p, *s);
+}
+
+TEST(MemoryPlanTest, GrowsTheFreeEndOfTheArena) {
+  // a (256*s0 bytes) dies at kernel 1 at the end of the arena; c (512*s0 bytes) grows its slot
+  // instead of starting a new one.
+  Program p;
+  int x = AddBuffer(p, proto::Buffer::INPUT, {s0 * 128});
+  int keep = AddBuffer(p, proto::Buffer::INTERMEDIATE, {16});
+  int a = AddBuffer(p, proto::Buffer::INTERMEDIATE, {s0 * 64});
+  int y = AddBuffer(p, proto::Buffer::OUTPUT, {1});
+  int c = AddBuffer(p, proto::Buffer::INTERMEDIATE, {s0 * 128});
+  int z = AddBuffer(p, proto::Buffer::OUTPUT, {s0 * 128});
+  p.hints = {{"s0", 3}};
+  p.kernels.push_back(FirstOf(p, keep, x));
+  p.kernels.push_back(FirstOf(p, a, x));
+  p.kernels.push_back(SumAll(p, y, a));
+  p.kernels.push_back(FirstOf(p, c, x));
+  {
+    Kernel k = Kernel::Pointwise("z", {s0 * 128});
+    int u = k.Load(0, c, proto::FLOAT32, Vars(1));
+    int w = k.Load(0, keep, proto::FLOAT32, {SymExpr(0)});
+    k.Store(0, z, Vars(1), k.Apply(0, "prims.add", proto::FLOAT32, {u, w}));
+    p.kernels.push_back(std::move(k));
+  }
+  absl::StatusOr<MemoryPlanSummary> s = PlanMemory(p, Ranges(), /*reuse=*/true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(p.buffer(c).arena_offset, p.buffer(a).arena_offset);
+  EXPECT_EQ(p.buffer(c).reuses, a);
+  EXPECT_EQ(s->arena_bytes_hint, 64 + 512 * 3);
+  ExpectInvariants(p, *s);
+}
+
+TEST(MemoryPlanTest, AChainOfEverWiderBuffersStaysNearItsPeak) {
+  // c_i has 256 * (i + 1) floats and is computed from c_{i-1} (densenet's concatenations grow
+  // like this): without cutting and joining, every c_i needs a new slot.
+  Program p;
+  int x = AddBuffer(p, proto::Buffer::INPUT, {1});
+  std::vector<int> c;
+  for (int i = 0; i < 12; ++i) {
+    c.push_back(AddBuffer(p, proto::Buffer::INTERMEDIATE, {256 * (i + 1)}));
+    p.kernels.push_back(FirstOf(p, c.back(), i == 0 ? x : c[i - 1]));
+  }
+  int y = AddBuffer(p, proto::Buffer::OUTPUT, {1});
+  p.kernels.push_back(SumAll(p, y, c.back()));
+  absl::StatusOr<MemoryPlanSummary> s = PlanMemory(p, {}, /*reuse=*/true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const int64_t largest = 1024 * 12;
+  EXPECT_EQ(s->peak_live_bytes_hint, largest + 1024 * 11);
+  EXPECT_EQ(s->unplanned_bytes_hint, 1024 * 78);
+  EXPECT_LE(s->arena_bytes_hint, 3 * largest) << s->arena_bytes.ToString();
   ExpectInvariants(p, *s);
 }
 
