@@ -51,7 +51,17 @@ HostTensor HostTensor::Zeros(DType dtype, std::vector<int64_t> shape) {
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.strides_ = RowMajorStrides(t.shape_);
-  t.storage_ = std::make_shared<std::vector<uint8_t>>(t.numel() * ElementSize(dtype), 0);
+  t.storage_ = TensorStorage::Allocate(t.numel() * ElementSize(dtype), TensorStorage::kZero);
+  return t;
+}
+
+HostTensor HostTensor::Empty(DType dtype, std::vector<int64_t> shape) {
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.strides_ = RowMajorStrides(t.shape_);
+  t.storage_ =
+      TensorStorage::Allocate(t.numel() * ElementSize(dtype), TensorStorage::kUninitialized);
   return t;
 }
 
@@ -71,13 +81,13 @@ absl::StatusOr<HostTensor> HostTensor::FromBytes(DType dtype, std::vector<int64_
         absl::StrCat("tensor data of ", DTypeName(dtype), "[", absl::StrJoin(shape, ", "),
                      "] needs ", n * ElementSize(dtype), " bytes, has ", bytes.size()));
   }
-  HostTensor t = Zeros(dtype, std::move(shape));
+  HostTensor t = Empty(dtype, std::move(shape));
   if (!bytes.empty()) std::memcpy(t.storage_->data(), bytes.data(), bytes.size());
   return t;
 }
 
 absl::StatusOr<HostTensor> HostTensor::AdoptStorage(
-    DType dtype, std::vector<int64_t> shape, std::shared_ptr<std::vector<uint8_t>> storage) {
+    DType dtype, std::vector<int64_t> shape, std::shared_ptr<TensorStorage> storage) {
   if (!IsValidDType(dtype)) return absl::InvalidArgumentError("tensor data has no valid dtype");
   if (storage == nullptr) return absl::InvalidArgumentError("tensor storage is null");
   HostTensor t;
@@ -164,7 +174,7 @@ HostTensor HostTensor::Contiguous() const {
       static_cast<int64_t>(storage_->size()) == numel() * ElementSize(dtype_)) {
     return *this;
   }
-  HostTensor out = Zeros(dtype_, shape_);
+  HostTensor out = Empty(dtype_, shape_);
   const int64_t size = ElementSize(dtype_);
   int64_t i = 0;
   ForEachIndex(shape_, [&](absl::Span<const int64_t> idx) {
@@ -176,7 +186,7 @@ HostTensor HostTensor::Contiguous() const {
 }
 
 HostTensor HostTensor::To(DType dtype) const {
-  HostTensor out = Zeros(dtype, shape_);
+  HostTensor out = Empty(dtype, shape_);
   int64_t i = 0;
   bool from_float = IsFloating(dtype_);
   ForEachIndex(shape_, [&](absl::Span<const int64_t> idx) {

@@ -20,6 +20,7 @@
 #include "absl/types/span.h"
 #include "ir/dtype.h"
 #include "ir/proto/graph.pb.h"
+#include "runtime/tensor_storage.h"
 
 namespace coil {
 
@@ -36,10 +37,13 @@ class HostTensor {
   static HostTensor FromDoubles(DType dtype, std::vector<int64_t> shape,
                                 absl::Span<const double> values);
   static absl::StatusOr<HostTensor> FromProto(const proto::TensorValue& p);
+  // Contiguous, with unspecified contents (torch.empty): for results every element of which
+  // is about to be written (see TensorStorage::kUninitialized).
+  static HostTensor Empty(DType dtype, std::vector<int64_t> shape);
   // Contiguous over `storage` without copying it (the CPU runtime's outputs); its size must
   // be the shape's byte size (error otherwise).
   static absl::StatusOr<HostTensor> AdoptStorage(DType dtype, std::vector<int64_t> shape,
-                                                 std::shared_ptr<std::vector<uint8_t>> storage);
+                                                 std::shared_ptr<TensorStorage> storage);
   proto::TensorValue ToProto() const;
 
   DType dtype() const { return dtype_; }
@@ -87,7 +91,7 @@ class HostTensor {
   std::vector<int64_t> shape_;
   std::vector<int64_t> strides_;
   int64_t offset_ = 0;
-  std::shared_ptr<std::vector<uint8_t>> storage_;
+  std::shared_ptr<TensorStorage> storage_;
 };
 
 // Calls fn(index) for every multi-index of `shape` in row-major order.

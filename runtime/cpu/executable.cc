@@ -18,6 +18,7 @@
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/interpreter.h"
 #include "runtime/reference/kernel_registry.h"
+#include "runtime/tensor_storage.h"
 
 namespace coil::cpu {
 namespace {
@@ -443,7 +444,7 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
 
   ptrs.assign(index_of_id.size(), nullptr);
   std::vector<HostTensor> copies(buffers.size());  // non-contiguous inputs
-  std::vector<std::shared_ptr<std::vector<uint8_t>>> outs(buffers.size());
+  std::vector<std::shared_ptr<TensorStorage>> outs(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
     const BufferInfo& b = buffers[i];
     char*& ptr = ptrs[b.proto->id()];
@@ -470,7 +471,9 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
         ptr = arena.get() + l.offsets[i];
         break;
       case proto::Buffer::OUTPUT:
-        outs[i] = std::make_shared<std::vector<uint8_t>>(l.bytes[i]);
+        // Every element of an output is written by its kernels: no zero fill (and large
+        // outputs come back from the storage cache, without page faults).
+        outs[i] = TensorStorage::Allocate(l.bytes[i], TensorStorage::kUninitialized);
         ptr = reinterpret_cast<char*>(outs[i]->data());
         break;
       default:

@@ -539,7 +539,7 @@ TEST(CpuExecutableTest, SmallKernelsRunInlineLargeOnesSplit) {
 
 // HostTensor::AdoptStorage / RawData (added for this runtime).
 TEST(HostTensorAdoptTest, AdoptsWithoutCopyAndChecksSize) {
-  auto storage = std::make_shared<std::vector<uint8_t>>(24);
+  std::shared_ptr<TensorStorage> storage = TensorStorage::Allocate(24, TensorStorage::kZero);
   absl::StatusOr<HostTensor> t = HostTensor::AdoptStorage(proto::FLOAT32, {2, 3}, storage);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->RawData(), storage->data());
