@@ -89,6 +89,7 @@ absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph_proto,
               [&](Program& p) {
                 return FuseExternEpilogues(p, options.capabilities.extern_epilogues);
               }},
+             {"reuse_loop_values", ReuseLoopValues},
              {"remove_dead_buffers", RemoveDeadBuffers},
          }) {
       if (absl::Status s = RunPass(name, program, pass); !s.ok()) return s;

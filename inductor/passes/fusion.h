@@ -15,6 +15,9 @@
 //     input and do not depend on each other merge into one kernel.
 //  4. FuseExternEpilogues: pointwise consumers of an EXTERN whose op is in
 //     Capabilities::extern_epilogues become its epilogue; others never fuse across externs.
+//  5. ReuseLoopValues: a costly value (exp, tanh, ...) that a row kernel computes in an earlier
+//     Loop and again in the Loop storing its result is stored into the result by the earlier
+//     Loop and loaded back (softmax's exp; reuse_loop_values.cc, [Note: reusing loop values]).
 #ifndef COIL_INDUCTOR_PASSES_FUSION_H_
 #define COIL_INDUCTOR_PASSES_FUSION_H_
 
@@ -31,6 +34,7 @@ absl::StatusOr<bool> FuseReductions(Program& program);
 absl::StatusOr<bool> FuseHorizontal(Program& program);
 absl::StatusOr<bool> FuseExternEpilogues(Program& program,
                                          const std::vector<std::string>& extern_epilogues);
+absl::StatusOr<bool> ReuseLoopValues(Program& program);
 // Drops INTERMEDIATE buffers that no kernel reads any more, and STOREs into them.
 absl::StatusOr<bool> RemoveDeadBuffers(Program& program);
 

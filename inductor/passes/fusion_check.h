@@ -49,6 +49,8 @@ inline absl::StatusOr<Program> LowerAndFuse(const Graph& g,
        [](Program& q, const std::vector<std::string>&) { return FuseHorizontal(q); }},
       {"fuse_extern_epilogues",
        [](Program& q, const std::vector<std::string>& e) { return FuseExternEpilogues(q, e); }},
+      {"reuse_loop_values",
+       [](Program& q, const std::vector<std::string>&) { return ReuseLoopValues(q); }},
       {"remove_dead_buffers",
        [](Program& q, const std::vector<std::string>&) { return RemoveDeadBuffers(q); }},
   };

@@ -224,6 +224,20 @@ class KernelChecker {
   absl::flat_hash_set<int> ids_;
 };
 
+// Whether every LOAD of `buffer` in `k` sits in a Loop after one that STOREs it (a value kept
+// from an earlier Loop: passes/reuse_loop_values.cc).
+bool ReadsOnlyWhatAnEarlierLoopStored(const Kernel& k, int buffer) {
+  int first_store = -1;
+  for (int l = 0; l < static_cast<int>(k.loops.size()); ++l) {
+    for (const Expr& e : k.loops[l].body) {
+      if (e.buffer != buffer) continue;
+      if (e.kind == proto::Expr::STORE && first_store < 0) first_store = l;
+      if (e.kind == proto::Expr::LOAD && (first_store < 0 || first_store >= l)) return false;
+    }
+  }
+  return first_store >= 0;
+}
+
 }  // namespace
 
 absl::Status VerifyProgram(const Program& program) {
@@ -242,6 +256,7 @@ absl::Status VerifyProgram(const Program& program) {
       if (buf.kind == proto::Buffer::INPUT || buf.kind == proto::Buffer::CONSTANT) continue;
       if (written.contains(b)) continue;
       if (k.kind == proto::Kernel::EXTERN && b == k.extern_output) continue;
+      if (ReadsOnlyWhatAnEarlierLoopStored(k, b)) continue;
       return Bug("kernel ", k.name, " (id ", k.id, ") reads buffer ", buf.name,
                  " before any kernel wrote it");
     }
