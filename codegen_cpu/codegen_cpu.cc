@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/internal/aot_hook.h"
 #include "codegen_cpu/internal/kernel_emitter.h"
+#include "codegen_cpu/internal/streaming_stores.h"
 #include "codegen_cpu/internal/target.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
@@ -38,6 +39,7 @@ using codegen_cpu_internal::CreateTargetMachine;
 using codegen_cpu_internal::EmitKernel;
 using codegen_cpu_internal::IsaFeatures;
 using codegen_cpu_internal::MakeScheduleInfo;
+using codegen_cpu_internal::MarkStreamingStores;
 using codegen_cpu_internal::ScheduleInfo;
 
 bool HasFunction(const proto::Kernel& k) {
@@ -118,6 +120,7 @@ absl::Status CompileUnit(Unit& u, const ScheduleInfo& info, llvm::TargetMachine&
                                             "': ", es.str()));
   }
   Optimize(module, tm, opt_level);
+  MarkStreamingStores(module);
   llvm::raw_string_ostream os(u.ir);
   module.getFunction(u.symbol)->print(os);
   os.flush();

@@ -13,6 +13,7 @@
 #include "codegen_cpu/internal/alias_scopes.h"
 #include "codegen_cpu/internal/index_emitter.h"
 #include "codegen_cpu/internal/math_emitter.h"
+#include "codegen_cpu/internal/streaming_stores.h"
 #include "codegen_cpu/internal/target.h"
 #include "llvm/IR/IRBuilder.h"
 #include "runtime/cpu/kernel_abi.h"
@@ -144,6 +145,10 @@ class KernelEmitter {
     v.buf = bi->second;
     llvm::Value* p = eb_.CreateConstInBoundsGEP1_64(eb_.getPtrTy(), f_->getArg(2), id);
     v.base = eb_.CreateLoad(eb_.getPtrTy(), p, absl::StrCat("buf", id));
+    if (Streamed(*v.buf)) {
+      eb_.CreateAlignmentAssumption(m_.getDataLayout(), v.base, 64);
+      llvm::cast<llvm::LoadInst>(v.base)->setMetadata(kStreamMetadata, llvm::MDNode::get(c_, {}));
+    }
     const int rank = v.buf->shape_size();
     v.strides.assign(rank, eb_.getInt64(1));
     for (int d = rank - 2; d >= 0; --d) {
@@ -152,6 +157,24 @@ class KernelEmitter {
       v.strides[d] = eb_.CreateMul(v.strides[d + 1], *dim);
     }
     return &buffers_.emplace(id, std::move(v)).first->second;
+  }
+
+  // Whether stores into `buf` stream past the caches (streaming_stores.h, [Note: streaming
+  // stores]): a large OUTPUT this kernel never loads, on a target with 64-byte vectors.
+  bool Streamed(const proto::Buffer& buf) const {
+    if (buf.kind() != proto::Buffer::OUTPUT || info_.vector_bits < 512) return false;
+    int64_t bytes = ElementSize(buf.dtype());
+    for (const proto::SymExpr& d : buf.shape()) {
+      if (d.kind() != proto::SymExpr::CONST) return false;
+      bytes *= d.value();
+    }
+    if (bytes < kStreamingStoreBytes) return false;
+    for (const proto::Loop& l : k_.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() == proto::Expr::LOAD && e.buffer() == buf.id()) return false;
+      }
+    }
+    return true;
   }
 
   // ---- Values and symbols inside the loops. ----
@@ -249,11 +272,12 @@ class KernelEmitter {
         }
       }
       if (rank <= prefix) return Loops();
-      return For(b_.getInt64(0), ranges[rank - 1], absl::StrCat("i", rank - 1),
-                 [&](llvm::Value* iv) {
-                   outer_[rank - 1] = iv;
-                   return Loops();
-                 });
+      return For(
+          b_.getInt64(0), ranges[rank - 1], absl::StrCat("i", rank - 1),
+          [&](llvm::Value* iv) {
+            outer_[rank - 1] = iv;
+            return Loops();
+          });
     });
   }
 
@@ -325,12 +349,26 @@ class KernelEmitter {
   llvm::MDNode* InnerLoopMetadata(const std::vector<Reduction>& reds) {
     bool widened = false;
     for (const Reduction& r : reds) widened = widened || r.f32_sum_in_f64;
-    if (!widened || info_.vector_bits < 64) return nullptr;
-    llvm::Metadata* width[] = {
-        llvm::MDString::get(c_, "llvm.loop.vectorize.width"),
-        llvm::ConstantAsMetadata::get(b_.getInt32(info_.vector_bits / 32))};
+    return LoopMetadata(widened && info_.vector_bits >= 64 ? info_.vector_bits / 32 : 0, 0);
+  }
+
+  // A distinct llvm.loop node with the vectorizer hints that are > 0 (nullptr when none).
+  llvm::MDNode* LoopMetadata(int width, int interleave) {
+    std::vector<llvm::Metadata*> ops;
     llvm::TempMDTuple self = llvm::MDNode::getTemporary(c_, {});
-    llvm::MDNode* md = llvm::MDNode::getDistinct(c_, {self.get(), llvm::MDNode::get(c_, width)});
+    ops.push_back(self.get());
+    if (width > 0) {
+      llvm::Metadata* w[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.width"),
+                             llvm::ConstantAsMetadata::get(b_.getInt32(width))};
+      ops.push_back(llvm::MDNode::get(c_, w));
+    }
+    if (interleave > 0) {
+      llvm::Metadata* i[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
+                             llvm::ConstantAsMetadata::get(b_.getInt32(interleave))};
+      ops.push_back(llvm::MDNode::get(c_, i));
+    }
+    if (ops.size() == 1) return nullptr;
+    llvm::MDNode* md = llvm::MDNode::getDistinct(c_, ops);
     md->replaceOperandWith(0, md);
     return md;
   }

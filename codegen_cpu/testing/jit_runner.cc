@@ -104,9 +104,11 @@ absl::StatusOr<std::vector<HostTensor>> RunWithJit(const proto::KernelModule& mo
   absl::StatusOr<int64_t> arena_bytes = Eval(s.memory_plan().arena_bytes(), *bind);
   if (!arena_bytes.ok()) return arena_bytes.status();
   std::vector<std::unique_ptr<char[]>> storage;
+  // 64-byte aligned, as the runtime allocates (runtime/cpu/kernel_abi.h).
   auto alloc = [&](int64_t n) {
     storage.push_back(std::make_unique<char[]>(n + 64));
-    return storage.back().get();
+    const uintptr_t p = reinterpret_cast<uintptr_t>(storage.back().get());
+    return reinterpret_cast<char*>((p + 63) / 64 * 64);
   };
   char* arena = alloc(*arena_bytes);
   std::memset(arena, 0xFF, *arena_bytes);

@@ -14,6 +14,9 @@
 // - buffers[id] is the base address of buffer `id` (Buffer.id; buffers[0] is unused): inputs,
 //   constants, outputs, and arena slots at their planned offsets. Buffers are contiguous
 //   row-major in their Buffer.dtype (f16/bf16 as 16-bit patterns, bool as one byte 0/1).
+//   OUTPUT buffers and the arena start 64-byte aligned (the runtime allocates them: kernels
+//   may stream aligned cache lines into large outputs, codegen_cpu/internal/streaming_stores.h);
+//   inputs and constants may have any alignment their dtype allows.
 // - symbols[i] is the value of Schedule.graph.symbols[i], bound from the input shapes.
 // A kernel never allocates, never fails, and touches only the elements its loop nest indexes.
 #ifndef COIL_RUNTIME_CPU_KERNEL_ABI_H_
