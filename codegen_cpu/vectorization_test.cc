@@ -5,7 +5,7 @@
 //     buffers' alias scopes, codegen_cpu/internal/alias_scopes.h), short rows of 40 included;
 //   - tanh / erf / exp chains become inline vector code (no libm or libmvec calls);
 //   - softmax's max reduction vectorizes (integer order keys), and so do its exp-sum (f64 lanes)
-//     and normalization loops.
+//     and normalization loops (a multiply by the row's reciprocal).
 // Numerics are checked elsewhere (codegen_cpu_test, vector_math_test); this is about the shape
 // of the code.
 #include <string>
@@ -108,8 +108,11 @@ TEST(VectorizationTest, SoftmaxReductionsAndExpVectorize) {
     EXPECT_TRUE(absl::StrContains(ir, "fadd reassoc <4 x double>") ||
                 absl::StrContains(ir, "fadd reassoc <8 x double>"))
         << cols << "\n" << ir;
-    // The normalization: vector stores.
+    // The normalization: vector stores, a multiply by the row's reciprocal (computed once per
+    // row: arcp and LICM), no vector division.
     EXPECT_TRUE(absl::StrContains(ir, "store <8 x float>")) << cols << "\n" << ir;
+    EXPECT_TRUE(absl::StrContains(ir, "fdiv arcp float 1.0")) << cols << "\n" << ir;
+    EXPECT_FALSE(absl::StrContains(ir, "fdiv arcp <")) << cols << "\n" << ir;
     EXPECT_FALSE(CallsMathLibrary(ir)) << cols << "\n" << ir;
     EXPECT_FALSE(HasOverlapChecks(ir)) << cols << "\n" << ir;
   }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/internal/alias_scopes.h"
@@ -315,6 +316,8 @@ class KernelEmitter {
     }
     const auto visible_before = values_;
     inner_.assign(ranges.size(), nullptr);
+    ranged_ids_.clear();
+    for (const proto::Expr& e : l.body()) ranged_ids_.insert(e.id());
     std::function<absl::Status(int)> nest = [&](int d) -> absl::Status {
       if (d == static_cast<int>(ranges.size())) {
         llvm::Value* pos = b_.getInt64(0);  // row-major position within the Loop
@@ -333,6 +336,7 @@ class KernelEmitter {
           innermost ? InnerLoopMetadata(reds) : nullptr);
     };
     if (absl::Status s = nest(0); !s.ok()) return s;
+    ranged_ids_.clear();
     // Only the REDUCE results leave a ranged Loop.
     values_ = visible_before;
     inner_.clear();
@@ -506,6 +510,16 @@ class KernelEmitter {
     }
     absl::StatusOr<TypedValue> r = EmitApply(b_, *op, args, e.dtype());
     if (!r.ok()) return r.status();
+    // [Note: division by a row value] Inside a ranged Loop, a division by a value of an earlier
+    // Loop (softmax's sum, a norm) may use the reciprocal (arcp): LICM then computes 1/s once
+    // per row and the loop multiplies. At most 1 ulp more error than the exact quotient, as
+    // PyTorch's own vectorized softmax (docs/cpu_backend.md, "Fast-math").
+    if (*op == ScalarOp::kDiv && !ranged_ids_.empty() && !ranged_ids_.contains(e.args(1))) {
+      if (auto* div = llvm::dyn_cast<llvm::Instruction>(r->v);
+          div != nullptr && div->getOpcode() == llvm::Instruction::FDiv) {
+        div->setHasAllowReciprocal(true);
+      }
+    }
     return Define(e, r->v);
   }
 
@@ -651,6 +665,8 @@ class KernelEmitter {
   absl::flat_hash_map<int, BufferVals> buffers_;
   std::vector<llvm::Value*> outer_;  // _i<d>
   std::vector<llvm::Value*> inner_;  // _r<d> of the current Loop
+  // The expression ids of the ranged Loop being emitted (empty outside one).
+  absl::flat_hash_set<int> ranged_ids_;
   absl::flat_hash_map<int, TypedValue> values_;
 };
 
