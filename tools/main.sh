@@ -11,7 +11,9 @@
 #     `coil compile` (import, prims, inductor, LLVM code generation, runtime/cpu; each stage
 #     timed; checked against the Schedule interpreter), then run compiled at batch 1 and 3
 #     and compared with torch's own outputs; the transformer's and GPT's every-stage
-#     artifacts land in out/<model>/ (report.pb + one file per stage) for `coil inspect`.
+#     artifacts land in out/<model>/ (report.pb + one file per stage) for `coil inspect`;
+#  3. `coil bench cpu`: the same four models timed against torch 1.13 eager, memory-bound
+#     kernels against a copy, resnet18's cold and warm compile (out/bench_cpu.json).
 # Artifacts land in out/: graphs (.pb and text IR), report.pb, the imported models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,3 +44,10 @@ done
 # Whole-network outputs of the compiled code against torch's own: rtol 1e-3 with an absolute
 # floor of 1e-5 (softmax outputs near 0).
 "$bin/tools/coil/coil" conformance --dir out/models --verbose --atol 1e-5 --backend cpu
+
+# Timed against torch: the four models at batch 1 and 8 against Debian's torch 1.13 eager on
+# the same threads and inputs, the fused pointwise chain and softmax against a copy, and
+# resnet18's cold and warm compile (docs/benchmarks.md explains every row).
+echo
+echo "coil bench cpu: compiled CPU backend vs torch eager, bandwidth, compile times"
+"$bin/tools/coil/coil" bench cpu --json out/bench_cpu.json
