@@ -24,7 +24,6 @@ logs+=("$(bazel info "$@" bazel-testlogs 2>/dev/null)" /tmp/coil_test_default.lo
 
 if [ "$asan" -eq 1 ]; then
   bazel test "${common[@]}" --config=asan --build_tests_only --test_size_filters=small,medium \
-    --test_tag_filters=-no_asan \
     "$@" //... 2>&1 | tee /tmp/coil_test_asan.log
   asan_status=${PIPESTATUS[0]}
   [ "$status" -eq 0 ] && status=$asan_status
