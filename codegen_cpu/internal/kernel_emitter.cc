@@ -318,6 +318,7 @@ class KernelEmitter {
     inner_.assign(ranges.size(), nullptr);
     ranged_ids_.clear();
     for (const proto::Expr& e : l.body()) ranged_ids_.insert(e.id());
+    ranged_loop_ = &l;
     std::function<absl::Status(int)> nest = [&](int d) -> absl::Status {
       if (d == static_cast<int>(ranges.size())) {
         llvm::Value* pos = b_.getInt64(0);  // row-major position within the Loop
@@ -337,6 +338,7 @@ class KernelEmitter {
     };
     if (absl::Status s = nest(0); !s.ok()) return s;
     ranged_ids_.clear();
+    ranged_loop_ = nullptr;
     // Only the REDUCE results leave a ranged Loop.
     values_ = visible_before;
     inner_.clear();
@@ -511,16 +513,36 @@ class KernelEmitter {
     absl::StatusOr<TypedValue> r = EmitApply(b_, *op, args, e.dtype());
     if (!r.ok()) return r.status();
     // [Note: division by a row value] Inside a ranged Loop, a division by a value of an earlier
-    // Loop (softmax's sum, a norm) may use the reciprocal (arcp): LICM then computes 1/s once
-    // per row and the loop multiplies. At most 1 ulp more error than the exact quotient, as
-    // PyTorch's own vectorized softmax (docs/cpu_backend.md, "Fast-math").
-    if (*op == ScalarOp::kDiv && !ranged_ids_.empty() && !ranged_ids_.contains(e.args(1))) {
+    // Loop (softmax's sum, a norm) whose quotient is only stored into a floating buffer may use
+    // the reciprocal (arcp): LICM then computes 1/s once per row and the loop multiplies. At
+    // most 1 ulp more error than the exact quotient, as PyTorch's own vectorized softmax
+    // (docs/cpu_backend.md, "Fast-math"). A quotient that is rounded, compared or converted
+    // (DynamicQuantizeLinear's round(x / scale)) stays exact: 1 ulp can cross a boundary.
+    if (*op == ScalarOp::kDiv && !ranged_ids_.empty() && !ranged_ids_.contains(e.args(1)) &&
+        OnlyStoredAsFloat(e.id())) {
       if (auto* div = llvm::dyn_cast<llvm::Instruction>(r->v);
           div != nullptr && div->getOpcode() == llvm::Instruction::FDiv) {
         div->setHasAllowReciprocal(true);
       }
     }
     return Define(e, r->v);
+  }
+
+  // Whether every use of expression `id` in the current ranged Loop is a STORE of it into a
+  // buffer of a floating dtype (and there is at least one).
+  bool OnlyStoredAsFloat(int id) {
+    if (ranged_loop_ == nullptr) return false;
+    int stores = 0;
+    for (const proto::Expr& x : ranged_loop_->body()) {
+      bool uses = false;
+      for (int a : x.args()) uses = uses || a == id;
+      if (!uses) continue;
+      if (x.kind() != proto::Expr::STORE) return false;
+      absl::StatusOr<BufferVals*> b = Buffer(x.buffer());
+      if (!b.ok() || !IsFloating((*b)->buf->dtype())) return false;
+      ++stores;
+    }
+    return stores > 0;
   }
 
   // ---- Reductions. ----
@@ -667,6 +689,7 @@ class KernelEmitter {
   std::vector<llvm::Value*> inner_;  // _r<d> of the current Loop
   // The expression ids of the ranged Loop being emitted (empty outside one).
   absl::flat_hash_set<int> ranged_ids_;
+  const proto::Loop* ranged_loop_ = nullptr;
   absl::flat_hash_map<int, TypedValue> values_;
 };
 
