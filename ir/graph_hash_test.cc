@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
@@ -42,10 +44,13 @@ std::string Edit(std::string text, const std::string& from, const std::string& t
 
 TEST(GraphHashTest, GoldenValueIsStable) {
   // If this changes, every persisted hash (compile caches) is invalidated: only change it on
-  // purpose, together with a note in graph_hash.h.
+  // purpose, together with a note in graph_hash.h. Changed deliberately for version 2 (128 bits,
+  // dense constants through BulkHash128); version 1 was "72114365982d08cd".
   absl::StatusOr<Graph> g = ParseGraph(kBase);
   ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(StructuralHashHex(*g), "72114365982d08cd");
+  EXPECT_EQ(StructuralHashHex(*g), "303ca617fbed337d");
+  EXPECT_EQ(StructuralHash128(*g).Hex(), "d94208cf735d99a8303ca617fbed337d");
+  EXPECT_EQ(StructuralHash128(*g).lo, StructuralHash(*g));
 }
 
 TEST(GraphHashTest, DeterministicAndCloneEqual) {
@@ -145,6 +150,27 @@ TEST(GraphHashTest, EveryKindOfChangeAltersIt) {
   EXPECT_NE(HashOf(Edit(kBase, "%0 \"x\": f32[s0, 4], %1 \"w\": f32[4, 4]",
                         "%1 \"w\": f32[4, 4], %0 \"x\": f32[s0, 4]")),
             base);
+}
+
+TEST(GraphHashTest, EveryByteOfADenseConstantCounts) {
+  // A 40-element f32 constant (160 bytes: the bulk hash's 32-byte blocks, words and no tail).
+  std::string hex;
+  for (int i = 0; i < 160; ++i) hex += absl::StrFormat("%02x", (i * 37 + 11) & 0xff);
+  const std::string text = absl::StrCat(
+      "graph @c(%0: f32[40]) {\n  %1: f32[40] = constant dense \"", hex,
+      "\"\n  %2: f32[40] = aten.add(%0, %1)\n  return %2\n}\n");
+  absl::StatusOr<Graph> base = ParseGraph(text);
+  ASSERT_TRUE(base.ok()) << base.status();
+  const Hash128 want = StructuralHash128(*base);
+  for (int i = 0; i < 160; ++i) {
+    std::string changed = hex;
+    changed[2 * i + 1] = changed[2 * i + 1] == '0' ? '1' : '0';
+    absl::StatusOr<Graph> g = ParseGraph(Edit(text, hex, changed));
+    ASSERT_TRUE(g.ok()) << g.status();
+    const Hash128 got = StructuralHash128(*g);
+    EXPECT_NE(got.lo, want.lo) << "byte " << i;
+    EXPECT_NE(got.hi, want.hi) << "byte " << i;
+  }
 }
 
 TEST(GraphHashTest, DistinguishesGraphsThatDifferOnlyDeepInside) {
