@@ -2,6 +2,7 @@
 #include "runtime/compile_cache.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,36 +17,19 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "ir/bulk_hash.h"
 
 namespace coil {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'O', 'I', 'L', 'K', 'M', 'C', '\n'};
-constexpr size_t kHeaderBytes = 32;
+constexpr size_t kHeaderBytes = 40;
+constexpr uint64_t kChecksumSeed = 0x636f696c6b6d6332ULL;  // "coilkmc2"
+constexpr uint64_t kKeySeed = 0x636f696c6b657932ULL;       // "coilkey2"
 constexpr size_t kMaxKeyLength = 128;
 
-// FNV-1a 64 over `data`, from `h`.
-uint64_t Fnv1a(absl::string_view data, uint64_t h) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-// splitmix64's finalizer: spreads FNV's weak high bits.
-uint64_t Mix(uint64_t h) {
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  h ^= h >> 31;
-  return h;
-}
-
-uint64_t Checksum(absl::string_view payload) {
-  return Mix(Fnv1a(payload, 0xcbf29ce484222325ULL) ^ payload.size());
-}
+// The payload's BulkHash128 (ir/bulk_hash.h), ~10 GB/s.
+Hash128 Checksum(absl::string_view payload) { return BulkHash128(payload, kChecksumSeed); }
 
 void PutU32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -80,7 +64,7 @@ std::string Parse(absl::string_view bytes, const std::string& key, proto::Kernel
   }
   const uint64_t key_length = GetLe(bytes, 12, 4);
   const uint64_t payload_length = GetLe(bytes, 16, 8);
-  const uint64_t checksum = GetLe(bytes, 24, 8);
+  const Hash128 checksum{GetLe(bytes, 24, 8), GetLe(bytes, 32, 8)};
   if (key_length > kMaxKeyLength || payload_length > bytes.size() ||
       kHeaderBytes + key_length + payload_length != bytes.size()) {
     return absl::StrCat("length mismatch (file ", bytes.size(), " bytes, header says ",
@@ -154,22 +138,29 @@ absl::StatusOr<std::optional<proto::KernelModule>> CompileCache::Lookup(const st
     return absl::InternalError(
         absl::StrCat("compile cache: cannot open ", path, ": ", ErrnoText()));
   }
-  std::string bytes;
-  char chunk[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
+  // One mapping of the file (pages populated up front), parsed in place: no copy of the entry
+  // before the proto parser's own copy of its bytes fields.
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    std::string error = ErrnoText();
+    ::close(fd);
+    return absl::InternalError(absl::StrCat("compile cache: cannot stat ", path, ": ", error));
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* mapped = nullptr;
+  if (size > 0) {
+    mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (mapped == MAP_FAILED) {
       std::string error = ErrnoText();
       ::close(fd);
-      return absl::InternalError(absl::StrCat("compile cache: cannot read ", path, ": ", error));
+      return absl::InternalError(absl::StrCat("compile cache: cannot map ", path, ": ", error));
     }
-    if (n == 0) break;
-    bytes.append(chunk, static_cast<size_t>(n));
   }
   ::close(fd);
+  absl::string_view bytes(static_cast<const char*>(mapped), size);
   proto::KernelModule module;
   std::string why = Parse(bytes, key, &module);
+  if (mapped != nullptr) ::munmap(mapped, size);
   if (why.empty()) return module;
   ++corrupt_entries_;
   std::remove(path.c_str());
@@ -191,13 +182,14 @@ absl::Status CompileCache::Store(const std::string& key, const proto::KernelModu
   if (!module.SerializeToString(&payload)) {
     return absl::InternalError("compile cache: cannot serialize the KernelModule");
   }
-  std::string bytes(kMagic, sizeof(kMagic));
-  PutU32(bytes, kCompileCacheFormatVersion);
-  PutU32(bytes, static_cast<uint32_t>(key.size()));
-  PutU64(bytes, payload.size());
-  PutU64(bytes, Checksum(payload));
-  bytes += key;
-  bytes += payload;
+  const Hash128 checksum = Checksum(payload);
+  std::string header(kMagic, sizeof(kMagic));
+  PutU32(header, kCompileCacheFormatVersion);
+  PutU32(header, static_cast<uint32_t>(key.size()));
+  PutU64(header, payload.size());
+  PutU64(header, checksum.lo);
+  PutU64(header, checksum.hi);
+  header += key;
 
   static std::atomic<uint64_t> counter{0};
   const std::string final_path = EntryPath(key);
@@ -208,7 +200,9 @@ absl::Status CompileCache::Store(const std::string& key, const proto::KernelModu
     return absl::InternalError(
         absl::StrCat("compile cache: cannot create ", temp_path, ": ", ErrnoText()));
   }
-  bool ok = WriteAll(fd, bytes) && ::fsync(fd) == 0;
+  // No fsync (compile_cache.h says why): after a crash an entry is complete or fails its
+  // checksum and is rebuilt.
+  bool ok = WriteAll(fd, header) && WriteAll(fd, payload);
   std::string error = ok ? "" : ErrnoText();
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -226,15 +220,8 @@ absl::Status CompileCache::Store(const std::string& key, const proto::KernelModu
   return absl::OkStatus();
 }
 
-std::string CacheKey(const proto::Schedule& schedule, absl::string_view options,
-                     absl::string_view cpu_features) {
-  std::string serialized;
-  {
-    google::protobuf::io::StringOutputStream stream(&serialized);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    schedule.SerializeToCodedStream(&coded);
-  }
+std::string CacheKeyOf(absl::string_view content, absl::string_view options,
+                       absl::string_view cpu_features) {
   // Length-prefixed fields so that no two different inputs concatenate to the same text.
   std::string material;
   auto add = [&material](absl::string_view field) {
@@ -249,10 +236,21 @@ std::string CacheKey(const proto::Schedule& schedule, absl::string_view options,
   add(BuildId());
   add(options);
   add(cpu_features);
-  add(serialized);
-  const uint64_t a = Mix(Fnv1a(material, 0xcbf29ce484222325ULL));
-  const uint64_t b = Mix(Fnv1a(material, 0x84222325cbf29ce4ULL) ^ material.size());
-  return absl::StrFormat("%016x%016x", a, b);
+  add(content);
+  return BulkHash128(material, kKeySeed).Hex();
+}
+
+std::string CacheKey(const proto::Schedule& schedule, absl::string_view options,
+                     absl::string_view cpu_features) {
+  std::string serialized;
+  {
+    google::protobuf::io::StringOutputStream stream(&serialized);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    schedule.SerializeToCodedStream(&coded);
+  }
+  return CacheKeyOf(absl::StrCat("schedule:", BulkHash128(serialized).Hex()), options,
+                    cpu_features);
 }
 
 }  // namespace coil

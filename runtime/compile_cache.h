@@ -1,27 +1,44 @@
 // CompileCache: the on-disk cache of compiled KernelModules (serialized proto bytes), so a
-// second compile of the same Schedule skips code generation. No LLVM, no codegen dependency.
+// second compile of the same graph or Schedule skips code generation. No LLVM, no codegen
+// dependency.
 //
 //   CompileCache& cache = CompileCache::Default();   // ~/.cache/coil, or off
-//   std::string key = CacheKey(schedule, "opt_level=3 cpu= compiler=LLVM 16", cpu_features);
+//   std::string key = CacheKeyOf(content_fingerprint, "opt_level=3 ... LLVM 16", cpu);
 //   absl::StatusOr<std::optional<proto::KernelModule>> hit = cache.Lookup(key);
 //   ... on a miss: generate, then cache.Store(key, module);
+//
+// Two kinds of keys share the directory: graph-level keys (codegen_cpu/cpu_pipeline.h: the
+// graph's StructuralHash128 + every pipeline option; a hit skips prims, inductor and codegen)
+// and schedule-level keys (CacheKey below, CpuProgram::CompileCached: a Schedule's
+// deterministic serialization). Both are 128-bit BulkHash128 values (ir/bulk_hash.h) over
+// length-prefixed material that also holds kCoilVersion, kCompileCacheFormatVersion, the C++
+// compiler and this build of the running executable.
 //
 // Directory: $XDG_CACHE_HOME/coil, else $HOME/.cache/coil; COIL_CACHE=off (or 0, false, no)
 // disables the cache. Default() reads the environment once per process.
 //
-// Entry file "<dir>/<key>.kmc":
+// Entry file "<dir>/<key>.kmc" (format version 2):
 //   offset 0   8 bytes  magic "COILKMC\n"
 //          8   u32 LE   format version (kCompileCacheFormatVersion)
 //         12   u32 LE   key length K
 //         16   u64 LE   payload length N
-//         24   u64 LE   checksum of the payload (FNV-1a 64 + a finalizing mix)
-//         32   K bytes  the key (must equal the file name's key)
-//       32+K   N bytes  payload: proto::KernelModule serialized
-// Store writes a temporary file in the same directory ("<key>.kmc.tmp.<pid>.<n>", fsynced)
-// and renames it over the final name, so readers see a complete old or new entry, never a
-// partial one. Lookup treats an entry whose magic, version, lengths, key, checksum or proto
-// do not check out as corrupt: it deletes the file, prints one line to stderr and reports a
-// miss. It never returns a module other than the one stored under that key.
+//         24   2 x u64 LE  checksum of the payload: BulkHash128 (lo, hi), seeded
+//         40   K bytes  the full key the entry was written under (must equal the looked-up key)
+//       40+K   N bytes  payload: proto::KernelModule serialized
+// A hit is verified by the stored key (a 128-bit hash of everything the module depends on) and
+// the checksum; nothing is serialized again to verify it. Lookup maps the file once
+// (MAP_POPULATE), checks it and parses the payload from the mapping (entries are replaced by
+// rename and never rewritten in place, so a mapped entry cannot shrink under a reader).
+//
+// Durability: Store writes a temporary file in the same directory ("<key>.kmc.tmp.<pid>.<n>")
+// and renames it over the final name, so concurrent readers see a complete old or new entry,
+// never a partial one. It does not fsync: a cache entry is disposable, and after a crash or
+// power loss an entry that did not reach the disk whole (empty, truncated, torn) fails the
+// length or checksum check, is deleted and rebuilt, while an fsync of resnet18's 46 MB entry
+// would cost a miss tens to hundreds of milliseconds. Lookup treats an entry whose magic,
+// version, lengths, key, checksum or proto do not check out as corrupt: it deletes the file,
+// prints one line to stderr and reports a miss. It never returns a module other than the one
+// stored under that key.
 //
 // The cache has no eviction: delete the directory to reclaim space.
 #ifndef COIL_RUNTIME_COMPILE_CACHE_H_
@@ -41,8 +58,10 @@
 
 namespace coil {
 
-// Bumped when the entry layout changes; older entries then read as corrupt and are rebuilt.
-inline constexpr uint32_t kCompileCacheFormatVersion = 1;
+// Bumped when the entry layout or a key's definition changes; older entries then read as
+// corrupt (or are never looked up) and are rebuilt. 2: 40-byte header, BulkHash128 checksum,
+// graph-level keys.
+inline constexpr uint32_t kCompileCacheFormatVersion = 2;
 // coil's version as it enters cache keys. Bump it when generated code changes meaning.
 inline constexpr absl::string_view kCoilVersion = "0.1.0";
 
@@ -89,6 +108,12 @@ class CompileCache {
 // rebuilt coil never reuses modules of an older build.
 std::string CacheKey(const proto::Schedule& schedule, absl::string_view options,
                      absl::string_view cpu_features);
+
+// A cache key (32 lowercase hex digits) for `content` (a fingerprint of what is compiled, e.g.
+// "graph:<StructuralHash128 hex>") with `options` and `cpu_features`; covers the same build and
+// version material as CacheKey.
+std::string CacheKeyOf(absl::string_view content, absl::string_view options,
+                       absl::string_view cpu_features);
 
 }  // namespace coil
 

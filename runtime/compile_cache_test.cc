@@ -106,15 +106,21 @@ TEST(CompileCacheTest, CorruptEntriesAreDetectedDeletedAndMissed) {
   ASSERT_GT(good.size(), 4096u);
 
   std::vector<std::pair<std::string, std::string>> cases;
-  for (size_t at : {size_t{0}, size_t{9}, size_t{20}, size_t{28}, size_t{33}, good.size() / 2,
-                    good.size() - 1}) {
+  for (size_t at : {size_t{0}, size_t{9}, size_t{13}, size_t{20}, size_t{28}, size_t{36},
+                    size_t{41}, good.size() / 2, good.size() - 1}) {
     std::string flipped = good;
     flipped[at] ^= 0x10;
     cases.push_back({absl::StrCat("flip byte ", at), flipped});
   }
   cases.push_back({"truncated to half", good.substr(0, good.size() / 2)});
   cases.push_back({"truncated by one", good.substr(0, good.size() - 1)});
-  cases.push_back({"header only", good.substr(0, 32)});
+  cases.push_back({"header only", good.substr(0, 40)});
+  cases.push_back({"header cut", good.substr(0, 30)});
+  {
+    std::string old_version = good;
+    old_version[8] = 1;  // a format-1 entry
+    cases.push_back({"format version 1", old_version});
+  }
   cases.push_back({"empty", ""});
   cases.push_back({"trailing garbage", good + "xx"});
   int expected_corrupt = 0;
@@ -215,6 +221,37 @@ TEST(CompileCacheTest, KeyCoversScheduleOptionsAndFeatures) {
   proto::Schedule s2 = s;
   s2.add_kernels()->set_id(2);
   EXPECT_NE(k, CacheKey(s2, "opt_level=3", "+avx2"));
+}
+
+TEST(CompileCacheTest, KeyOfCoversContentOptionsAndFeatures) {
+  const std::string k = CacheKeyOf("graph:0123", "o", "f");
+  EXPECT_EQ(k.size(), 32u);
+  EXPECT_EQ(k, CacheKeyOf("graph:0123", "o", "f"));
+  EXPECT_NE(k, CacheKeyOf("graph:0124", "o", "f"));
+  EXPECT_NE(k, CacheKeyOf("graph:0123", "o2", "f"));
+  EXPECT_NE(k, CacheKeyOf("graph:0123", "o", "f2"));
+  EXPECT_NE(CacheKeyOf("ab", "c", "d"), CacheKeyOf("a", "bc", "d"));
+}
+
+// The entry's layout: the full key follows the 40-byte header, and the payload's bytes are
+// covered by the checksum (a payload edited together with its length still fails).
+TEST(CompileCacheTest, EntryHoldsFullKeyAndChecksummedPayload) {
+  CompileCache cache(FreshDir("layout"));
+  const std::string key = "0123456789abcdef0123456789abcdef";
+  ASSERT_TRUE(cache.Store(key, SampleModule(100)).ok());
+  const std::string bytes = ReadFile(cache.EntryPath(key));
+  EXPECT_EQ(bytes.substr(0, 8), "COILKMC\n");
+  EXPECT_EQ(bytes[8], static_cast<char>(kCompileCacheFormatVersion));
+  EXPECT_EQ(bytes.substr(40, key.size()), key);
+  EXPECT_EQ(bytes.substr(40 + key.size()), SampleModule(100).SerializeAsString());
+  // Same length, one object-code byte changed (still a valid proto): the checksum catches it.
+  std::string edited = bytes;
+  edited[edited.size() - 60] ^= 0x01;
+  WriteFile(cache.EntryPath(key), edited);
+  auto r = cache.Lookup(key);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->has_value());
+  EXPECT_EQ(cache.corrupt_entries(), 1);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/field_mask.pb.h"
+#include "google/protobuf/util/field_mask_util.h"
 #include "ir/attribute.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
@@ -40,7 +42,10 @@ struct BufferInfo {
   SymExpr arena_offset;
   int input_pos = -1;     // INPUT: the graph input it holds
   bool written = false;   // INPUT: some kernel stores into it
-  HostTensor constant;    // CONSTANT: loaded at Create, contiguous
+  // CONSTANT: its contiguous bytes, borrowed from the schedule's dense constant (see
+  // Impl::constants_from) or owned by `constant` (a copy, or external data).
+  const char* constant_data = nullptr;
+  HostTensor constant;
   std::string Describe() const {
     return absl::StrCat("buffer ", proto->id(), " ('", proto->name(), "')");
   }
@@ -105,6 +110,35 @@ bool HasSymbolicAttr(const AttrMap& attrs) {
   return false;
 }
 
+// CONSTANT bytes at least this aligned are used in place (what malloc, and so HostTensor's
+// storage, gives).
+constexpr uintptr_t kConstantAlignment = 16;
+constexpr char kInMemoryPath[] = "coil:in-memory";
+
+// `graph` without constant bytes: each dense constant becomes external data at kInMemoryPath
+// with its length, so Graph::FromProto still checks sizes but copies nothing.
+proto::Graph StandInGraph(const proto::Graph& graph) {
+  proto::Graph out;
+  google::protobuf::FieldMask mask;
+  const google::protobuf::Descriptor* d = proto::Graph::descriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (d->field(i)->name() != "constants") mask.add_paths(d->field(i)->name());
+  }
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(
+      graph, mask, google::protobuf::util::FieldMaskUtil::MergeOptions(), &out);
+  for (const proto::Constant& c : graph.constants()) {
+    proto::Constant* stand_in = out.add_constants();
+    *stand_in->mutable_value() = c.value();
+    if (c.has_external()) {
+      *stand_in->mutable_external() = c.external();
+    } else {
+      stand_in->mutable_external()->set_path(kInMemoryPath);
+      stand_in->mutable_external()->set_length(static_cast<int64_t>(c.raw().size()));
+    }
+  }
+  return out;
+}
+
 struct FreeDeleter {
   void operator()(char* p) const { std::free(p); }
 };
@@ -112,7 +146,13 @@ struct FreeDeleter {
 }  // namespace
 
 struct CpuExecutable::Impl {
+  // Create: the whole schedule. CreateBorrowing: a copy without the dense constant bytes.
   proto::Schedule schedule;
+  // Where the dense constant bytes live: &schedule (Create) or the caller's schedule
+  // (CreateBorrowing), which outlives this executable.
+  const proto::Schedule* constants_from = nullptr;
+  // `schedule.graph()` with dense constants stood in for by in-memory markers (no bytes), so
+  // building `graph` copies no constant data; the CONSTANT buffers point at the real bytes.
   Graph graph;
   KernelTable table;
   std::unique_ptr<ThreadPool> pool;
@@ -129,6 +169,13 @@ struct CpuExecutable::Impl {
   std::vector<char*> ptrs;
   std::vector<int64_t> symbols;
 
+  // Dense constant bytes by graph value id, in *constants_from.
+  absl::flat_hash_map<int64_t, const std::string*> dense;
+
+  const std::string* DenseBytes(const Value& v) const {
+    auto it = dense.find(v.id());
+    return it == dense.end() ? nullptr : it->second;
+  }
   absl::Status Init(const CpuExecutableOptions& options);
   absl::Status InitKernel(const proto::Kernel& k);
   absl::StatusOr<Layout*> LayoutFor(const Bindings& b);
@@ -178,15 +225,30 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
           return absl::InvalidArgumentError(absl::StrCat(
               b.Describe(), ": graph value %", pb.graph_value(), " is not a constant"));
         }
-        absl::StatusOr<HostTensor> t = LoadConstant(*v, options.external_data_dir);
-        if (!t.ok()) return t.status();
         std::vector<int64_t> shape;
         for (const SymExpr& d : b.shape) shape.push_back(d.AsConstant().value_or(-1));
-        if (t->shape() != shape || t->dtype() != b.dtype) {
+        if (*v->type().StaticShape() != shape || v->type().dtype != b.dtype) {
           return absl::InvalidArgumentError(
-              absl::StrCat(b.Describe(), " does not match constant ", t->TypeString()));
+              absl::StrCat(b.Describe(), " does not match constant ", v->type().ToString()));
         }
+        if (const std::string* raw = DenseBytes(*v)) {
+          // FromProto checked the stand-in's length against the type.
+          // In place when aligned as HostTensor storage is (kernels assume element alignment
+          // only; 16 covers every dtype and SSE loads); otherwise one aligned copy.
+          if (reinterpret_cast<uintptr_t>(raw->data()) % kConstantAlignment == 0) {
+            b.constant_data = raw->data();
+          } else {
+            absl::StatusOr<HostTensor> t = HostTensor::FromBytes(b.dtype, shape, *raw);
+            if (!t.ok()) return t.status();
+            b.constant = *std::move(t);
+            b.constant_data = reinterpret_cast<const char*>(b.constant.RawData());
+          }
+          break;
+        }
+        absl::StatusOr<HostTensor> t = LoadConstant(*v, options.external_data_dir);
+        if (!t.ok()) return t.status();
         b.constant = t->Contiguous();
+        b.constant_data = reinterpret_cast<const char*>(b.constant.RawData());
         break;
       }
       case proto::Buffer::INTERMEDIATE: {
@@ -465,7 +527,7 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
         break;
       }
       case proto::Buffer::CONSTANT:
-        ptr = reinterpret_cast<char*>(b.constant.RawData());
+        ptr = const_cast<char*>(b.constant_data);  // kernels never write CONSTANT buffers
         break;
       case proto::Buffer::INTERMEDIATE:
         ptr = arena.get() + l.offsets[i];
@@ -547,12 +609,40 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Create(
     proto::Schedule schedule, KernelTable kernels, const CpuExecutableOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->schedule = std::move(schedule);
+  impl->constants_from = &impl->schedule;
+  const proto::Graph stand_in = StandInGraph(impl->schedule.graph());
+  return Finish(std::move(impl), stand_in, std::move(kernels), options);
+}
+
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::CreateBorrowing(
+    const proto::Schedule* schedule, KernelTable kernels, const CpuExecutableOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  // Everything but the graph's constants (a few KB for resnet18), then stand-ins for those.
+  google::protobuf::FieldMask mask;
+  const google::protobuf::Descriptor* d = proto::Schedule::descriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (d->field(i)->name() != "graph") mask.add_paths(d->field(i)->name());
+  }
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(
+      *schedule, mask, google::protobuf::util::FieldMaskUtil::MergeOptions(), &impl->schedule);
+  *impl->schedule.mutable_graph() = StandInGraph(schedule->graph());
+  impl->constants_from = schedule;
+  const proto::Graph& stand_in = impl->schedule.graph();  // lives in *impl, on the heap
+  return Finish(std::move(impl), stand_in, std::move(kernels), options);
+}
+
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Finish(
+    std::unique_ptr<Impl> impl, const proto::Graph& stand_in, KernelTable kernels,
+    const CpuExecutableOptions& options) {
   impl->table = std::move(kernels);
-  absl::StatusOr<Graph> graph = Graph::FromProto(impl->schedule.graph());
+  absl::StatusOr<Graph> graph = Graph::FromProto(stand_in);
   if (!graph.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("schedule graph: ", graph.status().message()));
   }
   impl->graph = *std::move(graph);
+  for (const proto::Constant& c : impl->constants_from->graph().constants()) {
+    if (!c.has_external()) impl->dense[c.value().id()] = &c.raw();
+  }
   if (absl::Status s = impl->Init(options); !s.ok()) return s;
   impl->pool = std::make_unique<ThreadPool>(options.num_threads);
   return std::unique_ptr<CpuExecutable>(new CpuExecutable(std::move(impl)));

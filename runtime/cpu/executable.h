@@ -9,10 +9,12 @@
 //   absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Create(schedule, table);
 //   absl::StatusOr<std::vector<HostTensor>> out = (*exe)->Run({x, y});
 //
-// Memory: CONSTANT buffers are loaded once at Create; each Run binds the graph's symbols from
-// the input shapes, places INTERMEDIATE buffers at their evaluated arena offsets in one
-// 64-byte-aligned arena (kept across runs, grown when a larger binding needs more), allocates
-// OUTPUT buffers afresh and returns them without copying. INPUT buffers are the caller's
+// Memory: CONSTANT buffers are loaded once at Create (dense ones are used in place in the
+// executable's schedule, or in the caller's with CreateBorrowing); each Run binds the graph's
+// symbols from the input shapes, places INTERMEDIATE buffers at their evaluated arena offsets
+// in one 64-byte-aligned arena (kept across runs, grown when a larger binding needs more),
+// allocates OUTPUT buffers afresh (64-byte aligned, not zero-filled, large ones recycled:
+// runtime/tensor_storage.h) and returns them without copying. INPUT buffers are the caller's
 // tensors (a non-contiguous one is copied first); a kernel that writes an input (prims.copy_to)
 // writes through to the caller's tensor, as the Schedule interpreter does.
 //
@@ -60,6 +62,13 @@ class CpuExecutable {
   // constant that cannot be loaded (NotFound / DataLoss) or does not match its buffer.
   static absl::StatusOr<std::unique_ptr<CpuExecutable>> Create(
       proto::Schedule schedule, KernelTable kernels, const CpuExecutableOptions& options = {});
+  // Create without copying `*schedule`: the executable keeps a copy without the dense constant
+  // bytes and its CONSTANT buffers point into `*schedule`'s bytes in place (when 16-byte
+  // aligned, as parsed or built protos' strings are; others are copied). Ownership: the caller
+  // owns `*schedule`, which must outlive the executable and not change (CpuProgram owns both).
+  static absl::StatusOr<std::unique_ptr<CpuExecutable>> CreateBorrowing(
+      const proto::Schedule* schedule, KernelTable kernels,
+      const CpuExecutableOptions& options = {});
   ~CpuExecutable();
 
   // Runs the schedule on `inputs` (one per graph input, in order); outputs in
@@ -73,6 +82,9 @@ class CpuExecutable {
  private:
   struct Impl;
   explicit CpuExecutable(std::unique_ptr<Impl> impl);
+  static absl::StatusOr<std::unique_ptr<CpuExecutable>> Finish(
+      std::unique_ptr<Impl> impl, const proto::Graph& stand_in, KernelTable kernels,
+      const CpuExecutableOptions& options);
   absl::Mutex mu_;
   std::unique_ptr<Impl> impl_;
 };
