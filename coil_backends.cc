@@ -1,10 +1,11 @@
 // The backends of //:coil: captured graph -> prims -> inductor -> Schedule interpreter or the
-// compiled CPU backend (through the on-disk compile cache, runtime/compile_cache.h).
+// compiled CPU backend (CompileGraphForCpu, behind the graph-level compile cache).
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen_cpu/cpu_pipeline.h"
 #include "codegen_cpu/cpu_program.h"
 #include "coil.h"
 #include "inductor/schedule.h"
@@ -53,16 +54,11 @@ class CpuBackendImpl : public Backend {
  public:
   std::string name() const override { return "cpu"; }
   absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Graph& graph) override {
-    Graph g = graph.Clone();
-    absl::StatusOr<bool> decomposed = prims::Decompose(g);
-    if (!decomposed.ok()) return decomposed.status();
-    inductor::ScheduleOptions options;
-    options.capabilities = CpuCapabilities();
-    absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(g.ToProto(), options);
-    if (!schedule.ok()) return schedule.status();
-    absl::StatusOr<std::unique_ptr<CpuProgram>> program = CpuProgram::CompileCached(*schedule, CompileCache::Default());
-    if (!program.ok()) return program.status();
-    return std::make_unique<CpuCompiled>(*std::move(program));
+    absl::StatusOr<CpuPipelineResult> compiled =
+        CompileGraphForCpu(graph, CpuPipelineOptions(), &CompileCache::Default());
+    if (!compiled.ok()) return compiled.status();
+    std::unique_ptr<CpuProgram> program = std::move(compiled->program);
+    return std::make_unique<CpuCompiled>(std::move(program));
   }
 };
 

@@ -23,17 +23,9 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string DeterministicBytes(const proto::Schedule& schedule) {
-  std::string out;
-  google::protobuf::io::StringOutputStream stream(&out);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  schedule.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return out;
-}
-
 // The host CPU as code generation sees it: "<cpu name>;+a,+b,..." (enabled ISA features).
+}  // namespace
+
 const std::string& HostCpuDescription() {
   static const std::string* description = [] {
     llvm::StringMap<bool> features;
@@ -48,6 +40,8 @@ const std::string& HostCpuDescription() {
   }();
   return *description;
 }
+
+namespace {
 
 // Cache trouble is never fatal: one warning per process, then silence.
 void WarnOnce(const std::string& message) {
@@ -94,10 +88,10 @@ absl::StatusOr<std::unique_ptr<CpuProgram>> CpuProgram::CompileCached(
   if (!cached.ok()) {
     WarnOnce(std::string(cached.status().message()));
   } else if (cached->has_value()) {
-    // Belt and braces against a key collision: the module must implement this very schedule.
+    // The entry was stored under this full 128-bit key (the cache checks it), which covers
+    // the schedule's bytes: no second serialization to compare.
     proto::KernelModule& module = **cached;
-    if (module.backend() == "cpu" &&
-        DeterministicBytes(module.schedule()) == DeterministicBytes(schedule)) {
+    if (module.backend() == "cpu") {
       absl::StatusOr<std::unique_ptr<CpuProgram>> program = Load(std::move(module), runtime);
       if (program.ok()) {
         (*program)->cache_hit_ = true;
@@ -107,7 +101,7 @@ absl::StatusOr<std::unique_ptr<CpuProgram>> CpuProgram::CompileCached(
                    cache.EntryPath(key).c_str(),
                    std::string(program.status().message()).c_str());
     } else {
-      std::fprintf(stderr, "coil: cached module %s is for another schedule; rebuilding\n",
+      std::fprintf(stderr, "coil: cached module %s is not a CPU module; rebuilding\n",
                    cache.EntryPath(key).c_str());
     }
   }
@@ -123,16 +117,17 @@ absl::StatusOr<std::unique_ptr<CpuProgram>> CpuProgram::Load(
     proto::KernelModule module, const cpu::CpuExecutableOptions& runtime) {
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<CpuProgram> p(new CpuProgram());
-  absl::StatusOr<std::unique_ptr<CpuJitModule>> jit = CpuJitModule::Load(module);
+  // The program owns the module first: the executable borrows its schedule's constants.
+  p->module_ = std::move(module);
+  absl::StatusOr<std::unique_ptr<CpuJitModule>> jit = CpuJitModule::Load(p->module_);
   if (!jit.ok()) return jit.status();
   cpu::KernelTable table;
-  for (const proto::Kernel& k : module.schedule().kernels()) {
+  for (const proto::Kernel& k : p->module_.schedule().kernels()) {
     if (CoilKernelFn fn = (*jit)->Find(k.id()); fn != nullptr) table[k.id()] = fn;
   }
   absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> executable =
-      cpu::CpuExecutable::Create(module.schedule(), std::move(table), runtime);
+      cpu::CpuExecutable::CreateBorrowing(&p->module_.schedule(), std::move(table), runtime);
   if (!executable.ok()) return executable.status();
-  p->module_ = std::move(module);
   p->jit_ = *std::move(jit);
   p->executable_ = *std::move(executable);
   p->load_seconds_ = Since(start);

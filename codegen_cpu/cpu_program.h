@@ -5,7 +5,8 @@
 //   absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Compile(schedule);
 //   absl::StatusOr<std::vector<HostTensor>> out = (*p)->Run(inputs);
 //
-//   // The same through the on-disk compile cache (runtime/compile_cache.h):
+//   // The same through the on-disk compile cache (runtime/compile_cache.h); from a Graph, use
+//   // CompileGraphForCpu (cpu_pipeline.h), which caches before prims and inductor:
 //   p = CpuProgram::CompileCached(schedule, CompileCache::Default());
 //   bool hit = (*p)->cache_hit();
 //
@@ -33,22 +34,28 @@ namespace coil {
 // What the CPU backend tells inductor it can do.
 inductor::Capabilities CpuCapabilities();
 
+// The host CPU as code generation sees it: "<cpu name>;+a,+b,..." (enabled ISA features, sorted);
+// part of every compile-cache key.
+const std::string& HostCpuDescription();
+
 class CpuProgram {
  public:
   // Generates code for `schedule` and loads it.
   static absl::StatusOr<std::unique_ptr<CpuProgram>> Compile(
       const proto::Schedule& schedule, const CpuCodegenOptions& codegen = {},
       const cpu::CpuExecutableOptions& runtime = {});
-  // Compile through `cache`: a hit loads the cached module (no code generation); a miss, or a
-  // cached module that does not load on this CPU or implements another schedule, generates
-  // code and stores it. Cache I/O errors never fail the compile (a warning on stderr).
+  // Compile through `cache` (schedule-level keys; a Graph compiles through CompileGraphForCpu,
+  // cpu_pipeline.h): a hit loads the cached module (no code generation), trusted by its full
+  // 128-bit key; a miss, or a cached module that does not load on this CPU, generates code and
+  // stores it. Cache I/O errors never fail the compile (a warning on stderr).
   static absl::StatusOr<std::unique_ptr<CpuProgram>> CompileCached(
       const proto::Schedule& schedule, CompileCache& cache, const CpuCodegenOptions& codegen = {},
       const cpu::CpuExecutableOptions& runtime = {});
   // The cache key CompileCached uses: schedule, options, LLVM version, host CPU and features.
   static std::string CacheKeyFor(const proto::Schedule& schedule,
                                  const CpuCodegenOptions& codegen = {});
-  // Loads a module generated before (its object code must suit this CPU).
+  // Loads a module generated before (its object code must suit this CPU). The program keeps
+  // `module`; its constants are not copied again.
   static absl::StatusOr<std::unique_ptr<CpuProgram>> Load(
       proto::KernelModule module, const cpu::CpuExecutableOptions& runtime = {});
 
@@ -64,8 +71,11 @@ class CpuProgram {
  private:
   CpuProgram() = default;
 
+  // Ownership: module_ holds the schedule whose dense constant bytes the executable uses in
+  // place (CpuExecutable::CreateBorrowing), and jit_ owns the code it calls; both are declared
+  // before executable_, so they are destroyed after it.
   proto::KernelModule module_;
-  std::unique_ptr<CpuJitModule> jit_;  // owns the code the executable calls
+  std::unique_ptr<CpuJitModule> jit_;
   std::unique_ptr<cpu::CpuExecutable> executable_;
   double codegen_seconds_ = 0;
   double load_seconds_ = 0;

@@ -158,8 +158,9 @@ TEST(CpuProgramTest, CorruptEntryIsRebuilt) {
   }
 }
 
-// Well-formed entries that must not be used: another schedule's module under this key, and
-// object code that does not load. Both are rebuilt, never run.
+// Well-formed entries that do not load are rebuilt, never run: a module whose schedule has a
+// kernel without code, and object code that does not load. (A hit is trusted by its full
+// 128-bit key, which covers the schedule's bytes; no second serialization is compared.)
 TEST(CpuProgramTest, ForeignOrUnloadableModulesAreRebuilt) {
   const proto::Schedule s = BuildSchedule(kGraph);
   CompileCache cache(FreshDir("foreign"));

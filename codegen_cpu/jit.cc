@@ -52,8 +52,10 @@ absl::StatusOr<std::unique_ptr<CpuJitModule>> CpuJitModule::Load(
   }
   lib.addGenerator(std::move(*process));
   // Vector math (codegen_cpu.cc's libmvec calls) resolves from glibc's libmvec; when it cannot
-  // be loaded, a module that needs it fails below naming the missing symbol.
-  llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+  // be loaded, a module that needs it fails below naming the missing symbol. Loaded once per
+  // process (it stays loaded: "permanently").
+  static const bool libmvec_loaded [[maybe_unused]] =
+      !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
   std::unique_ptr<llvm::MemoryBuffer> object = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(module.object_code().data(), module.object_code().size()), "coil_kernels");
   if (llvm::Error e = (*jit)->addObjectFile(std::move(object))) {

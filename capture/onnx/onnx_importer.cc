@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -185,27 +184,43 @@ absl::StatusOr<Graph> ImportGraph(const ::onnx::ModelProto& model, const ImportO
 
 }  // namespace
 
-absl::StatusOr<proto::Graph> ImportOnnxModel(absl::string_view model_bytes,
+absl::StatusOr<Graph> ImportOnnxModelAsGraph(absl::string_view model_bytes,
                                              const ImportOptions& options) {
   ::onnx::ModelProto model;
   if (model_bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
     return absl::InvalidArgumentError("not a valid ONNX model (the protobuf does not parse)");
   }
-  absl::StatusOr<Graph> graph = ImportGraph(model, options);
+  return ImportGraph(model, options);
+}
+
+absl::StatusOr<proto::Graph> ImportOnnxModel(absl::string_view model_bytes,
+                                             const ImportOptions& options) {
+  absl::StatusOr<Graph> graph = ImportOnnxModelAsGraph(model_bytes, options);
   if (!graph.ok()) return graph.status();
   return graph->ToProto();
 }
 
-absl::StatusOr<proto::Graph> ImportOnnxFile(const std::string& path, ImportOptions options) {
-  std::ifstream in(path, std::ios::binary);
+absl::StatusOr<Graph> ImportOnnxFileAsGraph(const std::string& path, ImportOptions options) {
+  // The whole file in one buffer of its size (a 46 MB model is not copied through a growing
+  // stream buffer).
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  const std::streamoff size = in.tellg();
+  if (size < 0) return absl::InternalError(absl::StrCat("cannot read ", path));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) return absl::InternalError(absl::StrCat("cannot read ", path));
   if (options.external_data_dir.empty()) {
     options.external_data_dir = std::filesystem::path(path).parent_path().string();
   }
-  return ImportOnnxModel(bytes.str(), options);
+  return ImportOnnxModelAsGraph(bytes, options);
+}
+
+absl::StatusOr<proto::Graph> ImportOnnxFile(const std::string& path, ImportOptions options) {
+  absl::StatusOr<Graph> graph = ImportOnnxFileAsGraph(path, std::move(options));
+  if (!graph.ok()) return graph.status();
+  return graph->ToProto();
 }
 
 }  // namespace coil::onnx

@@ -1,6 +1,7 @@
 // ONNX frontend: reads an ONNX ModelProto into a coil graph of aten-level ops.
 //
 //   absl::StatusOr<proto::Graph> g = coil::onnx::ImportOnnxFile("resnet18.onnx");
+//   absl::StatusOr<Graph> graph = coil::onnx::ImportOnnxFileAsGraph("resnet18.onnx");
 //
 // Initializers become constants (inline, or external data loaded from the model's folder),
 // graph inputs that are not initializers become graph inputs, `dim_param` dimensions become
@@ -17,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ir/graph.h"
 #include "ir/proto/graph.pb.h"
 
 namespace coil::onnx {
@@ -32,6 +34,12 @@ absl::StatusOr<proto::Graph> ImportOnnxModel(absl::string_view model_bytes,
                                              const ImportOptions& options = {});
 absl::StatusOr<proto::Graph> ImportOnnxFile(const std::string& path,
                                             ImportOptions options = {});
+
+// The same, returning the Graph itself: no proto round trip (for a 46 MB model, two fewer
+// copies of the weights than ImportOnnxFile + Graph::FromProto).
+absl::StatusOr<Graph> ImportOnnxModelAsGraph(absl::string_view model_bytes,
+                                             const ImportOptions& options = {});
+absl::StatusOr<Graph> ImportOnnxFileAsGraph(const std::string& path, ImportOptions options = {});
 
 }  // namespace coil::onnx
 

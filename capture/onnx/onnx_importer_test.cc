@@ -74,6 +74,30 @@ TEST(OnnxImport, MlpWithSymbolicBatch) {
   EXPECT_THAT(out[0].ToDoubles(), ElementsAre(4.5, 0, 3.5, 0, 0, 0));
 }
 
+// ImportOnnxFileAsGraph reads the file in one piece and skips the proto round trip: the same
+// graph (printed) as ImportOnnxFile + Graph::FromProto, and a missing file is NotFound.
+TEST(OnnxImport, FileAsGraphMatchesFileThroughProto) {
+  ModelBuilder m;
+  m.Input("x", TensorProto::FLOAT, {"batch", 2});
+  m.InitFloat("w", {2, 2}, {1, 2, 3, 4});
+  m.Node("MatMul", {"x", "w"}, {"y"});
+  m.Output("y", TensorProto::FLOAT);
+  const std::string path = ::testing::TempDir() + "/as_graph.onnx";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << m.Bytes();
+  }
+  absl::StatusOr<proto::Graph> p = ImportOnnxFile(path);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<Graph> via_proto = Graph::FromProto(*p);
+  ASSERT_TRUE(via_proto.ok()) << via_proto.status();
+  absl::StatusOr<Graph> direct = ImportOnnxFileAsGraph(path);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(PrintGraph(*direct), PrintGraph(*via_proto));
+  EXPECT_EQ(ImportOnnxFileAsGraph(path + ".missing").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST(OnnxImport, ShapeArithmeticFoldsIntoReshape) {
   // y = x.reshape(x.shape[0], 3, -1), as torch.onnx exports it with a dynamic batch.
   ModelBuilder m(13);

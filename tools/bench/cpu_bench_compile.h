@@ -1,6 +1,7 @@
 // The compile pipeline of `coil bench cpu`, timed stage by stage: ONNX import -> coil Graph ->
-// prims::Decompose -> inductor::BuildSchedule (CPU capabilities) -> CpuProgram (LLVM code
-// generation or a compile-cache hit, then JIT load and the runtime executable).
+// CompileGraphForCpu (codegen_cpu/cpu_pipeline.h): graph hash + cache lookup, then on a hit the
+// JIT load and runtime executable only; on a miss prims::Decompose -> inductor::BuildSchedule
+// (CPU capabilities) -> LLVM code generation -> cache store -> load.
 //
 //   absl::StatusOr<CompiledModel> m = CompileOnnxModel("resnet18.onnx", /*cache=*/nullptr, 2);
 //   m->program->Run(inputs);
@@ -22,14 +23,14 @@ namespace coil::bench {
 
 struct CompiledModel {
   std::unique_ptr<CpuProgram> program;
-  std::vector<Stage> stages;  // in pipeline order
-  double total_ms = 0;
+  std::vector<Stage> stages;  // in pipeline order ("onnx import" first, when imported)
+  double total_ms = 0;        // the compile from the imported Graph: import not included
   bool cache_hit = false;
   int kernels = 0;  // kernels in the schedule
 };
 
-// Compiles `graph` (consumed) from prims::Decompose on; `cache` null compiles without one.
-// Errors name the stage ("prims decompose: ...").
+// Compiles `graph` with CompileGraphForCpu; `cache` null compiles without one. Errors name
+// the stage ("prims decompose: ...").
 absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads);
 
 // Imports the ONNX model at `path`, then CompileGraph; the import is the first stage.

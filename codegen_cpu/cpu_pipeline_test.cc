@@ -1,0 +1,254 @@
+// CompileGraphForCpu: a miss then a hit (in $TEST_TMPDIR) give the same outputs as the float64
+// reference interpreter, the hit skipping prims/inductor/codegen; a changed weight value,
+// option or graph structure misses; a corrupt entry is detected, deleted and rebuilt; the
+// program's constants (used in place in its module) stay valid for its whole lifetime.
+#include "codegen_cpu/cpu_pipeline.h"
+
+#include <cmath>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "runtime/compile_cache.h"
+#include "runtime/interpreter.h"
+
+namespace coil {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string FreshDir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/cpu_pipeline_test/" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+// Little-endian f32 hex of `n` values starting from `seed`.
+std::string F32Hex(int n, float seed) {
+  std::string hex;
+  for (int i = 0; i < n; ++i) {
+    float v = std::sin(seed + 0.7f * i);
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    for (int b = 0; b < 4; ++b) hex += absl::StrFormat("%02x", (bits >> (8 * b)) & 0xff);
+  }
+  return hex;
+}
+
+// A linear layer with constant weights (wide enough that the weights are a real block of
+// bytes), relu, softmax and a reduction.
+std::string GraphText(const std::string& w_hex, const std::string& op = "aten.relu") {
+  return absl::StrCat(R"(graph @mlp(%0 "x": f32[batch, 24]) {
+  symbol batch min 1 max 0 hint 4
+  %1 "w": f32[16, 24] = constant dense ")", w_hex, R"("
+  %2 "b": f32[16] = constant dense ")", F32Hex(16, 0.25f), R"("
+  %3: f32[batch, 16] = aten.linear(%0, %1, %2)
+  %4: f32[batch, 16] = )", op, R"((%3)
+  %5: f32[batch, 16] = aten.softmax(%4) {dim = 1, dtype = none}
+  %6: f32[16] = aten.sum(%3) {dim = [0], keepdim = false, dtype = none}
+  return %5, %6
+}
+)");
+}
+
+Graph Parse(const std::string& text) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? *std::move(g) : Graph();
+}
+
+HostTensor Input(int64_t batch) {
+  std::mt19937 rng(11 + batch);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  HostTensor x = HostTensor::Zeros(proto::FLOAT32, {batch, 24});
+  for (int64_t i = 0; i < x.numel(); ++i) x.StoreDouble(i, real(rng));
+  return x;
+}
+
+// Runs `program` at two batch sizes against the float64 reference interpreter; returns the
+// outputs as doubles.
+std::vector<std::vector<double>> RunChecked(CpuProgram& program, const Graph& graph) {
+  std::vector<std::vector<double>> all;
+  for (int64_t batch : {3, 9}) {
+    std::vector<HostTensor> in = {Input(batch)};
+    absl::StatusOr<std::vector<HostTensor>> got = program.Run(in);
+    InterpreterOptions oracle;
+    oracle.float64 = true;
+    absl::StatusOr<std::vector<HostTensor>> want = Interpret(graph, in, oracle);
+    EXPECT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(want.ok()) << want.status();
+    if (!got.ok() || !want.ok()) return all;
+    EXPECT_EQ(got->size(), want->size());
+    for (size_t o = 0; o < got->size() && o < want->size(); ++o) {
+      std::vector<double> a = (*got)[o].ToDoubles(), b = (*want)[o].ToDoubles();
+      EXPECT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+        EXPECT_NEAR(a[i], b[i], 1e-4 + 1e-4 * std::fabs(b[i])) << "output " << o << " at " << i;
+      }
+      all.push_back(a);
+    }
+  }
+  return all;
+}
+
+bool HasStage(const CpuPipelineResult& r, const std::string& name) {
+  for (const CpuPipelineStage& s : r.stages) {
+    if (s.name == name) return true;
+  }
+  return false;
+}
+
+TEST(CpuPipelineTest, HitSkipsStagesAndMatchesTheOracle) {
+  CompileCache cache(FreshDir("hit"));
+  const Graph graph = Parse(GraphText(F32Hex(16 * 24, 1.0f)));
+  absl::StatusOr<CpuPipelineResult> cold = CompileGraphForCpu(graph, {}, &cache);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  EXPECT_FALSE(cold->cache_hit);
+  EXPECT_EQ(cold->cache_key.size(), 32u);
+  EXPECT_TRUE(HasStage(*cold, "inductor schedule"));
+  EXPECT_TRUE(HasStage(*cold, "codegen (LLVM O3 -> object)"));
+  EXPECT_TRUE(fs::exists(cache.EntryPath(cold->cache_key)));
+  const std::vector<std::vector<double>> cold_out = RunChecked(*cold->program, graph);
+
+  absl::StatusOr<CpuPipelineResult> warm = CompileGraphForCpu(graph, {}, &cache);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_TRUE(warm->cache_hit);
+  EXPECT_EQ(warm->cache_key, cold->cache_key);
+  EXPECT_EQ(warm->kernels, cold->kernels);
+  EXPECT_FALSE(HasStage(*warm, "prims decompose"));
+  EXPECT_FALSE(HasStage(*warm, "inductor schedule"));
+  EXPECT_FALSE(HasStage(*warm, "codegen (LLVM O3 -> object)"));
+  EXPECT_EQ(RunChecked(*warm->program, graph), cold_out);  // the same code: bit-identical
+  EXPECT_EQ(warm->program->module().object_code(), cold->program->module().object_code());
+  // A clone with other names and ids is the same computation: a hit.
+  absl::StatusOr<CpuPipelineResult> clone = CompileGraphForCpu(graph.Clone(), {}, &cache);
+  ASSERT_TRUE(clone.ok());
+  EXPECT_TRUE(clone->cache_hit);
+  EXPECT_EQ(cache.corrupt_entries(), 0);
+}
+
+TEST(CpuPipelineTest, ChangedWeightOptionOrStructureMisses) {
+  CompileCache cache(FreshDir("miss"));
+  const std::string w = F32Hex(16 * 24, 1.0f);
+  const Graph base = Parse(GraphText(w));
+  ASSERT_TRUE(CompileGraphForCpu(base, {}, &cache).ok());
+
+  // One weight byte (the last one) changed.
+  std::string w2 = w;
+  w2[w2.size() - 1] = w2[w2.size() - 1] == '0' ? '1' : '0';
+  const Graph changed_weight = Parse(GraphText(w2));
+  CpuPipelineOptions no_folding;
+  no_folding.schedule.fold_constants = false;
+  CpuPipelineOptions o2;
+  o2.codegen.opt_level = 2;
+  CpuPipelineOptions no_epilogues;
+  no_epilogues.schedule.capabilities.extern_epilogues.clear();
+  const Graph changed_op = Parse(GraphText(w, "aten.neg"));
+  const std::vector<std::pair<std::string, std::pair<const Graph*, CpuPipelineOptions>>> cases = {
+      {"weight byte", {&changed_weight, {}}},
+      {"fold_constants", {&base, no_folding}},
+      {"opt_level", {&base, o2}},
+      {"capabilities", {&base, no_epilogues}},
+      {"structure", {&changed_op, {}}},
+  };
+  std::set<std::string> keys = {CpuPipelineCacheKey(base, {})};
+  for (const auto& [name, c] : cases) {
+    SCOPED_TRACE(name);
+    const auto& [graph, options] = c;
+    EXPECT_TRUE(keys.insert(CpuPipelineCacheKey(*graph, options)).second);
+    absl::StatusOr<CpuPipelineResult> r = CompileGraphForCpu(*graph, options, &cache);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->cache_hit);
+    RunChecked(*r->program, *graph);
+  }
+  // Options that do not change the module share the entry.
+  CpuPipelineOptions threads;
+  threads.runtime.num_threads = 1;
+  threads.codegen.compile_threads = 1;
+  EXPECT_EQ(CpuPipelineCacheKey(base, threads), CpuPipelineCacheKey(base, {}));
+}
+
+TEST(CpuPipelineTest, CorruptOrTruncatedEntryIsRebuilt) {
+  CompileCache cache(FreshDir("corrupt"));
+  const Graph graph = Parse(GraphText(F32Hex(16 * 24, 2.0f)));
+  absl::StatusOr<CpuPipelineResult> first = CompileGraphForCpu(graph, {}, &cache);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::string path = cache.EntryPath(first->cache_key);
+  const uintmax_t size = fs::file_size(path);
+  int corrupt = 0;
+  for (const char* how : {"truncate", "flip"}) {
+    SCOPED_TRACE(how);
+    if (std::string(how) == "truncate") {
+      fs::resize_file(path, size / 2);
+    } else {
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(size - 100));
+      f.put('\x5a');
+    }
+    absl::StatusOr<CpuPipelineResult> r = CompileGraphForCpu(graph, {}, &cache);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->cache_hit);
+    EXPECT_EQ(cache.corrupt_entries(), ++corrupt);
+    RunChecked(*r->program, graph);
+    EXPECT_EQ(fs::file_size(path), size);  // rebuilt and stored again
+    absl::StatusOr<CpuPipelineResult> again = CompileGraphForCpu(graph, {}, &cache);
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->cache_hit);
+  }
+}
+
+// The program uses its module's constant bytes in place: they live as long as the program,
+// whatever happens to the graph, the cache entry and the result that carried it (ASan checks
+// the accesses).
+TEST(CpuPipelineTest, ConstantsOutliveEverythingButTheProgram) {
+  const std::string dir = FreshDir("lifetime");
+  std::unique_ptr<CpuProgram> program;
+  std::vector<std::vector<double>> want;
+  const std::string text = GraphText(F32Hex(16 * 24, 3.0f));
+  {
+    CompileCache cache(dir);
+    Graph graph = Parse(text);
+    ASSERT_TRUE(CompileGraphForCpu(graph, {}, &cache).ok());
+    absl::StatusOr<CpuPipelineResult> hit = CompileGraphForCpu(graph, {}, &cache);
+    ASSERT_TRUE(hit.ok() && hit->cache_hit);
+    want = RunChecked(*hit->program, graph);
+    program = std::move(hit->program);
+  }
+  fs::remove_all(dir);
+  const Graph oracle_graph = Parse(text);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(RunChecked(*program, oracle_graph), want);
+}
+
+TEST(CpuPipelineTest, WithoutCacheAndExternalConstantsBypass) {
+  const Graph graph = Parse(GraphText(F32Hex(16 * 24, 4.0f)));
+  absl::StatusOr<CpuPipelineResult> r = CompileGraphForCpu(graph, {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->cache_hit);
+  EXPECT_TRUE(r->cache_key.empty());
+  RunChecked(*r->program, graph);
+  // The consuming overload decomposes its own graph in place: same outputs.
+  absl::StatusOr<CpuPipelineResult> consumed = CompileGraphForCpu(graph.Clone(), {}, nullptr);
+  ASSERT_TRUE(consumed.ok()) << consumed.status();
+  EXPECT_EQ(RunChecked(*consumed->program, graph), RunChecked(*r->program, graph));
+  const Graph external = Parse(R"(graph @e(%0: f32[4]) {
+  %1: f32[4] = constant external "w.bin" offset 0 length 16
+  %2: f32[4] = aten.add(%0, %1)
+  return %2
+}
+)");
+  EXPECT_EQ(CpuPipelineCacheKey(external, {}), "");
+}
+
+}  // namespace
+}  // namespace coil
