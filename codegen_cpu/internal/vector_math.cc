@@ -62,6 +62,19 @@ class F32Math {
     return acc;
   }
 
+  // Horner's rule over per-lane coefficients: where `take_b` holds, b[i], else a[i] (same
+  // length). One polynomial evaluation for two branches: the selects are cheap, the multiply-
+  // adds are what a branch-free two-range function spends its time on.
+  llvm::Value* HornerSelect(llvm::Value* x, llvm::Value* take_b, std::initializer_list<float> a,
+                            std::initializer_list<float> b) {
+    const float* ia = a.begin();
+    const float* ib = b.begin();
+    auto coeff = [&]() { return b_.CreateSelect(take_b, F(*ib++), F(*ia++)); };
+    llvm::Value* acc = coeff();
+    while (ia != a.end()) acc = Mad(acc, x, coeff());
+    return acc;
+  }
+
   struct Reduced {
     llvm::Value* p;  // e^r in [sqrt(1/2), sqrt(2)] (about)
     llvm::Value* k;  // i32: y = k ln2 + r
@@ -138,18 +151,22 @@ llvm::Value* EmitErfF32(llvm::IRBuilder<>& b, llvm::Value* x) {
   F32Math m(b, x->getType());
   llvm::Value* a = m.Abs(x);
   // |x| < 0.875: a + a Q(a^2), Q(0) = 2/sqrt(pi) - 1; relative error 2e-10 before rounding.
-  llvm::Value* q = m.Horner(m.Mul(a, a), {8.698966121e-05f, -8.216546848e-04f, 5.207219161e-03f,
-                                          -2.686177380e-02f, 1.128373668e-01f, -3.761263490e-01f,
-                                          1.283791661e-01f});
-  llvm::Value* small = m.Mad(a, q, a);
   // Otherwise 1 - erfc(a), erfc(a) = e^R(a - 0.875) with R ~ log erfc on [0.875, 4] (absolute
   // error of erfc 2e-9; a - 0.875 is exact); erf rounds to 1 from 3.92 on, so a is clamped to 4.
+  // Q and R both have 7 coefficients: one Horner evaluation serves both ranges, its argument
+  // and coefficients selected per lane (each lane computes exactly what its own branch would).
+  llvm::Value* big_range = b.CreateFCmpOGE(a, m.F(0.875f));
   llvm::Value* t = m.Sub(m.ClampAbove(a, 4.0f), m.F(0.875f));
-  llvm::Value* r = m.Horner(t, {1.999023079e-04f, -2.032517223e-03f, 1.119304448e-02f,
-                                -4.683476314e-02f, -8.265538812e-01f, -2.430218935e+00f,
-                                -1.532824397e+00f});
-  llvm::Value* big = m.Sub(m.F(1.0f), m.ScaleNormal(m.ExpReduce(r)));
-  llvm::Value* res = b.CreateSelect(b.CreateFCmpOGE(a, m.F(0.875f)), big, small);
+  llvm::Value* u = b.CreateSelect(big_range, t, m.Mul(a, a));
+  llvm::Value* p = m.HornerSelect(
+      u, big_range,
+      {8.698966121e-05f, -8.216546848e-04f, 5.207219161e-03f, -2.686177380e-02f,
+       1.128373668e-01f, -3.761263490e-01f, 1.283791661e-01f},
+      {1.999023079e-04f, -2.032517223e-03f, 1.119304448e-02f, -4.683476314e-02f,
+       -8.265538812e-01f, -2.430218935e+00f, -1.532824397e+00f});
+  llvm::Value* small = m.Mad(a, p, a);
+  llvm::Value* big = m.Sub(m.F(1.0f), m.ScaleNormal(m.ExpReduce(p)));
+  llvm::Value* res = b.CreateSelect(big_range, big, small);
   return m.CopySign(res, x);
 }
 
