@@ -91,6 +91,8 @@ class KernelEmitter {
     f_->getArg(1)->setName("end");
     f_->getArg(2)->setName("buffers");
     f_->getArg(3)->setName("symbols");
+    // 512-bit vectors wherever AVX-512 exists (target.h, [Note: 512-bit vectors]).
+    if (info_.vector_bits >= 512) f_->addFnAttr(kPreferVectorWidthAttr, "512");
     for (int a : {2, 3}) {
       f_->addParamAttr(a, llvm::Attribute::NoCapture);
       f_->addParamAttr(a, llvm::Attribute::ReadOnly);

@@ -91,6 +91,10 @@ std::string IsaFeatures(const llvm::TargetMachine& tm) {
   return absl::StrJoin(on, ",");
 }
 
+bool HasAvx512(const llvm::TargetMachine& tm) {
+  return tm.getTargetTriple().isX86() && tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
+}
+
 int VectorRegisterBits(const llvm::TargetMachine& tm) {
   // TargetTransformInfo is per function: ask about an empty one in a scratch module.
   llvm::LLVMContext c;
@@ -99,6 +103,7 @@ int VectorRegisterBits(const llvm::TargetMachine& tm) {
   llvm::Function* f = llvm::Function::Create(
       llvm::FunctionType::get(llvm::Type::getVoidTy(c), false), llvm::Function::ExternalLinkage,
       "coil_probe", m);
+  if (HasAvx512(tm)) f->addFnAttr(kPreferVectorWidthAttr, "512");
   return static_cast<int>(
       tm.getTargetTransformInfo(*f)
           .getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector)
