@@ -280,7 +280,8 @@ class KernelEmitter {
           [&](llvm::Value* iv) {
             outer_[rank - 1] = iv;
             return Loops();
-          });
+          },
+          LoopMetadata(0, 0, MaskedTail(ranges[rank - 1])));
     });
   }
 
@@ -336,7 +337,7 @@ class KernelEmitter {
             inner_[d] = iv;
             return nest(d + 1);
           },
-          innermost ? InnerLoopMetadata(reds) : nullptr);
+          innermost ? InnerLoopMetadata(reds, ranges[d]) : nullptr);
     };
     if (absl::Status s = nest(0); !s.ok()) return s;
     ranged_ids_.clear();
@@ -354,14 +355,29 @@ class KernelEmitter {
   // ask for the f32 width (llvm.loop.vectorize.width = register bits / 32): the f32 work runs
   // full width and each f64 accumulator spans two registers. A hint, not a force: a loop that
   // cannot be vectorized stays scalar without a warning.
-  llvm::MDNode* InnerLoopMetadata(const std::vector<Reduction>& reds) {
+  llvm::MDNode* InnerLoopMetadata(const std::vector<Reduction>& reds, llvm::Value* trip) {
     bool widened = false;
     for (const Reduction& r : reds) widened = widened || r.f32_sum_in_f64;
-    return LoopMetadata(widened && info_.vector_bits >= 64 ? info_.vector_bits / 32 : 0, 0);
+    return LoopMetadata(widened && info_.vector_bits >= 64 ? info_.vector_bits / 32 : 0, 0,
+                        MaskedTail(trip));
+  }
+
+  // [Note: masked tails] A short row whose length is not a multiple of the vector width (40
+  // floats at 16 lanes) leaves its last elements to a scalar remainder loop, which costs more
+  // than the vector part. With AVX-512 masked loads and stores are cheap, so such loops ask the
+  // vectorizer to fold the tail into the vector loop under a mask
+  // (llvm.loop.vectorize.predicate.enable): constant trip counts below 16 vectors that are not
+  // a whole number of vectors.
+  bool MaskedTail(llvm::Value* trip) const {
+    const auto* c = llvm::dyn_cast<llvm::ConstantInt>(trip);
+    const int64_t lanes = info_.vector_bits / 32;
+    if (c == nullptr || info_.vector_bits < 512) return false;
+    const int64_t n = c->getSExtValue();
+    return n > 0 && n % lanes != 0 && n < 16 * lanes;
   }
 
   // A distinct llvm.loop node with the vectorizer hints that are > 0 (nullptr when none).
-  llvm::MDNode* LoopMetadata(int width, int interleave) {
+  llvm::MDNode* LoopMetadata(int width, int interleave, bool masked_tail = false) {
     std::vector<llvm::Metadata*> ops;
     llvm::TempMDTuple self = llvm::MDNode::getTemporary(c_, {});
     ops.push_back(self.get());
@@ -369,6 +385,11 @@ class KernelEmitter {
       llvm::Metadata* w[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.width"),
                              llvm::ConstantAsMetadata::get(b_.getInt32(width))};
       ops.push_back(llvm::MDNode::get(c_, w));
+    }
+    if (masked_tail) {
+      llvm::Metadata* m[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.predicate.enable"),
+                             llvm::ConstantAsMetadata::get(b_.getTrue())};
+      ops.push_back(llvm::MDNode::get(c_, m));
     }
     if (interleave > 0) {
       llvm::Metadata* i[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
