@@ -63,6 +63,8 @@ class CpuProgram {
     return executable_->Run(inputs);
   }
   const proto::KernelModule& module() const { return module_; }
+  // The runtime side (threads, per-kernel profiling: CpuExecutable::SetProfiling).
+  cpu::CpuExecutable& executable() { return *executable_; }
   double codegen_seconds() const { return codegen_seconds_; }
   double load_seconds() const { return load_seconds_; }
   // Whether CompileCached found the module in the cache (false for Compile and Load).

@@ -2,6 +2,7 @@
 #include "runtime/cpu/executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -168,6 +169,9 @@ struct CpuExecutable::Impl {
   // Per-run scratch, kept to avoid allocations (runs are serialized).
   std::vector<char*> ptrs;
   std::vector<int64_t> symbols;
+  // Profiling (SetProfiling): per kernel, in program order.
+  bool profiling = false;
+  std::vector<CpuExecutable::KernelTime> times;
 
   // Dense constant bytes by graph value id, in *constants_from.
   absl::flat_hash_map<int64_t, const std::string*> dense;
@@ -545,6 +549,8 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
 
   for (size_t ki = 0; ki < kernels.size(); ++ki) {
     const KernelInfo& k = kernels[ki];
+    const auto start = profiling ? std::chrono::steady_clock::now()
+                                 : std::chrono::steady_clock::time_point();
     if (k.proto->kind() == proto::Kernel::EXTERN) {
       ExternCall& call = l.externs[ki];
       for (int i = 0; i < k.proto->extern_inputs_size(); ++i) {
@@ -559,12 +565,19 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
                                                    "): ", s.message()));
       }
     }
-    if (k.fn == nullptr || l.parallel[ki] == 0) continue;
-    const CoilKernelFn fn = k.fn;
-    char* const* bufs = ptrs.data();
-    const int64_t* syms = symbols.data();
-    pool->ParallelFor(l.parallel[ki], l.grain[ki],
-                      [&](int64_t begin, int64_t end) { fn(begin, end, bufs, syms); });
+    if (k.fn != nullptr && l.parallel[ki] != 0) {
+      const CoilKernelFn fn = k.fn;
+      char* const* bufs = ptrs.data();
+      const int64_t* syms = symbols.data();
+      pool->ParallelFor(l.parallel[ki], l.grain[ki],
+                        [&](int64_t begin, int64_t end) { fn(begin, end, bufs, syms); });
+    }
+    if (profiling) {
+      times[ki].calls += 1;
+      times[ki].total_ms += std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+    }
   }
 
   // Stores into non-contiguous inputs go back to the caller's tensors (contiguous ones were
@@ -651,6 +664,25 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Finish(
 absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Run(absl::Span<const HostTensor> inputs) {
   absl::MutexLock lock(&mu_);
   return impl_->Run(inputs);
+}
+
+void CpuExecutable::SetProfiling(bool on) {
+  absl::MutexLock lock(&mu_);
+  impl_->profiling = on;
+  impl_->times.assign(impl_->kernels.size(), KernelTime());
+  for (size_t i = 0; i < impl_->kernels.size(); ++i) {
+    const proto::Kernel& k = *impl_->kernels[i].proto;
+    KernelTime& t = impl_->times[i];
+    t.kernel = k.name();
+    t.kind = k.kind() == proto::Kernel::EXTERN    ? absl::StrCat("extern ", k.extern_op())
+             : k.kind() == proto::Kernel::REDUCTION ? "reduction"
+                                                    : "pointwise";
+  }
+}
+
+std::vector<CpuExecutable::KernelTime> CpuExecutable::Profile() {
+  absl::MutexLock lock(&mu_);
+  return impl_->times;
 }
 
 int CpuExecutable::num_threads() const { return impl_->pool->num_threads(); }

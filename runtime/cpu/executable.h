@@ -79,6 +79,18 @@ class CpuExecutable {
 
   int num_threads() const;
 
+  // Per-kernel wall time, for finding where a model's time goes (`coil run --profile`). Off by
+  // default (then Run reads no clock); SetProfiling(true) starts counting from zero. One entry
+  // per kernel in program order; an EXTERN's time includes its epilogue.
+  struct KernelTime {
+    std::string kernel;  // "k3_fused_add"
+    std::string kind;    // "pointwise", "reduction", "extern aten.mm"
+    int64_t calls = 0;
+    double total_ms = 0;
+  };
+  void SetProfiling(bool on);
+  std::vector<KernelTime> Profile();
+
  private:
   struct Impl;
   explicit CpuExecutable(std::unique_ptr<Impl> impl);

@@ -296,6 +296,50 @@ TEST(CpuExecutableTest, MmExternWithEpilogueAndConstant) {
   }
 }
 
+TEST(CpuExecutableTest, ProfilesEachKernelWhenAsked) {
+  std::vector<float> w = {0.5f, -1, 2, 1.5f, 0.25f, -0.75f, 3, -2, 1, -0.5f, 0.125f, 4};
+  proto::Schedule s = FromGraph(R"(graph @g(%0 "x": f32[batch, 4]) {
+  symbol batch min 1 max 0 hint 4
+  %1 "w": f32[4, 3] = constant dense ")" + HexFloats(w) + R"("
+  %2: f32[batch, 3] = aten.mm(%0, %1)
+  %3: f32[batch, 3] = aten.abs(%2)
+  return %3
+})");
+  SymExpr batch = Sy("batch");
+  AddBuffer(s, 1, proto::Buffer::INPUT, {batch, 4}, 0);
+  AddBuffer(s, 2, proto::Buffer::CONSTANT, {SymExpr(4), SymExpr(3)}, 1);
+  AddBuffer(s, 3, proto::Buffer::INTERMEDIATE, {batch, 3}, 0, SymExpr(0));
+  AddBuffer(s, 4, proto::Buffer::OUTPUT, {batch, 3});
+  *s.mutable_memory_plan()->mutable_arena_bytes() = (batch * 12).ToProto();
+  s.add_outputs(4);
+  proto::Kernel* k = AddKernel(s, 1, proto::Kernel::EXTERN, {batch, 3});
+  k->set_name("k1_mm");
+  k->set_extern_op("aten.mm");
+  k->add_extern_inputs(1);
+  k->add_extern_inputs(2);
+  k->set_extern_output(3);
+  proto::Loop* l = k->add_loops();
+  Load(l, 1, 3, {I(0), I(1)});
+  Apply(l, 2, "prims.abs", {1});
+  Store(l, 3, 4, {I(0), I(1)}, 2);
+  std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &AbsEpilogue}}, 2);
+  std::vector<HostTensor> in = {Random({64, 4}, 4)};
+  ASSERT_TRUE(exe->Run(in).ok());  // not counted: profiling is off
+  exe->SetProfiling(true);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(exe->Run(in).ok());
+  std::vector<CpuExecutable::KernelTime> p = exe->Profile();
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].kernel, "k1_mm");
+  EXPECT_EQ(p[0].kind, "extern aten.mm");
+  EXPECT_EQ(p[0].calls, 3);
+  EXPECT_GT(p[0].total_ms, 0.0);
+  exe->SetProfiling(true);  // starts again from zero
+  EXPECT_EQ(exe->Profile()[0].calls, 0);
+  exe->SetProfiling(false);
+  ASSERT_TRUE(exe->Run(in).ok());
+  EXPECT_EQ(exe->Profile()[0].calls, 0);
+}
+
 // out = x; x = x * x (a prims.copy_to into the input).
 extern "C" void SquareInPlace(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
   float* x = reinterpret_cast<float*>(bufs[1]);

@@ -31,12 +31,29 @@ absl::StatusOr<T> Named(const char* stage, absl::StatusOr<T> r) {
   return absl::Status(r.status().code(), absl::StrCat(stage, ": ", r.status().message()));
 }
 
+// Per-kernel time over `runs` runs that took `total_ms` in all, slowest first.
+void PrintProfile(std::vector<cpu::CpuExecutable::KernelTime> times, double total_ms, int runs) {
+  double kernels_ms = 0;
+  for (const auto& k : times) kernels_ms += k.total_ms;
+  std::sort(times.begin(), times.end(),
+            [](const auto& a, const auto& b) { return a.total_ms > b.total_ms; });
+  std::fprintf(stderr, "\n  %-40s %-24s %12s %8s\n", "kernel", "kind", "ms per run", "share");
+  for (const auto& k : times) {
+    std::fprintf(stderr, "  %-40s %-24s %12.4f %7.1f%%\n", k.kernel.c_str(), k.kind.c_str(),
+                 k.total_ms / runs, total_ms > 0 ? 100 * k.total_ms / total_ms : 0.0);
+  }
+  std::fprintf(stderr, "  %-65s %12.4f %7.1f%%\n", "outside kernels (binding, outputs, calls)",
+               (total_ms - kernels_ms) / runs,
+               total_ms > 0 ? 100 * (total_ms - kernels_ms) / total_ms : 0.0);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                                                        absl::Span<const HostTensor> inputs,
                                                        const std::string& backend,
-                                                       int repeat) {
+                                                       const RunOptions& options) {
+  const int repeat = options.repeat;
   if (backend == "reference") return Interpret(graph, inputs);
   if (backend != "schedule" && backend != "cpu") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -46,8 +63,10 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   std::unique_ptr<CpuProgram> program;
   if (backend == "cpu") {
     // THE CPU pipeline, behind the graph-level compile cache (codegen_cpu/cpu_pipeline.h).
+    CpuPipelineOptions pipeline;
+    pipeline.runtime.num_threads = options.threads;
     absl::StatusOr<CpuPipelineResult> compiled =
-        CompileGraphForCpu(graph, CpuPipelineOptions(), &CompileCache::Default());
+        CompileGraphForCpu(graph, pipeline, &CompileCache::Default());
     if (!compiled.ok()) return compiled.status();
     for (const CpuPipelineStage& s : compiled->stages) {
       std::fprintf(stderr, "  %-36s %9.3f ms\n", s.name.c_str(), s.ms);
@@ -84,16 +103,19 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     return out;
   }
   std::vector<double> ms;
+  if (options.profile) program->executable().SetProfiling(true);
   for (int i = 0; i < repeat && out.ok(); ++i) {
     t = Clock::now();
     out = program->Run(inputs);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
   }
   if (!out.ok()) return out;
+  const double total = std::accumulate(ms.begin(), ms.end(), 0.0);
   std::sort(ms.begin(), ms.end());
   std::fprintf(stderr, "  %-28s %9.3f ms min, %.3f ms median, %.3f ms mean\n",
                absl::StrCat("run x ", repeat).c_str(), ms.front(), ms[ms.size() / 2],
-               std::accumulate(ms.begin(), ms.end(), 0.0) / ms.size());
+               total / ms.size());
+  if (options.profile) PrintProfile(program->executable().Profile(), total, repeat);
   return out;
 }
 

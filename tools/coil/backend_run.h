@@ -14,13 +14,22 @@
 
 namespace coil::cli {
 
-// Errors: an unknown backend name, or any stage's error (naming the stage). The cpu backend
-// runs once more after the first run, or `repeat` more times (> 1: min / median / mean over
-// them are printed, for timing).
+struct RunOptions {
+  // The cpu backend runs once more after the first run, or `repeat` more times (> 1: min /
+  // median / mean over them are printed, for timing).
+  int repeat = 1;
+  // cpu backend: a table of per-kernel time over the repeated runs, slowest first, and how
+  // much of the run no kernel accounts for.
+  bool profile = false;
+  // cpu backend: runtime threads (0: every CPU).
+  int threads = 0;
+};
+
+// Errors: an unknown backend name, or any stage's error (naming the stage).
 absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                                                        absl::Span<const HostTensor> inputs,
                                                        const std::string& backend,
-                                                       int repeat = 1);
+                                                       const RunOptions& options = {});
 
 // max|got - want| / max|want| (NaN where one side is NaN and the other not counts as inf).
 double MaxRelativeError(const HostTensor& got, const HostTensor& want);

@@ -59,18 +59,19 @@ int VerifyCommand(const std::vector<std::string>& argv) {
 
 int RunCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args =
-      ParseArgs(argv, {"inputs", "seed", "dim", "save", "backend", "repeat"},
-                {"float64", "check"});
+      ParseArgs(argv, {"inputs", "seed", "dim", "save", "backend", "repeat", "threads"},
+                {"float64", "check", "profile"});
   if (!args.ok()) return Fail(args.status());
   if (args->positional.size() != 1) {
     std::cerr << "usage: coil run FILE [--inputs A.pb,B.pb] [--seed N] [--dim s0=8,...]\n"
                  "                [--float64] [--save OUT_PREFIX] [--backend B [--check]]\n"
-                 "                [--repeat N]\n"
+                 "                [--repeat N [--profile]] [--threads N]\n"
                  "  --backend reference (default) | schedule (prims + inductor + Schedule\n"
                  "  interpreter) | cpu (prims + inductor + LLVM codegen + CPU runtime); --check\n"
                  "  compares with the float64 reference interpreter and prints the max relative\n"
                  "  error (exit 1 above 1e-4). --repeat N (cpu backend) times N runs after the\n"
-                 "  first and prints min / median / mean.\n"
+                 "  first and prints min / median / mean; --profile adds each kernel's time;\n"
+                 "  --threads N: the cpu runtime's threads (default: every CPU).\n"
                  "  Runs the graph (text IR, binary coil.proto.Graph, or an ONNX model ending in\n"
                  "  .onnx) with the reference interpreter. Inputs are serialized\n"
                  "  coil.proto.TensorValue files, or random (seeded) when --inputs is absent.\n";
@@ -106,17 +107,25 @@ int RunCommand(const std::vector<std::string>& argv) {
   InterpreterOptions options;
   options.float64 = args->Has("float64");
   std::string backend = args->Get("backend", "reference");
-  int repeat = 1;
-  if (args->values.count("repeat") && (!absl::SimpleAtoi(args->Get("repeat"), &repeat) ||
-                                       repeat < 1 || repeat > 100000)) {
+  RunOptions run;
+  if (args->values.count("repeat") && (!absl::SimpleAtoi(args->Get("repeat"), &run.repeat) ||
+                                       run.repeat < 1 || run.repeat > 100000)) {
     return Fail(absl::InvalidArgumentError("--repeat expects an integer in [1, 100000]"));
+  }
+  if (args->values.count("threads") && (!absl::SimpleAtoi(args->Get("threads"), &run.threads) ||
+                                        run.threads < 1 || run.threads > 1024)) {
+    return Fail(absl::InvalidArgumentError("--threads expects an integer in [1, 1024]"));
+  }
+  run.profile = args->Has("profile");
+  if ((run.profile || run.threads > 0) && backend != "cpu") {
+    return Fail(absl::InvalidArgumentError("--profile and --threads need --backend cpu"));
   }
   // Backends may write mutated inputs back, so --check keeps a copy for the oracle.
   std::vector<HostTensor> oracle_inputs;
   for (const HostTensor& t : inputs) oracle_inputs.push_back(t.Contiguous().To(t.dtype()));
   absl::StatusOr<std::vector<HostTensor>> outs =
       backend == "reference" ? Interpret(*g, inputs, options)
-                             : RunWithBackend(*g, inputs, backend, repeat);
+                             : RunWithBackend(*g, inputs, backend, run);
   if (!outs.ok()) return Fail(outs.status());
   double worst = 0;
   if (args->Has("check")) {
