@@ -312,7 +312,8 @@ TEST(VectorMathTest, Exp) {
   std::vector<Compiled> t = CheckAccuracy("prims.exp", [](double x) { return std::exp(x); }, 1.1);
   CheckSpecials(t, {{0.0f, 1.0f}, {-0.0f, 1.0f}, {kInf, kInf}, {-kInf, 0.0f}, {kNaN, kNaN},
                     {-kNaN, kNaN}, {89.0f, kInf}, {1e30f, kInf}, {-104.0f, 0.0f},
-                    {-1e30f, 0.0f}, {-103.0f, std::exp(-103.0f)}});
+                    {-1e30f, 0.0f}, {-103.0f, std::exp(-103.0f)}, {-104.5f, 0.0f},
+                    {-200.0f, 0.0f}, {-90.0f, std::exp(-90.0f)}});
   ExpectInlineVectorCode(t, "expf");
 }
 
