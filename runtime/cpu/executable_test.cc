@@ -260,7 +260,8 @@ std::string HexFloats(const std::vector<float>& v) {
   return out;
 }
 
-TEST(CpuExecutableTest, MmExternWithEpilogueAndConstant) {
+// y = |x @ w| with a constant w: an aten.mm EXTERN whose epilogue is the abs.
+proto::Schedule MmAbsSchedule() {
   std::vector<float> w = {0.5f, -1, 2, 1.5f, 0.25f, -0.75f, 3, -2, 1, -0.5f, 0.125f, 4};
   proto::Schedule s = FromGraph(R"(graph @g(%0 "x": f32[batch, 4]) {
   symbol batch min 1 max 0 hint 4
@@ -285,6 +286,11 @@ TEST(CpuExecutableTest, MmExternWithEpilogueAndConstant) {
   Load(l, 1, 3, {I(0), I(1)});
   Apply(l, 2, "prims.abs", {1});
   Store(l, 3, 4, {I(0), I(1)}, 2);
+  return s;
+}
+
+TEST(CpuExecutableTest, MmExternWithEpilogueAndConstant) {
+  proto::Schedule s = MmAbsSchedule();
   std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &AbsEpilogue}}, 2);
   for (int64_t batch : {1, 6, 3000}) {
     std::vector<HostTensor> in = {Random({batch, 4}, 4)};
@@ -297,31 +303,8 @@ TEST(CpuExecutableTest, MmExternWithEpilogueAndConstant) {
 }
 
 TEST(CpuExecutableTest, ProfilesEachKernelWhenAsked) {
-  std::vector<float> w = {0.5f, -1, 2, 1.5f, 0.25f, -0.75f, 3, -2, 1, -0.5f, 0.125f, 4};
-  proto::Schedule s = FromGraph(R"(graph @g(%0 "x": f32[batch, 4]) {
-  symbol batch min 1 max 0 hint 4
-  %1 "w": f32[4, 3] = constant dense ")" + HexFloats(w) + R"("
-  %2: f32[batch, 3] = aten.mm(%0, %1)
-  %3: f32[batch, 3] = aten.abs(%2)
-  return %3
-})");
-  SymExpr batch = Sy("batch");
-  AddBuffer(s, 1, proto::Buffer::INPUT, {batch, 4}, 0);
-  AddBuffer(s, 2, proto::Buffer::CONSTANT, {SymExpr(4), SymExpr(3)}, 1);
-  AddBuffer(s, 3, proto::Buffer::INTERMEDIATE, {batch, 3}, 0, SymExpr(0));
-  AddBuffer(s, 4, proto::Buffer::OUTPUT, {batch, 3});
-  *s.mutable_memory_plan()->mutable_arena_bytes() = (batch * 12).ToProto();
-  s.add_outputs(4);
-  proto::Kernel* k = AddKernel(s, 1, proto::Kernel::EXTERN, {batch, 3});
-  k->set_name("k1_mm");
-  k->set_extern_op("aten.mm");
-  k->add_extern_inputs(1);
-  k->add_extern_inputs(2);
-  k->set_extern_output(3);
-  proto::Loop* l = k->add_loops();
-  Load(l, 1, 3, {I(0), I(1)});
-  Apply(l, 2, "prims.abs", {1});
-  Store(l, 3, 4, {I(0), I(1)}, 2);
+  proto::Schedule s = MmAbsSchedule();
+  s.mutable_kernels(0)->set_name("k1_mm");
   std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &AbsEpilogue}}, 2);
   std::vector<HostTensor> in = {Random({64, 4}, 4)};
   ASSERT_TRUE(exe->Run(in).ok());  // not counted: profiling is off
