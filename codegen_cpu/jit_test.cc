@@ -6,8 +6,7 @@
 #include "codegen_cpu/codegen_cpu.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/Host.h"
+#include "codegen_cpu/internal/target.h"
 
 namespace coil {
 namespace {
@@ -83,18 +82,9 @@ TEST(CpuJitTest, RunsAHandWrittenKernel) {
 TEST(CpuJitTest, ForeignCpuFeaturesFailToLoad) {
   absl::StatusOr<proto::KernelModule> m = GenerateCpu(Doubler());
   ASSERT_TRUE(m.ok()) << m.status();
-  // A feature this CPU lacks (every host lacks some of these).
-  llvm::StringMap<bool> host;
-  llvm::sys::getHostCPUFeatures(host);
-  std::string lacking;
-  for (const char* f : {"amx-tile", "avx512fp16", "avx512f", "avx2", "sse4.2"}) {
-    auto it = host.find(f);
-    if (it != host.end() && !it->second) {
-      lacking = f;
-      break;
-    }
-  }
-  ASSERT_FALSE(lacking.empty());
+  // A feature no CPU reports (synthetic), so the test does not depend on the host: a module
+  // that requires it must not load anywhere.
+  const std::string lacking = "coil-test-feature-no-cpu-has";
   m->set_cpu_features(absl::StrCat(m->cpu_features(), ",+", lacking));
   absl::StatusOr<std::unique_ptr<CpuJitModule>> jit = CpuJitModule::Load(*m);
   ASSERT_FALSE(jit.ok());
@@ -102,6 +92,28 @@ TEST(CpuJitTest, ForeignCpuFeaturesFailToLoad) {
   EXPECT_THAT(jit.status().message(),
               HasSubstr(absl::StrCat("object code for x86_64 with ", lacking)));
   EXPECT_THAT(jit.status().message(), HasSubstr(absl::StrCat("lacks ", lacking)));
+}
+
+// The compatibility check against described CPUs (not this host): what one CPU lacks is named,
+// a feature unknown to the detection counts as lacking, and the OS/arch must match.
+TEST(CpuJitTest, CompatibilityWithDescribedCpus) {
+  using codegen_cpu_internal::CheckRunsOn;
+  using codegen_cpu_internal::CpuDescription;
+  CpuDescription zen4{"x86_64-pc-linux-gnu", "znver4", {}};
+  for (const char* f : {"sse4.2", "avx2", "fma", "avx512f", "avx512bw"}) zen4.features[f] = true;
+  zen4.features["amx-tile"] = false;
+  zen4.features["avx512fp16"] = false;
+  EXPECT_TRUE(CheckRunsOn("x86_64-pc-linux-gnu", "+avx2,+avx512f,-amx-tile", zen4).ok());
+  absl::Status s = CheckRunsOn("x86_64-pc-linux-gnu", "+avx2,+amx-tile,+avx512fp16", zen4);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("this CPU (znver4) lacks amx-tile, avx512fp16"));
+  s = CheckRunsOn("x86_64-pc-linux-gnu", "+avx2,+some-future-isa", zen4);
+  EXPECT_THAT(s.message(), HasSubstr("lacks some-future-isa"));
+  CpuDescription spr{"x86_64-pc-linux-gnu", "sapphirerapids", zen4.features};
+  spr.features["amx-tile"] = spr.features["avx512fp16"] = true;
+  EXPECT_TRUE(CheckRunsOn("x86_64-pc-linux-gnu", "+avx2,+amx-tile,+avx512fp16", spr).ok());
+  s = CheckRunsOn("aarch64-unknown-linux-gnu", "", spr);
+  EXPECT_THAT(s.message(), HasSubstr("object code for aarch64-unknown-linux-gnu, this machine is"));
 }
 
 TEST(CpuJitTest, ForeignTargetAndBackendFailToLoad) {

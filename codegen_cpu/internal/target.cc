@@ -110,28 +110,38 @@ int VectorRegisterBits(const llvm::TargetMachine& tm) {
           .getFixedValue());
 }
 
-absl::Status CheckRunsOnHost(const std::string& triple, const std::string& features) {
-  llvm::Triple want(triple), have(llvm::sys::getProcessTriple());
+CpuDescription HostCpu() {
+  return CpuDescription{llvm::sys::getProcessTriple(), llvm::sys::getHostCPUName().str(),
+                        HostFeatures()};
+}
+
+absl::Status CheckRunsOn(const std::string& triple, const std::string& features,
+                         const CpuDescription& cpu) {
+  llvm::Triple want(triple), have(cpu.triple);
   const std::string arch = want.getArchName().str();
   if (want.getArch() != have.getArch() || want.getOS() != have.getOS()) {
     return absl::FailedPreconditionError(
         absl::StrCat("object code for ", triple.empty() ? "an unknown target" : triple,
                      ", this machine is ", have.str()));
   }
-  llvm::StringMap<bool> host = HostFeatures();
   std::vector<std::string> missing;
   for (absl::string_view f : absl::StrSplit(features, ',', absl::SkipEmpty())) {
     if (f[0] != '+') continue;
     std::string name(f.substr(1));
-    auto it = host.find(name);
-    if (it != host.end() && !it->second) missing.push_back(name);
+    // A feature this LLVM's host detection does not know cannot be shown present: missing.
+    auto it = cpu.features.find(name);
+    if (it == cpu.features.end() || !it->second) missing.push_back(name);
   }
   if (!missing.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "object code for ", arch, " with ", absl::StrJoin(missing, ", "), ", this CPU (",
-        llvm::sys::getHostCPUName().str(), ") lacks ", absl::StrJoin(missing, ", ")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("object code for ", arch, " with ", absl::StrJoin(missing, ", "),
+                     ", this CPU (", cpu.name, ") lacks ", absl::StrJoin(missing, ", ")));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckRunsOnHost(const std::string& triple, const std::string& features) {
+  return CheckRunsOn(triple, features, HostCpu());
 }
 
 }  // namespace coil::codegen_cpu_internal

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Target/TargetMachine.h"
 
 namespace coil::codegen_cpu_internal {
@@ -44,8 +45,28 @@ int VectorRegisterBits(const llvm::TargetMachine& tm);
 bool HasAvx512(const llvm::TargetMachine& tm);
 inline constexpr char kPreferVectorWidthAttr[] = "prefer-vector-width";
 
+// A CPU as the compatibility check sees it: triple, LLVM CPU name, and every ISA feature LLVM's
+// host detection knows, present or not.
+struct CpuDescription {
+  std::string triple;
+  std::string name;
+  llvm::StringMap<bool> features;
+};
+
+// This machine's CPU.
+CpuDescription HostCpu();
+
+// OK when code for `triple` using `features` ("+a,+b,...") can run on `cpu`; otherwise
+// FailedPrecondition naming what is missing. Tests describe CPUs this way, so no test depends
+// on the machine it runs on.
+absl::Status CheckRunsOn(const std::string& triple, const std::string& features,
+                         const CpuDescription& cpu);
+
+// CheckRunsOn for this machine's CPU (HostCpu()).
 // OK when code for `triple` using `features` ("+a,+b,...") can run on this CPU; otherwise
 // FailedPrecondition, e.g. "object code for x86_64 with avx512f, this CPU lacks avx512f".
+// A "+feature" unknown to this LLVM's host detection (a newer LLVM's name, a typo) counts as
+// lacking: nothing shows the CPU has it.
 absl::Status CheckRunsOnHost(const std::string& triple, const std::string& features);
 
 }  // namespace coil::codegen_cpu_internal
