@@ -1,4 +1,5 @@
-// The inductor pipeline: a straight list of named passes, each followed by VerifyProgram.
+// BuildSchedule: verify the graph, run the graph passes, lower, run the program passes
+// (pipeline.h), write the Schedule protobuf.
 #include "inductor/schedule.h"
 
 #include <algorithm>
@@ -9,32 +10,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "inductor/loop_ir.h"
-#include "inductor/passes/fold_constants.h"
-#include "inductor/passes/fusion.h"
 #include "inductor/passes/lower.h"
 #include "inductor/passes/memory_plan.h"
-#include "inductor/passes/verify_program.h"
+#include "inductor/pipeline.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
 
 namespace coil::inductor {
 namespace {
-
-// Runs one pass and checks the program's invariants after it; a violation is a compiler bug
-// and names the pass.
-absl::Status RunPass(const char* name, Program& program,
-                     const std::function<absl::StatusOr<bool>(Program&)>& pass) {
-  absl::StatusOr<bool> changed = pass(program);
-  if (!changed.ok()) {
-    return absl::Status(changed.status().code(),
-                        absl::StrCat("inductor pass ", name, ": ", changed.status().message()));
-  }
-  if (absl::Status s = VerifyProgram(program); !s.ok()) {
-    return absl::InternalError(
-        absl::StrCat("inductor pass ", name, " broke the program: ", s.message()));
-  }
-  return absl::OkStatus();
-}
 
 std::string Bytes(int64_t b) {
   char text[32];
@@ -51,66 +34,37 @@ std::string Bytes(int64_t b) {
 }  // namespace
 
 absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph_proto,
-                                              const ScheduleOptions& options) {
+                                              const ScheduleOptions& options,
+                                              std::vector<PassRecord>* records) {
   absl::StatusOr<Graph> graph = Graph::FromProto(graph_proto);
   if (!graph.ok()) return graph.status();
+  // The input must verify even when a release driver skips verification between passes: a
+  // graph that does not would fail somewhere deep in lowering.
   if (absl::Status s = Verify(*graph); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("inductor: the input graph does not verify: ", s.message()));
   }
-  // Constant folding works on the graph, before lowering: the reference interpreter evaluates
-  // prims, and a folded value then lowers like any weight (a CONSTANT buffer, no kernel).
-  bool folded = false;
-  if (options.fold_constants) {
-    absl::StatusOr<bool> changed = FoldConstants(*graph);
-    if (!changed.ok()) return changed.status();
-    folded = *changed;
-    if (absl::Status s = folded ? Verify(*graph) : absl::OkStatus(); !s.ok()) {
-      return absl::InternalError(absl::StrCat("inductor fold_constants broke the graph: ",
-                                              s.message()));
-    }
-  }
-  absl::StatusOr<Program> lowered = Lower(*graph);
+  absl::StatusOr<bool> folded = GraphPipeline(options).Run(*graph, options.passes, records);
+  if (!folded.ok()) return folded.status();
+
+  absl::StatusOr<Program> lowered =
+      RunRecordedStep("inductor", "lower", records, [&] { return Lower(*graph); });
   if (!lowered.ok()) return lowered.status();
   Program program = *std::move(lowered);
-  if (absl::Status s = VerifyProgram(program); !s.ok()) {
-    return absl::InternalError(absl::StrCat("inductor lowering: ", s.message()));
-  }
 
-  // Fusion, in the order fusion.h explains: pointwise producers inline first, so reductions and
-  // horizontal merges see whole bodies; dead buffers go last.
-  if (options.fusion) {
-    for (auto [name, pass] :
-         std::vector<std::pair<const char*, std::function<absl::StatusOr<bool>(Program&)>>>{
-             {"fuse_vertical", FuseVertical},
-             {"fuse_reductions", FuseReductions},
-             {"fuse_horizontal", FuseHorizontal},
-             {"fuse_extern_epilogues",
-              [&](Program& p) {
-                return FuseExternEpilogues(p, options.capabilities.extern_epilogues);
-              }},
-             {"reuse_loop_values", ReuseLoopValues},
-             {"remove_dead_buffers", RemoveDeadBuffers},
-         }) {
-      if (absl::Status s = RunPass(name, program, pass); !s.ok()) return s;
-    }
-  }
-
-  absl::StatusOr<MemoryPlanSummary> plan =
-      PlanMemory(program, graph->SymbolRanges(), options.reuse_memory);
-  if (!plan.ok()) return plan.status();
-  if (absl::Status s = VerifyProgram(program); !s.ok()) {
-    return absl::InternalError(absl::StrCat("inductor memory planning: ", s.message()));
-  }
+  MemoryPlanSummary plan;
+  absl::StatusOr<bool> changed =
+      ProgramPipeline(options, graph->SymbolRanges(), &plan).Run(program, options.passes, records);
+  if (!changed.ok()) return changed.status();
 
   // The graph's constants (the weights: most of a Schedule's bytes) are copied once at most.
   proto::Schedule schedule =
-      folded ? ToProto(program, graph->ToProto()) : ToProto(program, graph_proto);
+      *folded ? ToProto(program, graph->ToProto()) : ToProto(program, graph_proto);
   proto::MemoryPlan* mp = schedule.mutable_memory_plan();
-  *mp->mutable_arena_bytes() = plan->arena_bytes.ToProto();
-  mp->set_arena_bytes_hint(plan->arena_bytes_hint);
-  mp->set_peak_live_bytes_hint(plan->peak_live_bytes_hint);
-  mp->set_unplanned_bytes_hint(plan->unplanned_bytes_hint);
+  *mp->mutable_arena_bytes() = plan.arena_bytes.ToProto();
+  mp->set_arena_bytes_hint(plan.arena_bytes_hint);
+  mp->set_peak_live_bytes_hint(plan.peak_live_bytes_hint);
+  mp->set_unplanned_bytes_hint(plan.unplanned_bytes_hint);
   return schedule;
 }
 

@@ -3,9 +3,9 @@
 //
 //   absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(prims_graph, {});
 //
-// The pipeline is a straight list of named passes (schedule.cc); each pass is one file in
-// inductor/passes/ with the signature `absl::StatusOr<bool> Pass(Program&, ...)` (bool: the
-// program changed), and the program is checked by VerifyProgram after each pass.
+// The passes run as PassPipelines whose order is written once, in pipeline.h/.cc; each pass is
+// one file in inductor/passes/ with the signature `absl::StatusOr<bool> Pass(IR&)` (bool: the
+// IR changed), and the IR is verified before and after each pass.
 #ifndef COIL_INDUCTOR_SCHEDULE_H_
 #define COIL_INDUCTOR_SCHEDULE_H_
 
@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/constant_evaluator.h"
+#include "ir/pass_pipeline.h"
 #include "ir/proto/graph.pb.h"
 #include "ir/proto/schedule.pb.h"
 
@@ -33,12 +35,20 @@ struct ScheduleOptions {
   bool reuse_memory = true;
   // Off: work on constants stays in kernels (passes/fold_constants.h).
   bool fold_constants = true;
+  // Computes constant-only subgraphs for fold_constants; empty: nothing is folded. The
+  // compile driver passes the reference interpreter (runtime/constant_evaluator.h), so this
+  // stage links no runtime.
+  ConstantEvaluator constant_evaluator;
+  // Verifier before and after every pass (ir/pass_pipeline.h).
+  PassPipelineOptions passes;
 };
 
 // Errors: the graph does not verify, or holds an op that is neither a prim nor an extern
-// (InvalidArgument naming the op and node: run prims::Decompose first).
+// (InvalidArgument naming the op and node: run prims::Decompose first). Each pass's run is
+// appended to `records` when it is not null (pipeline.h lists them).
 absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph,
-                                              const ScheduleOptions& options = {});
+                                              const ScheduleOptions& options = {},
+                                              std::vector<PassRecord>* records = nullptr);
 
 // A readable summary: kernels with their fused ops, bytes moved, peak memory.
 std::string SummarizeSchedule(const proto::Schedule& schedule);

@@ -1,4 +1,5 @@
-// The decomposition driver: rebuilds the graph node by node through the Emitter.
+// The decomposition pass (rebuilds the graph node by node through the Emitter) and the prims
+// stage's pass list.
 #include "prims/decompose.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op_registry.h"
+#include "ir/printer.h"
 #include "ir/verifier.h"
 #include "prims/decomposition_registry.h"
 #include "prims/emitter.h"
@@ -27,15 +29,8 @@ bool NeedsDecomposition(const Graph& graph, const DecomposeOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<bool> Decompose(Graph& graph, const DecomposeOptions& options) {
-  if (absl::Status s = Verify(graph); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("decompose: the input graph does not verify: ",
-                                                   s.message()));
-  }
-  // Decompositions are pure rewrites, so mutation and aliasing go first.
-  absl::StatusOr<bool> functionalized = Functionalize(graph);
-  if (!functionalized.ok()) return functionalized.status();
-  if (!NeedsDecomposition(graph, options)) return *functionalized;
+absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options) {
+  if (!NeedsDecomposition(graph, options)) return false;
 
   Graph out(graph.name());
   out.symbols() = graph.symbols();
@@ -79,19 +74,32 @@ absl::StatusOr<bool> Decompose(Graph& graph, const DecomposeOptions& options) {
     const OpSchema* schema = OpRegistry::Global().Find(n.op());
     return schema != nullptr && schema->mutated_input >= 0;
   });
-  if (absl::Status s = Verify(out); !s.ok()) {
-    return absl::InternalError(absl::StrCat("decompose produced a graph that does not verify: ",
-                                            s.message()));
-  }
   graph = std::move(out);
   return true;
 }
 
+PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
+  PassPipeline<Graph> p("prims", {.verify = [](const Graph& g) { return Verify(g); },
+                                  .print = [](const Graph& g) { return PrintGraph(g); }});
+  // Decompositions are pure rewrites, so mutation and aliasing go first.
+  p.Add("functionalize", [](Graph& g) { return Functionalize(g); })
+      .Add("decompose", [options](Graph& g) { return DecomposeOps(g, options); });
+  return p;
+}
+
+absl::StatusOr<bool> Decompose(Graph& graph, const DecomposeOptions& options,
+                               const PassPipelineOptions& passes,
+                               std::vector<PassRecord>* records) {
+  return PrimsPipeline(options).Run(graph, passes, records);
+}
+
 absl::StatusOr<proto::Graph> Decompose(const proto::Graph& graph,
-                                       const DecomposeOptions& options) {
+                                       const DecomposeOptions& options,
+                                       const PassPipelineOptions& passes,
+                                       std::vector<PassRecord>* records) {
   absl::StatusOr<Graph> g = Graph::FromProto(graph);
   if (!g.ok()) return g.status();
-  absl::StatusOr<bool> changed = Decompose(*g, options);
+  absl::StatusOr<bool> changed = Decompose(*g, options, passes, records);
   if (!changed.ok()) return changed.status();
   return g->ToProto();
 }

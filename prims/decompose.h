@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
+#include "ir/pass_pipeline.h"
 #include "ir/proto/graph.pb.h"
 
 namespace coil::prims {
@@ -26,12 +27,27 @@ struct DecomposeOptions {
   std::vector<std::string> keep;
 };
 
-// Errors: the input does not verify, or an op has no decomposition (naming the op and node).
-absl::StatusOr<proto::Graph> Decompose(const proto::Graph& graph,
-                                       const DecomposeOptions& options = {});
+// The prims stage as one PassPipeline, its order written once: functionalize (in-place ops and
+// views become data flow), then decompose (DecomposeOps). Tests run this same object.
+PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options = {});
 
-// In-memory form (the project's pass signature): returns whether anything changed.
-absl::StatusOr<bool> Decompose(Graph& graph, const DecomposeOptions& options = {});
+// Runs PrimsPipeline(options) on `graph`: the stage's entry point. Returns whether anything
+// changed. Errors: the input does not verify (InvalidArgument), or an op has no decomposition
+// (naming the op and node). Each pass's run is appended to `records` when not null.
+absl::StatusOr<bool> Decompose(Graph& graph, const DecomposeOptions& options = {},
+                               const PassPipelineOptions& passes = {},
+                               std::vector<PassRecord>* records = nullptr);
+
+// The same on the protobuf form.
+absl::StatusOr<proto::Graph> Decompose(const proto::Graph& graph,
+                                       const DecomposeOptions& options = {},
+                                       const PassPipelineOptions& passes = {},
+                                       std::vector<PassRecord>* records = nullptr);
+
+// The decompose pass alone: every op that is not a prim, an extern or kept is replaced by its
+// decomposition, recursively. Precondition: `graph` is functional (no in-place op, no view a
+// later op mutates through: run Functionalize first, as PrimsPipeline does) and verifies.
+absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options = {});
 
 }  // namespace coil::prims
 

@@ -13,8 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "ir/check.h"
 #include "ir/op_registry.h"
-#include "runtime/host_tensor.h"
-#include "runtime/interpreter.h"
 
 namespace coil::inductor {
 namespace {
@@ -92,9 +90,9 @@ struct Group {
   int64_t freed = 0;
 };
 
-// Runs `group` on the reference interpreter; the materialized values' tensors, or an error.
-absl::StatusOr<std::vector<HostTensor>> Evaluate(const Group& group,
-                                                 const FoldConstantsOptions& options) {
+// Runs `group` through the injected evaluator; the materialized values' bytes, or an error.
+absl::StatusOr<std::vector<ConstantData>> Evaluate(const Group& group,
+                                                   const FoldConstantsOptions& options) {
   Graph sub("fold_constants");
   absl::flat_hash_map<const Value*, Value*> map;
   for (const Node* n : group.nodes) {
@@ -115,9 +113,7 @@ absl::StatusOr<std::vector<HostTensor>> Evaluate(const Group& group,
   std::vector<Value*> outputs;
   for (const Value* v : group.materialized) outputs.push_back(map.at(v));
   sub.SetOutputs(std::move(outputs));
-  InterpreterOptions interp;
-  interp.external_data_dir = options.external_data_dir;
-  return Interpret(sub, {}, interp);
+  return options.evaluate(sub);
 }
 
 }  // namespace
@@ -129,6 +125,7 @@ absl::StatusOr<bool> FoldConstants(Graph& graph, const FoldConstantsOptions& opt
   st = FoldConstantsStats();
   st.constant_bytes_before = ConstantBytes(graph);
   st.constant_bytes_after = st.constant_bytes_before;
+  if (!options.evaluate) return false;  // nothing to compute values with: fold nothing
 
   // Candidates: foldable ops over constants (or other candidates).
   absl::flat_hash_map<const Value*, int64_t> known_bytes;  // usable constants, candidate results
@@ -217,19 +214,18 @@ absl::StatusOr<bool> FoldConstants(Graph& graph, const FoldConstantsOptions& opt
       ++st.groups_rejected;
       continue;
     }
-    absl::StatusOr<std::vector<HostTensor>> values = Evaluate(*g, options);
+    absl::StatusOr<std::vector<ConstantData>> values = Evaluate(*g, options);
     if (!values.ok()) continue;  // e.g. an index out of range: the runtime reports it
     COIL_CHECK(values->size() == g->materialized.size());
     for (size_t i = 0; i < values->size(); ++i) {
       Value* v = g->materialized[i];
-      const HostTensor& t = (*values)[i];
-      if (t.dtype() != v->type().dtype || t.shape() != *v->type().StaticShape()) {
+      ConstantData data = std::move((*values)[i]);
+      const int64_t want = StaticBytes(v->type()).value_or(-1);
+      if (data.is_external() || static_cast<int64_t>(data.raw.size()) != want) {
         return absl::InternalError(absl::StrCat(
-            "fold_constants: the reference interpreter computed ", t.TypeString(), " for ",
+            "fold_constants: the constant evaluator returned ", data.raw.size(), " bytes for ",
             v->type().ToString(), " in ", v->producer()->Describe()));
       }
-      ConstantData data;
-      data.raw = t.Contiguous().Bytes();
       TensorType type(v->type().dtype, v->type().shape, v->type().device);
       std::string name = v->name().empty()
                              ? absl::StrCat("folded.", v->producer()->op(), ".", v->id())

@@ -14,9 +14,11 @@
 // inputs (iota, full) are never folded.
 // Never folded: random ops, ops with side effects (prims.copy_to, in-place ops), results with
 // a symbolic shape, strides or attributes, and constants stored as external data when
-// `external_data_dir` is empty. Values are computed by the reference interpreter
-// (runtime/interpreter.h) in each value's own dtype; a group whose evaluation fails (a
-// data-dependent kernel error) is left for the runtime to report.
+// `external_data_dir` is empty. Values are computed in each value's own dtype by the injected
+// FoldConstantsOptions::evaluate (the compile driver passes the reference interpreter,
+// runtime/constant_evaluator.h), so inductor links no interpreter; without an evaluator
+// nothing is folded. A group whose evaluation fails (a data-dependent kernel error) is left
+// for the runtime to report.
 #ifndef COIL_INDUCTOR_PASSES_FOLD_CONSTANTS_H_
 #define COIL_INDUCTOR_PASSES_FOLD_CONSTANTS_H_
 
@@ -24,11 +26,14 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "ir/constant_evaluator.h"
 #include "ir/graph.h"
 
 namespace coil::inductor {
 
 struct FoldConstantsOptions {
+  // Computes a constant-only subgraph's outputs; empty: FoldConstants folds nothing.
+  ConstantEvaluator evaluate;
   // Folder that external constant data paths are relative to; empty: constants stored
   // externally are not folded (inductor does not know where the model came from).
   std::string external_data_dir;

@@ -22,6 +22,7 @@
 #include "ir/verifier.h"
 #include "prims/decompose.h"
 #include "runtime/host_tensor.h"
+#include "runtime/constant_evaluator.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
 
@@ -95,7 +96,8 @@ struct Folded {
 // Decomposes `g`, folds a copy, checks the invariants every fold keeps: the folded graph
 // verifies, computes what the original computes (reference interpreter, exactly for data
 // movement: `tol` 0), keeps its inputs, and holds no more constant bytes.
-Folded FoldAndCheck(Graph g, double tol = 0, const FoldConstantsOptions& options = {}) {
+Folded FoldAndCheck(Graph g, double tol = 0, FoldConstantsOptions options = {}) {
+  if (!options.evaluate) options.evaluate = ReferenceConstantEvaluator(options.external_data_dir);
   Folded f;
   EXPECT_TRUE(prims::Decompose(g).ok());
   f.original = std::move(g);
@@ -127,7 +129,9 @@ std::pair<int, int> KernelsWithoutAndWithFolding(const Graph& prims_graph) {
   ScheduleOptions off;
   off.fold_constants = false;
   absl::StatusOr<proto::Schedule> a = BuildSchedule(prims_graph.ToProto(), off);
-  absl::StatusOr<proto::Schedule> b = BuildSchedule(prims_graph.ToProto());
+  ScheduleOptions on;
+  on.constant_evaluator = ReferenceConstantEvaluator();
+  absl::StatusOr<proto::Schedule> b = BuildSchedule(prims_graph.ToProto(), on);
   EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   if (!a.ok() || !b.ok()) return {0, 0};
   for (int64_t batch : {1, 4}) {
@@ -297,6 +301,24 @@ TEST(FoldConstantsTest, ExternalDataOnlyWithItsFolder) {
   Folded f = FoldAndCheck(make(), 0, with_dir);
   EXPECT_TRUE(f.changed);
   for (const Value* c : f.folded.constants()) EXPECT_FALSE(c->constant().is_external());
+}
+
+TEST(FoldConstantsTest, NothingFoldsWithoutAnEvaluator) {
+  Graph g("linear");
+  GraphBuilder b(g);
+  Value* x = b.Input(TensorType(proto::FLOAT32, {4, 16}), "x");
+  Value* w = Weight(b, {8, 16}, 1, "w");
+  g.SetOutputs({Op(b, "aten.linear", {x, w})});
+  ASSERT_TRUE(prims::Decompose(g).ok());
+  Graph with = g.Clone();
+  FoldConstantsOptions options;
+  options.evaluate = ReferenceConstantEvaluator();
+  absl::StatusOr<bool> changed = FoldConstants(with, options);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);  // the weight's transpose folds with an evaluator
+  changed = FoldConstants(g, {});
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
 }
 
 }  // namespace

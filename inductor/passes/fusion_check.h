@@ -19,6 +19,7 @@
 #include "inductor/passes/fusion.h"
 #include "inductor/passes/lower.h"
 #include "inductor/passes/verify_program.h"
+#include "inductor/pipeline.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
 #include "prims/decompose.h"
@@ -36,30 +37,10 @@ inline absl::StatusOr<Program> LowerAndFuse(const Graph& g,
   absl::Status v = VerifyProgram(*p);
   if (!v.ok()) return absl::InternalError(absl::StrCat("after lower: ", v.message()));
   if (!fuse) return p;
-  struct Step {
-    const char* name;
-    absl::StatusOr<bool> (*run)(Program&, const std::vector<std::string>&);
-  };
-  const Step steps[] = {
-      {"fuse_vertical",
-       [](Program& q, const std::vector<std::string>&) { return FuseVertical(q); }},
-      {"fuse_reductions",
-       [](Program& q, const std::vector<std::string>&) { return FuseReductions(q); }},
-      {"fuse_horizontal",
-       [](Program& q, const std::vector<std::string>&) { return FuseHorizontal(q); }},
-      {"fuse_extern_epilogues",
-       [](Program& q, const std::vector<std::string>& e) { return FuseExternEpilogues(q, e); }},
-      {"reuse_loop_values",
-       [](Program& q, const std::vector<std::string>&) { return ReuseLoopValues(q); }},
-      {"remove_dead_buffers",
-       [](Program& q, const std::vector<std::string>&) { return RemoveDeadBuffers(q); }},
-  };
-  for (const Step& s : steps) {
-    absl::StatusOr<bool> r = s.run(*p, epilogues);
-    if (!r.ok()) return r.status();
-    v = VerifyProgram(*p);
-    if (!v.ok()) return absl::InternalError(absl::StrCat("after ", s.name, ": ", v.message()));
-  }
+  Capabilities capabilities;
+  capabilities.extern_epilogues = epilogues;
+  absl::StatusOr<bool> fused = FusionPipeline(capabilities).Run(*p);
+  if (!fused.ok()) return fused.status();
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "inductor/loop_ir.h"
 #include "inductor/passes/fusion.h"
+#include "inductor/pipeline.h"
 
 namespace coil::inductor::testing {
 
@@ -89,16 +90,11 @@ inline void Number(Program& p) {
   p.kernels_unfused = static_cast<int>(p.kernels.size());
 }
 
-// The fusion passes in the pipeline's order.
+// The fusion passes as production runs them (inductor/pipeline.h), verified after each.
 inline absl::Status RunFusion(Program& p, const std::vector<std::string>& epilogues = {}) {
-  for (auto pass : {FuseVertical, FuseReductions, FuseHorizontal}) {
-    absl::StatusOr<bool> r = pass(p);
-    if (!r.ok()) return r.status();
-  }
-  absl::StatusOr<bool> r = FuseExternEpilogues(p, epilogues);
-  if (!r.ok()) return r.status();
-  r = RemoveDeadBuffers(p);
-  return r.status();
+  Capabilities capabilities;
+  capabilities.extern_epilogues = epilogues;
+  return FusionPipeline(capabilities).Run(p).status();
 }
 
 inline int CountDecisions(const Program& p, const std::string& pass, bool accepted) {

@@ -1,0 +1,74 @@
+// CpuBackend: GenerateCpu + CpuProgram::Load behind the driver::Backend interface.
+#include "tools/driver/cpu_backend.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Host.h"
+
+namespace coil::driver {
+namespace {
+
+class CpuLoaded : public Executable {
+ public:
+  explicit CpuLoaded(std::unique_ptr<CpuProgram> program) : program_(std::move(program)) {}
+  absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs) override {
+    return program_->Run(inputs);
+  }
+  CpuProgram& program() { return *program_; }
+
+ private:
+  std::unique_ptr<CpuProgram> program_;
+};
+
+class CpuBackendImpl : public Backend {
+ public:
+  explicit CpuBackendImpl(CpuBackendOptions options) : options_(std::move(options)) {}
+
+  std::string name() const override { return "cpu"; }
+
+  BackendCapabilities capabilities() const override {
+    BackendCapabilities c;
+    c.inductor = CpuCapabilities();
+    c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
+    c.vector_bits = 0;  // chosen per kernel by LLVM's cost model for the target
+    c.alignment = 64;   // runtime/cpu/kernel_abi.h: OUTPUT and arena buffers
+    return c;
+  }
+
+  std::string CacheIdentity() const override {
+    // compile_threads and the runtime's options do not change the module.
+    return absl::StrCat("backend=cpu opt_level=", options_.codegen.opt_level,
+                        " cpu=", options_.codegen.cpu, " compiler=LLVM ", LLVM_VERSION_STRING,
+                        " triple=", llvm::sys::getProcessTriple(),
+                        " host=", HostCpuDescription());
+  }
+
+  absl::StatusOr<proto::KernelModule> Generate(const proto::Schedule& schedule) override {
+    return GenerateCpu(schedule, options_.codegen);
+  }
+
+  absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) override {
+    absl::StatusOr<std::unique_ptr<CpuProgram>> program =
+        CpuProgram::Load(std::move(module), options_.runtime);
+    if (!program.ok()) return program.status();
+    return std::make_unique<CpuLoaded>(*std::move(program));
+  }
+
+ private:
+  CpuBackendOptions options_;
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> CpuBackend(const CpuBackendOptions& options) {
+  return std::make_shared<CpuBackendImpl>(options);
+}
+
+CpuProgram* AsCpuProgram(Executable& executable) {
+  CpuLoaded* loaded = dynamic_cast<CpuLoaded*>(&executable);
+  return loaded != nullptr ? &loaded->program() : nullptr;
+}
+
+}  // namespace coil::driver

@@ -1,0 +1,31 @@
+// The CPU backend as a driver::Backend: codegen_cpu (Schedule -> LLVM -> object code) and
+// runtime/cpu (CpuExecutable: arena, thread pool, oneDNN externs), loaded through the ORC JIT.
+//
+//   std::shared_ptr<driver::Backend> cpu = driver::CpuBackend({.codegen = {.cpu = "x86-64-v3"}});
+//   // Programs that need the runtime side (threads, profiling) reach it through CpuLoaded:
+//   CpuProgram* p = driver::AsCpuProgram(*executable);
+#ifndef COIL_TOOLS_DRIVER_CPU_BACKEND_H_
+#define COIL_TOOLS_DRIVER_CPU_BACKEND_H_
+
+#include <memory>
+
+#include "codegen_cpu/codegen_cpu.h"
+#include "codegen_cpu/cpu_program.h"
+#include "runtime/cpu/executable.h"
+#include "tools/driver/backend.h"
+
+namespace coil::driver {
+
+struct CpuBackendOptions {
+  CpuCodegenOptions codegen;         // target CPU ("" = this host), optimization level
+  cpu::CpuExecutableOptions runtime;  // threads, external data folder
+};
+
+std::shared_ptr<Backend> CpuBackend(const CpuBackendOptions& options = {});
+
+// The CpuProgram behind an Executable the CPU backend loaded; null for other backends'.
+CpuProgram* AsCpuProgram(Executable& executable);
+
+}  // namespace coil::driver
+
+#endif  // COIL_TOOLS_DRIVER_CPU_BACKEND_H_

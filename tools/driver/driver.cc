@@ -1,0 +1,312 @@
+// CompileGraph: the stages in order, each timed and recorded once.
+#include "tools/driver/driver.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/graph_hash.h"
+#include "ir/pass_pipeline.h"
+#include "ir/verifier.h"
+#include "runtime/constant_evaluator.h"
+
+namespace coil::driver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+absl::Status InStage(const std::string& stage, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
+}
+
+void WarnOnce(const std::string& message) {
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
+    std::fprintf(stderr, "coil: compile cache: %s (continuing without it)\n", message.c_str());
+  }
+}
+
+bool HasExternalConstants(const Graph& graph) {
+  for (const Value* c : graph.constants()) {
+    if (c->constant().is_external()) return true;
+  }
+  return false;
+}
+
+std::string Plural(int64_t n, const char* word) {
+  return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
+}
+
+// Every option that changes the module, besides the backend's identity.
+std::string OptionsText(const DriverOptions& o) {
+  std::vector<std::string> epilogues =
+      o.backend->capabilities().inductor.extern_epilogues;
+  std::sort(epilogues.begin(), epilogues.end());
+  std::vector<std::string> keep = o.decompose.keep;
+  std::sort(keep.begin(), keep.end());
+  return absl::StrCat("driver=1 extern_epilogues=", absl::StrJoin(epilogues, ","),
+                      " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
+                      " fold_constants=", o.schedule.fold_constants,
+                      " keep=", absl::StrJoin(keep, ","), " ", o.backend->CacheIdentity());
+}
+
+// One compile: the state the stages share and the one place they are recorded.
+class Compilation {
+ public:
+  Compilation(const DriverOptions& options, CompileResult& result)
+      : options_(options), result_(result) {
+    passes_.verify = options.verify_passes;
+    passes_.dump_pattern = options.dump_pattern;
+    if (passes_.dump_pattern.empty()) {
+      if (const char* env = std::getenv("COIL_DUMP")) passes_.dump_pattern = env;
+    }
+    auto& o = *result_.report.mutable_options();
+    o["backend"] = options.backend->name();
+    o["stop_after"] = StageName(options.stop_after, *options.backend);
+    o["compile_cache"] = options.cache != nullptr && options.cache->enabled() ? "on" : "off";
+    o["fusion"] = options.schedule.fusion ? "on" : "off";
+    o["reuse_memory"] = options.schedule.reuse_memory ? "on" : "off";
+    o["fold_constants"] = options.schedule.fold_constants ? "on" : "off";
+    if (!passes_.dump_pattern.empty()) o["dump_pattern"] = passes_.dump_pattern;
+  }
+
+  absl::Status Run(Graph& graph) {
+    const std::string codegen = StageName(Stage::kCodegen, *options_.backend);
+    auto t = Clock::now();
+    if (absl::Status s = Verify(graph); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("capture: ", s.message()));
+    }
+    if (proto::StageArtifact* a = Done("capture", t, GraphDetail(graph))) {
+      *a->mutable_graph() = graph.ToProto();
+    }
+
+    if (CacheUsable()) {
+      t = Clock::now();
+      result_.cache_key = CacheKey(graph, options_);
+      Done("cache key", t, "structural hash of the graph and its constants", false);
+      if (absl::Status s = TryCacheHit(); !s.ok() || result_.cache_hit) return s;
+    }
+
+    t = Clock::now();
+    std::vector<PassRecord> records;
+    const int nodes_before = graph.num_nodes();
+    absl::StatusOr<bool> decomposed =
+        prims::Decompose(graph, options_.decompose, passes_, &records);
+    Record(records);
+    if (!decomposed.ok()) return InStage("prims", decomposed.status());
+    proto::Graph prims_graph = graph.ToProto();
+    if (proto::StageArtifact* a =
+            Done("prims", t,
+                 absl::StrCat(nodes_before, " -> ", Plural(graph.num_nodes(), "node"),
+                              " (functionalize + decompose)"))) {
+      *a->mutable_graph() = prims_graph;
+    }
+    if (options_.stop_after == Stage::kPrims) {
+      result_.prims_graph = std::move(prims_graph);
+      return absl::OkStatus();
+    }
+
+    t = Clock::now();
+    inductor::ScheduleOptions schedule_options = options_.schedule;
+    schedule_options.capabilities = options_.backend->capabilities().inductor;
+    schedule_options.constant_evaluator = ReferenceConstantEvaluator(options_.external_data_dir);
+    schedule_options.passes = passes_;
+    records.clear();
+    absl::StatusOr<proto::Schedule> schedule =
+        inductor::BuildSchedule(prims_graph, schedule_options, &records);
+    Record(records);
+    if (!schedule.ok()) return InStage("inductor", schedule.status());
+    result_.prims_graph = std::move(prims_graph);
+    if (proto::StageArtifact* a = Done("inductor", t, ScheduleDetail(*schedule))) {
+      *a->mutable_schedule() = *schedule;
+    }
+    if (options_.stop_after == Stage::kInductor) {
+      result_.schedule = *std::move(schedule);
+      return absl::OkStatus();
+    }
+
+    t = Clock::now();
+    absl::StatusOr<proto::KernelModule> module = options_.backend->Generate(*schedule);
+    if (!module.ok()) return InStage(codegen, module.status());
+    result_.schedule = *std::move(schedule);
+    if (proto::StageArtifact* a = Done(codegen, t, ModuleDetail(*module))) {
+      *a->mutable_kernel_module() = *module;
+    }
+    if (!result_.cache_key.empty()) {
+      t = Clock::now();
+      if (absl::Status s = options_.cache->Store(result_.cache_key, *module); !s.ok()) {
+        WarnOnce(std::string(s.message()));
+      }
+      Done("cache store", t, options_.cache->EntryPath(result_.cache_key), false);
+    }
+    result_.module = *std::move(module);
+    if (options_.stop_after == Stage::kCodegen) return absl::OkStatus();
+    return Load(*result_.module);
+  }
+
+ private:
+  bool CacheUsable() const {
+    return options_.cache != nullptr && options_.cache->enabled() &&
+           options_.stop_after >= Stage::kCodegen;
+  }
+
+  absl::Status TryCacheHit() {
+    if (result_.cache_key.empty()) return absl::OkStatus();  // bypassed
+    auto t = Clock::now();
+    absl::StatusOr<std::optional<proto::KernelModule>> cached =
+        options_.cache->Lookup(result_.cache_key);
+    if (!cached.ok()) {
+      WarnOnce(std::string(cached.status().message()));
+      Done("cache lookup", t, "error", false);
+      return absl::OkStatus();
+    }
+    Done("cache lookup", t, cached->has_value() ? "hit" : "miss", false);
+    result_.report.mutable_options()->insert(
+        {"compile_cache_result", cached->has_value() ? "hit" : "miss"});
+    if (!cached->has_value()) return absl::OkStatus();
+    if (options_.stop_after == Stage::kCodegen) {
+      result_.module = **std::move(cached);
+      result_.cache_hit = true;
+      return absl::OkStatus();
+    }
+    t = Clock::now();
+    absl::StatusOr<std::unique_ptr<Executable>> exe = options_.backend->Load(**cached);
+    if (!exe.ok()) {
+      std::fprintf(stderr, "coil: cached module %s does not load (%s); rebuilding\n",
+                   options_.cache->EntryPath(result_.cache_key).c_str(),
+                   std::string(exe.status().message()).c_str());
+      return absl::OkStatus();
+    }
+    result_.executable = *std::move(exe);
+    result_.module = **std::move(cached);
+    result_.cache_hit = true;
+    Done("load", t, "cached module", false);
+    return absl::OkStatus();
+  }
+
+  absl::Status Load(const proto::KernelModule& module) {
+    auto t = Clock::now();
+    absl::StatusOr<std::unique_ptr<Executable>> exe = options_.backend->Load(module);
+    if (!exe.ok()) {
+      if (exe.status().code() != absl::StatusCode::kFailedPrecondition) {
+        return InStage("load", exe.status());
+      }
+      // Code for another machine (e.g. `--cpu` for a CPU this host lacks): generated, not run.
+      result_.load_error = exe.status();
+      Done("load", t, absl::StrCat("skipped: ", exe.status().message()), false);
+      return absl::OkStatus();
+    }
+    result_.executable = *std::move(exe);
+    Done("load", t, "", false);
+    return absl::OkStatus();
+  }
+
+  // The one place a finished stage is recorded: a StageTiming, the progress callback, and
+  // (returned, when artifacts are recorded and `artifact`) a StageArtifact to fill.
+  proto::StageArtifact* Done(const std::string& stage, Clock::time_point start,
+                             const std::string& detail, bool artifact = true) {
+    const double seconds = Since(start);
+    proto::StageTiming* timing = result_.report.add_timings();
+    timing->set_stage(stage);
+    timing->set_seconds(seconds);
+    if (options_.on_stage) options_.on_stage(StageEvent{stage, seconds, detail});
+    if (!artifact || !options_.record_artifacts) return nullptr;
+    proto::StageArtifact* a = result_.report.add_stages();
+    a->set_stage(stage);
+    a->set_seconds(seconds);
+    return a;
+  }
+
+  void Record(const std::vector<PassRecord>& records) {
+    for (const PassRecord& r : records) {
+      proto::PassRun* run = result_.report.add_passes();
+      run->set_pipeline(r.pipeline);
+      run->set_pass(r.pass);
+      run->set_seconds(r.seconds);
+      run->set_changed(r.changed);
+      run->set_dump(r.dump);
+    }
+  }
+
+  static std::string GraphDetail(const Graph& g) {
+    return absl::StrCat(Plural(g.num_nodes(), "node"), ", ", Plural(g.inputs().size(), "input"),
+                        ", ", Plural(g.outputs().size(), "output"));
+  }
+
+  static std::string ScheduleDetail(const proto::Schedule& s) {
+    return absl::StrCat(Plural(s.stats().kernels(), "kernel"), " (",
+                        Plural(s.stats().externs(), "extern"), ") from ",
+                        s.stats().kernels_unfused(), " unfused, arena ",
+                        s.memory_plan().arena_bytes_hint(), " B");
+  }
+
+  static std::string ModuleDetail(const proto::KernelModule& m) {
+    return absl::StrCat(Plural(m.kernels_size(), "kernel"), ", ", m.object_code().size(),
+                        " B object code", m.cpu().empty() ? "" : " for ", m.cpu());
+  }
+
+  const DriverOptions& options_;
+  CompileResult& result_;
+  PassPipelineOptions passes_;
+};
+
+}  // namespace
+
+double CompileResult::total_seconds() const {
+  double total = 0;
+  for (const proto::StageTiming& t : report.timings()) total += t.seconds();
+  return total;
+}
+
+std::string StageName(Stage stage, const Backend& backend) {
+  switch (stage) {
+    case Stage::kPrims:
+      return "prims";
+    case Stage::kInductor:
+      return "inductor";
+    case Stage::kCodegen:
+      return "codegen_" + backend.name();
+    case Stage::kLoad:
+      return "load";
+  }
+  return "?";
+}
+
+std::string CacheKey(const Graph& graph, const DriverOptions& options) {
+  if (HasExternalConstants(graph)) return "";
+  return CacheKeyOf(absl::StrCat("graph:", StructuralHash128(graph).Hex()), OptionsText(options),
+                    "");
+}
+
+absl::StatusOr<CompileResult> CompileGraph(Graph graph, const DriverOptions& options,
+                                           proto::CompileReport* report_on_error) {
+  if (options.backend == nullptr) {
+    return absl::InvalidArgumentError("the compile driver needs a backend");
+  }
+  CompileResult result;
+  result.report.set_model(graph.name());
+  result.report.set_coil_version(std::string(kCoilVersion));
+  Compilation compilation(options, result);
+  if (absl::Status s = compilation.Run(graph); !s.ok()) {
+    if (report_on_error != nullptr) {
+      proto::LogLine* line = result.report.add_logs();
+      line->set_channel("error");
+      line->set_text(std::string(s.message()));
+      *report_on_error = std::move(result.report);
+    }
+    return s;
+  }
+  return result;
+}
+
+}  // namespace coil::driver

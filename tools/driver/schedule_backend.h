@@ -1,0 +1,20 @@
+// The Schedule interpreter (runtime/schedule_interpreter.h) as a driver::Backend: Generate
+// keeps the Schedule as the module ("code" is the loop IR itself), Load interprets it. It
+// checks inductor without any code generator and is the fallback where none exists.
+//
+//   std::shared_ptr<driver::Backend> b = driver::ScheduleInterpreterBackend();
+#ifndef COIL_TOOLS_DRIVER_SCHEDULE_BACKEND_H_
+#define COIL_TOOLS_DRIVER_SCHEDULE_BACKEND_H_
+
+#include <memory>
+
+#include "tools/driver/backend.h"
+
+namespace coil::driver {
+
+// Declares no extern epilogues (the interpreter runs each extern alone).
+std::shared_ptr<Backend> ScheduleInterpreterBackend();
+
+}  // namespace coil::driver
+
+#endif  // COIL_TOOLS_DRIVER_SCHEDULE_BACKEND_H_
