@@ -3,11 +3,11 @@
 
 #include <string>
 
-#include "inductor/schedule.h"
 #include "inspector_web/core/check.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
-#include "prims/decompose.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::inspector::testing {
 
@@ -58,10 +58,20 @@ proto::SourceLocation Loc(const char* file, int line, const char* function) {
 proto::CompileReport MakeTestReport() {
   proto::Graph aten = Parse(kBlockGraphText);
   proto::Graph tail = Parse(kTailGraphText);
-  absl::StatusOr<proto::Graph> prims_graph = prims::Decompose(aten);
-  INSPECTOR_CHECK(prims_graph.ok(), std::string(prims_graph.status().message()).c_str());
-  absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(*prims_graph);
-  INSPECTOR_CHECK(schedule.ok(), std::string(schedule.status().message()).c_str());
+  // The real prims and inductor stages, through the compile driver. The codegen artifact below
+  // is made up (no LLVM here), so the driver stops after inductor; the Schedule interpreter
+  // backend declares no extern epilogues, so the mm stays a kernel of its own.
+  driver::DriverOptions options;
+  options.backend = driver::ScheduleInterpreterBackend();
+  options.stop_after = driver::Stage::kInductor;
+  options.cache = nullptr;
+  absl::StatusOr<Graph> graph = ParseGraph(kBlockGraphText);
+  INSPECTOR_CHECK(graph.ok(), std::string(graph.status().message()).c_str());
+  absl::StatusOr<driver::CompileResult> compiled =
+      driver::CompileGraph(*std::move(graph), options);
+  INSPECTOR_CHECK(compiled.ok(), std::string(compiled.status().message()).c_str());
+  const proto::Graph* prims_graph = &*compiled->prims_graph;
+  const proto::Schedule* schedule = &*compiled->schedule;
 
   proto::CompileReport report;
   report.set_model("block: layer norm, linear, gelu, softmax (inspector test report)");

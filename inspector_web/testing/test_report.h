@@ -2,8 +2,9 @@
 //
 // An aten graph (layer_norm, linear with an inline constant bias, gelu, reshape, softmax,
 // slice, mul, sum; a symbolic batch s0 with a guard; names and source locations) parsed from
-// text IR is taken through prims::Decompose and inductor::BuildSchedule. The report holds, in
-// order: "capture" (a CaptureResult with two segment graphs and a graph break between them),
+// text IR is taken through the compile driver's prims and inductor stages (tools/driver,
+// stopping after inductor; no extern epilogues). The report holds, in order: "capture" (a
+// CaptureResult with two segment graphs and a graph break between them),
 // "import" (the aten graph), "autograd" (joint/forward/backward built from the aten graph,
 // with saved values; autograd/ does not exist yet, so its shape is made up), "prims",
 // "inductor" (the Schedule) and "codegen_cpu" (a KernelModule over that Schedule whose kernel
