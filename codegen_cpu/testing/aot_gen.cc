@@ -1,5 +1,6 @@
 // Test-only AOT generator, for build-time genrules (tests/aot/BUILD): a model file -> the real
-// pipeline (prims::Decompose, inductor::BuildSchedule with CpuCapabilities) -> WriteAotPackage.
+// pipeline (the compile driver's prims and inductor, with the CPU backend's capabilities) ->
+// WriteAotPackage.
 // `coil compile --aot DIR` is the user-facing command; this tool exists so tests do not depend
 // on the CLI.
 //
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,11 +24,11 @@
 #include "absl/strings/str_join.h"
 #include "capture/onnx/onnx_importer.h"
 #include "codegen_cpu/aot.h"
-#include "codegen_cpu/cpu_program.h"
-#include "inductor/schedule.h"
+#include "ir/graph.h"
 #include "ir/parser.h"
-#include "prims/decompose.h"
 #include "runtime/cpu/aot_cpu_features.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
 
 namespace coil {
 namespace {
@@ -74,23 +76,27 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   return a;
 }
 
-absl::StatusOr<proto::Graph> LoadModel(const std::string& path) {
-  if (absl::EndsWith(path, ".onnx")) return onnx::ImportOnnxFile(path);
+absl::StatusOr<Graph> LoadModel(const std::string& path) {
+  if (absl::EndsWith(path, ".onnx")) return onnx::ImportOnnxFileAsGraph(path);
   std::ifstream f(path);
   if (!f) return absl::NotFoundError(absl::StrCat("cannot open ", path));
   std::stringstream text;
   text << f.rdbuf();
   absl::StatusOr<Graph> g = ParseGraph(text.str());
   if (!g.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ":", g.status().message()));
-  return g->ToProto();
+  return g;
 }
 
-absl::StatusOr<proto::Schedule> Lower(const proto::Graph& graph) {
-  absl::StatusOr<proto::Graph> prims = prims::Decompose(graph);
-  if (!prims.ok()) return prims.status();
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  return inductor::BuildSchedule(*prims, options);
+// prims and inductor (the CPU backend's capabilities, constants folded) through the compile
+// driver, stopping at the Schedule: the AOT package is made from it below.
+absl::StatusOr<proto::Schedule> Lower(Graph graph) {
+  driver::DriverOptions options;
+  options.backend = driver::CpuBackend();
+  options.stop_after = driver::Stage::kInductor;
+  options.cache = nullptr;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(std::move(graph), options);
+  if (!r.ok()) return r.status();
+  return *std::move(r->schedule);
 }
 
 // The first candidate CPU whose package this machine cannot run.
@@ -114,9 +120,9 @@ absl::StatusOr<AotPackage> ForeignPackage(const proto::Schedule& schedule, AotOp
 absl::Status Main(int argc, char** argv) {
   absl::StatusOr<Args> args = ParseArgs(argc, argv);
   if (!args.ok()) return args.status();
-  absl::StatusOr<proto::Graph> graph = LoadModel(args->model);
+  absl::StatusOr<Graph> graph = LoadModel(args->model);
   if (!graph.ok()) return graph.status();
-  absl::StatusOr<proto::Schedule> schedule = Lower(*graph);
+  absl::StatusOr<proto::Schedule> schedule = Lower(*std::move(graph));
   if (!schedule.ok()) return schedule.status();
   AotOptions options;
   options.name = args->name;

@@ -1,9 +1,11 @@
 // Compile-time measurement of the CPU pipeline, stage by stage (docs/inductor.md, "Compile
-// time"): ONNX import -> prims::Decompose -> inductor::BuildSchedule (CPU capabilities) ->
-// GenerateCpu -> CpuProgram::Load (JIT + executable), each timed in wall and process CPU time
-// (CPU time is what a loaded shared machine still measures faithfully; it also shows the
-// parallel part of code generation), the minimum over --repeat cold compiles. Then a warm
-// compile (the same pipeline with a compile-cache hit in a fresh temporary cache), and the
+// time"): ONNX import, then the compile driver (tools/driver/driver.h) with the CPU backend:
+// prims -> inductor (CPU capabilities, constants folded) -> codegen_cpu -> load (JIT +
+// executable), each timed in wall and process CPU time (CPU time is what a loaded shared
+// machine still measures faithfully; it also shows the parallel part of code generation), the
+// minimum over --repeat cold compiles (no compile cache). The import column includes the
+// driver's "capture" stage (the graph verified). Then a warm compile (the driver with a
+// compile-cache hit in a fresh temporary cache: import, cache key, lookup and load), and the
 // compiled program's run time (median of --runs runs on seeded random inputs after one warm-up),
 // so a change that makes compiling faster can be checked against the speed of the code.
 //
@@ -20,6 +22,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
+#include <memory>
 #include <random>
 #include <string>
 #include <system_error>
@@ -34,12 +38,12 @@
 #include "absl/strings/str_split.h"
 #include "capture/onnx/onnx_importer.h"
 #include "codegen_cpu/codegen_cpu.h"
-#include "codegen_cpu/cpu_program.h"
-#include "inductor/schedule.h"
 #include "ir/graph.h"
-#include "prims/decompose.h"
+#include "ir/tensor_type.h"
 #include "runtime/compile_cache.h"
 #include "runtime/host_tensor.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
 
 namespace coil {
 namespace {
@@ -121,31 +125,43 @@ absl::Status Timed(Time& t, const std::function<absl::Status()>& stage) {
   return s;
 }
 
+// What random inputs need of the graph (taken before the driver consumes it).
+struct InputSpec {
+  std::vector<SymbolInfo> symbols;
+  std::vector<TensorType> inputs;
+};
+
+InputSpec SpecOf(const Graph& graph) {
+  InputSpec spec{graph.symbols(), {}};
+  for (const Value* in : graph.inputs()) spec.inputs.push_back(in->type());
+  return spec;
+}
+
 // Seeded random inputs at the symbols' hints (or `dims`): floats uniform in [-1, 1), integers
 // in [0, 10).
 absl::StatusOr<std::vector<HostTensor>> RandomInputs(
-    const Graph& graph, const absl::flat_hash_map<std::string, int64_t>& dims) {
+    const InputSpec& spec, const absl::flat_hash_map<std::string, int64_t>& dims) {
   absl::flat_hash_map<std::string, int64_t> hints;
-  for (const SymbolInfo& s : graph.symbols()) hints[s.name] = s.hint > 0 ? s.hint : 1;
+  for (const SymbolInfo& s : spec.symbols) hints[s.name] = s.hint > 0 ? s.hint : 1;
   for (const auto& [name, size] : dims) hints[name] = size;
   std::mt19937_64 rng(0);
   std::vector<HostTensor> out;
-  for (const Value* in : graph.inputs()) {
+  for (const TensorType& type : spec.inputs) {
     std::vector<int64_t> shape;
     int64_t n = 1;
-    for (const SymExpr& d : in->type().shape) {
+    for (const SymExpr& d : type.shape) {
       absl::StatusOr<int64_t> v = d.Evaluate(hints);
       if (!v.ok()) return v.status();
       shape.push_back(*v);
       n *= *v;
     }
     std::vector<double> values(n);
-    const bool floating = IsFloating(in->type().dtype);
+    const bool floating = IsFloating(type.dtype);
     for (double& v : values) {
       v = floating ? std::uniform_real_distribution<double>(-1, 1)(rng)
                    : static_cast<double>(rng() % 10);
     }
-    out.push_back(HostTensor::FromDoubles(in->type().dtype, shape, values));
+    out.push_back(HostTensor::FromDoubles(type.dtype, shape, values));
   }
   return out;
 }
@@ -156,84 +172,79 @@ struct Stages {
   double run_ms = 0;
 };
 
-// One compile: import -> prims -> inductor -> codegen (or a cache hit) -> load.
+// One compile: ONNX import, then the compile driver (capture -> prims -> inductor -> codegen ->
+// load, or on a cache hit capture -> cache key -> lookup -> load). Each driver stage's wall time
+// is its StageTiming in the report; its CPU time is read as the stage finishes (on_stage). The
+// import column holds the ONNX import and the driver's "capture" (the graph verified).
 absl::Status CompileOnce(const Flags& flags, const std::string& model, Stages& st,
-                         CompileCache* cache, std::unique_ptr<CpuProgram>& program,
-                         Graph* graph_out) {
-  proto::Graph imported, prims_graph;
-  proto::Schedule schedule;
-  proto::KernelModule module;
-  cpu::CpuExecutableOptions runtime;
-  runtime.num_threads = flags.threads;
-  runtime.external_data_dir = std::filesystem::path(model).parent_path().string();
-  Time unused;
-  Time& total = cache == nullptr ? st.cold : st.warm;
-  auto pick = [&](Time& t) -> Time& { return cache == nullptr ? t : unused; };
-  return Timed(total, [&]() -> absl::Status {
-    if (absl::Status s = Timed(pick(st.import), [&]() -> absl::Status {
-          absl::StatusOr<proto::Graph> g = onnx::ImportOnnxFile(model);
-          if (!g.ok()) return g.status();
-          imported = *std::move(g);
-          return absl::OkStatus();
+                         CompileCache* cache, std::unique_ptr<driver::Executable>& program,
+                         bool& cache_hit, InputSpec* spec_out) {
+  const std::string model_dir = std::filesystem::path(model).parent_path().string();
+  driver::CpuBackendOptions cpu;
+  cpu.codegen = flags.codegen;
+  cpu.runtime.num_threads = flags.threads;
+  cpu.runtime.external_data_dir = model_dir;
+  driver::DriverOptions options;
+  options.backend = driver::CpuBackend(cpu);
+  options.cache = cache;
+  options.external_data_dir = model_dir;
+  absl::flat_hash_map<std::string, double> stage_cpu;  // CPU seconds per driver stage
+  double last_cpu = 0;
+  options.on_stage = [&](const driver::StageEvent& e) {
+    const double now = CpuSeconds();
+    stage_cpu[e.stage] += now - last_cpu;
+    last_cpu = now;
+  };
+
+  Time import;  // this compile's ONNX import
+  absl::StatusOr<driver::CompileResult> r = absl::UnknownError("not compiled");
+  absl::Status s = Timed(cache == nullptr ? st.cold : st.warm, [&]() -> absl::Status {
+    absl::StatusOr<Graph> g = absl::UnknownError("not imported");
+    if (absl::Status i = Timed(import, [&]() -> absl::Status {
+          g = onnx::ImportOnnxFileAsGraph(model);
+          return g.status();
         });
-        !s.ok()) {
-      return s;
+        !i.ok()) {
+      return i;
     }
-    if (absl::Status s = Timed(pick(st.prims), [&]() -> absl::Status {
-          absl::StatusOr<Graph> g = Graph::FromProto(imported);
-          if (!g.ok()) return g.status();
-          if (graph_out != nullptr) *graph_out = g->Clone();
-          absl::StatusOr<bool> changed = prims::Decompose(*g);
-          if (!changed.ok()) return changed.status();
-          prims_graph = g->ToProto();
-          return absl::OkStatus();
-        });
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = Timed(pick(st.inductor), [&]() -> absl::Status {
-          inductor::ScheduleOptions options;
-          options.capabilities = CpuCapabilities();
-          absl::StatusOr<proto::Schedule> sch = inductor::BuildSchedule(prims_graph, options);
-          if (!sch.ok()) return sch.status();
-          schedule = *std::move(sch);
-          return absl::OkStatus();
-        });
-        !s.ok()) {
-      return s;
-    }
-    if (cache != nullptr) {
-      absl::StatusOr<std::unique_ptr<CpuProgram>> p =
-          CpuProgram::CompileCached(schedule, *cache, flags.codegen, runtime);
-      if (!p.ok()) return p.status();
-      program = *std::move(p);
-      return absl::OkStatus();
-    }
-    if (absl::Status s = Timed(st.codegen, [&]() -> absl::Status {
-          absl::StatusOr<proto::KernelModule> m = GenerateCpu(schedule, flags.codegen);
-          if (!m.ok()) return m.status();
-          module = *std::move(m);
-          return absl::OkStatus();
-        });
-        !s.ok()) {
-      return s;
-    }
-    st.kernels = module.kernels_size();
-    return Timed(st.load, [&]() -> absl::Status {
-      absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(std::move(module), runtime);
-      if (!p.ok()) return p.status();
-      program = *std::move(p);
-      return absl::OkStatus();
-    });
+    if (spec_out != nullptr) *spec_out = SpecOf(*g);
+    last_cpu = CpuSeconds();
+    r = driver::CompileGraph(*std::move(g), options);
+    return r.status();
   });
+  if (!s.ok()) return s;
+  if (r->executable == nullptr) return r->load_error;
+  cache_hit = r->cache_hit;
+  program = std::move(r->executable);
+  if (cache != nullptr) return absl::OkStatus();  // only the warm total is reported
+
+  absl::flat_hash_map<std::string, double> stage_wall;
+  for (const proto::StageTiming& t : r->report.timings()) stage_wall[t.stage()] += t.seconds();
+  // Folds the driver stages `names` (plus `extra`) into `t`, the minimum over compiles.
+  auto fold = [&](Time& t, std::initializer_list<const char*> names, Time extra) {
+    for (const char* name : names) {
+      extra.wall += stage_wall[name];
+      extra.cpu += stage_cpu[name];
+    }
+    t.wall = std::min(t.wall, extra.wall);
+    t.cpu = std::min(t.cpu, extra.cpu);
+  };
+  fold(st.import, {"capture"}, import);
+  fold(st.prims, {"prims"}, {0, 0});
+  fold(st.inductor, {"inductor"}, {0, 0});
+  fold(st.codegen, {"codegen_cpu"}, {0, 0});
+  fold(st.load, {"load"}, {0, 0});
+  st.kernels = r->module->kernels_size();
+  return absl::OkStatus();
 }
 
 absl::Status Measure(const Flags& flags, const std::string& model, Stages& st) {
-  std::unique_ptr<CpuProgram> program;
-  Graph graph;
+  std::unique_ptr<driver::Executable> program;
+  InputSpec spec;
+  bool hit = false;
   for (int r = 0; r < flags.repeat; ++r) {
     program.reset();
-    if (absl::Status s = CompileOnce(flags, model, st, nullptr, program, &graph); !s.ok()) {
+    if (absl::Status s = CompileOnce(flags, model, st, nullptr, program, hit, &spec); !s.ok()) {
       return s;
     }
   }
@@ -244,18 +255,18 @@ absl::Status Measure(const Flags& flags, const std::string& model, Stages& st) {
   std::filesystem::remove_all(dir, ec);
   CompileCache cache(dir.string());
   Stages fill;
-  absl::Status warm = CompileOnce(flags, model, fill, &cache, program, nullptr);
+  absl::Status warm = CompileOnce(flags, model, fill, &cache, program, hit, nullptr);
   for (int r = 0; r < flags.repeat && warm.ok(); ++r) {
     program.reset();
-    warm = CompileOnce(flags, model, st, &cache, program, nullptr);
-    if (warm.ok() && !program->cache_hit()) {
+    warm = CompileOnce(flags, model, st, &cache, program, hit, nullptr);
+    if (warm.ok() && !hit) {
       warm = absl::InternalError(absl::StrCat("no compile-cache hit in ", dir.string()));
     }
   }
   std::filesystem::remove_all(dir, ec);
   if (!warm.ok()) return warm;
 
-  absl::StatusOr<std::vector<HostTensor>> inputs = RandomInputs(graph, flags.dims);
+  absl::StatusOr<std::vector<HostTensor>> inputs = RandomInputs(spec, flags.dims);
   if (!inputs.ok()) return inputs.status();
   std::vector<double> times;
   for (int r = 0; r <= flags.runs && flags.runs > 0; ++r) {
