@@ -1,10 +1,10 @@
 // libFuzzer entry point for decomposition and scheduling: the bytes are a serialized
 // proto::Graph (ParseFromArray -> Graph::FromProto -> Verify). A graph that verifies goes
-// through prims::Decompose, which must either fail with a status or return a graph that loads,
-// verifies and holds only prims and externs; that graph goes through inductor::BuildSchedule,
-// which must return a schedule or a status. A violation aborts, so libFuzzer reports it like a
-// crash. (A BuildSchedule error on a decomposed graph is not a crash but is worth a look: run
-// the replayer with COIL_FUZZ_VERBOSE=1 to print those.)
+// through the compile driver's prims and inductor stages (tools/driver/driver.h, stopping after
+// inductor): prims must either fail with a status or produce a graph that loads, verifies and
+// holds only prims and externs; inductor must then return a schedule or a status. A violation
+// aborts, so libFuzzer reports it like a crash. (An inductor error on a decomposed graph is not
+// a crash but is worth a look: run the replayer with COIL_FUZZ_VERBOSE=1 to print those.)
 //
 // Build and run (see docs/fuzzing.md):
 //   bazel --output_base=/root/.cache/bazel_fuzz build --config=fuzz //prims/fuzz:decompose_fuzzer
@@ -18,12 +18,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/stubs/logging.h"
-#include "inductor/schedule.h"
 #include "ir/graph.h"
 #include "ir/printer.h"
 #include "ir/proto/graph.pb.h"
+#include "ir/proto/report.pb.h"
 #include "ir/verifier.h"
-#include "prims/decompose.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil {
 namespace {
@@ -42,8 +43,20 @@ void Run(const proto::Graph& p) {
   absl::StatusOr<Graph> g = Graph::FromProto(p);
   if (!g.ok() || !Verify(*g).ok()) return;
   const std::string before = PrintGraph(*g);
-  absl::StatusOr<proto::Graph> d = prims::Decompose(g->ToProto());
-  if (!d.ok()) return;
+  // prims and inductor through the compile driver, stopping at the Schedule. The stages'
+  // artifacts are recorded so that the decomposed graph is checked even when inductor fails.
+  driver::DriverOptions options;
+  options.backend = driver::ScheduleInterpreterBackend();
+  options.stop_after = driver::Stage::kInductor;
+  options.cache = nullptr;
+  options.record_artifacts = true;
+  proto::CompileReport partial;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options, &partial);
+  const proto::Graph* d = nullptr;
+  for (const proto::StageArtifact& a : (r.ok() ? r->report : partial).stages()) {
+    if (a.stage() == "prims") d = &a.graph();
+  }
+  if (d == nullptr) return;  // prims failed with a status
   absl::StatusOr<Graph> dg = Graph::FromProto(*d);
   if (!dg.ok()) Fail("decomposed graph does not load: " + dg.status().ToString(), before);
   if (absl::Status s = Verify(*dg); !s.ok()) {
@@ -54,11 +67,9 @@ void Run(const proto::Graph& p) {
       Fail("decomposed graph holds " + n->op(), before + "----\n" + PrintGraph(*dg));
     }
   }
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(*d);
   static const bool verbose = std::getenv("COIL_FUZZ_VERBOSE") != nullptr;
-  if (!s.ok() && verbose) {
-    std::cerr << "decompose_fuzzer: BuildSchedule failed: " << s.status() << "\n"
-              << PrintGraph(*dg) << std::endl;
+  if (!r.ok() && verbose) {
+    std::cerr << "decompose_fuzzer: " << r.status() << "\n" << PrintGraph(*dg) << std::endl;
   }
 }
 

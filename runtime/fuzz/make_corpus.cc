@@ -1,19 +1,22 @@
-// Writes the seed corpus for schedule_fuzzer: real schedules, i.e. aten graphs decomposed by
-// prims::Decompose and scheduled by inductor::BuildSchedule (with and without fusion), each
-// serialized (.pb) plus a truncated copy.
+// Writes the seed corpus for schedule_fuzzer: real schedules, i.e. aten graphs taken through the
+// compile driver's prims and inductor stages (with and without fusion; mm and convolution
+// epilogues when fused), each serialized (.pb) plus a truncated copy.
 //   bazel run //runtime/fuzz:make_corpus -- $PWD/runtime/fuzz/corpus
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "inductor/schedule.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
+#include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/schedule.pb.h"
-#include "prims/decompose.h"
+#include "tools/driver/backend.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace {
 
@@ -81,6 +84,31 @@ void Write(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary) << data;
 }
 
+// The Schedule interpreter backend (the corpus is for the Schedule interpreter, which runs any
+// epilogue), declaring mm and convolution epilogues to inductor so that fused schedules have
+// extern epilogues.
+class CorpusBackend : public coil::driver::Backend {
+ public:
+  std::string name() const override { return base_->name(); }
+  coil::driver::BackendCapabilities capabilities() const override {
+    coil::driver::BackendCapabilities c = base_->capabilities();
+    c.inductor.extern_epilogues = {"aten.mm", "aten.convolution"};
+    return c;
+  }
+  std::string CacheIdentity() const override { return base_->CacheIdentity(); }
+  absl::StatusOr<coil::proto::KernelModule> Generate(
+      const coil::proto::Schedule& schedule) override {
+    return base_->Generate(schedule);
+  }
+  absl::StatusOr<std::unique_ptr<coil::driver::Executable>> Load(
+      coil::proto::KernelModule module) override {
+    return base_->Load(std::move(module));
+  }
+
+ private:
+  std::shared_ptr<coil::driver::Backend> base_ = coil::driver::ScheduleInterpreterBackend();
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,33 +120,31 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   int failures = 0;
   for (const auto& [name, text] : kGraphs) {
-    absl::StatusOr<Graph> g = ParseGraph(text);
-    if (!g.ok()) {
-      std::cerr << name << ": " << g.status() << "\n";
-      ++failures;
-      continue;
-    }
-    absl::StatusOr<proto::Graph> prims = prims::Decompose(g->ToProto());
-    if (!prims.ok()) {
-      std::cerr << name << ": " << prims.status() << "\n";
-      ++failures;
-      continue;
-    }
     for (bool fusion : {true, false}) {
-      inductor::ScheduleOptions options;
-      options.fusion = fusion;
-      if (fusion) options.capabilities.extern_epilogues = {"aten.mm", "aten.convolution"};
-      absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(*prims, options);
-      if (!s.ok()) {
-        std::cerr << name << ": " << s.status() << "\n";
+      absl::StatusOr<Graph> g = ParseGraph(text);
+      if (!g.ok()) {
+        std::cerr << name << ": " << g.status() << "\n";
+        ++failures;
+        break;
+      }
+      // prims and inductor through the compile driver, stopping at the Schedule.
+      driver::DriverOptions options;
+      options.backend = std::make_shared<CorpusBackend>();
+      options.stop_after = driver::Stage::kInductor;
+      options.cache = nullptr;
+      options.schedule.fusion = fusion;
+      absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
+      if (!r.ok()) {
+        std::cerr << name << ": " << r.status() << "\n";
         ++failures;
         continue;
       }
+      const proto::Schedule& s = *r->schedule;
       const std::string base = dir + "/" + name + (fusion ? "" : "_unfused");
-      const std::string bytes = s->SerializeAsString();
+      const std::string bytes = s.SerializeAsString();
       Write(base + ".pb", bytes);
       Write(base + "_truncated.pb", bytes.substr(0, bytes.size() * 2 / 3));
-      std::cerr << base << ".pb: " << s->kernels_size() << " kernels, " << bytes.size()
+      std::cerr << base << ".pb: " << s.kernels_size() << " kernels, " << bytes.size()
                 << " bytes\n";
     }
   }

@@ -8,10 +8,15 @@ With `--config=fuzz` (.bazelrc: clang, -fsanitize=fuzzer-no-link,address, --defi
 
 load("//tools/build_defs:copts.bzl", "COIL_COPTS")
 
-def coil_fuzz_target(name, lib, corpus):
-    """lib: a cc_library (alwayslink) defining LLVMFuzzerTestOneInput; corpus: a folder."""
+def coil_fuzz_target(name, lib, corpus, testonly = False):
+    """lib: a cc_library (alwayslink) defining LLVMFuzzerTestOneInput; corpus: a folder.
+
+    testonly: for a `lib` that is testonly (e.g. one that compiles through //tools/driver from a
+    package below it in the package graph).
+    """
     native.cc_binary(
         name = name,
+        testonly = testonly,
         copts = COIL_COPTS,
         linkopts = select({
             "//ir/fuzz:fuzzing": ["-fsanitize=fuzzer"],
