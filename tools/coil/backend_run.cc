@@ -8,12 +8,10 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "codegen_cpu/cpu_pipeline.h"
-#include "codegen_cpu/cpu_program.h"
-#include "inductor/schedule.h"
-#include "prims/decompose.h"
 #include "runtime/interpreter.h"
-#include "runtime/schedule_interpreter.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::cli {
 namespace {
@@ -21,14 +19,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 void Report(const char* stage, Clock::time_point start) {
+  // Run times, printed like the driver's stage times.
   std::fprintf(stderr, "  %-28s %9.3f ms\n", stage,
                std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-}
-
-template <typename T>
-absl::StatusOr<T> Named(const char* stage, absl::StatusOr<T> r) {
-  if (r.ok()) return r;
-  return absl::Status(r.status().code(), absl::StrCat(stage, ": ", r.status().message()));
 }
 
 // Per-kernel time over `runs` runs that took `total_ms` in all, slowest first.
@@ -59,54 +52,46 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     return absl::InvalidArgumentError(absl::StrCat(
         "--backend must be reference, schedule or cpu; got '", backend, "'"));
   }
-  auto t = Clock::now();
-  std::unique_ptr<CpuProgram> program;
+  // The compile driver, through the process-wide compile cache (the one `coil compile` uses).
+  driver::DriverOptions compile;
   if (backend == "cpu") {
-    // THE CPU pipeline, behind the graph-level compile cache (codegen_cpu/cpu_pipeline.h).
-    CpuPipelineOptions pipeline;
-    pipeline.runtime.num_threads = options.threads;
-    absl::StatusOr<CpuPipelineResult> compiled =
-        CompileGraphForCpu(graph, pipeline, &CompileCache::Default());
-    if (!compiled.ok()) return compiled.status();
-    for (const CpuPipelineStage& s : compiled->stages) {
-      std::fprintf(stderr, "  %-36s %9.3f ms\n", s.name.c_str(), s.ms);
-    }
-    std::fprintf(stderr, "  %-36s %9.3f ms (%d kernels, %s)\n", "compile (cpu)",
-                 compiled->total_ms(), compiled->kernels,
-                 !CompileCache::Default().enabled() ? "cache off"
-                 : compiled->cache_hit              ? "cache hit"
-                                                    : "cache miss");
-    program = std::move(compiled->program);
+    driver::CpuBackendOptions cpu;
+    cpu.runtime.num_threads = options.threads;
+    compile.backend = driver::CpuBackend(cpu);
   } else {
-    Graph prims_graph = graph.Clone();
-    absl::StatusOr<bool> decomposed = Named("decompose", prims::Decompose(prims_graph));
-    if (!decomposed.ok()) return decomposed.status();
-    Report("prims (decompose)", t);
-    t = Clock::now();
-    absl::StatusOr<proto::Schedule> schedule =
-        Named("inductor", inductor::BuildSchedule(prims_graph.ToProto()));
-    if (!schedule.ok()) return schedule.status();
-    Report("inductor (schedule)", t);
-    t = Clock::now();
-    absl::StatusOr<std::vector<HostTensor>> out = InterpretSchedule(*schedule, inputs);
-    Report("schedule interpreter", t);
-    return out;
+    compile.backend = driver::ScheduleInterpreterBackend();
   }
-  t = Clock::now();
-  absl::StatusOr<std::vector<HostTensor>> out = program->Run(inputs);
+  compile.on_stage = [](const driver::StageEvent& e) {
+    std::fprintf(stderr, "  %-36s %9.3f ms  %s\n", e.stage.c_str(), e.seconds * 1e3,
+                 e.detail.c_str());
+  };
+  absl::StatusOr<driver::CompileResult> compiled = driver::CompileGraph(graph.Clone(), compile);
+  if (!compiled.ok()) return compiled.status();
+  const char* cache_state = compile.cache == nullptr || !compile.cache->enabled() ? "cache off"
+                            : compiled->cache_hit                              ? "cache hit"
+                                                                               : "cache miss";
+  std::fprintf(stderr, "  %-36s %9.3f ms (%s)\n", absl::StrCat("compile (", backend, ")").c_str(),
+               compiled->total_seconds() * 1e3, cache_state);
+  if (compiled->executable == nullptr) return compiled->load_error;
+  driver::Executable& program = *compiled->executable;
+  CpuProgram* cpu_program = driver::AsCpuProgram(program);
+  auto t = Clock::now();
+  absl::StatusOr<std::vector<HostTensor>> out = program.Run(inputs);
   Report("run (first)", t);
   if (!out.ok()) return out;
   if (repeat <= 1) {
+    if (cpu_program == nullptr) return out;  // the interpreter: once is enough
     t = Clock::now();
-    out = program->Run(inputs);
+    out = program.Run(inputs);
     Report("run (again)", t);
     return out;
   }
   std::vector<double> ms;
-  if (options.profile) program->executable().SetProfiling(true);
+  const bool profile = options.profile && cpu_program != nullptr;
+  if (profile) cpu_program->executable().SetProfiling(true);
   for (int i = 0; i < repeat && out.ok(); ++i) {
     t = Clock::now();
-    out = program->Run(inputs);
+    out = program.Run(inputs);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
   }
   if (!out.ok()) return out;
@@ -115,7 +100,7 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   std::fprintf(stderr, "  %-28s %9.3f ms min, %.3f ms median, %.3f ms mean\n",
                absl::StrCat("run x ", repeat).c_str(), ms.front(), ms[ms.size() / 2],
                total / ms.size());
-  if (options.profile) PrintProfile(program->executable().Profile(), total, repeat);
+  if (profile) PrintProfile(cpu_program->executable().Profile(), total, repeat);
   return out;
 }
 

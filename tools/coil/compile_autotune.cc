@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
 
 namespace coil::cli {
 namespace {
@@ -42,7 +44,7 @@ absl::Status Named(const absl::Status& s, const std::string& where) {
 
 // Runs `program` warmup + timed times on `inputs`; the timed runs' seconds. Stops early
 // (after one timed run) when that run is over `cutoff` seconds: such a candidate cannot win.
-absl::StatusOr<std::vector<double>> TimeRuns(CpuProgram& program,
+absl::StatusOr<std::vector<double>> TimeRuns(driver::Executable& program,
                                              absl::Span<const HostTensor> inputs, int warmup,
                                              int timed, double cutoff) {
   std::vector<double> seconds;
@@ -58,6 +60,14 @@ absl::StatusOr<std::vector<double>> TimeRuns(CpuProgram& program,
   return seconds;
 }
 
+// A stage's seconds from a compile's report (0 when it did not run, e.g. on a cache hit).
+double StageSeconds(const driver::CompileResult& r, const std::string& stage) {
+  for (const proto::StageTiming& t : r.report.timings()) {
+    if (t.stage() == stage) return t.seconds();
+  }
+  return 0;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -69,10 +79,10 @@ double Median(std::vector<double> v) {
 std::vector<ScheduleVariant> ScheduleVariants() {
   std::vector<ScheduleVariant> variants(3);
   variants[0].name = "fused+epilogues";
-  variants[0].options.capabilities = CpuCapabilities();
+  variants[0].extern_epilogues = CpuCapabilities().extern_epilogues;
   variants[1].name = "fused";
   variants[2].name = "fused+epilogues,no-reuse";
-  variants[2].options.capabilities = CpuCapabilities();
+  variants[2].extern_epilogues = CpuCapabilities().extern_epilogues;
   variants[2].options.reuse_memory = false;
   return variants;
 }
@@ -84,7 +94,7 @@ std::vector<int> AutotuneThreadCounts(int hardware_threads) {
   return counts;
 }
 
-absl::StatusOr<AutotuneResult> Autotune(const proto::Graph& prims_graph,
+absl::StatusOr<AutotuneResult> Autotune(const Graph& graph,
                                         absl::Span<const HostTensor> inputs,
                                         const AutotuneOptions& options, CompileCache& cache) {
   if (options.variants.empty()) return absl::InvalidArgumentError("autotune: no schedule variants");
@@ -107,12 +117,26 @@ absl::StatusOr<AutotuneResult> Autotune(const proto::Graph& prims_graph,
   std::vector<std::pair<std::string, std::string>> seen;  // code-relevant bytes, variant
   double best_seconds = 0;
   for (const ScheduleVariant& variant : options.variants) {
-    auto start = Clock::now();
-    absl::StatusOr<proto::Schedule> schedule =
-        inductor::BuildSchedule(prims_graph, variant.options);
-    if (!schedule.ok()) return Named(schedule.status(), variant.name + " (inductor)");
-    const double inductor_seconds = Since(start);
-    const std::string bytes = CodeRelevantBytes(*schedule);
+    // The candidate's backend: its epilogues, the first thread count.
+    auto backend_for = [&](int num_threads) {
+      driver::CpuBackendOptions b;
+      b.codegen = options.codegen;
+      b.runtime.external_data_dir = options.external_data_dir;
+      b.runtime.num_threads = num_threads;
+      b.extern_epilogues = variant.extern_epilogues;
+      return driver::CpuBackend(b);
+    };
+    driver::DriverOptions compile;
+    compile.backend = backend_for(threads[0]);
+    compile.cache = &cache;
+    compile.schedule = variant.options;
+    compile.external_data_dir = options.external_data_dir;
+    // The schedule first (cheap), so a variant equal to an earlier one generates no code.
+    compile.stop_after = driver::Stage::kInductor;
+    absl::StatusOr<driver::CompileResult> scheduled = driver::CompileGraph(graph.Clone(), compile);
+    if (!scheduled.ok()) return Named(scheduled.status(), variant.name);
+    const double inductor_seconds = StageSeconds(*scheduled, "inductor");
+    const std::string bytes = CodeRelevantBytes(*scheduled->schedule);
     auto same = std::find_if(seen.begin(), seen.end(),
                              [&](const auto& s) { return s.first == bytes; });
     if (same != seen.end()) {
@@ -124,26 +148,27 @@ absl::StatusOr<AutotuneResult> Autotune(const proto::Graph& prims_graph,
     seen.emplace_back(bytes, variant.name);
 
     // One code generation per variant; each thread count loads the same object code.
-    cpu::CpuExecutableOptions runtime;
-    runtime.external_data_dir = options.external_data_dir;
-    runtime.num_threads = threads[0];
-    start = Clock::now();
-    absl::StatusOr<std::unique_ptr<CpuProgram>> first =
-        CpuProgram::CompileCached(*schedule, cache, options.codegen, runtime);
-    if (!first.ok()) return Named(first.status(), variant.name + " (codegen_cpu)");
-    const double codegen_seconds = Since(start) - (*first)->load_seconds();
-    const proto::KernelModule module = (*first)->module();
-    const bool cache_hit = (*first)->cache_hit();
+    compile.stop_after = driver::Stage::kLoad;
+    absl::StatusOr<driver::CompileResult> compiled = driver::CompileGraph(graph.Clone(), compile);
+    if (!compiled.ok()) return Named(compiled.status(), variant.name);
+    if (compiled->executable == nullptr) return Named(compiled->load_error, variant.name);
+    const double codegen_seconds = StageSeconds(*compiled, "codegen_cpu");
+    const double first_load_seconds = StageSeconds(*compiled, "load");
+    const proto::KernelModule& module = *compiled->module;
+    const bool cache_hit = compiled->cache_hit;
     for (size_t ti = 0; ti < threads.size(); ++ti) {
       const std::string where = absl::StrCat(variant.name, ", ", threads[ti], " threads");
-      std::unique_ptr<CpuProgram> program;
+      std::unique_ptr<driver::Executable> program;
+      double load_seconds = first_load_seconds;
       if (ti == 0) {
-        program = *std::move(first);
+        program = std::move(compiled->executable);
       } else {
-        runtime.num_threads = threads[ti];
-        absl::StatusOr<std::unique_ptr<CpuProgram>> loaded = CpuProgram::Load(module, runtime);
+        auto start = Clock::now();
+        absl::StatusOr<std::unique_ptr<driver::Executable>> loaded =
+            backend_for(threads[ti])->Load(module);
         if (!loaded.ok()) return Named(loaded.status(), where + " (load)");
         program = *std::move(loaded);
+        load_seconds = Since(start);
       }
       absl::StatusOr<std::vector<double>> runs =
           TimeRuns(*program, inputs, options.warmup_runs, options.timed_runs,
@@ -157,14 +182,15 @@ absl::StatusOr<AutotuneResult> Autotune(const proto::Graph& prims_graph,
       c.pruned = static_cast<int>(runs->size()) < options.timed_runs;
       c.inductor_seconds = inductor_seconds;
       c.codegen_seconds = codegen_seconds;
-      c.load_seconds = program->load_seconds();
+      c.load_seconds = load_seconds;
       c.cache_hit = cache_hit;
       c.kernels = module.kernels_size();
       if (options.on_candidate) options.on_candidate(c);
       if (result.program == nullptr || c.median_seconds < best_seconds) {
         best_seconds = c.median_seconds;
         result.best = static_cast<int>(result.candidates.size());
-        result.schedule = *schedule;
+        result.schedule = *scheduled->schedule;
+        result.module = module;
         result.program = std::move(program);  // the previous best is released here
       }
       result.candidates.push_back(std::move(c));

@@ -5,7 +5,7 @@
 //   AutotuneOptions options;
 //   options.on_candidate = [](const AutotuneCandidate& c) { print(c); };
 //   absl::StatusOr<AutotuneResult> r =
-//       Autotune(prims_graph, inputs, options, CompileCache::Default());
+//       Autotune(graph, inputs, options, CompileCache::Default());
 //   r->program->Run(...);   // the fastest candidate, loaded with its thread count
 //
 // The search space: every ScheduleVariants() entry (a variant whose schedule equals an earlier
@@ -22,19 +22,24 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "codegen_cpu/cpu_program.h"
+#include "codegen_cpu/codegen_cpu.h"
+#include "ir/graph.h"
+#include "ir/proto/kernel_module.pb.h"
 #include "inductor/schedule.h"
 #include "ir/proto/graph.pb.h"
 #include "ir/proto/schedule.pb.h"
 #include "runtime/compile_cache.h"
 #include "runtime/host_tensor.h"
+#include "tools/driver/backend.h"
 
 namespace coil::cli {
 
-// One inductor configuration the autotuner tries.
+// One inductor configuration the autotuner tries: schedule options, and the extern epilogues
+// the CPU backend declares.
 struct ScheduleVariant {
   std::string name;  // "fused+epilogues", ...
   inductor::ScheduleOptions options;
+  std::vector<std::string> extern_epilogues;
 };
 
 // The variants, the default configuration (what `--mode default` compiles) first:
@@ -86,13 +91,16 @@ struct AutotuneResult {
   int best = 0;                               // index into candidates
   std::vector<std::string> duplicates;        // "fused (same schedule as fused+epilogues)"
   proto::Schedule schedule;                   // the best candidate's
-  std::unique_ptr<CpuProgram> program;        // loaded with the best thread count
+  proto::KernelModule module;                 // the best candidate's
+  std::unique_ptr<driver::Executable> program;  // loaded with the best thread count
 };
 
 // Errors (naming the variant and thread count): inductor, code generation, loading or a run
 // failing; options with no variants, no thread counts or fewer than one timed run
 // (InvalidArgument).
-absl::StatusOr<AutotuneResult> Autotune(const proto::Graph& prims_graph,
+// Every candidate compiles through the compile driver (tools/driver), `graph` being the
+// captured or imported graph.
+absl::StatusOr<AutotuneResult> Autotune(const Graph& graph,
                                         absl::Span<const HostTensor> inputs,
                                         const AutotuneOptions& options, CompileCache& cache);
 

@@ -51,8 +51,8 @@ rep=$($report_dump "$d/report.pb"); status=$?
 same report_parses "$status" 0
 same report_stage_order "$(grep '^stage ' <<<"$rep" | awk '{print $2 ":" $3}' | paste -sd, -)" \
   "import:graph,prims:graph,inductor:schedule,codegen_cpu:kernel_module"
-same report_timing_order "$(grep '^timing ' <<<"$rep" | awk '{print $2}' | paste -sd, -)" \
-  "import,prims,inductor,codegen_cpu,load"
+same report_timing_order "$(grep '^timing ' <<<"$rep" | awk '{print $2 ($3 ~ /^(key|lookup|store)$/ ? " " $3 : "")}' | paste -sd, -)" \
+  "import,capture,cache key,cache lookup,prims,inductor,codegen_cpu,cache store,load"
 same report_positive_times "$(grep -E '^(stage|timing) ' <<<"$rep" |
   awk '{t = $NF; sub(/seconds=/, "", t); if (!(t + 0 > 0)) print "not positive: " $0}')" ""
 grep -qx 'option backend=cpu' <<<"$rep" && grep -qx 'option mode=default' <<<"$rep" &&
@@ -88,8 +88,9 @@ check prims_node_count 0 "ok \\($nodes nodes" -- $coil verify "$d/02_prims.pb"
 grep -q 'schedule mlp: ' "$d/03_inductor.txt" && pass schedule_summary || fail schedule_summary "$(cat "$d/03_inductor.txt")"
 
 # ---- the compile cache: hit on the second compile, off with COIL_CACHE=off ----
-check cache_hit 0 'codegen_cpu .*\(cache hit\)' -- $coil compile "$tmp/mlp.txt"
-check cache_off 0 'codegen_cpu .*\(cache off\)' -- env COIL_CACHE=off $coil compile "$tmp/mlp.txt"
+check cache_hit 0 '^  compile +[0-9.]+ ms  cached module loaded \(cache hit\)$' -- $coil compile "$tmp/mlp.txt"
+same cache_hit_skips_stages "$(progress_stages "$out")" "import,load"
+check cache_off 0 '^  compile +[0-9.]+ ms  every stage \(cache off\)$' -- env COIL_CACHE=off $coil compile "$tmp/mlp.txt"
 
 # ---- ONNX models, --check against the Schedule interpreter ----
 linear=$data/pytorch-converted/test_Linear/model.onnx

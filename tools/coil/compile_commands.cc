@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,7 +25,6 @@
 #include "ir/printer.h"
 #include "ir/proto/report.pb.h"
 #include "ir/verifier.h"
-#include "prims/decompose.h"
 #include "runtime/compile_cache.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
@@ -32,6 +32,9 @@
 #include "tools/coil/backend_run.h"
 #include "tools/coil/compile_autotune.h"
 #include "tools/coil/graph_io.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::cli {
 namespace {
@@ -194,28 +197,12 @@ std::string KernelsText(const proto::KernelModule& module) {
   return out;
 }
 
-// One compile: the stages in order, their progress lines, the report and the dump files.
-class CompileDriver {
+// One `coil compile`: the driver's stages (import, capture, prims, inductor, codegen, load) with
+// progress lines, then max-autotune, --check and --aot; the report and the dump files.
+class CompileRun {
  public:
-  explicit CompileDriver(Flags flags) : flags_(std::move(flags)) {
-    report_.set_model(flags_.model);
-    report_.set_coil_version(std::string(kCoilVersion));
-    auto& options = *report_.mutable_options();
-    options["backend"] = flags_.backend;
-    options["mode"] = flags_.mode;
-    options["cpu"] = flags_.cpu.empty() ? "host" : flags_.cpu;
-    options["seed"] = absl::StrCat(flags_.seed);
-    if (!flags_.dims.empty()) options["dim"] = flags_.dims;
-    if (!flags_.aot_dir.empty()) {
-      options["aot"] = flags_.aot_dir;
-      options["aot_name"] = flags_.name;
-    }
-    if (flags_.backend == "cpu") {
-      options["compile_cache"] = CompileCache::Default().enabled() ? "on" : "off";
-    }
-  }
+  explicit CompileRun(Flags flags) : flags_(std::move(flags)) {}
 
-  // The straight list of stages. Errors name the stage (failed_stage()).
   absl::Status Run() {
     start_ = Clock::now();
     std::printf("coil compile %s (backend %s, mode %s)\n", flags_.model.c_str(),
@@ -230,15 +217,9 @@ class CompileDriver {
             "cannot create --dump directory '", flags_.dump_dir, "': ", ec.message()));
       }
     }
-    if (absl::Status s = Import(); !s.ok()) return s;
-    if (absl::Status s = Prims(); !s.ok()) return s;
+    if (absl::Status s = Compile(); !s.ok()) return s;
     if (flags_.mode == "max-autotune") {
       if (absl::Status s = AutotuneStage(); !s.ok()) return s;
-    } else {
-      if (absl::Status s = Inductor(); !s.ok()) return s;
-      if (flags_.backend == "cpu") {
-        if (absl::Status s = CodegenAndLoad(); !s.ok()) return s;
-      }
     }
     if (flags_.check) {
       if (absl::Status s = Check(); !s.ok()) return s;
@@ -252,37 +233,55 @@ class CompileDriver {
 
   const std::string& failed_stage() const { return stage_; }
 
-  // --dump: DIR/report.pb, also after a failure (the error goes in the logs).
+  // --dump: DIR/report.pb and one file per stage artifact, also after a failure (the error is
+  // in the logs).
   absl::Status WriteReport(const absl::Status& outcome) {
     if (flags_.dump_dir.empty()) return absl::OkStatus();
-    if (!outcome.ok()) Log("error", absl::StrCat(stage_, ": ", outcome.message()));
+    if (!outcome.ok() && !has_error_log_) {
+      Log("error", absl::StrCat(stage_, ": ", outcome.message()));
+    }
+    int files = 0;
+    for (int i = 0; i < report_.stages_size(); ++i) {
+      const proto::StageArtifact& a = report_.stages(i);
+      const std::string base =
+          absl::StrFormat("%s/%02d_%s", flags_.dump_dir, i + 1, a.stage());
+      std::vector<std::pair<std::string, std::string>> out;
+      if (a.has_graph()) {
+        out.push_back({".pb", a.graph().SerializeAsString()});
+        absl::StatusOr<Graph> g = Graph::FromProto(a.graph());
+        if (g.ok()) out.push_back({".txt", PrintGraph(*g)});
+      } else if (a.has_schedule()) {
+        out.push_back({".schedule.pb", a.schedule().SerializeAsString()});
+        out.push_back({".txt", inductor::SummarizeSchedule(a.schedule())});
+      } else if (a.has_kernel_module()) {
+        out.push_back({".module.pb", a.kernel_module().SerializeAsString()});
+        out.push_back({".kernels.ll", KernelsText(a.kernel_module())});
+        out.push_back({".o", a.kernel_module().object_code()});
+      }
+      for (const auto& [suffix, bytes] : out) {
+        if (absl::Status s = WriteFile(base + suffix, bytes); !s.ok()) return s;
+        ++files;
+      }
+    }
     const std::string path = flags_.dump_dir + "/report.pb";
     if (absl::Status s = WriteFile(path, report_.SerializeAsString()); !s.ok()) return s;
     std::printf("wrote %s (%d stages) and %s in %s\n", path.c_str(), report_.stages_size(),
-                Plural(files_written_, "stage file").c_str(), flags_.dump_dir.c_str());
+                Plural(files, "stage file").c_str(), flags_.dump_dir.c_str());
     return absl::OkStatus();
   }
 
  private:
-  // One progress line + a StageTiming; `artifact` stages also get a StageArtifact.
-  proto::StageArtifact* Finish(const std::string& stage, double seconds, const std::string& detail,
-                               bool artifact) {
+  void Progress(const std::string& stage, double seconds, const std::string& detail) {
     std::printf("  %-12s %10.3f ms  %s\n", stage.c_str(), seconds * 1e3, detail.c_str());
     std::fflush(stdout);
+  }
+
+  // A stage run here rather than by the driver (autotune, check, aot): progress + timing.
+  void Finish(const std::string& stage, double seconds, const std::string& detail) {
+    Progress(stage, seconds, detail);
     proto::StageTiming* t = report_.add_timings();
     t->set_stage(stage);
     t->set_seconds(seconds);
-    if (!artifact) return nullptr;
-    proto::StageArtifact* a = report_.add_stages();
-    a->set_stage(stage);
-    a->set_seconds(seconds);
-    return a;
-  }
-
-  absl::Status Dump(const std::string& file, const std::string& bytes) {
-    if (flags_.dump_dir.empty()) return absl::OkStatus();
-    ++files_written_;
-    return WriteFile(flags_.dump_dir + "/" + file, bytes);
   }
 
   void Log(const std::string& channel, const std::string& text) {
@@ -291,112 +290,9 @@ class CompileDriver {
     line->set_text(text);
   }
 
-  absl::Status Import() {
-    stage_ = "import";
-    auto t = Clock::now();
-    absl::StatusOr<Graph> g = LoadGraph(flags_.model);
-    if (!g.ok()) return g.status();
-    if (absl::Status s = Verify(*g); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(flags_.model, ": ", s.message()));
-    }
-    graph_ = *std::move(g);
-    proto::Graph proto = graph_.ToProto();
-    *Finish("import", Since(t),
-            absl::StrCat(Plural(graph_.num_nodes(), "node"), ", ",
-                         Plural(graph_.inputs().size(), "input"), ", ",
-                         Plural(graph_.outputs().size(), "output")),
-            true)
-         ->mutable_graph() = proto;
-    if (absl::Status s = Dump("01_import.pb", proto.SerializeAsString()); !s.ok()) return s;
-    if (absl::Status s = Dump("01_import.txt", PrintGraph(graph_)); !s.ok()) return s;
-    if (flags_.check || flags_.mode == "max-autotune") {
-      stage_ = "inputs";
-      absl::StatusOr<std::vector<HostTensor>> inputs =
-          RandomInputs(graph_, flags_.dims, flags_.seed);
-      if (!inputs.ok()) return inputs.status();
-      inputs_ = *std::move(inputs);
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Prims() {
-    stage_ = "prims";
-    auto t = Clock::now();
-    Graph g = graph_.Clone();
-    absl::StatusOr<bool> changed = prims::Decompose(g);
-    if (!changed.ok()) return changed.status();
-    prims_ = g.ToProto();
-    *Finish("prims", Since(t),
-            absl::StrCat(graph_.num_nodes(), " -> ", Plural(g.num_nodes(), "node"),
-                         " (functionalize + decompose)"),
-            true)
-         ->mutable_graph() = prims_;
-    if (absl::Status s = Dump("02_prims.pb", prims_.SerializeAsString()); !s.ok()) return s;
-    return Dump("02_prims.txt", PrintGraph(g));
-  }
-
-  static std::string ScheduleDetail(const proto::Schedule& s) {
-    return absl::StrCat(Plural(s.stats().kernels(), "kernel"), " (",
-                        Plural(s.stats().externs(), "extern"), ") from ",
-                        s.stats().kernels_unfused(), " unfused, arena ",
-                        HumanBytes(s.memory_plan().arena_bytes_hint()));
-  }
-
-  absl::Status RecordSchedule(double seconds, const std::string& suffix) {
-    *Finish("inductor", seconds, ScheduleDetail(schedule_) + suffix, true)->mutable_schedule() =
-        schedule_;
-    if (absl::Status s = Dump("03_inductor.schedule.pb", schedule_.SerializeAsString()); !s.ok()) {
-      return s;
-    }
-    return Dump("03_inductor.txt", inductor::SummarizeSchedule(schedule_));
-  }
-
-  absl::Status Inductor() {
-    stage_ = "inductor";
-    auto t = Clock::now();
-    inductor::ScheduleOptions options = ScheduleVariants()[0].options;
-    // The Schedule interpreter backend claims no extern epilogues (as `coil run --backend
-    // schedule`), unless the schedule is for an AOT package, which the CPU runtime runs.
-    if (flags_.backend == "schedule" && flags_.aot_dir.empty()) options.capabilities = {};
-    absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(prims_, options);
-    if (!schedule.ok()) return schedule.status();
-    schedule_ = *std::move(schedule);
-    return RecordSchedule(Since(t), "");
-  }
-
-  absl::Status RecordModule(double seconds, const std::string& cache) {
-    const proto::KernelModule& m = module_;
-    *Finish("codegen_cpu", seconds,
-            absl::StrCat(Plural(m.kernels_size(), "kernel"), ", ",
-                         HumanBytes(m.object_code().size()), " object code for ", m.cpu(), " (",
-                         cache, ")"),
-            true)
-         ->mutable_kernel_module() = m;
-    if (absl::Status s = Dump("04_codegen_cpu.module.pb", m.SerializeAsString()); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = Dump("04_codegen_cpu.kernels.ll", KernelsText(m)); !s.ok()) return s;
-    return Dump("04_codegen_cpu.o", m.object_code());
-  }
-
-  // `threads`: the executable's thread count (0: every hardware thread).
-  void RecordLoad(int threads) {
-    if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    report_.mutable_options()->insert({"num_threads", absl::StrCat(threads)});
-    Finish("load", program_->load_seconds(),
-           absl::StrCat("JIT + executable, ", Plural(threads, "thread")), false);
-  }
-
   // External constant data paths are relative to the model's folder.
   std::string ModelDir() const {
     return std::filesystem::path(flags_.model).parent_path().string();
-  }
-
-  cpu::CpuExecutableOptions RuntimeOptions(int threads) const {
-    cpu::CpuExecutableOptions o;
-    o.num_threads = threads;
-    o.external_data_dir = ModelDir();
-    return o;
   }
 
   CpuCodegenOptions CodegenOptions() const {
@@ -405,45 +301,110 @@ class CompileDriver {
     return o;
   }
 
-  absl::Status CodegenAndLoad() {
-    stage_ = "codegen_cpu";
-    CompileCache& cache = CompileCache::Default();
-    auto t = Clock::now();
-    absl::StatusOr<std::unique_ptr<CpuProgram>> program =
-        CpuProgram::CompileCached(schedule_, cache, CodegenOptions(), RuntimeOptions(0));
-    const double seconds = Since(t);
-    if (program.ok()) {
-      program_ = *std::move(program);
-      module_ = program_->module();
-      const char* cache_state = !cache.enabled()        ? "cache off"
-                                : program_->cache_hit() ? "cache hit"
-                                                        : "cache miss";
-      report_.mutable_options()->insert({"compile_cache_result", cache_state});
-      if (absl::Status s = RecordModule(seconds - program_->load_seconds(), cache_state);
-          !s.ok()) {
-        return s;
+  // The driver: import -> ... -> load (default mode), or up to prims (max-autotune, which
+  // compiles its candidates through the driver itself).
+  absl::Status Compile() {
+    driver::DriverOptions options;
+    if (flags_.backend == "cpu") {
+      driver::CpuBackendOptions cpu;
+      cpu.codegen = CodegenOptions();
+      cpu.runtime.external_data_dir = ModelDir();
+      options.backend = driver::CpuBackend(cpu);
+    } else {
+      // The Schedule interpreter claims no extern epilogues (as `coil run --backend schedule`),
+      // unless the schedule is for an AOT package, which the CPU runtime runs.
+      options.backend = driver::ScheduleInterpreterBackend(
+          flags_.aot_dir.empty() ? std::vector<std::string>{}
+                                 : CpuCapabilities().extern_epilogues);
+      options.stop_after = driver::Stage::kInductor;
+    }
+    if (flags_.mode == "max-autotune") options.stop_after = driver::Stage::kPrims;
+    options.external_data_dir = ModelDir();
+    options.record_artifacts = !flags_.dump_dir.empty();
+    options.on_stage = [this](const driver::StageEvent& e) {
+      stage_ = e.stage;
+      if (e.stage == "capture" || absl::StartsWith(e.stage, "cache ")) return;  // summarized
+      if (e.stage == "load" && absl::StartsWith(e.detail, "skipped")) {
+        std::printf("  %-12s %10s     %s\n", "load", "-",
+                    absl::StrCat("skipped, the code does not run on this host: ",
+                                 e.detail.substr(e.detail.find(':') + 2))
+                        .c_str());
+        return;
       }
-      stage_ = "load";
-      RecordLoad(0);
-      return absl::OkStatus();
+      Progress(e.stage, e.seconds, e.detail);
+    };
+    const std::string model = flags_.model;
+    // --check and max-autotune need the imported graph after the driver consumed it.
+    const bool keep_graph = flags_.check || flags_.mode == "max-autotune";
+    stage_ = "import";
+    absl::StatusOr<driver::CompileResult> r = driver::CompileImported(
+        [&]() -> absl::StatusOr<Graph> {
+          absl::StatusOr<Graph> g = LoadGraph(model);
+          if (!g.ok()) return g.status();
+          if (absl::Status s = Verify(*g); !s.ok()) {
+            return absl::InvalidArgumentError(absl::StrCat(model, ": ", s.message()));
+          }
+          if (keep_graph) graph_ = g->Clone();
+          return g;
+        },
+        options, &report_);
+    if (!r.ok()) {
+      has_error_log_ = true;
+      report_.set_model(flags_.model);
+      return StripStage(r.status());
     }
-    // Code for a CPU this host cannot run (--cpu): generate it without loading. CompileCached
-    // failed at loading, so this generates a second time (cross compiles only).
-    if (program.status().code() != absl::StatusCode::kFailedPrecondition || flags_.cpu.empty()) {
-      return program.status();
+    result_ = *std::move(r);
+    report_ = std::move(result_.report);
+    report_.set_model(flags_.model);
+    auto& o = *report_.mutable_options();
+    o["mode"] = flags_.mode;
+    o["cpu"] = flags_.cpu.empty() ? "host" : flags_.cpu;
+    o["seed"] = absl::StrCat(flags_.seed);
+    if (!flags_.dims.empty()) o["dim"] = flags_.dims;
+    if (!flags_.aot_dir.empty()) {
+      o["aot"] = flags_.aot_dir;
+      o["aot_name"] = flags_.name;
     }
-    t = Clock::now();
-    absl::StatusOr<proto::KernelModule> module = GenerateCpu(schedule_, CodegenOptions());
-    if (!module.ok()) return module.status();
-    module_ = *std::move(module);
-    if (absl::Status s = RecordModule(Since(t), "not cached: not loadable here"); !s.ok()) {
-      return s;
+    if (flags_.backend == "cpu" && flags_.mode == "default") {
+      const char* cache = !CompileCache::Default().enabled() ? "cache off"
+                          : result_.cache_hit                ? "cache hit"
+                                                             : "cache miss";
+      o["compile_cache_result"] = cache;
+      std::printf("  %-12s %10.3f ms  %s (%s)\n", "compile", result_.total_seconds() * 1e3,
+                  result_.cache_hit ? "cached module loaded" : "every stage", cache);
+      if (result_.executable != nullptr) {
+        o["num_threads"] = absl::StrCat(std::max(1u, std::thread::hardware_concurrency()));
+      } else if (!result_.load_error.ok()) {
+        Log("load", absl::StrCat("skipped, the code does not run on this host: ",
+                                 result_.load_error.message()));
+      }
     }
-    const std::string why = absl::StrCat("skipped, the code does not run on this host: ",
-                                         program.status().message());
-    std::printf("  %-12s %10s     %s\n", "load", "-", why.c_str());
-    Log("load", why);
+    if (keep_graph) {
+      stage_ = "inputs";
+      absl::StatusOr<std::vector<HostTensor>> inputs =
+          RandomInputs(*graph_, flags_.dims, flags_.seed);
+      if (!inputs.ok()) return inputs.status();
+      inputs_ = *std::move(inputs);
+    }
     return absl::OkStatus();
+  }
+
+  // "prims: message" from the driver -> stage_ = "prims", message.
+  absl::Status StripStage(const absl::Status& s) {
+    const std::string m(s.message());
+    for (const char* stage : {"import", "capture", "prims", "inductor", "codegen_cpu",
+                              "codegen_schedule", "load"}) {
+      const std::string prefix = absl::StrCat(stage, ": ");
+      if (absl::StartsWith(m, prefix)) {
+        stage_ = stage;
+        return absl::Status(s.code(), m.substr(prefix.size()));
+      }
+    }
+    return s;
+  }
+
+  const proto::Schedule& schedule() const {
+    return result_.schedule.has_value() ? *result_.schedule : result_.module->schedule();
   }
 
   absl::Status AutotuneStage() {
@@ -478,7 +439,7 @@ class CompileDriver {
     };
     auto t = Clock::now();
     absl::StatusOr<AutotuneResult> result =
-        Autotune(prims_, inputs_, options, CompileCache::Default());
+        Autotune(*graph_, inputs_, options, CompileCache::Default());
     if (!result.ok()) return result.status();
     const double seconds = Since(t);
 
@@ -512,30 +473,38 @@ class CompileDriver {
     }
     Finish("autotune", seconds,
            absl::StrCat(Plural(result->candidates.size(), "candidate"), "; best ", choice,
-                        absl::StrFormat(" at %.3f ms", best.median_seconds * 1e3), versus),
-           false);
-
-    stage_ = "inductor";
-    schedule_ = result->schedule;
-    if (absl::Status s = RecordSchedule(best.inductor_seconds, " (best candidate)"); !s.ok()) {
-      return s;
+                        absl::StrFormat(" at %.3f ms", best.median_seconds * 1e3), versus));
+    // The best candidate's stages, as the default mode's driver records them.
+    const proto::Schedule& best_schedule = result->schedule;
+    Finish("inductor", best.inductor_seconds,
+           absl::StrCat(Plural(best_schedule.stats().kernels(), "kernel"), " (",
+                        Plural(best_schedule.stats().externs(), "extern"), ") from ",
+                        best_schedule.stats().kernels_unfused(), " unfused (best candidate)"));
+    Finish("codegen_cpu", best.codegen_seconds,
+           absl::StrCat(Plural(result->module.kernels_size(), "kernel"), ", ",
+                        HumanBytes(result->module.object_code().size()), " object code (",
+                        best.cache_hit ? "cache hit" : "best candidate", ")"));
+    Finish("load", best.load_seconds, absl::StrCat("JIT + executable, ",
+                                                   Plural(best.num_threads, "thread")));
+    if (!flags_.dump_dir.empty()) {
+      proto::StageArtifact* a = report_.add_stages();
+      a->set_stage("inductor");
+      a->set_seconds(best.inductor_seconds);
+      *a->mutable_schedule() = result->schedule;
+      a = report_.add_stages();
+      a->set_stage("codegen_cpu");
+      a->set_seconds(best.codegen_seconds);
+      *a->mutable_kernel_module() = result->module;
     }
-    stage_ = "codegen_cpu";
-    program_ = std::move(result->program);
-    module_ = program_->module();
-    if (absl::Status s = RecordModule(best.codegen_seconds,
-                                      best.cache_hit ? "cache hit" : "best candidate");
-        !s.ok()) {
-      return s;
-    }
-    stage_ = "load";
-    RecordLoad(best.num_threads);
+    result_.schedule = result->schedule;
+    result_.module = result->module;
+    result_.executable = std::move(result->program);
     return absl::OkStatus();
   }
 
   absl::Status Check() {
     stage_ = "check";
-    if (flags_.backend == "cpu" && program_ == nullptr) {
+    if (flags_.backend == "cpu" && result_.executable == nullptr) {
       return absl::FailedPreconditionError(
           "--check runs the compiled code, which was generated for another CPU (--cpu)");
     }
@@ -545,14 +514,14 @@ class CompileDriver {
     std::string what;
     if (flags_.backend == "cpu") {
       what = "cpu vs Schedule interpreter";
-      got = program_->Run(Copies(inputs_));
+      got = result_.executable->Run(Copies(inputs_));
       if (!got.ok()) return got.status();
-      want = InterpretSchedule(schedule_, oracle_inputs, {.poison_dead_buffers = true});
+      want = InterpretSchedule(schedule(), oracle_inputs, {.poison_dead_buffers = true});
     } else {
       what = "Schedule interpreter vs graph interpreter";
-      got = InterpretSchedule(schedule_, Copies(inputs_), {.poison_dead_buffers = true});
+      got = InterpretSchedule(schedule(), Copies(inputs_), {.poison_dead_buffers = true});
       if (!got.ok()) return got.status();
-      want = Interpret(graph_, oracle_inputs);
+      want = Interpret(*graph_, oracle_inputs);
     }
     if (!want.ok()) return want.status();
     double worst = 0;
@@ -562,7 +531,7 @@ class CompileDriver {
     const std::string line = absl::StrFormat("%s, seed %d: max relative error %.3g over %s",
                                              what, flags_.seed, worst,
                                              Plural(got->size(), "output"));
-    Finish("check", Since(t), line, false);
+    Finish("check", Since(t), line);
     Log("check", line);
     if (got->size() != want->size()) {
       return absl::InternalError(absl::StrCat(what, ": ", got->size(), " outputs, expected ",
@@ -581,7 +550,7 @@ class CompileDriver {
     const AotOptions options{.name = flags_.name,
                              .cpu = flags_.cpu,
                              .external_data_dir = ModelDir()};
-    if (absl::Status s = WriteAotPackage(schedule_, options, flags_.aot_dir); !s.ok()) return s;
+    if (absl::Status s = WriteAotPackage(schedule(), options, flags_.aot_dir); !s.ok()) return s;
     std::string detail = "wrote";
     std::error_code ec;
     for (const char* ext : {".o", ".h"}) {
@@ -590,21 +559,18 @@ class CompileDriver {
       absl::StrAppend(&detail, ext[1] == 'o' ? " " : ", ", path,
                       ec ? "" : absl::StrCat(" (", HumanBytes(size), ")"));
     }
-    Finish("aot", Since(t), detail, false);
+    Finish("aot", Since(t), detail);
     return absl::OkStatus();
   }
 
   Flags flags_;
   proto::CompileReport report_;
   std::string stage_;  // the stage running (or failed)
+  bool has_error_log_ = false;  // the driver logged the error into report_ already
   Clock::time_point start_;
-  int files_written_ = 0;
-  Graph graph_;
+  driver::CompileResult result_;
+  absl::StatusOr<Graph> graph_ = absl::UnknownError("not loaded");
   std::vector<HostTensor> inputs_;  // seeded random inputs (--check, max-autotune)
-  proto::Graph prims_;
-  proto::Schedule schedule_;
-  proto::KernelModule module_;
-  std::unique_ptr<CpuProgram> program_;  // null for --backend schedule and foreign --cpu
 };
 
 }  // namespace
@@ -626,7 +592,7 @@ int CompileCommand(const std::vector<std::string>& argv) {
     std::cerr << "coil compile: " << flags.status().message() << "\n";
     return 1;
   }
-  CompileDriver driver(*std::move(flags));
+  CompileRun driver(*std::move(flags));
   absl::Status outcome = driver.Run();
   if (!outcome.ok()) {
     std::fflush(stdout);

@@ -10,11 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "inductor/schedule.h"
-#include "prims/decompose.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
 #include "tools/coil/args.h"
 #include "tools/coil/graph_io.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::cli {
 namespace {
@@ -61,17 +62,20 @@ int ScheduleCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Graph> graph = LoadGraph(args->positional[0]);
   if (!graph.ok()) return Fail(graph.status());
   Graph original = graph->Clone();
-  absl::StatusOr<bool> decomposed = prims::Decompose(*graph);
-  if (!decomposed.ok()) return Fail(decomposed.status());
-
-  inductor::ScheduleOptions options;
-  options.fusion = !args->Has("no-fusion");
-  options.reuse_memory = !args->Has("no-reuse");
+  std::vector<std::string> epilogues;
   for (absl::string_view op : absl::StrSplit(args->Get("epilogues"), ',', absl::SkipEmpty())) {
-    options.capabilities.extern_epilogues.emplace_back(op);
+    epilogues.emplace_back(op);
   }
-  absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(graph->ToProto(), options);
-  if (!schedule.ok()) return Fail(schedule.status());
+  driver::DriverOptions options;
+  options.backend = driver::ScheduleInterpreterBackend(std::move(epilogues));
+  options.stop_after = driver::Stage::kInductor;
+  options.cache = nullptr;
+  options.schedule.fusion = !args->Has("no-fusion");
+  options.schedule.reuse_memory = !args->Has("no-reuse");
+  absl::StatusOr<driver::CompileResult> compiled =
+      driver::CompileGraph(*std::move(graph), options);
+  if (!compiled.ok()) return Fail(compiled.status());
+  const proto::Schedule* schedule = &*compiled->schedule;
   std::cout << inductor::SummarizeSchedule(*schedule);
   if (args->values.count("output")) {
     if (absl::Status s = WriteFile(args->Get("output"), schedule->SerializeAsString()); !s.ok()) {

@@ -31,6 +31,9 @@ class CpuBackendImpl : public Backend {
   BackendCapabilities capabilities() const override {
     BackendCapabilities c;
     c.inductor = CpuCapabilities();
+    if (options_.extern_epilogues.has_value()) {
+      c.inductor.extern_epilogues = *options_.extern_epilogues;
+    }
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
     c.vector_bits = 0;  // chosen per kernel by LLVM's cost model for the target
     c.alignment = 64;   // runtime/cpu/kernel_abi.h: OUTPUT and arena buffers

@@ -8,6 +8,9 @@
 #define COIL_TOOLS_DRIVER_CPU_BACKEND_H_
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "codegen_cpu/codegen_cpu.h"
 #include "codegen_cpu/cpu_program.h"
@@ -19,6 +22,9 @@ namespace coil::driver {
 struct CpuBackendOptions {
   CpuCodegenOptions codegen;         // target CPU ("" = this host), optimization level
   cpu::CpuExecutableOptions runtime;  // threads, external data folder
+  // The externs whose pointwise epilogues the backend declares it fuses (the runtime runs an
+  // epilogue after any extern). Default: CpuCapabilities()'s; max-autotune also tries none.
+  std::optional<std::vector<std::string>> extern_epilogues;
 };
 
 std::shared_ptr<Backend> CpuBackend(const CpuBackendOptions& options = {});

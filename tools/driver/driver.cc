@@ -80,13 +80,28 @@ class Compilation {
     if (!passes_.dump_pattern.empty()) o["dump_pattern"] = passes_.dump_pattern;
   }
 
+  // The import stage; `graph` receives the imported graph.
+  absl::Status Import(const Importer& import, Graph& graph) {
+    auto t = Clock::now();
+    absl::StatusOr<Graph> g = import();
+    if (!g.ok()) return InStage("import", g.status());
+    graph = *std::move(g);
+    result_.report.set_model(graph.name());
+    if (proto::StageArtifact* a = Done("import", t, GraphDetail(graph))) {
+      *a->mutable_graph() = graph.ToProto();
+    }
+    imported_ = true;
+    return absl::OkStatus();
+  }
+
   absl::Status Run(Graph& graph) {
     const std::string codegen = StageName(Stage::kCodegen, *options_.backend);
     auto t = Clock::now();
     if (absl::Status s = Verify(graph); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("capture: ", s.message()));
     }
-    if (proto::StageArtifact* a = Done("capture", t, GraphDetail(graph))) {
+    // An imported graph is the import stage's artifact already: not stored twice.
+    if (proto::StageArtifact* a = Done("capture", t, GraphDetail(graph), !imported_)) {
       *a->mutable_graph() = graph.ToProto();
     }
 
@@ -258,7 +273,19 @@ class Compilation {
   const DriverOptions& options_;
   CompileResult& result_;
   PassPipelineOptions passes_;
+  bool imported_ = false;
 };
+
+absl::Status Failed(const absl::Status& s, CompileResult& result,
+                    proto::CompileReport* report_on_error) {
+  if (report_on_error != nullptr) {
+    proto::LogLine* line = result.report.add_logs();
+    line->set_channel("error");
+    line->set_text(std::string(s.message()));
+    *report_on_error = std::move(result.report);
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -298,14 +325,23 @@ absl::StatusOr<CompileResult> CompileGraph(Graph graph, const DriverOptions& opt
   result.report.set_coil_version(std::string(kCoilVersion));
   Compilation compilation(options, result);
   if (absl::Status s = compilation.Run(graph); !s.ok()) {
-    if (report_on_error != nullptr) {
-      proto::LogLine* line = result.report.add_logs();
-      line->set_channel("error");
-      line->set_text(std::string(s.message()));
-      *report_on_error = std::move(result.report);
-    }
-    return s;
+    return Failed(s, result, report_on_error);
   }
+  return result;
+}
+
+absl::StatusOr<CompileResult> CompileImported(const Importer& import, const DriverOptions& options,
+                                              proto::CompileReport* report_on_error) {
+  if (options.backend == nullptr) {
+    return absl::InvalidArgumentError("the compile driver needs a backend");
+  }
+  CompileResult result;
+  result.report.set_coil_version(std::string(kCoilVersion));
+  Compilation compilation(options, result);
+  Graph graph;
+  absl::Status s = compilation.Import(import, graph);
+  if (s.ok()) s = compilation.Run(graph);
+  if (!s.ok()) return Failed(s, result, report_on_error);
   return result;
 }
 

@@ -1,7 +1,8 @@
 // The compile driver: the one place where coil's stages meet. It runs a straight, named list of
 // stages on a Graph, for one driver::Backend:
 //
-//   capture   the input graph (verified; external constant paths checked)
+//   [import]  a model file read into a Graph (CompileImported)
+//   capture   the input graph (verified; its artifact unless imported)
 //   cache     graph-level compile-cache lookup: a hit skips prims, inductor and codegen
 //   prims     PrimsPipeline: functionalize, decompose            (prims/decompose.h)
 //   inductor  GraphPipeline, lower, ProgramPipeline               (inductor/pipeline.h), with
@@ -100,6 +101,12 @@ struct CompileResult {
 // that finished, with the error as a log line on channel "error".
 absl::StatusOr<CompileResult> CompileGraph(Graph graph, const DriverOptions& options,
                                            proto::CompileReport* report_on_error = nullptr);
+
+// The same with an import stage first: `import` (e.g. reading an ONNX file) is timed and recorded
+// as stage "import" with the graph as its artifact; errors are "import: ...".
+using Importer = std::function<absl::StatusOr<Graph>()>;
+absl::StatusOr<CompileResult> CompileImported(const Importer& import, const DriverOptions& options,
+                                              proto::CompileReport* report_on_error = nullptr);
 
 // The cache key CompileGraph uses for `graph`; "" when it bypasses the cache.
 std::string CacheKey(const Graph& graph, const DriverOptions& options);

@@ -22,12 +22,16 @@ class ScheduleLoaded : public Executable {
 
 class ScheduleBackendImpl : public Backend {
  public:
+  explicit ScheduleBackendImpl(std::vector<std::string> epilogues)
+      : epilogues_(std::move(epilogues)) {}
   std::string name() const override { return "schedule"; }
   BackendCapabilities capabilities() const override {
     BackendCapabilities c;
+    c.inductor.extern_epilogues = epilogues_;
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
     return c;
   }
+  // The epilogues are part of the options text the driver keys by.
   std::string CacheIdentity() const override { return "backend=schedule"; }
   absl::StatusOr<proto::KernelModule> Generate(const proto::Schedule& schedule) override {
     proto::KernelModule m;
@@ -42,12 +46,15 @@ class ScheduleBackendImpl : public Backend {
     }
     return std::make_unique<ScheduleLoaded>(std::move(module));
   }
+
+ private:
+  std::vector<std::string> epilogues_;
 };
 
 }  // namespace
 
-std::shared_ptr<Backend> ScheduleInterpreterBackend() {
-  return std::make_shared<ScheduleBackendImpl>();
+std::shared_ptr<Backend> ScheduleInterpreterBackend(std::vector<std::string> extern_epilogues) {
+  return std::make_shared<ScheduleBackendImpl>(std::move(extern_epilogues));
 }
 
 }  // namespace coil::driver

@@ -7,13 +7,17 @@
 #define COIL_TOOLS_DRIVER_SCHEDULE_BACKEND_H_
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "tools/driver/backend.h"
 
 namespace coil::driver {
 
-// Declares no extern epilogues (the interpreter runs each extern alone).
-std::shared_ptr<Backend> ScheduleInterpreterBackend();
+// Declares `extern_epilogues` to inductor (the interpreter runs any epilogue; by default it
+// declares none, so each extern runs alone, the simplest schedule to check).
+std::shared_ptr<Backend> ScheduleInterpreterBackend(
+    std::vector<std::string> extern_epilogues = {});
 
 }  // namespace coil::driver
 

@@ -18,16 +18,17 @@
 #include "absl/strings/str_cat.h"
 #include "capture/compile.h"
 #include "capture/examples/gpt_block.h"
-#include "codegen_cpu/cpu_program.h"
 #include "inductor/schedule.h"
 #include "ir/graph_hash.h"
 #include "ir/printer.h"
 #include "ir/proto/report.pb.h"
 #include "ir/verifier.h"
-#include "prims/decompose.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
 #include "tools/coil/graph_io.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::main_job {
 namespace {
@@ -76,27 +77,24 @@ class CheckingBackend : public Backend {
   absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Graph& graph) override {
     Artifacts a;
     a.captured = graph.ToProto();
-    Graph prims_graph = graph.Clone();
-    auto t0 = Clock::now();
-    absl::StatusOr<bool> decomposed = prims::Decompose(prims_graph);
-    if (!decomposed.ok()) return decomposed.status();
-    a.prims_seconds = Seconds(t0);
-    a.prims = prims_graph.ToProto();
-    t0 = Clock::now();
-    inductor::ScheduleOptions options;
-    if (cpu_) options.capabilities = CpuCapabilities();
-    absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(a.prims, options);
-    if (!schedule.ok()) return schedule.status();
-    a.inductor_seconds = Seconds(t0);
-    a.schedule = *std::move(schedule);
-    std::unique_ptr<CpuProgram> program;
+    // Through the compile driver, without the cache: every stage runs, so the report has each.
+    driver::DriverOptions options;
+    options.backend = cpu_ ? driver::CpuBackend() : driver::ScheduleInterpreterBackend();
+    options.cache = nullptr;
+    absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(graph.Clone(), options);
+    if (!r.ok()) return r.status();
+    if (r->executable == nullptr) return r->load_error;
+    for (const proto::StageTiming& t : r->report.timings()) {
+      if (t.stage() == "prims") a.prims_seconds = t.seconds();
+      if (t.stage() == "inductor") a.inductor_seconds = t.seconds();
+      if (t.stage() == "codegen_cpu") a.codegen_seconds = t.seconds();
+    }
+    a.prims = *r->prims_graph;
+    a.schedule = *r->schedule;
+    std::unique_ptr<driver::Executable> program;
     if (cpu_) {
-      t0 = Clock::now();
-      absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Compile(a.schedule);
-      if (!p.ok()) return p.status();
-      a.codegen_seconds = Seconds(t0);
-      program = *std::move(p);
-      a.module = program->module();
+      a.module = *r->module;
+      program = std::move(r->executable);
     }
     last_ = a;
     ++compiles_;
@@ -112,7 +110,7 @@ class CheckingBackend : public Backend {
   class Checked : public CompiledGraph {
    public:
     Checked(CheckingBackend* owner, Graph graph, proto::Schedule schedule,
-            std::unique_ptr<CpuProgram> program)
+            std::unique_ptr<driver::Executable> program)
         : owner_(owner), graph_(std::move(graph)), schedule_(std::move(schedule)),
           program_(std::move(program)) {}
     absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs) override {
@@ -134,7 +132,7 @@ class CheckingBackend : public Backend {
     CheckingBackend* owner_;
     Graph graph_;
     proto::Schedule schedule_;
-    std::unique_ptr<CpuProgram> program_;
+    std::unique_ptr<driver::Executable> program_;
   };
 
   bool cpu_;
