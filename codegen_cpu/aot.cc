@@ -2,12 +2,7 @@
 // descriptor hook, the header, and writing the two files.
 #include "codegen_cpu/aot.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 #include <utility>
 
@@ -20,6 +15,8 @@
 #include "codegen_cpu/internal/aot_header.h"
 #include "codegen_cpu/internal/aot_hook.h"
 #include "codegen_cpu/internal/target.h"
+#include "io/data_path.h"
+#include "io/write_file.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "llvm/Config/llvm-config.h"
@@ -58,47 +55,19 @@ std::string Serialized(const proto::Schedule& schedule) {
   return out;
 }
 
-// Replaces every external constant of the schedule's graph by its bytes.
+// Replaces every external constant of the schedule's graph by its bytes, read under
+// io/data_path.h's rules (inside `dir`, regular files only).
 absl::Status EmbedConstants(proto::Schedule& schedule, const std::string& dir) {
   for (proto::Constant& c : *schedule.mutable_graph()->mutable_constants()) {
     if (c.data_case() != proto::Constant::kExternal) continue;
     const proto::ExternalData& e = c.external();
-    const std::string path = dir.empty() ? e.path() : absl::StrCat(dir, "/", e.path());
-    const std::string what = absl::StrCat("constant %", c.value().id(), " ('", c.value().name(),
-                                          "'): external data '", path, "'");
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return absl::NotFoundError(absl::StrCat(what, " cannot be opened"));
-    if (e.offset() < 0 || e.length() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " has a negative offset or length"));
+    absl::StatusOr<std::string> bytes = ReadDataFile(dir, e.path(), e.offset(), e.length());
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrCat("constant %", c.value().id(), " ('", c.value().name(),
+                                       "'): ", bytes.status().message()));
     }
-    std::string bytes(e.length(), '\0');
-    f.seekg(e.offset());
-    f.read(bytes.data(), e.length());
-    if (f.gcount() != e.length()) {
-      return absl::DataLossError(absl::StrCat(what, " is shorter than offset ", e.offset(),
-                                              " + length ", e.length()));
-    }
-    c.set_raw(std::move(bytes));
-  }
-  return absl::OkStatus();
-}
-
-// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
-absl::Status WriteAtomically(const std::string& path, const std::string& bytes) {
-  const std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (f == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", temp));
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const int write_errno = errno;
-  if (std::fclose(f) != 0 || !written) {
-    const int error = written ? errno : write_errno;
-    std::remove(temp.c_str());
-    return absl::ErrnoToStatus(error, absl::StrCat("cannot write ", temp));
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    return absl::ErrnoToStatus(error, absl::StrCat("cannot rename ", temp, " to ", path));
+    c.set_raw(*std::move(bytes));
   }
   return absl::OkStatus();
 }
@@ -197,10 +166,13 @@ absl::Status WriteAotFiles(const AotPackage& package, const std::string& dir) {
                                absl::StrCat("cannot create the AOT output folder ", dir));
   }
   const std::string base = absl::StrCat(dir, dir.empty() ? "" : "/", package.name);
-  if (absl::Status s = WriteAtomically(base + ".o", package.module.object_code()); !s.ok()) {
+  // Durable: a package is an artifact other builds link.
+  const WriteFileOptions durable{.durable = true};
+  if (absl::Status s = WriteFileAtomically(base + ".o", package.module.object_code(), durable);
+      !s.ok()) {
     return s;
   }
-  return WriteAtomically(base + ".h", package.header);
+  return WriteFileAtomically(base + ".h", package.header, durable);
 }
 
 absl::Status WriteAotPackage(const proto::Schedule& schedule, const AotOptions& options,

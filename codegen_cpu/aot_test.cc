@@ -193,6 +193,24 @@ TEST(AotTest, ExternalConstantsAreEmbedded) {
   EXPECT_EQ(short_file.status().code(), absl::StatusCode::kDataLoss) << short_file.status();
 }
 
+// Expected errors: an external path that leaves the folder is refused where it is read.
+TEST(AotTest, ExternalConstantOutsideTheFolder) {
+  proto::Schedule s = Lower(kMlp);
+  proto::Constant* c = s.mutable_graph()->mutable_constants(0);
+  c->mutable_external()->set_path("/etc/passwd");
+  c->mutable_external()->set_length(32);
+  AotOptions options{.name = "ext", .cpu = "x86-64-v2"};
+  absl::StatusOr<AotPackage> p = GenerateAotPackage(s, options);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << p.status();
+  EXPECT_TRUE(absl::StrContains(p.status().message(),
+                                "'): external data path '/etc/passwd' must be relative to the "
+                                "model's folder"))
+      << p.status();
+  c->mutable_external()->set_path("../../etc/passwd");
+  p = GenerateAotPackage(s, options);
+  EXPECT_TRUE(absl::StrContains(p.status().message(), "must not contain '..'")) << p.status();
+}
+
 TEST(AotTest, BadNamesAndOptions) {
   const proto::Schedule s = Lower(kMlp);
   for (const char* bad : {"", "9lives", "my-model", "has space", "namespace", "int", "__x",
@@ -232,6 +250,22 @@ TEST(AotTest, WritesBothFiles) {
   absl::Status s2 = WriteAotPackage(s, {.name = "mlp", .cpu = "x86-64-v2"}, file + "/sub");
   EXPECT_FALSE(s2.ok());
   EXPECT_TRUE(absl::StrContains(s2.message(), file)) << s2;
+}
+
+// Expected error: a symbolic link where the object goes is refused, and its target is left as
+// it was (the writer used to write through FILE.tmp.<pid>, following a link planted there).
+TEST(AotTest, RefusesASymbolicLinkTarget) {
+  const std::string dir = TempDir("symlink");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/victim") << "precious";
+  fs::create_symlink(dir + "/victim", dir + "/mlp.o");
+  absl::Status s = WriteAotPackage(Lower(kMlp), {.name = "mlp", .cpu = "x86-64-v2"}, dir);
+  EXPECT_EQ(s.message(), absl::StrCat("cannot write '", dir,
+                                      "/mlp.o': it is a symbolic link (name its target instead)"));
+  std::ifstream victim(dir + "/victim");
+  std::stringstream bytes;
+  bytes << victim.rdbuf();
+  EXPECT_EQ(bytes.str(), "precious");
 }
 
 // The runtime decides "can this CPU run it" without LLVM; it must agree with LLVM's own host

@@ -44,7 +44,7 @@ struct SourceLoc {
 // Bytes of a constant: inline (little-endian, contiguous) or a reference to external data.
 struct ConstantData {
   std::string raw;            // used when external_path is empty
-  std::string external_path;  // relative to the graph file's folder
+  std::string external_path;  // relative to the graph file's folder (io/data_path.h's rules)
   int64_t external_offset = 0;
   int64_t external_length = 0;
   bool is_external() const { return !external_path.empty(); }
@@ -190,7 +190,8 @@ class Graph {
   // Lossless conversion to the protobuf contract.
   proto::Graph ToProto() const;
   // Rebuilds the graph from a proto. Structural problems (duplicate or undefined value ids,
-  // malformed types or attributes) are InvalidArgument naming the node. Op semantics are not
+  // malformed types or attributes, an external data path outside the graph's folder, see
+  // io/data_path.h) are InvalidArgument naming the node. Op semantics are not
   // checked here: run Verify (ir/verifier.h) for that.
   static absl::StatusOr<Graph> FromProto(const proto::Graph& proto);
 

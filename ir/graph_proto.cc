@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "io/data_path.h"
 #include "ir/check.h"
 #include "ir/graph.h"
 
@@ -174,6 +175,11 @@ absl::StatusOr<Graph> Graph::FromProto(const proto::Graph& p) {
     ConstantData data;
     if (c.has_external()) {
       if (c.external().path().empty()) return Err(where, "external data has no path");
+      // The same rules as the ONNX importer's (io/data_path.h): a graph reads only files in
+      // its own folder.
+      if (absl::Status s = CheckDataPath(c.external().path()); !s.ok()) {
+        return Err(absl::StrCat("constant %", c.value().id()), s.message());
+      }
       if (c.external().offset() < 0 || c.external().length() < 0) {
         return Err(where, "external data has a negative offset or length");
       }

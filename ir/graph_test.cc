@@ -203,5 +203,28 @@ TEST(GraphTest, FromProtoErrors) {
                        "guard 0 is malformed");
 }
 
+// A graph reads only files in its own folder (io/data_path.h): one test per bad path.
+TEST(GraphTest, FromProtoRejectsAnAbsoluteExternalPath) {
+  ExpectFromProtoError(
+      [](proto::Graph& p) { p.mutable_constants(1)->mutable_external()->set_path("/etc/passwd"); },
+      "constant %2: external data path '/etc/passwd' must be relative to the model's folder");
+}
+
+TEST(GraphTest, FromProtoRejectsAnExternalPathWithDotDot) {
+  ExpectFromProtoError(
+      [](proto::Graph& p) {
+        p.mutable_constants(1)->mutable_external()->set_path("../../../../../etc/passwd");
+      },
+      "constant %2: external data path '../../../../../etc/passwd' must not contain '..' (it "
+      "would leave the model's folder)");
+}
+
+TEST(GraphTest, FromProtoRejectsAnExternalPathWithDotDotInside) {
+  ExpectFromProtoError(
+      [](proto::Graph& p) { p.mutable_constants(1)->mutable_external()->set_path("a/../../w"); },
+      "constant %2: external data path 'a/../../w' must not contain '..' (it would leave the "
+      "model's folder)");
+}
+
 }  // namespace
 }  // namespace coil

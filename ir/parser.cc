@@ -17,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "io/data_path.h"
 #include "ir/internal/text_lexer.h"
 
 namespace coil {
@@ -489,6 +490,7 @@ class Parser {
       const Token& path_token = Peek();
       COIL_PARSE_TRY(ParseString(path, "the external data's path (string)"));
       if (path.empty()) return ErrorAt(path_token, "external data has an empty path");
+      if (absl::Status s = CheckDataPath(path); !s.ok()) return ErrorAt(path_token, s.message());
       int64_t offset = 0, length = 0;
       COIL_PARSE_TRY(ExpectWord("offset", "after the path"));
       const Token& offset_token = Peek();

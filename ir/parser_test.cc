@@ -288,6 +288,11 @@ TEST(ParserTest, Errors) {
        "2:3: constant %0 of type f32[2] needs 8 bytes, has 2"},
       {"graph @g() {\n  %0: f32[s] = constant external \"w\" offset 0 length 4\n}",
        "2:3: constant %0 has a symbolic type"},
+      {"graph @g() {\n  %0: u8[4] = constant external \"/etc/passwd\" offset 0 length 4\n}",
+       "2:33: external data path '/etc/passwd' must be relative to the model's folder"},
+      {"graph @g() {\n  %0: u8[4] = constant external \"../../etc/passwd\" offset 0 length 4\n}",
+       "2:33: external data path '../../etc/passwd' must not contain '..' (it would leave the "
+       "model's folder)"},
       {"graph @g() {\n  %0: u8[1] = constant dense \"0g\"\n}",
        "2:30: constant bytes must be hex digits"},
       {"graph @g() {\n  %0: f32[] = x() {a = 1, a = 2}\n}", "2:27: attribute 'a' given twice"},

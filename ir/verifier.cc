@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "io/data_path.h"
 
 namespace coil {
 namespace {
@@ -53,6 +54,11 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
     if (!v->type().IsStatic()) {
       return absl::InvalidArgumentError(
           absl::StrCat("constant %", v->id(), " has symbolic type ", v->type().ToString()));
+    }
+    if (v->constant().is_external()) {
+      if (absl::Status s = CheckDataPath(v->constant().external_path); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("constant %", v->id(), ": ", s.message()));
+      }
     }
     defined.insert(v);
   }

@@ -98,6 +98,28 @@ TEST(VerifierTest, HugeSizeAttribute) {
   }
 }
 
+// A graph built in memory (never through FromProto) is held to the same external path rules.
+TEST(VerifierTest, ExternalConstantOutsideTheGraphsFolder) {
+  Graph g("g");
+  ConstantData d;
+  d.external_path = "/etc/passwd";
+  d.external_length = 16;
+  g.SetOutputs({g.AddConstant(TensorType(proto::UINT8, {16}), d)});
+  ExpectError(g, TestRegistry(),
+              "constant %0: external data path '/etc/passwd' must be relative to the model's folder");
+}
+
+TEST(VerifierTest, ExternalConstantWithDotDot) {
+  Graph g("g");
+  ConstantData d;
+  d.external_path = "data/../../secret";
+  d.external_length = 16;
+  g.SetOutputs({g.AddConstant(TensorType(proto::UINT8, {16}), d)});
+  ExpectError(g, TestRegistry(),
+              "constant %0: external data path 'data/../../secret' must not contain '..' (it "
+              "would leave the model's folder)");
+}
+
 TEST(VerifierTest, SymbolicConstant) {
   Graph g("g");
   g.AddConstant(F32({SymExpr::Symbol("s0")}), ConstantData{});

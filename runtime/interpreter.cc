@@ -1,11 +1,10 @@
 // Reference interpreter: symbol binding, constant loading, node-by-node execution.
 #include "runtime/interpreter.h"
 
-#include <fstream>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "io/data_path.h"
 #include "ir/op_registry.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"
@@ -126,21 +125,15 @@ absl::StatusOr<HostTensor> LoadConstant(const Value& constant, const std::string
   std::vector<int64_t> shape = *t.StaticShape();
   const ConstantData& d = constant.constant();
   if (!d.is_external()) return HostTensor::FromBytes(t.dtype, shape, d.raw);
-  std::string path = dir.empty() ? d.external_path : absl::StrCat(dir, "/", d.external_path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    return absl::NotFoundError(absl::StrCat("constant %", constant.id(), ": cannot open external data '",
-                                            path, "'"));
+  // The path rules are checked again here, where the bytes are read (a graph built in memory
+  // never went through Graph::FromProto).
+  absl::StatusOr<std::string> bytes =
+      ReadDataFile(dir, d.external_path, d.external_offset, d.external_length);
+  if (!bytes.ok()) {
+    return absl::Status(bytes.status().code(), absl::StrCat("constant %", constant.id(), ": ",
+                                                            bytes.status().message()));
   }
-  std::string bytes(d.external_length, '\0');
-  f.seekg(d.external_offset);
-  f.read(bytes.data(), d.external_length);
-  if (f.gcount() != d.external_length) {
-    return absl::DataLossError(absl::StrCat("constant %", constant.id(), ": external data '", path,
-                                            "' is shorter than offset ", d.external_offset,
-                                            " + length ", d.external_length));
-  }
-  return HostTensor::FromBytes(t.dtype, shape, std::move(bytes));
+  return HostTensor::FromBytes(t.dtype, shape, *std::move(bytes));
 }
 
 absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,

@@ -47,7 +47,10 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindSymbols(
 // constants). Errors name the attribute and the unbound symbol.
 absl::Status BindSymAttrs(AttrMap& attrs, const absl::flat_hash_map<std::string, int64_t>& bindings);
 
-// Loads a constant's data (inline or external) as a tensor.
+// Loads a constant's data (inline or external) as a tensor. External data is read with
+// io/data_path.h's ReadDataFile relative to `external_data_dir`: a path outside that folder
+// is InvalidArgument, a missing file NotFound, anything but a regular file InvalidArgument, a
+// file too short DataLoss; each message starts "constant %ID: ".
 absl::StatusOr<HostTensor> LoadConstant(const Value& constant,
                                         const std::string& external_data_dir);
 

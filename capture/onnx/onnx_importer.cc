@@ -3,7 +3,6 @@
 #include "capture/onnx/onnx_importer.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +10,7 @@
 #include "capture/onnx/internal/op_table.h"
 #include "capture/onnx/internal/tensor_data.h"
 #include "capture/onnx/onnx/onnx.pb.h"
+#include "io/read_file.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
 
@@ -203,18 +203,13 @@ absl::StatusOr<proto::Graph> ImportOnnxModel(absl::string_view model_bytes,
 
 absl::StatusOr<Graph> ImportOnnxFileAsGraph(const std::string& path, ImportOptions options) {
   // The whole file in one buffer of its size (a 46 MB model is not copied through a growing
-  // stream buffer).
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  const std::streamoff size = in.tellg();
-  if (size < 0) return absl::InternalError(absl::StrCat("cannot read ", path));
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size)) return absl::InternalError(absl::StrCat("cannot read ", path));
+  // stream buffer); a folder, a FIFO or an endless device is an error (io/read_file.h).
+  absl::StatusOr<std::string> bytes = ReadInputFile(path);
+  if (!bytes.ok()) return bytes.status();
   if (options.external_data_dir.empty()) {
     options.external_data_dir = std::filesystem::path(path).parent_path().string();
   }
-  return ImportOnnxModelAsGraph(bytes, options);
+  return ImportOnnxModelAsGraph(*bytes, options);
 }
 
 absl::StatusOr<proto::Graph> ImportOnnxFile(const std::string& path, ImportOptions options) {

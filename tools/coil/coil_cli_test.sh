@@ -87,5 +87,45 @@ check wrong_input_shape 1 'dimension 1 is 2, the graph expects 4' -- $coil run "
 check unknown_command 2 "unknown command 'frob'" -- $coil frob
 check unknown_flag 1 'unknown flag --bogus' -- $coil run "$tmp/mlp.txt" --bogus
 
+# Expected errors, one per hostile input (issue 15): a graph reads only files in its own folder.
+printf 'graph @g() {\n  %%0 "w": u8[16] = constant external "/etc/passwd" offset 0 length 16\n  return %%0\n}\n' > "$tmp/abs.txt"
+check external_absolute 1 "abs.txt:2:38: external data path '/etc/passwd' must be relative to the model's folder" -- $coil verify "$tmp/abs.txt"
+check external_absolute_run 1 "must be relative to the model's folder" -- $coil run "$tmp/abs.txt" --save "$tmp/leak_"
+[ ! -e "$tmp/leak_0.pb" ] && echo "ok   external_absolute_nothing_saved" || { echo "FAIL external_absolute_nothing_saved"; fails=$((fails + 1)); }
+sed 's|"/etc/passwd"|"../../../../../etc/passwd"|' "$tmp/abs.txt" > "$tmp/dotdot.txt"
+check external_dotdot 1 "dotdot.txt:2:38: external data path '../../../../../etc/passwd' must not contain '..' \(it would leave the model's folder\)" -- $coil verify "$tmp/dotdot.txt"
+# The same in a binary graph: Graph::FromProto refuses it.
+mkdir -p "$tmp/ext"
+printf 'graph @g() {\n  %%0 "w": u8[4] = constant external "data_passwd" offset 0 length 4\n  return %%0\n}\n' > "$tmp/ext/g.txt"
+printf 'abcd' > "$tmp/ext/data_passwd"
+check external_inside 0 'output 0: u8\[4\] sum=394 ' -- $coil run "$tmp/ext/g.txt"
+$coil decompose "$tmp/ext/g.txt" -o "$tmp/ext/g.pb" >/dev/null 2>&1
+sed 's|data_passwd|/etc/passwd|' "$tmp/ext/g.pb" > "$tmp/ext/abs.pb"
+check external_absolute_pb 1 "abs.pb: constant %0: external data path '/etc/passwd' must be relative" -- $coil verify "$tmp/ext/abs.pb"
+mkdir -p "$tmp/ext/dir.bin"
+sed 's|data_passwd|dir.bin|' "$tmp/ext/g.txt" > "$tmp/ext/dir.txt"
+check external_directory 1 "constant %0: cannot read '$tmp/ext/dir.bin': it is a directory, not a file" -- $coil run "$tmp/ext/dir.txt"
+
+# Input files: regular files, or pipes and devices up to 64 MiB; a folder is an error.
+mkdir -p "$tmp/dir.pb"
+check input_directory 1 "cannot read '$tmp/dir.pb': it is a directory, not a file" -- $coil verify "$tmp/dir.pb"
+check input_endless_device 1 "cannot read '/dev/zero': it is not a regular file and has more than 67108864 bytes" -- $coil print /dev/zero
+check input_pipe 0 'aten.relu\(%2\)' -- $coil print <(cat "$tmp/mlp.txt")
+: > "$tmp/empty.pb"
+check input_empty 1 'empty.pb: the file is empty \(neither text IR nor a serialized coil.proto.Graph\)' -- $coil verify "$tmp/empty.pb"
+rm -f "$tmp/fifo.pb"; mkfifo "$tmp/fifo.pb"
+check input_fifo_without_writer 1 'fifo.pb: the file is empty' -- timeout 10 $coil verify "$tmp/fifo.pb"
+
+# Outputs: written atomically, every write checked, never through a link or onto a device.
+check output_device 1 "cannot write '/dev/full': it is not a regular file \(a character device\)" -- $coil decompose "$tmp/mlp.txt" -o /dev/full
+check stdout_full 1 'cannot write the standard output: No space left on device' -- sh -c "$coil print '$tmp/mlp.txt' > /dev/full"
+printf 'precious' > "$tmp/victim"; ln -sf "$tmp/victim" "$tmp/link.pb"
+check output_symlink 1 "cannot write '$tmp/link.pb': it is a symbolic link \(name its target instead\)" -- $coil decompose "$tmp/mlp.txt" -o "$tmp/link.pb"
+[ "$(cat "$tmp/victim")" = precious ] && echo "ok   output_symlink_target_kept" || { echo "FAIL output_symlink_target_kept"; fails=$((fails + 1)); }
+printf 'old' > "$tmp/small.pb"
+check output_write_error 1 "cannot write '$tmp/small.pb': File too large" -- bash -c "trap '' XFSZ; ulimit -f 0; exec $coil decompose '$tmp/mlp.txt' -o '$tmp/small.pb'"
+[ "$(cat "$tmp/small.pb")" = old ] && echo "ok   output_write_error_kept_old" || { echo "FAIL output_write_error_kept_old"; fails=$((fails + 1)); }
+check save_write_error 1 "cannot write '$tmp/saved_0.pb': File too large" -- bash -c "trap '' XFSZ; ulimit -f 0; exec $coil run '$tmp/mlp.txt' --save '$tmp/saved_'"
+
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/numbers.h"
@@ -106,6 +107,10 @@ int RunCommand(const std::vector<std::string>& argv) {
   }
   InterpreterOptions options;
   options.float64 = args->Has("float64");
+  // External constants are relative to the graph file's folder (graph.proto).
+  const std::string graph_dir =
+      std::filesystem::path(args->positional[0]).parent_path().string();
+  options.external_data_dir = graph_dir;
   std::string backend = args->Get("backend", "reference");
   RunOptions run;
   if (args->values.count("repeat") && (!absl::SimpleAtoi(args->Get("repeat"), &run.repeat) ||
@@ -131,6 +136,7 @@ int RunCommand(const std::vector<std::string>& argv) {
   if (args->Has("check")) {
     InterpreterOptions oracle;
     oracle.float64 = true;
+    oracle.external_data_dir = graph_dir;
     absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, oracle_inputs, oracle);
     if (!want.ok()) return Fail(want.status());
     for (size_t i = 0; i < outs->size(); ++i) {

@@ -1,7 +1,6 @@
 // Graph file loading for the CLI.
 #include "tools/coil/graph_io.h"
 
-#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -12,24 +11,16 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "capture/onnx/onnx_importer.h"
+#include "io/read_file.h"
+#include "io/write_file.h"
 #include "ir/parser.h"
 
 namespace coil::cli {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+absl::StatusOr<std::string> ReadFile(const std::string& path) { return ReadInputFile(path); }
 
 absl::Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!f) return absl::DataLossError(absl::StrCat("short write to '", path, "'"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, bytes);
 }
 
 namespace {
@@ -64,6 +55,11 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path) {
   }
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
+  if (bytes->empty()) {
+    // An empty proto parses as an empty graph: say what happened instead of "ok (0 nodes)".
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": the file is empty (neither text IR nor a serialized coil.proto.Graph)"));
+  }
   if (LooksLikeText(*bytes)) {
     absl::StatusOr<Graph> g = ParseGraph(*bytes);
     if (!g.ok()) {

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -205,6 +206,69 @@ class InspectExport(unittest.TestCase):
         code, _, stderr = run(d, "--export", os.path.join(TMP, "no", "such", "dir", "x.html"))
         self.assertEqual(code, 1)
         self.assertIn("cannot write", stderr)
+
+
+class InspectExportSafety(unittest.TestCase):
+    """Expected errors and leftovers of --export (it once wrote through a fixed FILE.tmp,
+    following links, and renamed over device nodes)."""
+
+    def source(self, name):
+        d = os.path.join(TMP, name)
+        os.makedirs(d, exist_ok=True)
+        write(os.path.join(d, "report.pb"), b"x")
+        return d
+
+    def test_a_link_named_like_the_old_temporary_is_not_followed(self):
+        d = self.source("safety1")
+        victim = os.path.join(d, "victim.txt")
+        write(victim, b"precious")
+        out = os.path.join(d, "out.html")
+        os.symlink(victim, out + ".tmp")
+        code, _, stderr = run(d, "--export", out)
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(open(victim, "rb").read(), b"precious")
+        self.assertTrue(os.path.islink(out + ".tmp"))
+        self.assertEqual(sorted(os.listdir(d)), ["out.html", "out.html.tmp", "report.pb",
+                                                 "victim.txt"])
+
+    def test_an_existing_tmp_file_is_kept(self):
+        d = self.source("safety2")
+        write(os.path.join(d, "notes.html.tmp"), b"my notes")
+        code, _, stderr = run(d, "--export", os.path.join(d, "notes.html"))
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(open(os.path.join(d, "notes.html.tmp"), "rb").read(), b"my notes")
+
+    def test_a_symbolic_link_target_is_refused(self):
+        d = self.source("safety3")
+        victim = os.path.join(d, "victim.txt")
+        write(victim, b"precious")
+        out = os.path.join(d, "out.html")
+        os.symlink(victim, out)
+        code, _, stderr = run(d, "--export", out)
+        self.assertEqual(code, 1)
+        self.assertIn("coil inspect: cannot write '%s': it is a symbolic link (name its target "
+                      "instead)" % out, stderr)
+        self.assertEqual(open(victim, "rb").read(), b"precious")
+
+    def test_a_device_node_target_is_refused(self):
+        d = self.source("safety4")
+        code, _, stderr = run(d, "--export", "/dev/null")
+        self.assertEqual(code, 1)
+        self.assertIn("coil inspect: cannot write '/dev/null': it is not a regular file (a "
+                      "character device)", stderr)
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+
+    def test_a_folder_target_is_refused(self):
+        d = self.source("safety5")
+        code, _, stderr = run(d, "--export", d)
+        self.assertEqual(code, 1)
+        self.assertIn("coil inspect: cannot write '%s': it is a directory" % d, stderr)
+
+    def test_a_folder_as_page_is_refused(self):
+        d = self.source("safety6")
+        code, _, stderr = run(d, "--page", d, "--export", os.path.join(d, "p.html"))
+        self.assertEqual(code, 1)
+        self.assertIn("--page: cannot read '%s': it is a directory, not a file" % d, stderr)
 
 
 class InspectErrors(unittest.TestCase):

@@ -4,14 +4,13 @@
 
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "io/read_file.h"
+#include "io/write_file.h"
 #include "tools/coil/args.h"
 #include "tools/coil/inspect_export.h"
 #include "tools/coil/inspect_server.h"
@@ -37,37 +36,6 @@ int Fail(absl::string_view message) {
   return 1;
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-// Writes through a temporary file and a rename, so a failed export leaves no half file.
-absl::Status WriteAtomically(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      return absl::DataLossError(absl::StrCat("short write to '", tmp, "'"));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot move '", tmp, "' to '", path, "': ", ec.message()));
-  }
-  return absl::OkStatus();
-}
-
 int Export(const InspectSite& site, const std::string& out_path) {
   absl::StatusOr<InspectSite::Listing> listing = site.List();
   if (!listing.ok()) return Fail(listing.status().message());
@@ -76,7 +44,8 @@ int Export(const InspectSite& site, const std::string& out_path) {
   if (!bytes.ok()) return Fail(bytes.status().message());
   absl::StatusOr<std::string> html = EmbedReport(site.page(), name, *bytes);
   if (!html.ok()) return Fail(html.status().message());
-  if (absl::Status s = WriteAtomically(out_path, *html); !s.ok()) return Fail(s.message());
+  // No fixed FILE.tmp, no following a link, no replacing a device node (io/write_file.h).
+  if (absl::Status s = WriteFileAtomically(out_path, *html); !s.ok()) return Fail(s.message());
   std::cerr << "coil inspect: wrote " << out_path << " (" << html->size() << " bytes): the page + "
             << name << " (" << bytes->size() << " bytes)\n";
   if (listing->files.size() > 1) {
@@ -144,7 +113,7 @@ int InspectCommand(const std::vector<std::string>& argv) {
   }
   std::string page(InspectorPage());
   if (args->values.count("page")) {
-    absl::StatusOr<std::string> custom = ReadWholeFile(args->Get("page"));
+    absl::StatusOr<std::string> custom = ReadInputFile(args->Get("page"));
     if (!custom.ok()) return Fail(absl::StrCat("--page: ", custom.status().message()));
     page = *std::move(custom);
   }

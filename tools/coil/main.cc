@@ -1,5 +1,8 @@
 // coil: the command-line entry point. `coil help` lists the commands.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -38,9 +41,7 @@ int Help() {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Dispatch(int argc, char** argv) {
   if (argc < 2) return Help();
   std::string command = argv[1];
   std::vector<std::string> rest(argv + 2, argv + argc);
@@ -62,4 +63,21 @@ int main(int argc, char** argv) {
   if (command == "help" || command == "--help" || command == "-h") return Help();
   std::fprintf(stderr, "coil: unknown command '%s' (try coil help)\n", command.c_str());
   return 2;
+}
+
+}  // namespace
+
+// Output on stdout counts like a file: a write error (a full disk, /dev/full) is reported and
+// fails the command, instead of being lost in the final flush.
+int main(int argc, char** argv) {
+  int status = Dispatch(argc, argv);
+  errno = 0;
+  std::cout.flush();
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail();
+  if (failed && status == 0) {
+    std::fprintf(stderr, "coil: cannot write the standard output%s%s\n", errno != 0 ? ": " : "",
+                 errno != 0 ? std::strerror(errno) : "");
+    return 1;
+  }
+  return status;
 }

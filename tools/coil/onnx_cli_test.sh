@@ -25,6 +25,12 @@ check print_imported 0 'aten\.relu' -- $coil print "$tmp/relu.pb"
 check run_onnx 0 'output 0: f32\[3, 4, 5\]' -- $coil run "$relu" --seed 1
 check import_usage 2 'usage: coil import' -- $coil import "$relu"
 check import_missing 1 "nope.onnx" -- $coil import "$tmp/nope.onnx" --text
+# Expected errors (issue 15): a folder as the model, and an output that cannot be written.
+mkdir -p "$tmp/dir.onnx"
+check import_directory 1 "cannot read '$tmp/dir.onnx': it is a directory, not a file" -- $coil import "$tmp/dir.onnx" --text
+check import_to_device 1 "cannot write '/dev/full': it is not a regular file \(a character device\)" -- $coil import "$relu" -o /dev/full
+check import_write_error 1 "cannot write '$tmp/full.pb': File too large" -- bash -c "trap '' XFSZ; ulimit -f 0; exec $coil import '$relu' -o '$tmp/full.pb'"
+check import_text_to_full 1 'cannot write the standard output: No space left on device' -- sh -c "$coil import '$relu' --text > /dev/full"
 
 # A small suite: two real tests, a broken model (failed) and a sequence model (unsupported).
 mkdir -p "$tmp/suite"

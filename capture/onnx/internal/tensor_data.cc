@@ -2,12 +2,11 @@
 #include "capture/onnx/internal/tensor_data.h"
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "io/data_path.h"
 
 namespace coil::onnx_internal {
 namespace {
@@ -83,11 +82,8 @@ absl::StatusOr<std::string> ExternalBytes(const TensorProto& t, const std::strin
     }
   }
   if (location.empty()) return Bad(t, "external data without a location");
-  std::filesystem::path rel(location);
-  if (rel.is_absolute()) return Bad(t, "external data location must be relative");
-  for (const auto& part : rel) {
-    if (part == "..") return Bad(t, "external data location must not leave the model's folder");
-  }
+  // The rules every model's data files follow (io/data_path.h), coil graphs' included.
+  if (absl::Status s = CheckDataPath(location); !s.ok()) return Bad(t, s.message());
   if (length < 0) length = expected;
   if (length != expected) {
     return Bad(t, absl::StrCat("external data length ", length, " does not match ", expected,
@@ -99,20 +95,12 @@ absl::StatusOr<std::string> ExternalBytes(const TensorProto& t, const std::strin
     reference->external_length = length;
     return std::string();
   }
-  std::filesystem::path path = dir.empty() ? rel : std::filesystem::path(dir) / rel;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Bad(t, absl::StrCat("cannot open external data file ", path.string()));
-  in.seekg(0, std::ios::end);
-  int64_t size = static_cast<int64_t>(in.tellg());
-  if (offset > size || length > size - offset) {
-    return Bad(t, absl::StrCat("external data [", offset, ", ", offset + length, ") is past the end of ",
-                               path.string(), " (", size, " bytes)"));
+  absl::StatusOr<std::string> bytes = ReadDataFile(dir, location, offset, length);
+  if (!bytes.ok()) {
+    return absl::Status(bytes.status().code(), absl::StrCat("initializer '", t.name(), "': ",
+                                                            bytes.status().message()));
   }
-  std::string out(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(out.data(), length);
-  if (!in) return Bad(t, absl::StrCat("cannot read external data from ", path.string()));
-  return out;
+  return bytes;
 }
 
 }  // namespace
