@@ -173,6 +173,11 @@ absl::StatusOr<Graph> Graph::FromProto(const proto::Graph& p) {
     if (!t.ok()) return t.status();
     if (!t->IsStatic()) return Err(where, "constant has a symbolic shape");
     ConstantData data;
+    if (c.data_case() == proto::Constant::kByReference) {
+      return Err(where, absl::StrCat("constant %", c.value().id(),
+                                     " is stored by reference (its bytes are in another artifact):"
+                                     " resolve it first (ir/constant_refs.h)"));
+    }
     if (c.has_external()) {
       if (c.external().path().empty()) return Err(where, "external data has no path");
       // The same rules as the ONNX importer's (io/data_path.h): a graph reads only files in

@@ -16,6 +16,8 @@ namespace {
 
 int64_t ConstantBytes(const proto::Constant& c) {
   if (c.has_external()) return c.external().length();
+  // Stored once per report: the bytes are in an earlier stage's artifact.
+  if (c.has_by_reference()) return c.by_reference().length();
   return static_cast<int64_t>(c.raw().size());
 }
 

@@ -38,7 +38,9 @@ void WriteSummaryJson(const proto::Graph& graph, JsonWriter& w) {
   int64_t constant_bytes = 0;
   for (const proto::Constant& c : graph.constants()) {
     constant_bytes +=
-        c.has_external() ? c.external().length() : static_cast<int64_t>(c.raw().size());
+        c.has_external()       ? c.external().length()
+        : c.has_by_reference() ? c.by_reference().length()
+                               : static_cast<int64_t>(c.raw().size());
   }
   w.BeginObject();
   w.Field("nodes", graph.nodes_size());

@@ -22,6 +22,7 @@
 #include "codegen_cpu/codegen_cpu.h"
 #include "codegen_cpu/cpu_program.h"
 #include "inductor/schedule.h"
+#include "ir/constant_refs.h"
 #include "ir/printer.h"
 #include "ir/proto/report.pb.h"
 #include "ir/verifier.h"
@@ -240,28 +241,49 @@ class CompileRun {
     if (!outcome.ok() && !has_error_log_) {
       Log("error", absl::StrCat(stage_, ": ", outcome.message()));
     }
+    driver::StoreConstantsOnce(report_);
+    // Stage files stand alone: constants the report stores once are put back into each.
     int files = 0;
+    ConstantStore constants;
     for (int i = 0; i < report_.stages_size(); ++i) {
       const proto::StageArtifact& a = report_.stages(i);
       const std::string base =
           absl::StrFormat("%s/%02d_%s", flags_.dump_dir, i + 1, a.stage());
       std::vector<std::pair<std::string, std::string>> out;
       if (a.has_graph()) {
-        out.push_back({".pb", a.graph().SerializeAsString()});
-        absl::StatusOr<Graph> g = Graph::FromProto(a.graph());
+        proto::Graph graph = a.graph();
+        if (absl::Status s = ResolveConstantReferences(graph, constants); !s.ok()) return s;
+        out.push_back({".pb", graph.SerializeAsString()});
+        absl::StatusOr<Graph> g = Graph::FromProto(graph);
         if (g.ok()) out.push_back({".txt", PrintGraph(*g)});
       } else if (a.has_schedule()) {
-        out.push_back({".schedule.pb", a.schedule().SerializeAsString()});
-        out.push_back({".txt", inductor::SummarizeSchedule(a.schedule())});
+        proto::Schedule schedule = a.schedule();
+        if (absl::Status s = ResolveConstantReferences(*schedule.mutable_graph(), constants);
+            !s.ok()) {
+          return s;
+        }
+        out.push_back({".schedule.pb", schedule.SerializeAsString()});
+        out.push_back({".txt", inductor::SummarizeSchedule(schedule)});
       } else if (a.has_kernel_module()) {
-        out.push_back({".module.pb", a.kernel_module().SerializeAsString()});
-        out.push_back({".kernels.ll", KernelsText(a.kernel_module())});
-        out.push_back({".o", a.kernel_module().object_code()});
+        proto::KernelModule module = a.kernel_module();
+        if (absl::Status s = ResolveConstantReferences(
+                *module.mutable_schedule()->mutable_graph(), constants);
+            !s.ok()) {
+          return s;
+        }
+        out.push_back({".module.pb", module.SerializeAsString()});
+        out.push_back({".kernels.ll", KernelsText(module)});
+        out.push_back({".o", module.object_code()});
       }
       for (const auto& [suffix, bytes] : out) {
         if (absl::Status s = WriteFile(base + suffix, bytes); !s.ok()) return s;
         ++files;
       }
+      const proto::Graph* held = a.has_graph()      ? &a.graph()
+                                 : a.has_schedule() ? &a.schedule().graph()
+                                 : a.has_kernel_module() ? &a.kernel_module().schedule().graph()
+                                                         : nullptr;
+      if (held != nullptr) constants.AddGraph(*held);
     }
     const std::string path = flags_.dump_dir + "/report.pb";
     if (absl::Status s = WriteFile(path, report_.SerializeAsString()); !s.ok()) return s;

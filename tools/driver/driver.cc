@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/constant_refs.h"
 #include "ir/graph_hash.h"
 #include "ir/pass_pipeline.h"
 #include "ir/verifier.h"
@@ -108,8 +109,10 @@ class Compilation {
     if (CacheUsable()) {
       t = Clock::now();
       result_.cache_key = CacheKey(graph, options_);
+      // Entries hold code and plan, not the input's weights: remember what the input holds.
+      if (!result_.cache_key.empty()) input_constants_.AddDigests(graph);
       Done("cache key", t, "structural hash of the graph and its constants", false);
-      if (absl::Status s = TryCacheHit(); !s.ok() || result_.cache_hit) return s;
+      if (absl::Status s = TryCacheHit(graph); !s.ok() || result_.cache_hit) return s;
     }
 
     t = Clock::now();
@@ -159,10 +162,20 @@ class Compilation {
     }
     if (!result_.cache_key.empty()) {
       t = Clock::now();
-      if (absl::Status s = options_.cache->Store(result_.cache_key, *module); !s.ok()) {
-        WarnOnce(std::string(s.message()));
-      }
-      Done("cache store", t, options_.cache->EntryPath(result_.cache_key), false);
+      // The input graph's constants are stored by reference (the next compile of this graph
+      // holds them); constants the compile made (folded ones) are stored whole.
+      std::vector<DetachedConstant> lent =
+          DetachKnownConstants(*module->mutable_schedule()->mutable_graph(), input_constants_);
+      int64_t lent_bytes = 0;
+      for (const DetachedConstant& d : lent) lent_bytes += static_cast<int64_t>(d.bytes.size());
+      absl::Status stored = options_.cache->Store(result_.cache_key, *module);
+      const int64_t entry_bytes = static_cast<int64_t>(module->ByteSizeLong());
+      ReattachConstants(lent);
+      if (!stored.ok()) WarnOnce(std::string(stored.message()));
+      Done("cache store", t,
+           absl::StrCat(options_.cache->EntryPath(result_.cache_key), ": ", entry_bytes,
+                        " B; ", lent_bytes, " B of the input's constants by reference"),
+           false);
     }
     result_.module = *std::move(module);
     if (options_.stop_after == Stage::kCodegen) return absl::OkStatus();
@@ -175,7 +188,7 @@ class Compilation {
            options_.stop_after >= Stage::kCodegen;
   }
 
-  absl::Status TryCacheHit() {
+  absl::Status TryCacheHit(const Graph& graph) {
     if (result_.cache_key.empty()) return absl::OkStatus();  // bypassed
     auto t = Clock::now();
     absl::StatusOr<std::optional<proto::KernelModule>> cached =
@@ -184,6 +197,20 @@ class Compilation {
       WarnOnce(std::string(cached.status().message()));
       Done("cache lookup", t, "error", false);
       return absl::OkStatus();
+    }
+    if (cached->has_value()) {
+      // The entry's references to the input's constants get the bytes back from the input.
+      proto::Graph& entry_graph = *(*cached)->mutable_schedule()->mutable_graph();
+      if (HasConstantReferences(entry_graph)) {
+        ConstantStore weights;
+        weights.AddGraph(graph);
+        if (absl::Status s = ResolveConstantReferences(entry_graph, weights); !s.ok()) {
+          std::fprintf(stderr, "coil: cached module %s is unusable (%s); rebuilding\n",
+                       options_.cache->EntryPath(result_.cache_key).c_str(),
+                       std::string(s.message()).c_str());
+          cached->reset();
+        }
+      }
     }
     Done("cache lookup", t, cached->has_value() ? "hit" : "miss", false);
     result_.report.mutable_options()->insert(
@@ -274,11 +301,32 @@ class Compilation {
   CompileResult& result_;
   PassPipelineOptions passes_;
   bool imported_ = false;
+  ConstantStore input_constants_;  // digests of the input graph's constants (cache entries)
 };
+
+}  // namespace
+
+void StoreConstantsOnce(proto::CompileReport& report) {
+  ConstantStore earlier;
+  for (proto::StageArtifact& a : *report.mutable_stages()) {
+    proto::Graph* g = a.has_graph()           ? a.mutable_graph()
+                      : a.has_schedule()      ? a.mutable_schedule()->mutable_graph()
+                      : a.has_kernel_module() ? a.mutable_kernel_module()
+                                                    ->mutable_schedule()
+                                                    ->mutable_graph()
+                                              : nullptr;
+    if (g == nullptr) continue;
+    ReferenceKnownConstants(*g, earlier);
+    earlier.AddGraph(*g);
+  }
+}
+
+namespace {
 
 absl::Status Failed(const absl::Status& s, CompileResult& result,
                     proto::CompileReport* report_on_error) {
   if (report_on_error != nullptr) {
+    StoreConstantsOnce(result.report);
     proto::LogLine* line = result.report.add_logs();
     line->set_channel("error");
     line->set_text(std::string(s.message()));
@@ -327,6 +375,7 @@ absl::StatusOr<CompileResult> CompileGraph(Graph graph, const DriverOptions& opt
   if (absl::Status s = compilation.Run(graph); !s.ok()) {
     return Failed(s, result, report_on_error);
   }
+  StoreConstantsOnce(result.report);
   return result;
 }
 
@@ -342,6 +391,7 @@ absl::StatusOr<CompileResult> CompileImported(const Importer& import, const Driv
   absl::Status s = compilation.Import(import, graph);
   if (s.ok()) s = compilation.Run(graph);
   if (!s.ok()) return Failed(s, result, report_on_error);
+  StoreConstantsOnce(result.report);
   return result;
 }
 

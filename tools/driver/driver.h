@@ -24,6 +24,12 @@
 // (target, versions, host CPU), through runtime/compile_cache.h's CacheKeyOf. Graphs with
 // external constants bypass the cache (their files could change under one key). Cache I/O
 // errors never fail a compile (a warning on stderr); a hit that does not load is rebuilt.
+// Entries hold code and plan, not the input's weights: a constant of the input graph is stored
+// as a ConstantRef (ir/constant_refs.h) and a hit takes its bytes from the graph being compiled;
+// constants the compile made (folded ones) are stored whole.
+//
+// Reports hold each constant's bytes once: an artifact refers to constants an earlier artifact
+// holds (resolve with ir/constant_refs.h before Graph::FromProto).
 #ifndef COIL_TOOLS_DRIVER_DRIVER_H_
 #define COIL_TOOLS_DRIVER_DRIVER_H_
 
@@ -110,6 +116,11 @@ absl::StatusOr<CompileResult> CompileImported(const Importer& import, const Driv
 
 // The cache key CompileGraph uses for `graph`; "" when it bypasses the cache.
 std::string CacheKey(const Graph& graph, const DriverOptions& options);
+
+// Each constant's bytes once per report: an artifact's graph refers (ConstantRef) to constants
+// an earlier artifact holds. CompileGraph does this to its report; callers that append
+// artifacts call it again.
+void StoreConstantsOnce(proto::CompileReport& report);
 
 // Stage names, as in reports: "codegen_" + backend name for kCodegen.
 std::string StageName(Stage stage, const Backend& backend);

@@ -5,6 +5,7 @@
 #include "tools/driver/driver.h"
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/constant_refs.h"
 #include "ir/parser.h"
 #include "runtime/compile_cache.h"
 #include "runtime/host_tensor.h"
@@ -249,6 +251,76 @@ TEST(DriverTest, CodeForAnotherCpuIsGeneratedNotLoaded) {
   EXPECT_THAT(r->load_error.message(), HasSubstr("lacks"));
   ASSERT_TRUE(r->module.has_value());
   EXPECT_EQ(r->module->cpu(), has_xop ? "knl" : "bdver4");
+}
+
+// A relu over a 64x64 weight (16 KiB): mm(x, w) keeps w as is (no folding), so the cache entry
+// can refer to it.
+Graph BigWeight(int seed) {
+  std::string hex;
+  for (int i = 0; i < 64 * 64; ++i) {
+    const float v = static_cast<float>((i * 7 + seed) % 13) / 13.0f;
+    unsigned char b[4];
+    std::memcpy(b, &v, 4);
+    for (unsigned char c : b) absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
+  }
+  absl::StatusOr<Graph> g = ParseGraph(absl::StrCat(R"(graph @big(%0 "x": f32[batch, 64]) {
+  symbol batch min 1 max 0 hint 2
+  %1 "w": f32[64, 64] = constant dense ")", hex, R"("
+  %2: f32[batch, 64] = aten.mm(%0, %1)
+  %3: f32[batch, 64] = aten.relu(%2)
+  return %3
+})"));
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+TEST(DriverTest, CacheEntriesAndReportsHoldTheWeightsOnce) {
+  CompileCache cache(TempDir("driver_cache_weights"));
+  DriverOptions o;
+  o.backend = CpuBackend();
+  o.cache = &cache;
+  o.record_artifacts = true;
+  absl::StatusOr<CompileResult> first = CompileGraph(BigWeight(1), o);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_FALSE(first->cache_hit);
+  // The returned module is whole; the entry on disk is not.
+  ASSERT_TRUE(first->module.has_value());
+  EXPECT_FALSE(HasConstantReferences(first->module->schedule().graph()));
+  absl::StatusOr<std::optional<proto::KernelModule>> entry = cache.Lookup(first->cache_key);
+  ASSERT_TRUE(entry.ok() && entry->has_value());
+  EXPECT_TRUE(HasConstantReferences((*entry)->schedule().graph()));
+  EXPECT_LT((*entry)->ByteSizeLong() + 16000, first->module->ByteSizeLong());
+
+  // Report: the weight's bytes once, in the capture artifact; later artifacts refer to it.
+  ASSERT_EQ(first->report.stages_size(), 4);
+  EXPECT_FALSE(HasConstantReferences(first->report.stages(0).graph()));
+  EXPECT_TRUE(HasConstantReferences(first->report.stages(1).graph()));
+  EXPECT_TRUE(HasConstantReferences(first->report.stages(2).schedule().graph()));
+  EXPECT_TRUE(
+      HasConstantReferences(first->report.stages(3).kernel_module().schedule().graph()));
+  EXPECT_LT(first->report.ByteSizeLong(), 2 * 16384);
+  ConstantStore held;
+  held.AddGraph(first->report.stages(0).graph());
+  proto::Graph prims = first->report.stages(1).graph();
+  ASSERT_TRUE(ResolveConstantReferences(prims, held).ok());
+  EXPECT_EQ(prims.SerializeAsString(), first->prims_graph->SerializeAsString());
+
+  // A hit takes the weight from the graph being compiled, and computes the same.
+  absl::StatusOr<CompileResult> hit = CompileGraph(BigWeight(1), o);
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_TRUE(hit->cache_hit);
+  std::vector<HostTensor> in = {Input(3)};
+  in[0] = HostTensor::Zeros(proto::FLOAT32, {3, 64});
+  for (int64_t i = 0; i < in[0].numel(); ++i) in[0].StoreDouble(i, (i % 11) * 0.1 - 0.5);
+  absl::StatusOr<std::vector<HostTensor>> want = Interpret(BigWeight(1), in, {.float64 = true});
+  absl::StatusOr<std::vector<HostTensor>> got = hit->executable->Run(in);
+  ASSERT_TRUE(want.ok() && got.ok()) << want.status() << got.status();
+  std::vector<double> a = (*want)[0].ToDoubles(), b = (*got)[0].ToDoubles();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4) << i;
+  // Other weights are another graph: another key, no hit.
+  absl::StatusOr<CompileResult> other = CompileGraph(BigWeight(2), o);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_FALSE(other->cache_hit);
 }
 
 TEST(DriverTest, CaptureBackendAdapter) {

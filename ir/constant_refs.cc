@@ -1,0 +1,136 @@
+// ConstantStore, ReferenceKnownConstants, ResolveConstantReferences.
+#include "ir/constant_refs.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "ir/dtype.h"
+
+namespace coil {
+namespace {
+
+// The byte count a constant of this static type holds; -1 when not static.
+int64_t StaticBytes(const proto::TensorType& t) {
+  int64_t n = ElementSize(static_cast<DType>(t.dtype()));
+  if (n <= 0) return -1;
+  for (const proto::SymExpr& d : t.shape()) {
+    if (d.kind() != proto::SymExpr::CONST || d.value() < 0) return -1;
+    if (__builtin_mul_overflow(n, d.value(), &n)) return -1;
+  }
+  return n;
+}
+
+}  // namespace
+
+ConstantStore::Key ConstantStore::KeyOf(const std::string& bytes) {
+  const Hash128 h = BulkHash128(bytes);
+  return Key{h.lo, h.hi, static_cast<int64_t>(bytes.size())};
+}
+
+void ConstantStore::AddBytes(const std::string& bytes) {
+  auto [it, added] = by_key_.emplace(KeyOf(bytes), &bytes);
+  if (!added && it->second == nullptr) it->second = &bytes;
+}
+
+void ConstantStore::AddDigest(const std::string& bytes) { by_key_.emplace(KeyOf(bytes), nullptr); }
+
+void ConstantStore::AddDigests(const Graph& graph) {
+  for (const Value* c : graph.constants()) {
+    if (!c->constant().is_external()) AddDigest(c->constant().raw);
+  }
+}
+
+void ConstantStore::AddGraph(const Graph& graph) {
+  for (const Value* c : graph.constants()) {
+    if (!c->constant().is_external()) AddBytes(c->constant().raw);
+  }
+}
+
+void ConstantStore::AddGraph(const proto::Graph& graph) {
+  for (const proto::Constant& c : graph.constants()) {
+    if (c.data_case() == proto::Constant::kRaw) AddBytes(c.raw());
+  }
+}
+
+const std::string* ConstantStore::Find(const proto::ConstantRef& ref) const {
+  if (ref.hash().size() != 16) return nullptr;
+  Key k;
+  std::memcpy(&k.lo, ref.hash().data(), 8);
+  std::memcpy(&k.hi, ref.hash().data() + 8, 8);
+  k.length = ref.length();
+  auto it = by_key_.find(k);
+  return it == by_key_.end() ? nullptr : it->second;
+}
+
+bool ConstantStore::Holds(const std::string& bytes) const {
+  return by_key_.contains(KeyOf(bytes));
+}
+
+proto::ConstantRef RefOf(const std::string& bytes) {
+  const Hash128 h = BulkHash128(bytes);
+  char hash[16];
+  std::memcpy(hash, &h.lo, 8);
+  std::memcpy(hash + 8, &h.hi, 8);
+  proto::ConstantRef ref;
+  ref.set_hash(std::string(hash, 16));
+  ref.set_length(static_cast<int64_t>(bytes.size()));
+  return ref;
+}
+
+std::vector<DetachedConstant> DetachKnownConstants(proto::Graph& graph, const ConstantStore& known,
+                                                   int64_t min_bytes) {
+  std::vector<DetachedConstant> detached;
+  for (proto::Constant& c : *graph.mutable_constants()) {
+    if (c.data_case() != proto::Constant::kRaw) continue;
+    if (static_cast<int64_t>(c.raw().size()) < min_bytes || !known.Holds(c.raw())) continue;
+    std::string bytes = std::move(*c.mutable_raw());
+    *c.mutable_by_reference() = RefOf(bytes);  // clears raw (one oneof)
+    detached.push_back(DetachedConstant{&c, std::move(bytes)});
+  }
+  return detached;
+}
+
+void ReattachConstants(std::vector<DetachedConstant>& detached) {
+  for (DetachedConstant& d : detached) *d.constant->mutable_raw() = std::move(d.bytes);
+  detached.clear();
+}
+
+int64_t ReferenceKnownConstants(proto::Graph& graph, const ConstantStore& known,
+                                int64_t min_bytes) {
+  int64_t dropped = 0;
+  for (const DetachedConstant& d : DetachKnownConstants(graph, known, min_bytes)) {
+    dropped += static_cast<int64_t>(d.bytes.size());
+  }
+  return dropped;
+}
+
+absl::Status ResolveConstantReferences(proto::Graph& graph, const ConstantStore& store) {
+  for (proto::Constant& c : *graph.mutable_constants()) {
+    if (c.data_case() != proto::Constant::kByReference) continue;
+    const std::string* bytes = store.Find(c.by_reference());
+    const std::string where = absl::StrCat("constant %", c.value().id(),
+                                           c.value().name().empty() ? "" : " \"",
+                                           c.value().name(), c.value().name().empty() ? "" : "\"");
+    if (bytes == nullptr) {
+      return absl::DataLossError(absl::StrCat(where, " is stored by reference (",
+                                              c.by_reference().length(),
+                                              " bytes) and no graph at hand holds its bytes"));
+    }
+    const int64_t want = StaticBytes(c.value().type());
+    if (want != static_cast<int64_t>(bytes->size())) {
+      return absl::DataLossError(absl::StrCat(where, " refers to ", bytes->size(),
+                                              " bytes; its type needs ", want));
+    }
+    c.set_raw(*bytes);
+  }
+  return absl::OkStatus();
+}
+
+bool HasConstantReferences(const proto::Graph& graph) {
+  for (const proto::Constant& c : graph.constants()) {
+    if (c.data_case() == proto::Constant::kByReference) return true;
+  }
+  return false;
+}
+
+}  // namespace coil
