@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <regex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -336,12 +337,20 @@ TEST(ParserTest, AcceptsUnknownOps) {
   EXPECT_EQ(g->nodes()[0]->op(), "no.such.op");
 }
 
-TEST(ParserTest, TruncationsNeverCrash) {
+// Every strict prefix of a printed graph lacks at least the closing brace: each must be refused
+// with a positioned error (and never crash); the whole text parses.
+TEST(ParserTest, TruncationsAreRefusedWithAPosition) {
   std::string text = PrintGraph(RandomGraphs(7).Make());
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  ASSERT_EQ(text.back(), '}');
   for (size_t n = 0; n < text.size(); ++n) {
     absl::StatusOr<Graph> g = ParseGraph(text.substr(0, n));
-    (void)g;
+    ASSERT_FALSE(g.ok()) << "prefix of " << n << " bytes parsed";
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << n;
+    EXPECT_TRUE(std::regex_search(std::string(g.status().message()), std::regex("[0-9]+:[0-9]+")))
+        << n << ": " << g.status().message();
   }
+  EXPECT_TRUE(ParseGraph(text).ok());
 }
 
 }  // namespace
