@@ -132,7 +132,8 @@ absl::StatusOr<std::optional<proto::KernelModule>> CompileCache::Lookup(const st
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
   if (!enabled()) return std::nullopt;
   const std::string path = EntryPath(key);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted as an entry must not block the open (it is refused below).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return std::nullopt;
     return absl::InternalError(
@@ -145,6 +146,11 @@ absl::StatusOr<std::optional<proto::KernelModule>> CompileCache::Lookup(const st
     std::string error = ErrnoText();
     ::close(fd);
     return absl::InternalError(absl::StrCat("compile cache: cannot stat ", path, ": ", error));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InternalError(
+        absl::StrCat("compile cache: ", path, " is not a regular file (entries are files)"));
   }
   const size_t size = static_cast<size_t>(st.st_size);
   void* mapped = nullptr;

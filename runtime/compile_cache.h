@@ -38,7 +38,8 @@
 // would cost a miss tens to hundreds of milliseconds. Lookup treats an entry whose magic,
 // version, lengths, key, checksum or proto do not check out as corrupt: it deletes the file,
 // prints one line to stderr and reports a miss. It never returns a module other than the one
-// stored under that key.
+// stored under that key. An entry path that is not a regular file (a FIFO, a folder) is an
+// error, never a hang: Lookup opens without blocking and checks the file's kind.
 //
 // The cache has no eviction: delete the directory to reclaim space.
 #ifndef COIL_RUNTIME_COMPILE_CACHE_H_

@@ -2,6 +2,8 @@
 // deleted and reported as misses, COIL_CACHE=off, atomic stores, key properties.
 #include "runtime/compile_cache.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -148,6 +150,31 @@ TEST(CompileCacheTest, EntryUnderWrongNameIsCorrupt) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->has_value());
   EXPECT_EQ(cache.corrupt_entries(), 1);
+}
+
+// Expected errors: an entry that is not a regular file is an error (a miss to the driver),
+// never a hang (a FIFO used to block the open forever) or a parse of a folder; Store then
+// replaces the FIFO.
+TEST(CompileCacheTest, FifoEntryIsAnErrorNotAHang) {
+  CompileCache cache(FreshDir("fifo"));
+  fs::create_directories(cache.dir());
+  ASSERT_EQ(::mkfifo(cache.EntryPath("ffff").c_str(), 0600), 0);
+  auto r = cache.Lookup("ffff");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(r.status().message(), absl::StrCat("compile cache: ", cache.EntryPath("ffff"),
+                                               " is not a regular file (entries are files)"));
+  ASSERT_TRUE(cache.Store("ffff", SampleModule(10)).ok());
+  r = cache.Lookup("ffff");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->has_value());
+}
+
+TEST(CompileCacheTest, DirectoryEntryIsAnError) {
+  CompileCache cache(FreshDir("dir_entry"));
+  fs::create_directories(cache.EntryPath("dddd"));
+  auto r = cache.Lookup("dddd");
+  EXPECT_EQ(r.status().message(), absl::StrCat("compile cache: ", cache.EntryPath("dddd"),
+                                               " is not a regular file (entries are files)"));
 }
 
 TEST(CompileCacheTest, DisabledCacheStoresNothing) {

@@ -2,13 +2,15 @@
 // with the ops registered at the time), each as text (.txt) and serialized proto (.pb), plus a
 // truncated copy of each.
 //   bazel run //ir/fuzz:make_corpus -- $PWD/ir/fuzz/corpus
-#include <fstream>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "io/write_file.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/printer.h"
@@ -18,7 +20,11 @@ namespace coil {
 namespace {
 
 void Write(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary) << data;
+  // Every write checked (io/write_file.h): a corpus with a truncated seed is worse than none.
+  if (absl::Status s = coil::WriteFileAtomically(path, data); !s.ok()) {
+    std::fprintf(stderr, "make_corpus: %s\n", std::string(s.message()).c_str());
+    std::exit(1);
+  }
 }
 
 // Adds an op, or leaves the graph as it is when the op is not registered (yet).

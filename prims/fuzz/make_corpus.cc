@@ -2,6 +2,8 @@
 // command line: prims/testdata, ir/fuzz/corpus, ...) converted to serialized proto::Graph
 // (.pb), plus a truncated copy of each. Graphs that do not parse are skipped.
 //   bazel run //prims/fuzz:make_corpus -- $PWD/prims/fuzz/corpus $PWD/prims/testdata/*[^n].txt
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "io/write_file.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
@@ -16,7 +19,11 @@
 namespace {
 
 void Write(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary) << data;
+  // Every write checked (io/write_file.h): a corpus with a truncated seed is worse than none.
+  if (absl::Status s = coil::WriteFileAtomically(path, data); !s.ok()) {
+    std::fprintf(stderr, "make_corpus: %s\n", std::string(s.message()).c_str());
+    std::exit(1);
+  }
 }
 
 }  // namespace

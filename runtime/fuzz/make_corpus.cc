@@ -2,7 +2,8 @@
 // compile driver's prims and inductor stages (with and without fusion; mm and convolution
 // epilogues when fused), each serialized (.pb) plus a truncated copy.
 //   bazel run //runtime/fuzz:make_corpus -- $PWD/runtime/fuzz/corpus
-#include <fstream>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "io/write_file.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
 #include "ir/proto/kernel_module.pb.h"
@@ -81,7 +83,11 @@ graph @layer_norm(%0 "x": bf16[batch, 3, 8], %1 "w": bf16[8], %2 "b": bf16[8]) {
 };
 
 void Write(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary) << data;
+  // Every write checked (io/write_file.h): a corpus with a truncated seed is worse than none.
+  if (absl::Status s = coil::WriteFileAtomically(path, data); !s.ok()) {
+    std::fprintf(stderr, "make_corpus: %s\n", std::string(s.message()).c_str());
+    std::exit(1);
+  }
 }
 
 // The Schedule interpreter backend (the corpus is for the Schedule interpreter, which runs any

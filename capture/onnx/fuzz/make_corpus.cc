@@ -1,11 +1,13 @@
 // Writes the ONNX importer's seed corpus: small valid models covering the op groups, the
 // folding of shape arithmetic, symbols, and initializers in both encodings.
 //   bazel run //capture/onnx/fuzz:make_corpus -- $PWD/capture/onnx/fuzz/corpus
-#include <fstream>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "capture/onnx/internal/model_builder_testing.h"
+#include "io/write_file.h"
 
 namespace {
 
@@ -15,8 +17,12 @@ using coil::onnx_testing::SetAttr;
 using coil::onnx_testing::SetTensorAttr;
 
 void Write(const std::string& dir, const std::string& name, const ModelBuilder& m) {
-  std::ofstream out(dir + "/" + name + ".onnx", std::ios::binary);
-  out << m.Bytes();
+  // Every write checked (io/write_file.h): a corpus with a truncated seed is worse than none.
+  absl::Status s = coil::WriteFileAtomically(dir + "/" + name + ".onnx", m.Bytes());
+  if (!s.ok()) {
+    std::fprintf(stderr, "make_corpus: %s\n", std::string(s.message()).c_str());
+    std::exit(1);
+  }
 }
 
 }  // namespace
