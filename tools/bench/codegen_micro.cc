@@ -39,12 +39,12 @@
 #include "absl/strings/match.h"
 #include "codegen_cpu/codegen_cpu.h"
 #include "codegen_cpu/jit.h"
-#include "inductor/schedule.h"
 #include "ir/parser.h"
 #include "ir/sym_expr.h"
-#include "prims/decompose.h"
 #include "runtime/cpu/kernel_abi.h"
 #include "runtime/cpu/thread_pool.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
 
 namespace coil {
 namespace {
@@ -91,14 +91,16 @@ class CompiledGraph {
                                                                 const CpuCodegenOptions& opts) {
     absl::StatusOr<Graph> g = ParseGraph(text);
     if (!g.ok()) return g.status();
-    absl::StatusOr<bool> d = prims::Decompose(*g);
-    if (!d.ok()) return d.status();
-    absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
-    if (!s.ok()) return s.status();
+    // prims, inductor and codegen_cpu through the compile driver, stopping at the module: its
+    // kernels are loaded and run directly below, not by the runtime.
+    driver::DriverOptions options;
+    options.backend = driver::CpuBackend({.codegen = opts});
+    options.stop_after = driver::Stage::kCodegen;
+    options.cache = nullptr;
+    absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
+    if (!r.ok()) return r.status();
     auto c = std::unique_ptr<CompiledGraph>(new CompiledGraph);
-    absl::StatusOr<proto::KernelModule> m = GenerateCpu(*s, opts);
-    if (!m.ok()) return m.status();
-    c->module_ = *std::move(m);
+    c->module_ = *std::move(r->module);
     absl::StatusOr<std::unique_ptr<CpuJitModule>> jit = CpuJitModule::Load(c->module_);
     if (!jit.ok()) return jit.status();
     c->jit_ = *std::move(jit);

@@ -1,7 +1,9 @@
 // The compile pipeline of `coil bench cpu`, timed stage by stage: ONNX import -> coil Graph ->
-// CompileGraphForCpu (codegen_cpu/cpu_pipeline.h): graph hash + cache lookup, then on a hit the
-// JIT load and runtime executable only; on a miss prims::Decompose -> inductor::BuildSchedule
-// (CPU capabilities) -> LLVM code generation -> cache store -> load.
+// the compile driver (tools/driver/driver.h) with the CPU backend: capture (verify), graph hash
+// + cache lookup, then on a hit the JIT load and runtime executable only; on a miss prims ->
+// inductor (CPU capabilities, constants folded) -> LLVM code generation -> cache store -> load.
+// The stages are the report's timings, under the names this benchmark has always printed
+// ("prims decompose", "inductor schedule", "codegen (LLVM O3 -> object)", ...).
 //
 //   absl::StatusOr<CompiledModel> m = CompileOnnxModel("resnet18.onnx", /*cache=*/nullptr, 2);
 //   m->program->Run(inputs);
@@ -18,19 +20,21 @@
 #include "ir/graph.h"
 #include "runtime/compile_cache.h"
 #include "tools/bench/cpu_bench.pb.h"
+#include "tools/driver/backend.h"
 
 namespace coil::bench {
 
 struct CompiledModel {
-  std::unique_ptr<CpuProgram> program;
+  std::unique_ptr<driver::Executable> executable;
+  CpuProgram* program = nullptr;  // the CpuProgram behind `executable`
   std::vector<Stage> stages;  // in pipeline order ("onnx import" first, when imported)
   double total_ms = 0;        // the compile from the imported Graph: import not included
   bool cache_hit = false;
   int kernels = 0;  // kernels in the schedule
 };
 
-// Compiles `graph` with CompileGraphForCpu; `cache` null compiles without one. Errors name
-// the stage ("prims decompose: ...").
+// Compiles `graph` with the compile driver and the CPU backend; `cache` null compiles without
+// one. Errors name the stage ("prims: ...", "inductor: ...").
 absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads);
 
 // Imports the ONNX model at `path`, then CompileGraph; the import is the first stage.
