@@ -1,7 +1,8 @@
-// End to end: aten graphs are decomposed to prims (prims/decompose.h), scheduled by inductor
-// (lowering, fusion, memory planning), run by the Schedule interpreter with poisoned dead
-// buffers, and compared with the graph interpreter on random inputs, at two sizes of a
-// symbolic batch. In-place graphs must leave the same values in the caller's inputs.
+// End to end: aten graphs are decomposed to prims and scheduled by inductor (lowering, fusion,
+// memory planning) through the compile driver (tools/driver, stopping after inductor), run by
+// the Schedule interpreter with poisoned dead buffers, and compared with the graph interpreter
+// on the decomposed graph, with random inputs, at two sizes of a symbolic batch. In-place graphs
+// must leave the same values in the caller's inputs.
 #include <cmath>
 #include <random>
 #include <string>
@@ -9,11 +10,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "inductor/schedule.h"
+#include "ir/graph.h"
 #include "ir/parser.h"
-#include "prims/decompose.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil {
 namespace {
@@ -57,12 +59,19 @@ void ExpectClose(const HostTensor& want, const HostTensor& got, const std::strin
 }
 
 void CheckGraph(const std::string& text) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
+  absl::StatusOr<Graph> aten = ParseGraph(text);
+  ASSERT_TRUE(aten.ok()) << aten.status();
+  // prims and inductor through the compile driver, stopping at the Schedule (run below with
+  // poisoned dead buffers); the decomposed graph is the reference.
+  driver::DriverOptions options;
+  options.backend = driver::ScheduleInterpreterBackend();
+  options.stop_after = driver::Stage::kInductor;
+  options.cache = nullptr;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(aten), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<Graph> g = Graph::FromProto(*r->prims_graph);
   ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<bool> d = prims::Decompose(*g);
-  ASSERT_TRUE(d.ok()) << d.status();
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
-  ASSERT_TRUE(s.ok()) << s.status();
+  const proto::Schedule* s = &*r->schedule;
   for (int64_t batch : {2, 5}) {
     std::vector<HostTensor> inputs = RandomInputs(*g, batch, 7 + batch);
     std::vector<HostTensor> graph_in = Copies(inputs), sched_in = Copies(inputs);

@@ -17,9 +17,10 @@
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "ir/parser.h"
-#include "prims/decompose.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::cpu {
 namespace {
@@ -434,14 +435,25 @@ TEST(CpuExecutableTest, InputErrorsMatchTheInterpreter) {
   }
 }
 
-// The real pipeline (text IR -> prims::Decompose -> inductor::BuildSchedule) on graphs whose
-// schedules are externs writing straight into the outputs, so no generated kernel is needed;
-// a schedule that does need one must make Create ask for it.
+// The real pipeline: text IR -> the compile driver's prims and inductor (stopping at the
+// Schedule, which this runtime then runs; no extern epilogues declared, so each extern kernel
+// is the extern alone).
+absl::StatusOr<proto::Schedule> ScheduleOf(const Graph& graph) {
+  driver::DriverOptions options;
+  options.backend = driver::ScheduleInterpreterBackend();
+  options.stop_after = driver::Stage::kInductor;
+  options.cache = nullptr;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(graph.Clone(), options);
+  if (!r.ok()) return r.status();
+  return *std::move(r->schedule);
+}
+
+// The real pipeline on graphs whose schedules are externs writing straight into the outputs, so
+// no generated kernel is needed; a schedule that does need one must make Create ask for it.
 void CheckPipeline(const std::string& text, bool expect_extern_only) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_TRUE(prims::Decompose(*g).ok());
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
+  absl::StatusOr<proto::Schedule> s = ScheduleOf(*g);
   ASSERT_TRUE(s.ok()) << s.status();
   bool only_externs = true;
   for (const proto::Kernel& k : s->kernels()) {
@@ -518,8 +530,7 @@ TEST(CpuExecutableTest, ConvolutionWithConstantWeightsAcrossBatches) {
   return %3
 })");
   ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_TRUE(prims::Decompose(*g).ok());
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
+  absl::StatusOr<proto::Schedule> s = ScheduleOf(*g);
   ASSERT_TRUE(s.ok()) << s.status();
   absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Create(*s, {});
   ASSERT_TRUE(exe.ok()) << exe.status();
