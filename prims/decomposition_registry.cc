@@ -14,6 +14,7 @@ const DecompositionRegistry& DecompositionRegistry::Global() {
     auto* r = new DecompositionRegistry;
     RegisterElementwiseDecompositions(*r);
     RegisterBinaryDecompositions(*r);
+    RegisterCreationDecompositions(*r);
     RegisterReductionDecompositions(*r);
     RegisterShapeDecompositions(*r);
     RegisterNnDecompositions(*r);

@@ -1,4 +1,5 @@
-// Private helpers shared by elementwise_ops.cc and elementwise_ops_2.cc (not a public API).
+// Private helpers shared by the meta functions of elementwise_ops.cc, binary_ops.cc and
+// creation_ops.cc, defined in elementwise_meta.cc (not a public API).
 #ifndef COIL_IR_OPS_ELEMENTWISE_META_H_
 #define COIL_IR_OPS_ELEMENTWISE_META_H_
 
@@ -11,10 +12,6 @@
 #include "ir/tensor_type.h"
 
 namespace coil {
-
-// Binary, tensor-scalar, ternary and creation ops (elementwise_ops_2.cc); called by
-// RegisterElementwiseOps.
-void RegisterElementwiseOps2(OpRegistry& registry);
 
 namespace elementwise_meta {
 

@@ -1,5 +1,6 @@
-// Schemas and meta functions of the elementwise op family, part 1: unary math, activations and
-// the cast. Binary, tensor-scalar, ternary and creation ops are in elementwise_ops_2.cc.
+// Schemas and meta functions of the unary elementwise ops: unary math, activations, clamps and
+// the cast. Binary, tensor-scalar and ternary ops are in binary_ops.cc, creation ops in
+// creation_ops.cc.
 //
 // dtype rules follow PyTorch 1.13. One deliberate difference throughout: torch's CPU build lacks
 // float16 kernels for many math functions and activations ("not implemented for 'Half'");
@@ -237,7 +238,6 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   RegisterUnaryMath(registry);
   RegisterActivations(registry);
   RegisterCast(registry);
-  RegisterElementwiseOps2(registry);
 }
 
 }  // namespace coil

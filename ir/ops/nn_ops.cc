@@ -1,6 +1,6 @@
 // Schemas and meta functions of the nn op family: the matmul ops here, convolution in
-// nn_ops_conv.cc, pooling in nn_ops_pool.cc, attention/upsampling/pixel shuffle in
-// nn_ops_misc.cc. Shared helpers are declared in nn_ops_internal.h.
+// nn_ops_conv.cc, pooling in nn_ops_pool.cc, attention in nn_ops_attention.cc, upsampling and
+// pixel shuffle in nn_ops_upsample.cc. Shared helpers are declared in nn_ops_internal.h.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -250,6 +250,7 @@ void RegisterNnOps(OpRegistry& registry) {
   nn_internal::RegisterConvOps(registry);
   nn_internal::RegisterPoolOps(registry);
   nn_internal::RegisterAttentionOps(registry);
+  nn_internal::RegisterUpsampleOps(registry);
 }
 
 }  // namespace coil

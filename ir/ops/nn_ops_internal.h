@@ -25,7 +25,8 @@ namespace nn_internal {
 void RegisterMatmulOps(OpRegistry& registry);     // nn_ops.cc
 void RegisterConvOps(OpRegistry& registry);       // nn_ops_conv.cc
 void RegisterPoolOps(OpRegistry& registry);       // nn_ops_pool.cc
-void RegisterAttentionOps(OpRegistry& registry);  // nn_ops_misc.cc: sdpa, upsample, shuffle
+void RegisterAttentionOps(OpRegistry& registry);  // nn_ops_attention.cc: sdpa
+void RegisterUpsampleOps(OpRegistry& registry);   // nn_ops_upsample.cc: upsample, pixel shuffle
 
 // OK unless `a == b` is provably false (see the note above); `what` names the two sizes.
 absl::Status CheckMayEqual(const SymExpr& a, const SymExpr& b, absl::string_view what);

@@ -1,6 +1,7 @@
-// Schemas and meta functions of the prims opset (docs/prims.md), part 1: the elementwise
-// prims, reductions and scans. Part 2 (prims_ops_2.cc) holds shape and layout, creation,
-// random, indexing and copy_to.
+// Schemas and meta functions of the prims opset (docs/prims.md) that compute values: the
+// elementwise prims, reductions and scans. Shape and layout prims are in prims_shape_ops.cc,
+// creation and random in prims_creation_ops.cc, gather/scatter/copy_to in
+// prims_indexing_ops.cc, sym_value in prims_sym_ops.cc.
 //
 // Prims are strict: elementwise operands have exactly equal shapes (the same SymExprs) and
 // dtypes, dims are non-negative and in range, reduction dims sorted and unique. Messages say
@@ -15,9 +16,6 @@
 #include "ir/ops/register_ops.h"
 
 namespace coil {
-
-void RegisterPrimsOps2(OpRegistry& registry);  // prims_ops_2.cc
-
 namespace {
 
 using meta::Error;
@@ -302,7 +300,6 @@ void RegisterReductionPrims(OpRegistry& r) {
 void RegisterPrimsOps(OpRegistry& registry) {
   RegisterElementwisePrims(registry);
   RegisterReductionPrims(registry);
-  RegisterPrimsOps2(registry);
 }
 
 }  // namespace coil

@@ -1,6 +1,6 @@
-// Meta functions of the prims opset (prims_ops.cc, prims_ops_2.cc): output types under symbolic
-// shapes and the errors of bad operands. Values are checked against PyTorch by
-// //tests/torch_oracle:prims_oracle_test.
+// Meta functions of the prims opset (prims_ops.cc, prims_shape_ops.cc, prims_creation_ops.cc,
+// prims_indexing_ops.cc): output types under symbolic shapes and the errors of bad operands.
+// Values are checked against PyTorch by //tests/torch_oracle:prims_oracle_test.
 #include <string>
 #include <vector>
 

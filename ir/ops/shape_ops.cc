@@ -1,8 +1,7 @@
-// Schemas and meta functions of the shape op family, part 1: reshapes and views (reshape,
-// view, flatten, unflatten, squeeze, unsqueeze, expand), dimension reorderings (permute,
-// transpose, t, movedim, flip, roll) and per-element copies (contiguous, clone, tril, triu,
-// diagonal). Part 2 (shape_ops_2.cc) holds concatenation, splitting, slicing, padding and
-// repetition.
+// Schemas and meta functions of the shape op family: reshapes and views (reshape, view,
+// flatten, unflatten, squeeze, unsqueeze, expand), dimension reorderings (permute, transpose,
+// t, movedim, flip, roll) and per-element copies (contiguous, clone, tril, triu, diagonal).
+// Joining, splitting, slicing, padding and repetition are in shape_ops_join_slice.cc.
 //
 // Graph values are logically contiguous, so every "view" op here is functional: its output is
 // a new contiguous value (the reference kernel copies).
@@ -16,7 +15,7 @@
 
 namespace coil {
 
-void RegisterShapeOps2(OpRegistry& registry);  // shape_ops_2.cc
+void RegisterJoinSliceOps(OpRegistry& registry);  // shape_ops_join_slice.cc
 
 namespace {
 
@@ -361,7 +360,7 @@ void RegisterShapeOps(OpRegistry& registry) {
                            {"dim1", AttrKind::kInt, int64_t{0}},
                            {"dim2", AttrKind::kInt, int64_t{1}}},
                           DiagonalMeta, "torch.diagonal; output is a contiguous copy"));
-  RegisterShapeOps2(registry);
+  RegisterJoinSliceOps(registry);
 }
 
 }  // namespace coil

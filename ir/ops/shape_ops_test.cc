@@ -1,4 +1,4 @@
-// Meta functions of the shape and indexing families (shape_ops.cc, shape_ops_2.cc,
+// Meta functions of the shape and indexing families (shape_ops.cc, shape_ops_join_slice.cc,
 // indexing_ops.cc): output types under symbolic shapes, and expected errors with their
 // messages. Values are checked against PyTorch by //tests/torch_oracle:shape_oracle_test and
 // :indexing_oracle_test.

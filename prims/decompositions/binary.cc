@@ -1,6 +1,7 @@
-// Decompositions of binary/ternary elementwise ops, comparisons and creation (see register.h):
-// the ops of ir/ops/elementwise_ops_2.cc. Binary ops here; ternary and creation ops in
-// binary_2.cc.
+// Decompositions of the binary elementwise ops (see register.h), the ops of
+// ir/ops/binary_ops.cc: arithmetic, comparisons, logical and bitwise ops, their *_scalar forms
+// and the ternary ops (where, lerp, addcmul, addcdiv, masked_fill). Creation ops are in
+// creation.cc.
 //
 // Operands are converted to the dtype torch computes in before any arithmetic: the output
 // dtype (f32 for f16/bf16, as torch's opmath) for arithmetic, torch.result_type of the
@@ -209,6 +210,37 @@ const LogicalRule kLogical[] = {
     {"logical_xor", BitwiseXor},  // logical_xor(a, b) -> (a != 0) ^ (b != 0)
 };
 
+// Ternary ops: where, lerp, addcmul, addcdiv, masked_fill.
+void RegisterTernary(DecompositionRegistry& r) {
+  // where(cond, a, b) -> prims.where(cond != 0, a, b), a and b converted to the out dtype
+  r.Add("aten.where", [](const OpCall& c) -> std::vector<Val> {
+    DType t = c.out_dtype();
+    return {Where(c.in(0), Cast(c.in(1), t), Cast(c.in(2), t))};
+  });
+  // lerp(s, e, w) -> |w| < 0.5 ? s + w * (e - s) : e - (e - s) * (1 - w)
+  r.Add("aten.lerp", [](const OpCall& c) -> std::vector<Val> {
+    Val s = Upcast(c.in(0)), e = Upcast(c.in(1)), w = Upcast(c.in(2));
+    Val d = e - s;
+    return {Cast(Where(Lt(Abs(w), 0.5), s + w * d, e - d * (1.0 - w)), c.out_dtype())};
+  });
+  // addcmul(s, t1, t2, value) -> s + value * t1 * t2 (value converted to the dtype)
+  r.Add("aten.addcmul", [](const OpCall& c) -> std::vector<Val> {
+    DType t = ComputeDType(c.out_dtype());
+    Val p = Number(c, "value", t) * Cast(c.in(1), t) * Cast(c.in(2), t);
+    return {Cast(Cast(c.in(0), t) + p, c.out_dtype())};
+  });
+  // addcdiv(s, t1, t2, value) -> s + value * (t1 / t2)
+  r.Add("aten.addcdiv", [](const OpCall& c) -> std::vector<Val> {
+    DType t = ComputeDType(c.out_dtype());
+    Val q = Number(c, "value", t) * (Cast(c.in(1), t) / Cast(c.in(2), t));
+    return {Cast(Cast(c.in(0), t) + q, c.out_dtype())};
+  });
+  // masked_fill(x, mask, value) -> where(mask != 0, value, x)
+  r.Add("aten.masked_fill", [](const OpCall& c) -> std::vector<Val> {
+    return {Where(c.in(1), Number(c, "value", c.out_dtype()), c.in(0))};
+  });
+}
+
 }  // namespace
 
 void RegisterBinaryDecompositions(DecompositionRegistry& r) {
@@ -226,7 +258,7 @@ void RegisterBinaryDecompositions(DecompositionRegistry& r) {
       return {fn(Truth(c.in(0)), Truth(c.in(1)))};
     });
   }
-  binary_internal::RegisterTernaryAndCreation(r);
+  RegisterTernary(r);
 }
 
 }  // namespace coil::prims

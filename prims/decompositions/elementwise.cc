@@ -1,4 +1,4 @@
-// Decompositions of the elementwise family, part 1 (see register.h): the unary math,
+// Decompositions of the unary elementwise ops (see register.h): the unary math,
 // activations, clamps and the cast of ir/ops/elementwise_ops.cc (clone/contiguous, registered
 // in ir/ops/shape_ops.cc, are decomposed in shape.cc).
 //

@@ -1,7 +1,7 @@
 // Decompositions of the nn family (see register.h): the matmul family (onto the externs
-// aten.mm / aten.bmm), the convolution wrappers (onto the extern aten.convolution), embedding,
-// dropout and pixel (un)shuffle. Pooling is in nn_pool.cc; attention and upsampling in
-// nn_misc.cc.
+// aten.mm / aten.bmm), the convolution wrappers (onto the extern aten.convolution), embedding
+// and dropout. Pooling is in nn_pool.cc, attention in nn_attention.cc, upsampling and pixel
+// (un)shuffle in nn_upsample.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -155,36 +155,9 @@ void RegisterNnDecompositions(DecompositionRegistry& r) {
     return {c.in(0)};
   });
 
-  // pixel_shuffle(x [*, C*r*r, H, W], r) -> reshape [*, C, r, r, H, W], permute
-  //   [*, C, H, r, W, r], reshape [*, C, H*r, W*r]
-  r.Add("aten.pixel_shuffle", [](const OpCall& c) -> std::vector<Val> {
-    Val x = c.in(0);
-    int64_t rf = c.Int("upscale_factor"), n = x.rank();
-    SymList lead(x.shape().begin(), x.shape().end() - 3);
-    SymList split = lead;
-    split.insert(split.end(), {c.out_shape()[n - 3], rf, rf, x.size(-2), x.size(-1)});
-    IntList perm;
-    for (int64_t i = 0; i < n - 3; ++i) perm.push_back(i);
-    int64_t b = n - 3;
-    perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});
-    return {Reshape(Permute(Reshape(x, split), perm), c.out_shape())};
-  });
-  // pixel_unshuffle(x [*, C, H*r, W*r], r) -> reshape [*, C, H, r, W, r], permute
-  //   [*, C, r, r, H, W], reshape [*, C*r*r, H, W]
-  r.Add("aten.pixel_unshuffle", [](const OpCall& c) -> std::vector<Val> {
-    Val x = c.in(0);
-    int64_t rf = c.Int("downscale_factor"), n = x.rank();
-    SymList split(x.shape().begin(), x.shape().end() - 3);
-    split.insert(split.end(), {x.size(-3), c.out_shape()[n - 2], rf, c.out_shape()[n - 1], rf});
-    IntList perm;
-    for (int64_t i = 0; i < n - 3; ++i) perm.push_back(i);
-    int64_t b = n - 3;
-    perm.insert(perm.end(), {b, b + 2, b + 4, b + 1, b + 3});
-    return {Reshape(Permute(Reshape(x, split), perm), c.out_shape())};
-  });
-
   nn_internal::RegisterPoolDecompositions(r);
-  nn_internal::RegisterMiscDecompositions(r);
+  nn_internal::RegisterAttentionDecompositions(r);
+  nn_internal::RegisterUpsampleDecompositions(r);
 }
 
 }  // namespace coil::prims

@@ -13,8 +13,10 @@ namespace coil::prims::nn_internal {
 
 // max/avg pooling and the adaptive pools (nn_pool.cc).
 void RegisterPoolDecompositions(DecompositionRegistry& r);
-// scaled_dot_product_attention and the upsampling ops (nn_misc.cc).
-void RegisterMiscDecompositions(DecompositionRegistry& r);
+// scaled_dot_product_attention (nn_attention.cc).
+void RegisterAttentionDecompositions(DecompositionRegistry& r);
+// upsample_nearest2d, upsample_bilinear2d, pixel_shuffle, pixel_unshuffle (nn_upsample.cc).
+void RegisterUpsampleDecompositions(DecompositionRegistry& r);
 
 // torch.matmul of a and b (operands of one dtype) whose result has shape `out`: 1-D operands
 // become a row / column, batch dims broadcast; emits aten.mm or aten.bmm.

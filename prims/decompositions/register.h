@@ -9,8 +9,10 @@ class DecompositionRegistry;
 
 // Unary math, activations, casts (the ops of ir/ops/elementwise_ops.cc).
 void RegisterElementwiseDecompositions(DecompositionRegistry& r);  // elementwise.cc
-// Binary and ternary math, comparisons, logical ops, creation (ir/ops/elementwise_ops_2.cc).
-void RegisterBinaryDecompositions(DecompositionRegistry& r);       // binary*.cc
+// Binary and ternary math, comparisons, logical ops (ir/ops/binary_ops.cc).
+void RegisterBinaryDecompositions(DecompositionRegistry& r);       // binary.cc
+// full, zeros, ones, *_like, arange (ir/ops/creation_ops.cc).
+void RegisterCreationDecompositions(DecompositionRegistry& r);     // creation.cc
 // Reductions, scans, normalizations (softmax, layer_norm, batch_norm, ...).
 void RegisterReductionDecompositions(DecompositionRegistry& r);    // reduction*.cc
 // Views, reshapes, concatenation, padding, indexing (gather/scatter/index).

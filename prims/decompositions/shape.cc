@@ -1,6 +1,6 @@
-// Decompositions of the shape family (see register.h), part 1: the ops of
-// ir/ops/shape_ops.cc (reshapes, views, reorderings, flip/roll, tril/triu, diagonal). Part 2
-// (shape_2.cc) holds ir/ops/shape_ops_2.cc; indexing.cc holds ir/ops/indexing_ops.cc.
+// Decompositions of the shape family (see register.h): the ops of ir/ops/shape_ops.cc
+// (reshapes, views, reorderings, flip/roll, tril/triu, diagonal). shape_join_slice.cc holds
+// ir/ops/shape_ops_join_slice.cc; indexing.cc holds ir/ops/indexing_ops.cc.
 //
 // Values are logically contiguous, so views are plain prims: a reshape, a permute, a slice.
 #include <vector>
@@ -200,7 +200,7 @@ void RegisterShapeDecompositions(DecompositionRegistry& r) {
   RegisterViews(r);
   RegisterReorderings(r);
   RegisterTriangles(r);
-  shape_internal::RegisterShapeDecompositions2(r);
+  shape_internal::RegisterJoinSliceDecompositions(r);
   shape_internal::RegisterIndexingDecompositions(r);
 }
 

@@ -8,8 +8,8 @@
 
 namespace coil::prims::shape_internal {
 
-// Joining, splitting, slicing, padding and repetition (ir/ops/shape_ops_2.cc).
-void RegisterShapeDecompositions2(DecompositionRegistry& r);  // shape_2.cc
+// Joining, splitting, slicing, padding and repetition (ir/ops/shape_ops_join_slice.cc).
+void RegisterJoinSliceDecompositions(DecompositionRegistry& r);  // shape_join_slice.cc
 // gather, scatter, index_select, index_tensor, index_put, one_hot
 // (ir/ops/indexing_ops.cc).
 void RegisterIndexingDecompositions(DecompositionRegistry& r);  // indexing.cc

@@ -1,11 +1,10 @@
-// Reference kernels of the elementwise op family, part 1: unary math, activations and the
-// cast. Binary, tensor-scalar, ternary and creation kernels are in elementwise_kernels_2.cc.
+// Reference kernels of the unary elementwise ops (the ops of ir/ops/elementwise_ops.cc): unary
+// math, activations, clamps and the cast. Binary, tensor-scalar and ternary kernels are in
+// binary_kernels.cc, creation kernels in creation_kernels.cc.
 //
 // Floating outputs are computed in double from inputs rounded to the output dtype and stored
 // rounded (HostTensor::StoreDouble); integral and bool outputs are computed in int64 and stored
 // wrapped, as PyTorch's integer kernels.
-#include "runtime/reference/elementwise_kernels.h"
-
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -310,7 +309,6 @@ void RegisterElementwiseKernels(ReferenceKernels& k) {
   k.Register("aten.to_dtype", [](Ctx c) -> Result {
     return std::vector<HostTensor>{c.inputs[0].To(c.output_dtypes[0])};
   });
-  RegisterElementwiseKernels2(k);
 }
 
 }  // namespace coil

@@ -11,11 +11,16 @@ const ReferenceKernels& ReferenceKernels::Global() {
   static const ReferenceKernels* kernels = [] {
     auto* k = new ReferenceKernels();
     RegisterElementwiseKernels(*k);
+    RegisterBinaryKernels(*k);
+    RegisterCreationKernels(*k);
     RegisterReductionKernels(*k);
     RegisterShapeKernels(*k);
     RegisterIndexingKernels(*k);
     RegisterNnKernels(*k);
     RegisterPrimsKernels(*k);
+    RegisterPrimsShapeKernels(*k);
+    RegisterPrimsCreationKernels(*k);
+    RegisterPrimsIndexingKernels(*k);
     RegisterPrimsSymKernels(*k);
     RegisterInplaceKernels(*k);
     return k;

@@ -50,15 +50,21 @@ class ReferenceKernels {
 };
 
 // Registration entry points, one per family file in runtime/reference/.
-void RegisterElementwiseKernels(ReferenceKernels& k);  // elementwise_kernels.cc
-void RegisterReductionKernels(ReferenceKernels& k);    // reduction_kernels.cc
-void RegisterShapeKernels(ReferenceKernels& k);        // shape_kernels.cc
-void RegisterIndexingKernels(ReferenceKernels& k);     // indexing_kernels.cc
-void RegisterNnKernels(ReferenceKernels& k);           // nn_kernels.cc
-void RegisterPrimsKernels(ReferenceKernels& k);        // prims_kernels*.cc
-void RegisterPrimsSymKernels(ReferenceKernels& k);     // prims_sym_kernels.cc
+void RegisterElementwiseKernels(ReferenceKernels& k);    // elementwise_kernels.cc: unary
+void RegisterBinaryKernels(ReferenceKernels& k);         // binary_kernels.cc (+ ternary)
+void RegisterCreationKernels(ReferenceKernels& k);       // creation_kernels.cc
+void RegisterReductionKernels(ReferenceKernels& k);      // reduction_kernels.cc
+void RegisterShapeKernels(ReferenceKernels& k);          // shape_kernels*.cc
+void RegisterIndexingKernels(ReferenceKernels& k);       // indexing_kernels.cc
+void RegisterNnKernels(ReferenceKernels& k);             // nn_kernels*.cc
+// The prims opset (docs/prims.md).
+void RegisterPrimsKernels(ReferenceKernels& k);          // prims_kernels.cc: math, reductions
+void RegisterPrimsShapeKernels(ReferenceKernels& k);     // prims_shape_kernels.cc
+void RegisterPrimsCreationKernels(ReferenceKernels& k);  // prims_creation_kernels.cc
+void RegisterPrimsIndexingKernels(ReferenceKernels& k);  // prims_indexing_kernels.cc
+void RegisterPrimsSymKernels(ReferenceKernels& k);       // prims_sym_kernels.cc
 // In-place variants: run the out-of-place kernel, then write into the mutated input.
-void RegisterInplaceKernels(ReferenceKernels& k);      // inplace_kernels.cc (last)
+void RegisterInplaceKernels(ReferenceKernels& k);        // inplace_kernels.cc (last)
 
 }  // namespace coil
 

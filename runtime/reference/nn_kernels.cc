@@ -1,6 +1,6 @@
 // Reference kernels of the nn op family: the matmul ops here and the helpers shared by the
-// family; convolution in nn_kernels_conv.cc, pooling in nn_kernels_pool.cc, attention,
-// upsampling and pixel shuffle in nn_kernels_misc.cc.
+// family; convolution in nn_kernels_conv.cc, pooling in nn_kernels_pool.cc, attention in
+// nn_kernels_attention.cc, upsampling and pixel shuffle in nn_kernels_upsample.cc.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -216,6 +216,7 @@ void RegisterNnKernels(ReferenceKernels& k) {
   nn_kernels::RegisterConvKernels(k);
   nn_kernels::RegisterPoolKernels(k);
   nn_kernels::RegisterAttentionKernels(k);
+  nn_kernels::RegisterUpsampleKernels(k);
 }
 
 }  // namespace coil

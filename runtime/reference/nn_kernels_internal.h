@@ -18,7 +18,8 @@ namespace coil::nn_kernels {
 void RegisterMatmulKernels(ReferenceKernels& k);     // nn_kernels.cc
 void RegisterConvKernels(ReferenceKernels& k);       // nn_kernels_conv.cc
 void RegisterPoolKernels(ReferenceKernels& k);       // nn_kernels_pool.cc
-void RegisterAttentionKernels(ReferenceKernels& k);  // nn_kernels_misc.cc
+void RegisterAttentionKernels(ReferenceKernels& k);  // nn_kernels_attention.cc
+void RegisterUpsampleKernels(ReferenceKernels& k);   // nn_kernels_upsample.cc
 
 // A view of `t` broadcast to `shape` (dimensions aligned from the right; broadcast
 // dimensions get stride 0). The shapes must be compatible (CHECKed).

@@ -1,5 +1,7 @@
-// Reference kernels of the prims opset (docs/prims.md), part 1: elementwise prims, reductions
-// and scans. Shape, creation, random, indexing and copy_to kernels are in prims_kernels_2.cc.
+// Reference kernels of the prims opset (docs/prims.md) that compute values (the ops of
+// ir/ops/prims_ops.cc): elementwise prims, reductions and scans. Shape and layout kernels are in
+// prims_shape_kernels.cc, creation and random in prims_creation_kernels.cc, gather, scatter and
+// copy_to in prims_indexing_kernels.cc.
 //
 // The meta functions guarantee equal operand shapes and dtypes, so every elementwise kernel
 // computes in the operands' own dtype: floating values in double (rounded to the dtype on
@@ -21,9 +23,6 @@
 #include "runtime/reference/prims_scalar.h"
 
 namespace coil {
-
-void RegisterPrimsKernels2(ReferenceKernels& k);  // prims_kernels_2.cc
-
 namespace {
 
 using Ctx = const KernelContext&;
@@ -267,7 +266,6 @@ void RegisterReductions(ReferenceKernels& k) {
 void RegisterPrimsKernels(ReferenceKernels& k) {
   RegisterElementwise(k);
   RegisterReductions(k);
-  RegisterPrimsKernels2(k);
 }
 
 }  // namespace coil

@@ -17,7 +17,7 @@
 
 namespace coil {
 namespace prims_internal {
-// Defined in prims_kernels_2.cc (no public header: only this test calls it directly).
+// Defined in philox.cc (declared in philox.h, a header of //runtime:prims_scalar).
 std::array<uint32_t, 4> Philox4x32_10(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key);
 }  // namespace prims_internal
 

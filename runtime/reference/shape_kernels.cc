@@ -1,5 +1,6 @@
-// Reference kernels of the shape op family, part 1: reshapes and views, dimension reorderings
-// and per-element copies (the ops of ir/ops/shape_ops.cc). Part 2 is shape_kernels_2.cc.
+// Reference kernels of the shape op family: reshapes and views, dimension reorderings and
+// per-element copies (the ops of ir/ops/shape_ops.cc). Join and slice kernels are in
+// shape_kernels_join_slice.cc.
 //
 // The view ops return views sharing the input's storage, as PyTorch's do (permute, transpose,
 // t, movedim, expand, diagonal always; reshape, view, flatten, unflatten, squeeze, unsqueeze
@@ -21,7 +22,7 @@
 
 namespace coil {
 
-void RegisterShapeKernels2(ReferenceKernels& k);  // shape_kernels_2.cc
+void RegisterJoinSliceKernels(ReferenceKernels& k);  // shape_kernels_join_slice.cc
 
 namespace {
 
@@ -274,7 +275,7 @@ void RegisterShapeKernels(ReferenceKernels& k) {
   k.Register("aten.tril", [](const KernelContext& ctx) { return Tri(ctx, true); });
   k.Register("aten.triu", [](const KernelContext& ctx) { return Tri(ctx, false); });
   k.Register("aten.diagonal", Diagonal);
-  RegisterShapeKernels2(k);
+  RegisterJoinSliceKernels(k);
 }
 
 }  // namespace coil

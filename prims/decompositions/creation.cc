@@ -1,5 +1,5 @@
-// Decompositions of the ternary elementwise ops (where, lerp, addcmul, addcdiv, masked_fill)
-// and the creation ops (full, zeros, ones, *_like, arange) of ir/ops/elementwise_ops_2.cc.
+// Decompositions of the creation ops (see register.h): full, zeros, ones, the *_like ops and
+// arange, the ops of ir/ops/creation_ops.cc, onto prims.full and prims.iota.
 #include <cstdint>
 #include <variant>
 #include <vector>
@@ -7,9 +7,12 @@
 #include "ir/dtype.h"
 #include "prims/decomposition_registry.h"
 #include "prims/decompositions/binary_internal.h"
+#include "prims/decompositions/register.h"
 
-namespace coil::prims::binary_internal {
+namespace coil::prims {
 namespace {
+
+using binary_internal::Number;
 
 // torch.arange's accumulation type: double for f32/f64 (CPU acc_type), f32 for f16/bf16.
 DType ArangeDType(DType out) {
@@ -25,35 +28,7 @@ int64_t IntBound(const OpCall& c, absl::string_view attr) {
 
 }  // namespace
 
-void RegisterTernaryAndCreation(DecompositionRegistry& r) {
-  // where(cond, a, b) -> prims.where(cond != 0, a, b), a and b converted to the out dtype
-  r.Add("aten.where", [](const OpCall& c) -> std::vector<Val> {
-    DType t = c.out_dtype();
-    return {Where(c.in(0), Cast(c.in(1), t), Cast(c.in(2), t))};
-  });
-  // lerp(s, e, w) -> |w| < 0.5 ? s + w * (e - s) : e - (e - s) * (1 - w)
-  r.Add("aten.lerp", [](const OpCall& c) -> std::vector<Val> {
-    Val s = Upcast(c.in(0)), e = Upcast(c.in(1)), w = Upcast(c.in(2));
-    Val d = e - s;
-    return {Cast(Where(Lt(Abs(w), 0.5), s + w * d, e - d * (1.0 - w)), c.out_dtype())};
-  });
-  // addcmul(s, t1, t2, value) -> s + value * t1 * t2 (value converted to the dtype)
-  r.Add("aten.addcmul", [](const OpCall& c) -> std::vector<Val> {
-    DType t = ComputeDType(c.out_dtype());
-    Val p = Number(c, "value", t) * Cast(c.in(1), t) * Cast(c.in(2), t);
-    return {Cast(Cast(c.in(0), t) + p, c.out_dtype())};
-  });
-  // addcdiv(s, t1, t2, value) -> s + value * (t1 / t2)
-  r.Add("aten.addcdiv", [](const OpCall& c) -> std::vector<Val> {
-    DType t = ComputeDType(c.out_dtype());
-    Val q = Number(c, "value", t) * (Cast(c.in(1), t) / Cast(c.in(2), t));
-    return {Cast(Cast(c.in(0), t) + q, c.out_dtype())};
-  });
-  // masked_fill(x, mask, value) -> where(mask != 0, value, x)
-  r.Add("aten.masked_fill", [](const OpCall& c) -> std::vector<Val> {
-    return {Where(c.in(1), Number(c, "value", c.out_dtype()), c.in(0))};
-  });
-
+void RegisterCreationDecompositions(DecompositionRegistry& r) {
   // full(size, value, dtype) -> prims.full(size, value, dtype)
   r.Add("aten.full", [](const OpCall& c) -> std::vector<Val> {
     return {Number(c, "value", c.out_dtype(), c.out_shape())};
@@ -88,4 +63,4 @@ void RegisterTernaryAndCreation(DecompositionRegistry& r) {
   });
 }
 
-}  // namespace coil::prims::binary_internal
+}  // namespace coil::prims

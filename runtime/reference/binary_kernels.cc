@@ -1,5 +1,6 @@
-// Reference kernels of the elementwise op family, part 2: binary tensor-tensor and
-// tensor-scalar ops, ternary ops and creation ops.
+// Reference kernels of the binary elementwise ops (the ops of ir/ops/binary_ops.cc):
+// tensor-tensor ops (arithmetic, comparisons, logical and bitwise ops), their tensor-scalar
+// forms and the ternary ops (where, lerp, addcmul, addcdiv, masked_fill).
 //
 // Binary ops convert both operands to the dtype torch computes in (the promoted dtype; for
 // true division and atan2 the floating output dtype) before applying the function, so e.g. an
@@ -13,7 +14,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/check.h"
-#include "runtime/reference/elementwise_kernels.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"
 
@@ -281,7 +281,7 @@ void RegisterBinary(ReferenceKernels& k, const std::string& base, const std::str
   });
 }
 
-void RegisterBinaryKernels(ReferenceKernels& k) {
+void RegisterTensorAndScalarKernels(ReferenceKernels& k) {
   for (const char* name : {"add", "sub", "mul", "div", "remainder", "fmod", "pow", "eq", "ne", "lt",
                            "le", "gt", "ge"}) {
     RegisterBinary(k, name, name, /*scalar=*/true);
@@ -371,51 +371,11 @@ void RegisterTernaryKernels(ReferenceKernels& k) {
   });
 }
 
-// A new tensor of the context's output type filled with a Python-number attribute.
-Result Filled(Ctx c, const Attribute& value) {
-  DType out = c.output_dtypes[0];
-  HostTensor r = HostTensor::Zeros(out, c.output_shapes[0]);
-  for (int64_t i = 0; i < r.numel(); ++i) {
-    if (IsFloating(out)) {
-      r.StoreDouble(i, ScalarAsDouble(value, out));
-    } else {
-      r.StoreInt(i, ScalarAsInt(value, out));
-    }
-  }
-  return std::vector<HostTensor>{r};
-}
-
-void RegisterCreationKernels(ReferenceKernels& k) {
-  static const Attribute kZero(int64_t{0}), kOne(int64_t{1});
-  k.Register("aten.full", [](Ctx c) { return Filled(c, c.attrs.find("value")->second); });
-  k.Register("aten.full_like", [](Ctx c) { return Filled(c, c.attrs.find("value")->second); });
-  k.Register("aten.zeros", [](Ctx c) { return Filled(c, kZero); });
-  k.Register("aten.zeros_like", [](Ctx c) { return Filled(c, kZero); });
-  k.Register("aten.ones", [](Ctx c) { return Filled(c, kOne); });
-  k.Register("aten.ones_like", [](Ctx c) { return Filled(c, kOne); });
-  k.Register("aten.arange", [](Ctx c) -> Result {
-    DType out = c.output_dtypes[0];
-    HostTensor r = HostTensor::Zeros(out, c.output_shapes[0]);
-    const Attribute& start = c.attrs.find("start")->second;
-    const Attribute& step = c.attrs.find("step")->second;
-    if (IsFloating(out)) {
-      double s = *GetFloat(c.attrs, "start"), k = *GetFloat(c.attrs, "step");
-      for (int64_t i = 0; i < r.numel(); ++i) r.StoreDouble(i, s + static_cast<double>(i) * k);
-    } else {
-      // torch accumulates integral aranges in int64 from the truncated bounds.
-      int64_t s = ScalarAsInt(start, proto::INT64), k = ScalarAsInt(step, proto::INT64);
-      for (int64_t i = 0; i < r.numel(); ++i) r.StoreInt(i, WrapAdd(s, WrapMul(i, k)));
-    }
-    return std::vector<HostTensor>{r};
-  });
-}
-
 }  // namespace
 
-void RegisterElementwiseKernels2(ReferenceKernels& k) {
-  RegisterBinaryKernels(k);
+void RegisterBinaryKernels(ReferenceKernels& k) {
+  RegisterTensorAndScalarKernels(k);
   RegisterTernaryKernels(k);
-  RegisterCreationKernels(k);
 }
 
 }  // namespace coil

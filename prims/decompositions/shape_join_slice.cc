@@ -1,5 +1,6 @@
-// Decompositions of the shape family, part 2: the ops of ir/ops/shape_ops_2.cc (cat, stack,
-// split, chunk, slice, select, narrow, pad, repeat, tile). Part 1 is shape.cc.
+// Decompositions of the shape family's join and slice ops (see register.h): the ops of
+// ir/ops/shape_ops_join_slice.cc (cat, stack, split, chunk, slice, select, narrow, pad, repeat,
+// tile). Views and reorderings are in shape.cc, which registers these.
 #include <algorithm>
 #include <climits>
 #include <string>
@@ -15,7 +16,7 @@ namespace {
 Val AsOut(const OpCall& c, Val x) { return Reshape(x, c.out_shape()); }
 
 // Symbolic sizes are assumed >= 2 when simplifying slice clamps, as the slice meta does
-// (ir/ops/shape_ops_2.cc), so that the bounds computed here are the meta's.
+// (ir/ops/shape_ops_join_slice.cc), so that the bounds computed here are the meta's.
 SymRanges AssumedSizeRanges(std::initializer_list<SymExpr> exprs) {
   SymRanges ranges;
   for (const SymExpr& e : exprs) {
@@ -156,7 +157,7 @@ Val PadAsOut(const OpCall& c) {
 
 }  // namespace
 
-void RegisterShapeDecompositions2(DecompositionRegistry& r) {
+void RegisterJoinSliceDecompositions(DecompositionRegistry& r) {
   // cat(tensors, dim) -> prims.concat(convert(tensors, out_dtype), dim)
   r.Add("aten.cat", [](const OpCall& c) -> std::vector<Val> {
     std::vector<Val> xs;

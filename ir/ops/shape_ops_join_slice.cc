@@ -1,6 +1,7 @@
-// Schemas and meta functions of the shape op family, part 2: joining (cat, stack), splitting
-// (split, chunk), slicing (slice, select, narrow), padding (pad) and repetition (repeat, tile).
-// Part 1 is shape_ops.cc.
+// Schemas and meta functions of the shape family's join and slice ops: joining (cat, stack),
+// splitting (split, chunk), slicing (slice, select, narrow), padding (pad) and repetition
+// (repeat, tile), the ops that put tensors together or cut them apart along dims. Views,
+// reshapes and reorderings are in shape_ops.cc, which registers these.
 #include <algorithm>
 #include <climits>
 #include <string>
@@ -11,7 +12,7 @@
 
 namespace coil {
 
-void RegisterShapeOps2(OpRegistry& registry);
+void RegisterJoinSliceOps(OpRegistry& registry);
 
 namespace {
 
@@ -348,7 +349,7 @@ Types TileMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
 
 }  // namespace
 
-void RegisterShapeOps2(OpRegistry& registry) {
+void RegisterJoinSliceOps(OpRegistry& registry) {
   registry.Register(Schema(
       "aten.cat", {{"tensors", false, true}}, {{"dim", AttrKind::kInt, int64_t{0}}}, CatMeta,
       "torch.cat with type promotion; coil does not skip legacy 1-D empty tensors (all inputs "

@@ -1,5 +1,6 @@
-// Reference kernels of the shape op family, part 2: cat, stack, split, chunk, slice, select,
-// narrow, pad, repeat and tile (the ops of ir/ops/shape_ops_2.cc).
+// Reference kernels of the shape family's join and slice ops (the ops of
+// ir/ops/shape_ops_join_slice.cc): cat, stack, split, chunk, slice, select, narrow, pad, repeat
+// and tile.
 //
 // split, chunk, slice, select and narrow return views sharing the input's storage (as
 // PyTorch's), so in-place ops on them are seen through the input.
@@ -20,7 +21,7 @@
 
 namespace coil {
 
-void RegisterShapeKernels2(ReferenceKernels& k);
+void RegisterJoinSliceKernels(ReferenceKernels& k);
 
 namespace {
 
@@ -282,7 +283,7 @@ Outputs Repeat(const KernelContext& ctx) {
 
 }  // namespace
 
-void RegisterShapeKernels2(ReferenceKernels& k) {
+void RegisterJoinSliceKernels(ReferenceKernels& k) {
   k.Register("aten.cat", Cat);
   k.Register("aten.stack", Stack);
   k.Register("aten.split", SplitPieces);

@@ -1,22 +1,19 @@
-// Schemas and meta functions of the prims opset (docs/prims.md), part 2: shape and layout
-// (reshape, permute, broadcast_in_dim, slice, squeeze, concat, pad, rev), creation and random
-// (full, iota, philox_uniform), indexing (gather, scatter) and the mutation write-back copy_to.
+// Schemas and meta functions of the shape and layout prims (docs/prims.md): reshape, permute,
+// broadcast_in_dim, slice, squeeze, concat, pad and rev.
 //
 // Symbolic sizes: a relation the meta function cannot decide (a symbolic slice limit against a
 // symbolic size, a symbolic operand dim of broadcast_in_dim that may be 1) is accepted and
 // re-checked by the reference kernel on concrete sizes; provably wrong operands are errors.
-#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_join.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
+#include "ir/ops/register_ops.h"
 
 namespace coil {
-
-void RegisterPrimsOps2(OpRegistry& registry);
-
 namespace {
 
 using meta::Error;
@@ -217,109 +214,6 @@ Types RevMeta(Inputs in, const AttrMap& attrs) {
   return std::vector<TensorType>{meta::Like(in[0], in[0].shape)};
 }
 
-// --- creation and random ---------------------------------------------------------------------
-
-absl::Status CheckShape(const SymList& shape) {
-  for (const SymExpr& d : shape) {
-    if (d.is_constant() && d.constant() < 0) {
-      return Error("negative size in shape ", meta::ShapeText(shape));
-    }
-  }
-  return absl::OkStatus();
-}
-
-Types FullMeta(Inputs, const AttrMap& attrs) {
-  SymList shape = meta::SymsAttr(attrs, "shape");
-  if (absl::Status s = CheckShape(shape); !s.ok()) return s;
-  DType dt = *GetDType(attrs, "dtype");
-  return std::vector<TensorType>{meta::Out(dt, std::vector<SymExpr>(shape.begin(), shape.end()),
-                                           Device{})};
-}
-
-Types IotaMeta(Inputs, const AttrMap& attrs) {
-  SymExpr length = meta::SymAttr(attrs, "length");
-  if (length.is_constant() && length.constant() < 0) {
-    return Error("negative length ", length.constant());
-  }
-  DType dt = *GetDType(attrs, "dtype");
-  if (IsBool(dt)) return Error("expected an integer or floating dtype, got bool");
-  return std::vector<TensorType>{meta::Out(dt, {length}, Device{})};
-}
-
-Types PhiloxMeta(Inputs, const AttrMap& attrs) {
-  SymList shape = meta::SymsAttr(attrs, "shape");
-  if (absl::Status s = CheckShape(shape); !s.ok()) return s;
-  DType dt = *GetDType(attrs, "dtype");
-  if (!IsFloating(dt)) {
-    return Error("expected a floating dtype, got ", DTypeName(dt));
-  }
-  return std::vector<TensorType>{meta::Out(dt, std::vector<SymExpr>(shape.begin(), shape.end()),
-                                           Device{})};
-}
-
-// --- indexing --------------------------------------------------------------------------------
-
-// Shared checks of gather and scatter: index dtype and rank, dim, index.size(d) <= x.size(d).
-absl::Status CheckIndex(const TensorType& x, const TensorType& index,
-                        int64_t dim) {
-  if (index.dtype != proto::INT64 && index.dtype != proto::INT32) {
-    return Error("index must be int64 or int32, got ", DTypeName(index.dtype));
-  }
-  if (index.rank() != x.rank()) {
-    return Error("index has rank ", index.rank(), ", expected the input's rank ",
-                 x.rank());
-  }
-  if (dim < 0 || dim >= std::max<int64_t>(x.rank(), 1) || (x.rank() == 0 && dim != 0)) {
-    return Error("dim ", dim, " is out of range for a tensor of rank ", x.rank(),
-                 " (prims take normalized dims in [0, rank))");
-  }
-  if (index.device != x.device) return Error("operands are on different devices");
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    if (d != dim && ProvablyFalse(ProveLe(index.shape[d], x.shape[d]))) {
-      return Error("index size ", index.shape[d].ToString(), " in dim ", d,
-                   " exceeds the input size ", x.shape[d].ToString());
-    }
-  }
-  return absl::OkStatus();
-}
-
-Types GatherMeta(Inputs in, const AttrMap& attrs) {
-  int64_t dim = meta::IntAttr(attrs, "dim");
-  if (absl::Status s = CheckIndex(in[0], in[1], dim); !s.ok()) return s;
-  return std::vector<TensorType>{meta::Like(in[0], in[1].shape)};
-}
-
-Types ScatterMeta(Inputs in, const AttrMap& attrs) {
-  const TensorType &x = in[0], &index = in[1], &src = in[2];
-  int64_t dim = meta::IntAttr(attrs, "dim");
-  if (absl::Status s = CheckIndex(x, index, dim); !s.ok()) return s;
-  if (src.shape != index.shape) {
-    return Error("src shape ", meta::ShapeText(src.shape), " differs from index shape ",
-                 meta::ShapeText(index.shape));
-  }
-  if (src.dtype != x.dtype) {
-    return Error("src is ", DTypeName(src.dtype), ", input is ", DTypeName(x.dtype),
-                 " (prims do not promote)");
-  }
-  if (src.device != x.device) return Error("operands are on different devices");
-  std::string reduce = meta::StringAttr(attrs, "reduce");
-  if (reduce != "none" && reduce != "add") {
-    return Error("reduce must be \"none\" or \"add\", got \"", reduce, "\"");
-  }
-  if (reduce == "add" && IsBool(x.dtype)) return Error("reduce \"add\" rejects bool");
-  return std::vector<TensorType>{meta::Like(x, x.shape)};
-}
-
-Types CopyToMeta(Inputs in, const AttrMap&) {
-  const TensorType &dst = in[0], &src = in[1];
-  if (dst.shape != src.shape) {
-    return Error("src shape ", meta::ShapeText(src.shape),
-                 " differs from dst shape ", meta::ShapeText(dst.shape));
-  }
-  if (dst.device != src.device) return Error("operands are on different devices");
-  return std::vector<TensorType>{meta::Like(dst, dst.shape)};
-}
-
 OpSchema Unary(const std::string& prim, std::vector<AttrSpec> attrs, OpClass cls, MetaFn meta,
                std::string doc) {
   return meta::MakeSchema(prim, {{"x"}}, std::move(attrs), cls, std::move(meta), std::move(doc));
@@ -327,7 +221,7 @@ OpSchema Unary(const std::string& prim, std::vector<AttrSpec> attrs, OpClass cls
 
 }  // namespace
 
-void RegisterPrimsOps2(OpRegistry& r) {
+void RegisterPrimsShapeOps(OpRegistry& r) {
   auto req = [](const char* name, AttrKind kind) { return AttrSpec{name, kind, std::nullopt}; };
   r.Register(Unary("prims.reshape", {req("shape", AttrKind::kSyms)}, OpClass::kShape, ReshapeMeta,
                    "row-major reshape to explicit sizes (no -1); element counts must match"));
@@ -355,38 +249,6 @@ void RegisterPrimsOps2(OpRegistry& r) {
                    "pads each dim by low/high elements of value; negative pads crop"));
   r.Register(Unary("prims.rev", {req("dims", AttrKind::kInts)}, OpClass::kShape, RevMeta,
                    "torch.flip(dims)"));
-  r.Register(meta::MakeSchema(
-      "prims.full", {},
-      {req("shape", AttrKind::kSyms), req("value", AttrKind::kFloat), req("dtype", AttrKind::kDType)},
-      OpClass::kCreation, FullMeta, "torch.full(shape, value, dtype)"));
-  r.Register(meta::MakeSchema("prims.iota", {},
-                              {req("length", AttrKind::kSym), req("start", AttrKind::kInt),
-                               req("step", AttrKind::kInt), req("dtype", AttrKind::kDType)},
-                              OpClass::kCreation, IotaMeta,
-                              "1-D start + i * step for i in [0, length) (torch.arange)"));
-  r.Register(meta::MakeSchema(
-      "prims.philox_uniform", {},
-      {req("shape", AttrKind::kSyms), req("seed", AttrKind::kInt), req("offset", AttrKind::kInt),
-       req("dtype", AttrKind::kDType)},
-      OpClass::kRandom, PhiloxMeta,
-      "uniform [0, 1): element i is (u >> 8) * 2^-24, u the first word of Philox4x32-10 with "
-      "key seed and counter offset + i"));
-  r.Register(meta::MakeSchema("prims.gather", {{"x"}, {"index"}}, {req("dim", AttrKind::kInt)},
-                              OpClass::kIndexing, GatherMeta,
-                              "torch.gather(x, dim, index); an index outside [0, size) is a "
-                              "kernel error"));
-  r.Register(meta::MakeSchema(
-      "prims.scatter", {{"x"}, {"index"}, {"src"}},
-      {req("dim", AttrKind::kInt), req("reduce", AttrKind::kString)}, OpClass::kIndexing,
-      ScatterMeta,
-      "torch.scatter(x, dim, index, src) (reduce \"none\": the last write wins in row-major "
-      "order) or scatter_add (reduce \"add\")"));
-  OpSchema copy_to = meta::MakeSchema(
-      "prims.copy_to", {{"dst"}, {"src"}}, {}, OpClass::kElementwise, CopyToMeta,
-      "dst.copy_(src): writes src (converted to dst's dtype) into the graph input dst; the "
-      "output aliases dst");
-  copy_to.mutated_input = 0;
-  r.Register(std::move(copy_to));
 }
 
 }  // namespace coil

@@ -1,9 +1,7 @@
-// Decompositions of scaled_dot_product_attention (matmuls and a softmax) and of the 2-D
-// upsampling ops (gathers at iota-computed source indices, linear interpolation).
-#include <algorithm>
-#include <cmath>
+// Decompositions of the ops that resample NCHW images (ir/ops/nn_ops_upsample.cc): the 2-D
+// upsampling ops (gathers at iota-computed source indices, linear interpolation) and pixel
+// (un)shuffle (a reshape, permute, reshape).
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "ir/dtype.h"
@@ -12,59 +10,6 @@
 
 namespace coil::prims::nn_internal {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// numpy broadcasting of two shapes known to broadcast (checked by the op's meta).
-SymList BroadcastShape(const SymList& a, const SymList& b) {
-  size_t n = std::max(a.size(), b.size());
-  SymList out(n, SymExpr(1));
-  for (size_t i = 0; i < n; ++i) {
-    const SymExpr* x = i < a.size() ? &a[a.size() - 1 - i] : nullptr;
-    const SymExpr* y = i < b.size() ? &b[b.size() - 1 - i] : nullptr;
-    out[n - 1 - i] = x == nullptr || *x == SymExpr(1) ? (y ? *y : *x) : *x;
-  }
-  return out;
-}
-
-SymList Batch(const Val& x) { return SymList(x.shape().begin(), x.shape().end() - 2); }
-
-// scaled_dot_product_attention(q, k, v, mask?, dropout_p=0, is_causal, scale) ->
-//   softmax(q @ k^T * scale (+ mask | masked -inf), -1) @ v, in f32 for f16/bf16
-std::vector<Val> Sdpa(const OpCall& c) {
-  if (c.Float("dropout_p") != 0) {
-    c.e().Fail("aten.scaled_dot_product_attention: dropout_p != 0 needs a seed (the op has none)");
-    return {};
-  }
-  Emitter& e = c.e();
-  Val q = Upcast(c.in(0)), k = Upcast(c.in(1)), v = Upcast(c.in(2));
-  SymExpr l = q.size(-2), s = k.size(-2);
-  SymList scores_shape = BroadcastShape(Batch(q), Batch(k));
-  scores_shape.push_back(l);
-  scores_shape.push_back(s);
-  Val scores = Matmul(q, Transpose(k, -2, -1), scores_shape);
-  double scale = c.Float("scale");
-  if (scale != 0) {
-    scores = scores * scale;
-  } else if (q.size(-1).is_constant()) {
-    scores = scores * (1.0 / std::sqrt(static_cast<double>(q.size(-1).constant())));
-  } else {
-    scores = scores * Rsqrt(SymValue(e, q.size(-1), q.dtype()));
-  }
-  if (c.Bool("is_causal")) {  // top-left aligned: key j is hidden from query i when j > i
-    Val i = Unsqueeze(Iota(e, l, 0, 1, proto::INT64), 1);
-    Val j = Unsqueeze(Iota(e, s, 0, 1, proto::INT64), 0);
-    scores = Where(Gt(j, i), -kInf, scores);
-  }
-  if (c.has_in(3)) {
-    Val mask = c.in(3);
-    scores = IsBool(mask.dtype()) ? Where(mask, scores, -kInf) : scores + Upcast(mask);
-  }
-  // A fully masked row has max -inf, so exp(-inf - -inf) = NaN: NaN out, as PyTorch.
-  Val ex = Exp(scores - Amax(scores, {-1}, /*keepdim=*/true));
-  Val p = ex / Sum(ex, {-1}, /*keepdim=*/true);
-  return {Cast(Matmul(p, v, c.out_shape()), c.out_dtype())};
-}
 
 // num / den as a rank-0 tensor of dtype t, rounded as PyTorch's CPU kernel computes it in t.
 Val Ratio(Emitter& e, const SymExpr& num, const SymExpr& den, DType t) {
@@ -140,9 +85,7 @@ double ScaleFactor(const OpCall& c, int64_t i) {
 
 }  // namespace
 
-void RegisterMiscDecompositions(DecompositionRegistry& r) {
-  // scaled_dot_product_attention(q, k, v, mask?) -> softmax(q @ k^T * scale + mask) @ v
-  r.Add("aten.scaled_dot_product_attention", Sdpa);
+void RegisterUpsampleDecompositions(DecompositionRegistry& r) {
   // upsample_nearest2d(x) -> x gathered on H and W at min(floor(o * scale), in - 1)
   r.Add("aten.upsample_nearest2d", [](const OpCall& c) -> std::vector<Val> {
     Val x = c.in(0);
@@ -161,6 +104,33 @@ void RegisterMiscDecompositions(DecompositionRegistry& r) {
                    ScaleFactor(c, axis - 2));
     }
     return {Cast(x, c.out_dtype())};
+  });
+  // pixel_shuffle(x [*, C*r*r, H, W], r) -> reshape [*, C, r, r, H, W], permute
+  //   [*, C, H, r, W, r], reshape [*, C, H*r, W*r]
+  r.Add("aten.pixel_shuffle", [](const OpCall& c) -> std::vector<Val> {
+    Val x = c.in(0);
+    int64_t rf = c.Int("upscale_factor"), n = x.rank();
+    SymList lead(x.shape().begin(), x.shape().end() - 3);
+    SymList split = lead;
+    split.insert(split.end(), {c.out_shape()[n - 3], rf, rf, x.size(-2), x.size(-1)});
+    IntList perm;
+    for (int64_t i = 0; i < n - 3; ++i) perm.push_back(i);
+    int64_t b = n - 3;
+    perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});
+    return {Reshape(Permute(Reshape(x, split), perm), c.out_shape())};
+  });
+  // pixel_unshuffle(x [*, C, H*r, W*r], r) -> reshape [*, C, H, r, W, r], permute
+  //   [*, C, r, r, H, W], reshape [*, C*r*r, H, W]
+  r.Add("aten.pixel_unshuffle", [](const OpCall& c) -> std::vector<Val> {
+    Val x = c.in(0);
+    int64_t rf = c.Int("downscale_factor"), n = x.rank();
+    SymList split(x.shape().begin(), x.shape().end() - 3);
+    split.insert(split.end(), {x.size(-3), c.out_shape()[n - 2], rf, c.out_shape()[n - 1], rf});
+    IntList perm;
+    for (int64_t i = 0; i < n - 3; ++i) perm.push_back(i);
+    int64_t b = n - 3;
+    perm.insert(perm.end(), {b, b + 2, b + 4, b + 1, b + 3});
+    return {Reshape(Permute(Reshape(x, split), perm), c.out_shape())};
   });
 }
 
