@@ -191,13 +191,13 @@ std::string CpuKernelSymbol(const proto::Kernel& kernel) {
   return s;
 }
 
-absl::StatusOr<proto::KernelModule> GenerateCpu(const proto::Schedule& schedule,
+absl::StatusOr<proto::KernelModule> GenerateCpu(proto::Schedule schedule,
                                                 const CpuCodegenOptions& options) {
-  return codegen_cpu_internal::GenerateCpuWithPreEmit(schedule, options, nullptr);
+  return codegen_cpu_internal::GenerateCpuWithPreEmit(std::move(schedule), options, nullptr);
 }
 
 absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit(
-    const proto::Schedule& schedule, const CpuCodegenOptions& options,
+    proto::Schedule schedule, const CpuCodegenOptions& options,
     const PreEmitHook& pre_emit) {
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
       CreateTargetMachine(options.cpu, options.opt_level);
@@ -246,7 +246,7 @@ absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit
   if (!object.ok()) return object.status();
 
   out.set_backend("cpu");
-  *out.mutable_schedule() = schedule;
+  *out.mutable_schedule() = std::move(schedule);
   out.set_object_code(*std::move(object));
   out.set_target_triple((*tm)->getTargetTriple().str());
   out.set_cpu((*tm)->getTargetCPU().str());

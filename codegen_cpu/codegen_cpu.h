@@ -44,7 +44,8 @@ struct CpuCodegenOptions {
 // object code, target triple, cpu, cpu_features ("+avx2,+fma,..."), compiler_version and
 // options. Errors: a malformed schedule (InvalidArgument naming the kernel, Loop and
 // expression), an unknown CPU name (InvalidArgument), an LLVM failure (Internal).
-absl::StatusOr<proto::KernelModule> GenerateCpu(const proto::Schedule& schedule,
+// `schedule` moves into the module (pass std::move(s) to spare a copy of its constants).
+absl::StatusOr<proto::KernelModule> GenerateCpu(proto::Schedule schedule,
                                                 const CpuCodegenOptions& options = {});
 
 // The symbol of a kernel's function: "coil_k<id>_<name with non-identifier chars as _>".

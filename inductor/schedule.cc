@@ -38,28 +38,32 @@ absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph_proto,
                                               std::vector<PassRecord>* records) {
   absl::StatusOr<Graph> graph = Graph::FromProto(graph_proto);
   if (!graph.ok()) return graph.status();
+  return BuildSchedule(*std::move(graph), options, records);
+}
+
+absl::StatusOr<proto::Schedule> BuildSchedule(Graph graph, const ScheduleOptions& options,
+                                              std::vector<PassRecord>* records) {
   // The input must verify even when a release driver skips verification between passes: a
   // graph that does not would fail somewhere deep in lowering.
-  if (absl::Status s = Verify(*graph); !s.ok()) {
+  if (absl::Status s = Verify(graph); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("inductor: the input graph does not verify: ", s.message()));
   }
-  absl::StatusOr<bool> folded = GraphPipeline(options).Run(*graph, options.passes, records);
+  absl::StatusOr<bool> folded = GraphPipeline(options).Run(graph, options.passes, records);
   if (!folded.ok()) return folded.status();
 
   absl::StatusOr<Program> lowered =
-      RunRecordedStep("inductor", "lower", records, [&] { return Lower(*graph); });
+      RunRecordedStep("inductor", "lower", records, [&] { return Lower(graph); });
   if (!lowered.ok()) return lowered.status();
   Program program = *std::move(lowered);
 
   MemoryPlanSummary plan;
   absl::StatusOr<bool> changed =
-      ProgramPipeline(options, graph->SymbolRanges(), &plan).Run(program, options.passes, records);
+      ProgramPipeline(options, graph.SymbolRanges(), &plan).Run(program, options.passes, records);
   if (!changed.ok()) return changed.status();
 
-  // The graph's constants (the weights: most of a Schedule's bytes) are copied once at most.
-  proto::Schedule schedule =
-      *folded ? ToProto(program, graph->ToProto()) : ToProto(program, graph_proto);
+  // The graph's constants (the weights: most of a Schedule's bytes) move into the Schedule.
+  proto::Schedule schedule = ToProto(program, std::move(graph).ToProto());
   proto::MemoryPlan* mp = schedule.mutable_memory_plan();
   *mp->mutable_arena_bytes() = plan.arena_bytes.ToProto();
   mp->set_arena_bytes_hint(plan.arena_bytes_hint);

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/constant_evaluator.h"
+#include "ir/graph.h"
 #include "ir/pass_pipeline.h"
 #include "ir/proto/graph.pb.h"
 #include "ir/proto/schedule.pb.h"
@@ -48,6 +49,9 @@ struct ScheduleOptions {
 // appended to `records` when it is not null (pipeline.h lists them).
 absl::StatusOr<proto::Schedule> BuildSchedule(const proto::Graph& graph,
                                               const ScheduleOptions& options = {},
+                                              std::vector<PassRecord>* records = nullptr);
+// The same on the in-memory graph, consumed: its constants' bytes move into the Schedule.
+absl::StatusOr<proto::Schedule> BuildSchedule(Graph graph, const ScheduleOptions& options = {},
                                               std::vector<PassRecord>* records = nullptr);
 
 // A readable summary: kernels with their fused ops, bytes moved, peak memory.

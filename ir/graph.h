@@ -187,18 +187,25 @@ class Graph {
   // Ranges of the graph's symbols, for SymExpr relations.
   SymRanges SymbolRanges() const;
 
-  // Lossless conversion to the protobuf contract.
-  proto::Graph ToProto() const;
+  // Lossless conversion to the protobuf contract. On an rvalue (std::move(g).ToProto()) the
+  // constants' bytes move into the proto instead of being copied (weights are most of a
+  // graph's bytes); the graph is left with empty constants, fit only to be destroyed.
+  proto::Graph ToProto() const&;
+  proto::Graph ToProto() &&;
   // Rebuilds the graph from a proto. Structural problems (duplicate or undefined value ids,
   // malformed types or attributes, an external data path outside the graph's folder, see
   // io/data_path.h) are InvalidArgument naming the node. Op semantics are not
   // checked here: run Verify (ir/verifier.h) for that.
   static absl::StatusOr<Graph> FromProto(const proto::Graph& proto);
+  // The same, moving the constants' bytes out of `proto` (left with empty raw constants).
+  static absl::StatusOr<Graph> FromProto(proto::Graph&& proto);
 
   // A deep copy (value ids preserved).
   Graph Clone() const;
 
  private:
+  // `movable`, when not null, is `p` itself: constant bytes are moved out of it.
+  static absl::StatusOr<Graph> FromProtoImpl(const proto::Graph& p, proto::Graph* movable);
   Value* NewValue(Value::Kind kind, TensorType type, int64_t id = -1);
   Node* MakeNode(std::string op, std::vector<Value*> inputs, AttrMap attrs,
                  std::vector<TensorType> output_types, const std::vector<int64_t>& ids = {});

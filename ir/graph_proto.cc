@@ -44,7 +44,7 @@ absl::Status Err(absl::string_view where, absl::string_view what) {
 
 }  // namespace
 
-proto::Graph Graph::ToProto() const {
+proto::Graph Graph::ToProto() const& {
   proto::Graph g;
   g.set_name(name_);
   for (const Value* v : inputs_) ValueToProto(v, g.add_inputs());
@@ -92,7 +92,24 @@ proto::Graph Graph::ToProto() const {
   return g;
 }
 
-absl::StatusOr<Graph> Graph::FromProto(const proto::Graph& p) {
+absl::StatusOr<Graph> Graph::FromProto(const proto::Graph& p) { return FromProtoImpl(p, nullptr); }
+
+absl::StatusOr<Graph> Graph::FromProto(proto::Graph&& p) { return FromProtoImpl(p, &p); }
+
+proto::Graph Graph::ToProto() && {
+  // The constants' bytes are moved, not copied: lent out while the rest converts.
+  std::vector<std::string> bytes;
+  for (Value* v : constants_) bytes.push_back(std::move(v->constant_->raw));
+  proto::Graph g = static_cast<const Graph&>(*this).ToProto();
+  for (int i = 0; i < g.constants_size(); ++i) {
+    if (!constants_[i]->constant_->is_external()) {
+      g.mutable_constants(i)->set_raw(std::move(bytes[i]));
+    }
+  }
+  return g;
+}
+
+absl::StatusOr<Graph> Graph::FromProtoImpl(const proto::Graph& p, proto::Graph* movable) {
   Graph g(p.name());
   // Pass 1: every defined id, and which node (if any) defines it.
   absl::flat_hash_map<int64_t, int> defined_by;  // id -> node index, -1 for inputs/constants
@@ -191,6 +208,8 @@ absl::StatusOr<Graph> Graph::FromProto(const proto::Graph& p) {
       data.external_path = c.external().path();
       data.external_offset = c.external().offset();
       data.external_length = c.external().length();
+    } else if (movable != nullptr) {
+      data.raw = std::move(*movable->mutable_constants(i)->mutable_raw());
     } else {
       data.raw = c.raw();
     }

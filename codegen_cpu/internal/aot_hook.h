@@ -27,7 +27,7 @@ using PreEmitHook = std::function<absl::Status(
     llvm::Module& module, const llvm::TargetMachine& tm, const proto::KernelModule& kernels)>;
 
 // GenerateCpu, running `pre_emit` (when set) before the object code is emitted.
-absl::StatusOr<proto::KernelModule> GenerateCpuWithPreEmit(const proto::Schedule& schedule,
+absl::StatusOr<proto::KernelModule> GenerateCpuWithPreEmit(proto::Schedule schedule,
                                                            const CpuCodegenOptions& options,
                                                            const PreEmitHook& pre_emit);
 

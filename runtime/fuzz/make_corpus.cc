@@ -102,9 +102,8 @@ class CorpusBackend : public coil::driver::Backend {
     return c;
   }
   std::string CacheIdentity() const override { return base_->CacheIdentity(); }
-  absl::StatusOr<coil::proto::KernelModule> Generate(
-      const coil::proto::Schedule& schedule) override {
-    return base_->Generate(schedule);
+  absl::StatusOr<coil::proto::KernelModule> Generate(coil::proto::Schedule schedule) override {
+    return base_->Generate(std::move(schedule));
   }
   absl::StatusOr<std::unique_ptr<coil::driver::Executable>> Load(
       coil::proto::KernelModule module) override {

@@ -343,9 +343,9 @@ class CompileRun {
     if (flags_.mode == "max-autotune") options.stop_after = driver::Stage::kPrims;
     options.external_data_dir = ModelDir();
     options.record_artifacts = !flags_.dump_dir.empty();
+    options.keep_intermediates = false;  // --check and --aot read the module's Schedule
     options.on_stage = [this](const driver::StageEvent& e) {
       stage_ = e.stage;
-      if (e.stage == "capture" || absl::StartsWith(e.stage, "cache ")) return;  // summarized
       if (e.stage == "load" && absl::StartsWith(e.detail, "skipped")) {
         std::printf("  %-12s %10s     %s\n", "load", "-",
                     absl::StrCat("skipped, the code does not run on this host: ",
@@ -361,11 +361,8 @@ class CompileRun {
     stage_ = "import";
     absl::StatusOr<driver::CompileResult> r = driver::CompileImported(
         [&]() -> absl::StatusOr<Graph> {
-          absl::StatusOr<Graph> g = LoadGraph(model);
+          absl::StatusOr<Graph> g = LoadGraph(model);  // verified by the driver's capture
           if (!g.ok()) return g.status();
-          if (absl::Status s = Verify(*g); !s.ok()) {
-            return absl::InvalidArgumentError(absl::StrCat(model, ": ", s.message()));
-          }
           if (keep_graph) graph_ = g->Clone();
           return g;
         },
@@ -376,6 +373,7 @@ class CompileRun {
       return StripStage(r.status());
     }
     result_ = *std::move(r);
+    const double compile_seconds = result_.total_seconds();
     report_ = std::move(result_.report);
     report_.set_model(flags_.model);
     auto& o = *report_.mutable_options();
@@ -392,7 +390,7 @@ class CompileRun {
                           : result_.cache_hit                ? "cache hit"
                                                              : "cache miss";
       o["compile_cache_result"] = cache;
-      std::printf("  %-12s %10.3f ms  %s (%s)\n", "compile", result_.total_seconds() * 1e3,
+      std::printf("  %-12s %10.3f ms  %s (%s)\n", "compile", compile_seconds * 1e3,
                   result_.cache_hit ? "cached module loaded" : "every stage", cache);
       if (result_.executable != nullptr) {
         o["num_threads"] = absl::StrCat(std::max(1u, std::thread::hardware_concurrency()));

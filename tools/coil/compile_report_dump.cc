@@ -6,6 +6,7 @@
 //   stage import graph nodes=2 bytes=431 seconds=0.00012
 //   stage inductor schedule kernels=3 bytes=2810 seconds=0.0004
 //   stage codegen_cpu kernel_module kernels=2 bytes=9123 object_bytes=4096 seconds=0.03
+//   pass inductor.fuse_vertical 0.0012 changed
 //   timing load 0.0011
 //   log autotune fused+epilogues, 1 threads: median ...
 //
@@ -71,6 +72,10 @@ int Main(int argc, char** argv) {
   }
   for (const coil::proto::StageTiming& t : report.timings()) {
     std::printf("timing %s %.9g\n", t.stage().c_str(), t.seconds());
+  }
+  for (const coil::proto::PassRun& p : report.passes()) {
+    std::printf("pass %s.%s %.9g %s%s\n", p.pipeline().c_str(), p.pass().c_str(), p.seconds(),
+                p.changed() ? "changed" : "unchanged", p.dump().empty() ? "" : " dumped");
   }
   for (const coil::proto::LogLine& l : report.logs()) {
     std::printf("log %s %s\n", l.channel().c_str(), l.text().c_str());

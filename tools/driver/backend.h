@@ -56,8 +56,9 @@ class Backend {
   // Everything besides the Schedule that decides Generate's output (target CPU and features,
   // compiler version, code generation options): part of every compile-cache key.
   virtual std::string CacheIdentity() const = 0;
-  // Code for `schedule`. Errors: what the code generator cannot compile (naming the kernel).
-  virtual absl::StatusOr<proto::KernelModule> Generate(const proto::Schedule& schedule) = 0;
+  // Code for `schedule`, which moves into the module (no copy of its constants). Errors: what
+  // the code generator cannot compile (naming the kernel).
+  virtual absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) = 0;
   // Makes `module` runnable here. Errors: FailedPrecondition when its code cannot run on this
   // machine (another CPU, another backend), DataLoss when it is corrupt.
   virtual absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) = 0;

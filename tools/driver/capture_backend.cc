@@ -39,6 +39,7 @@ std::shared_ptr<coil::Backend> CaptureBackend(std::shared_ptr<Backend> backend,
                                               DriverOptions options) {
   options.backend = std::move(backend);
   options.stop_after = Stage::kLoad;
+  options.keep_intermediates = false;
   return std::make_shared<Adapter>(std::move(options));
 }
 

@@ -48,8 +48,8 @@ class CpuBackendImpl : public Backend {
                         " host=", HostCpuDescription());
   }
 
-  absl::StatusOr<proto::KernelModule> Generate(const proto::Schedule& schedule) override {
-    return GenerateCpu(schedule, options_.codegen);
+  absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) override {
+    return GenerateCpu(std::move(schedule), options_.codegen);
   }
 
   absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) override {

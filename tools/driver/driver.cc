@@ -122,17 +122,17 @@ class Compilation {
         prims::Decompose(graph, options_.decompose, passes_, &records);
     Record(records);
     if (!decomposed.ok()) return InStage("prims", decomposed.status());
-    proto::Graph prims_graph = graph.ToProto();
+    const bool keep = options_.keep_intermediates || options_.stop_after == Stage::kPrims;
+    std::optional<proto::Graph> prims_graph;
+    if (keep || options_.record_artifacts) prims_graph = graph.ToProto();
     if (proto::StageArtifact* a =
             Done("prims", t,
                  absl::StrCat(nodes_before, " -> ", Plural(graph.num_nodes(), "node"),
                               " (functionalize + decompose)"))) {
-      *a->mutable_graph() = prims_graph;
+      *a->mutable_graph() = *prims_graph;
     }
-    if (options_.stop_after == Stage::kPrims) {
-      result_.prims_graph = std::move(prims_graph);
-      return absl::OkStatus();
-    }
+    if (keep) result_.prims_graph = std::move(prims_graph);
+    if (options_.stop_after == Stage::kPrims) return absl::OkStatus();
 
     t = Clock::now();
     inductor::ScheduleOptions schedule_options = options_.schedule;
@@ -140,11 +140,11 @@ class Compilation {
     schedule_options.constant_evaluator = ReferenceConstantEvaluator(options_.external_data_dir);
     schedule_options.passes = passes_;
     records.clear();
+    // The graph moves into inductor, and its weights into the Schedule.
     absl::StatusOr<proto::Schedule> schedule =
-        inductor::BuildSchedule(prims_graph, schedule_options, &records);
+        inductor::BuildSchedule(std::move(graph), schedule_options, &records);
     Record(records);
     if (!schedule.ok()) return InStage("inductor", schedule.status());
-    result_.prims_graph = std::move(prims_graph);
     if (proto::StageArtifact* a = Done("inductor", t, ScheduleDetail(*schedule))) {
       *a->mutable_schedule() = *schedule;
     }
@@ -154,9 +154,14 @@ class Compilation {
     }
 
     t = Clock::now();
-    absl::StatusOr<proto::KernelModule> module = options_.backend->Generate(*schedule);
+    absl::StatusOr<proto::KernelModule> module;
+    if (options_.keep_intermediates) {
+      module = options_.backend->Generate(*schedule);  // a copy: the caller keeps the original
+      result_.schedule = *std::move(schedule);
+    } else {
+      module = options_.backend->Generate(*std::move(schedule));
+    }
     if (!module.ok()) return InStage(codegen, module.status());
-    result_.schedule = *std::move(schedule);
     if (proto::StageArtifact* a = Done(codegen, t, ModuleDetail(*module))) {
       *a->mutable_kernel_module() = *module;
     }

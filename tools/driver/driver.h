@@ -80,6 +80,10 @@ struct DriverOptions {
   std::string dump_pattern;
   // Put each stage's artifact (graphs, schedule, module) into the report.
   bool record_artifacts = false;
+  // Keep the prims graph and the Schedule in CompileResult after a compile that went further
+  // (each a copy of the weights). Off: the weights move from stage to stage, never copied
+  // (for large models; the module still holds the Schedule).
+  bool keep_intermediates = true;
   // Called as each stage finishes (progress output).
   std::function<void(const StageEvent&)> on_stage;
 };
@@ -90,7 +94,7 @@ struct CompileResult {
   std::unique_ptr<Executable> executable;
   absl::Status load_error;
   // What the stages produced (absent for stages that did not run, e.g. on a cache hit only the
-  // module is there).
+  // module is there, or were not kept: DriverOptions::keep_intermediates).
   std::optional<proto::Graph> prims_graph;
   std::optional<proto::Schedule> schedule;
   std::optional<proto::KernelModule> module;

@@ -33,10 +33,10 @@ class ScheduleBackendImpl : public Backend {
   }
   // The epilogues are part of the options text the driver keys by.
   std::string CacheIdentity() const override { return "backend=schedule"; }
-  absl::StatusOr<proto::KernelModule> Generate(const proto::Schedule& schedule) override {
+  absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) override {
     proto::KernelModule m;
     m.set_backend("schedule");
-    *m.mutable_schedule() = schedule;
+    *m.mutable_schedule() = std::move(schedule);
     return m;
   }
   absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) override {
