@@ -28,11 +28,24 @@ ConstantStore::Key ConstantStore::KeyOf(const std::string& bytes) {
 }
 
 void ConstantStore::AddBytes(const std::string& bytes) {
-  auto [it, added] = by_key_.emplace(KeyOf(bytes), &bytes);
-  if (!added && it->second == nullptr) it->second = &bytes;
+  // Never written through: only movable entries (AddGraphToMove) are.
+  Held held{const_cast<std::string*>(&bytes), false};
+  auto [it, added] = by_key_.emplace(KeyOf(bytes), held);
+  if (!added && it->second.bytes == nullptr) it->second = held;
 }
 
-void ConstantStore::AddDigest(const std::string& bytes) { by_key_.emplace(KeyOf(bytes), nullptr); }
+void ConstantStore::AddGraphToMove(Graph& graph) {
+  for (Value* c : graph.constants()) {
+    ConstantData& d = c->mutable_constant();
+    if (d.is_external()) continue;
+    auto [it, added] = by_key_.emplace(KeyOf(d.raw), Held{&d.raw, true});
+    if (!added && it->second.bytes == nullptr) it->second = Held{&d.raw, true};
+  }
+}
+
+void ConstantStore::AddDigest(const std::string& bytes) {
+  by_key_.emplace(KeyOf(bytes), Held{nullptr, false});
+}
 
 void ConstantStore::AddDigests(const Graph& graph) {
   for (const Value* c : graph.constants()) {
@@ -52,14 +65,19 @@ void ConstantStore::AddGraph(const proto::Graph& graph) {
   }
 }
 
-const std::string* ConstantStore::Find(const proto::ConstantRef& ref) const {
+ConstantStore::Held* ConstantStore::FindHeld(const proto::ConstantRef& ref) {
   if (ref.hash().size() != 16) return nullptr;
   Key k;
   std::memcpy(&k.lo, ref.hash().data(), 8);
   std::memcpy(&k.hi, ref.hash().data() + 8, 8);
   k.length = ref.length();
   auto it = by_key_.find(k);
-  return it == by_key_.end() ? nullptr : it->second;
+  return it == by_key_.end() ? nullptr : &it->second;
+}
+
+const std::string* ConstantStore::Find(const proto::ConstantRef& ref) const {
+  Held* held = const_cast<ConstantStore*>(this)->FindHeld(ref);
+  return held == nullptr ? nullptr : held->bytes;
 }
 
 bool ConstantStore::Holds(const std::string& bytes) const {
@@ -104,26 +122,46 @@ int64_t ReferenceKnownConstants(proto::Graph& graph, const ConstantStore& known,
   return dropped;
 }
 
-absl::Status ResolveConstantReferences(proto::Graph& graph, const ConstantStore& store) {
+absl::Status ResolveConstantReferences(proto::Graph& graph, ConstantStore& store) {
+  // Every reference is checked before any bytes move, so an error changes nothing.
   for (proto::Constant& c : *graph.mutable_constants()) {
     if (c.data_case() != proto::Constant::kByReference) continue;
-    const std::string* bytes = store.Find(c.by_reference());
+    ConstantStore::Held* held = store.FindHeld(c.by_reference());
     const std::string where = absl::StrCat("constant %", c.value().id(),
                                            c.value().name().empty() ? "" : " \"",
                                            c.value().name(), c.value().name().empty() ? "" : "\"");
-    if (bytes == nullptr) {
+    if (held == nullptr || held->bytes == nullptr) {
       return absl::DataLossError(absl::StrCat(where, " is stored by reference (",
                                               c.by_reference().length(),
                                               " bytes) and no graph at hand holds its bytes"));
     }
     const int64_t want = StaticBytes(c.value().type());
-    if (want != static_cast<int64_t>(bytes->size())) {
-      return absl::DataLossError(absl::StrCat(where, " refers to ", bytes->size(),
+    if (want != static_cast<int64_t>(held->bytes->size())) {
+      return absl::DataLossError(absl::StrCat(where, " refers to ", held->bytes->size(),
                                               " bytes; its type needs ", want));
     }
-    c.set_raw(*bytes);
+  }
+  for (proto::Constant& c : *graph.mutable_constants()) {
+    if (c.data_case() != proto::Constant::kByReference) continue;
+    ConstantStore::Held* held = store.FindHeld(c.by_reference());
+    if (held->movable) {
+      // The first reference takes the bytes; later ones copy them from here.
+      std::string* origin = held->bytes;
+      c.set_raw(std::move(*origin));
+      *held = ConstantStore::Held{c.mutable_raw(), false, origin};
+    } else {
+      c.set_raw(*held->bytes);
+    }
   }
   return absl::OkStatus();
+}
+
+void ConstantStore::ReturnMoved() {
+  for (auto& [key, held] : by_key_) {
+    if (held.origin == nullptr) continue;
+    *held.origin = std::move(*held.bytes);
+    held = Held{held.origin, true, nullptr};
+  }
 }
 
 bool HasConstantReferences(const proto::Graph& graph) {

@@ -36,6 +36,13 @@ class ConstantStore {
   void AddDigests(const Graph& graph);
   void AddGraph(const Graph& graph);
   void AddGraph(const proto::Graph& graph);
+  // Lends `graph`'s constant bytes: resolving moves each into the first reference to it (later
+  // references copy it from there). For a graph that is dropped afterwards (its constants are
+  // left empty): a compile-cache hit on the graph being compiled.
+  void AddGraphToMove(Graph& graph);
+  // Moves lent bytes that resolving took back into their graph (the resolved proto must still
+  // exist): after a resolved module turned out unusable, the graph is whole again.
+  void ReturnMoved();
   // The bytes `ref` names, or null (also for digests).
   const std::string* Find(const proto::ConstantRef& ref) const;
   // Whether bytes equal to `bytes` are held (hashes `bytes`).
@@ -52,8 +59,15 @@ class ConstantStore {
       return H::combine(std::move(h), k.lo, k.hi, k.length);
     }
   };
+  friend absl::Status ResolveConstantReferences(proto::Graph& graph, ConstantStore& store);
+  struct Held {
+    std::string* bytes;  // null for digests
+    bool movable;
+    std::string* origin = nullptr;  // where moved bytes came from (ReturnMoved)
+  };
   static Key KeyOf(const std::string& bytes);
-  absl::flat_hash_map<Key, const std::string*> by_key_;
+  Held* FindHeld(const proto::ConstantRef& ref);
+  absl::flat_hash_map<Key, Held> by_key_;
 };
 
 // The reference naming `bytes`.
@@ -77,10 +91,10 @@ std::vector<DetachedConstant> DetachKnownConstants(proto::Graph& graph, const Co
                                                    int64_t min_bytes = 1024);
 void ReattachConstants(std::vector<DetachedConstant>& detached);
 
-// Puts the bytes back into every by_reference constant of `graph`. Errors: a reference the
-// store does not hold, or bytes whose count does not fit the constant's type (DataLoss naming
-// the constant).
-absl::Status ResolveConstantReferences(proto::Graph& graph, const ConstantStore& store);
+// Puts the bytes back into every by_reference constant of `graph` (moving lent ones, see
+// AddGraphToMove). Errors: a reference the store does not hold, or bytes whose count does not
+// fit the constant's type (DataLoss naming the constant); on error nothing has changed.
+absl::Status ResolveConstantReferences(proto::Graph& graph, ConstantStore& store);
 
 // Whether `graph` has constants stored by reference.
 bool HasConstantReferences(const proto::Graph& graph);

@@ -47,6 +47,48 @@ TEST(ConstantRefsTest, KnownLargeConstantsBecomeReferencesAndResolveBack) {
   EXPECT_EQ(g.SerializeAsString(), original.SerializeAsString());
 }
 
+TEST(ConstantRefsTest, LentBytesMoveOnceAndCanBeReturned) {
+  absl::StatusOr<Graph> holder = Graph::FromProto(TwoWeights());
+  ASSERT_TRUE(holder.ok());
+  const proto::Graph original = TwoWeights();
+  ConstantStore digests;
+  digests.AddGraph(original);
+  proto::Graph a = original, b = original;
+  ReferenceKnownConstants(a, digests);
+  ReferenceKnownConstants(b, digests);
+  ConstantStore lent;
+  lent.AddGraphToMove(*holder);
+  ASSERT_TRUE(ResolveConstantReferences(a, lent).ok());
+  EXPECT_EQ(holder->constants()[0]->constant().raw, "");  // moved into `a`
+  ASSERT_TRUE(ResolveConstantReferences(b, lent).ok());   // copied from `a`
+  EXPECT_EQ(a.SerializeAsString(), original.SerializeAsString());
+  EXPECT_EQ(b.SerializeAsString(), original.SerializeAsString());
+  lent.ReturnMoved();
+  EXPECT_EQ(holder->constants()[0]->constant().raw.size(), 2048u);
+  EXPECT_EQ(holder->ToProto().SerializeAsString(), original.SerializeAsString());
+}
+
+TEST(ConstantRefsTest, AFailedResolutionChangesNothing) {
+  const proto::Graph original = TwoWeights();
+  ConstantStore digests;
+  digests.AddGraph(original);
+  proto::Graph g = original;
+  ReferenceKnownConstants(g, digests);
+  // A second, unknown reference after the known one.
+  proto::Constant* extra = g.add_constants();
+  *extra = g.constants(0);
+  extra->mutable_value()->set_id(99);
+  std::string other(2048, '\x05');
+  *extra->mutable_by_reference() = RefOf(other);
+  absl::StatusOr<Graph> holder = Graph::FromProto(TwoWeights());
+  ASSERT_TRUE(holder.ok());
+  ConstantStore lent;
+  lent.AddGraphToMove(*holder);
+  EXPECT_FALSE(ResolveConstantReferences(g, lent).ok());
+  EXPECT_EQ(holder->constants()[0]->constant().raw.size(), 2048u);  // nothing moved
+  EXPECT_EQ(g.constants(0).data_case(), proto::Constant::kByReference);
+}
+
 TEST(ConstantRefsTest, UnknownBytesStayRaw) {
   proto::Graph g = TwoWeights();
   ConstantStore other;
@@ -62,7 +104,8 @@ TEST(ConstantRefsTest, MissingOrMismatchedBytesAreDataLoss) {
   store.AddGraph(original);
   proto::Graph g = original;
   ReferenceKnownConstants(g, store);
-  absl::Status s = ResolveConstantReferences(g, ConstantStore());
+  ConstantStore empty;
+  absl::Status s = ResolveConstantReferences(g, empty);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(s.message(), HasSubstr("constant %1 \"w\" is stored by reference (2048 bytes)"));
 

@@ -36,6 +36,11 @@ const ConstantData& Value::constant() const {
   return *constant_;
 }
 
+ConstantData& Value::mutable_constant() {
+  COIL_CHECK(kind_ == Kind::kConstant && constant_ != nullptr) << "value " << id_;
+  return *constant_;
+}
+
 void Node::ReplaceInput(int i, Value* v) {
   COIL_CHECK(i >= 0 && i < num_inputs());
   RemoveOneUse(inputs_[i]->users_, this);

@@ -66,6 +66,8 @@ class Value {
   int output_index() const { return output_index_; }
   // Constant data; only for kConstant values.
   const ConstantData& constant() const;
+  // The same, to change (or to take its bytes from a graph about to be dropped).
+  ConstantData& mutable_constant();
   // Nodes that read this value, one entry per use (a node using it twice appears twice).
   const std::vector<Node*>& users() const { return users_; }
   bool HasUsers() const { return !users_.empty(); }

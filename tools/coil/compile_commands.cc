@@ -343,7 +343,8 @@ class CompileRun {
     if (flags_.mode == "max-autotune") options.stop_after = driver::Stage::kPrims;
     options.external_data_dir = ModelDir();
     options.record_artifacts = !flags_.dump_dir.empty();
-    options.keep_intermediates = false;  // --check and --aot read the module's Schedule
+    // --check and --aot read the Schedule; otherwise the weights move through the stages.
+    options.keep_intermediates = flags_.check || !flags_.aot_dir.empty();
     options.on_stage = [this](const driver::StageEvent& e) {
       stage_ = e.stage;
       if (e.stage == "load" && absl::StartsWith(e.detail, "skipped")) {

@@ -193,7 +193,9 @@ class Compilation {
            options_.stop_after >= Stage::kCodegen;
   }
 
-  absl::Status TryCacheHit(const Graph& graph) {
+  // `graph` is the input; on a hit its constants' bytes move into the module (it is not used
+  // again), else it is left as it was.
+  absl::Status TryCacheHit(Graph& graph) {
     if (result_.cache_key.empty()) return absl::OkStatus();  // bypassed
     auto t = Clock::now();
     absl::StatusOr<std::optional<proto::KernelModule>> cached =
@@ -203,12 +205,13 @@ class Compilation {
       Done("cache lookup", t, "error", false);
       return absl::OkStatus();
     }
+    // The entry's references to the input's constants get the bytes from the input (moved:
+    // the graph is not needed after a hit; given back if the module does not load).
+    ConstantStore weights;
     if (cached->has_value()) {
-      // The entry's references to the input's constants get the bytes back from the input.
       proto::Graph& entry_graph = *(*cached)->mutable_schedule()->mutable_graph();
       if (HasConstantReferences(entry_graph)) {
-        ConstantStore weights;
-        weights.AddGraph(graph);
+        weights.AddGraphToMove(graph);
         if (absl::Status s = ResolveConstantReferences(entry_graph, weights); !s.ok()) {
           std::fprintf(stderr, "coil: cached module %s is unusable (%s); rebuilding\n",
                        options_.cache->EntryPath(result_.cache_key).c_str(),
@@ -227,15 +230,32 @@ class Compilation {
       return absl::OkStatus();
     }
     t = Clock::now();
-    absl::StatusOr<std::unique_ptr<Executable>> exe = options_.backend->Load(**cached);
-    if (!exe.ok()) {
-      std::fprintf(stderr, "coil: cached module %s does not load (%s); rebuilding\n",
-                   options_.cache->EntryPath(result_.cache_key).c_str(),
-                   std::string(exe.status().message()).c_str());
-      return absl::OkStatus();
+    const std::string entry = options_.cache->EntryPath(result_.cache_key);
+    if (options_.keep_intermediates) {
+      // The module is kept for the caller: the executable gets a copy.
+      absl::StatusOr<std::unique_ptr<Executable>> exe = options_.backend->Load(**cached);
+      if (!exe.ok()) {
+        weights.ReturnMoved();  // the rebuild compiles the graph whole
+        std::fprintf(stderr, "coil: cached module %s does not load (%s); rebuilding\n",
+                     entry.c_str(), std::string(exe.status().message()).c_str());
+        return absl::OkStatus();
+      }
+      result_.executable = *std::move(exe);
+      result_.module = **std::move(cached);
+    } else {
+      // The weights move on into the executable; nothing is left to rebuild from if this
+      // checksummed, same-CPU entry does not load (not seen in practice): the entry goes, and
+      // the error says to compile again.
+      absl::StatusOr<std::unique_ptr<Executable>> exe =
+          options_.backend->Load(**std::move(cached));
+      if (!exe.ok()) {
+        std::remove(entry.c_str());
+        return absl::UnavailableError(absl::StrCat(
+            "load: the cached module ", entry, " does not load (", exe.status().message(),
+            "); it was removed, compile again"));
+      }
+      result_.executable = *std::move(exe);
     }
-    result_.executable = *std::move(exe);
-    result_.module = **std::move(cached);
     result_.cache_hit = true;
     Done("load", t, "cached module", false);
     return absl::OkStatus();
