@@ -78,18 +78,23 @@ bool AttrKindAccepts(AttrKind spec, AttrKind got) {
 
 namespace {
 
-// Size-like attributes (ints, syms) feed shape arithmetic in meta functions, where int64
-// overflow is a compiler invariant violation. Values beyond 2^40 elements are rejected up
-// front; INT64_MAX and INT64_MIN stay allowed as the "to the end" sentinels slices use.
+// Size-like attributes (ints, syms) feed shape arithmetic in meta functions. Values beyond
+// 2^40 elements are rejected up front with a message naming the attribute (InferOutputTypes
+// also turns any overflow left into an error). INT64_MAX and INT64_MIN stay allowed in sym
+// attributes, as the "to the end" sentinels slices use; int attributes (a dilation, a stride)
+// have no sentinels.
 constexpr int64_t kMaxSizeAttr = int64_t{1} << 40;
 
-bool SizeInRange(int64_t v) {
-  return v == INT64_MAX || v == INT64_MIN || (v >= -kMaxSizeAttr && v <= kMaxSizeAttr);
+bool SizeInRange(int64_t v, bool sentinels) {
+  return (sentinels && (v == INT64_MAX || v == INT64_MIN)) ||
+         (v >= -kMaxSizeAttr && v <= kMaxSizeAttr);
 }
 
-absl::Status CheckSizeAttr(const OpSchema& schema, const std::string& name, const Attribute& a) {
+absl::Status CheckSizeAttr(const OpSchema& schema, const AttrSpec& spec, const std::string& name,
+                           const Attribute& a) {
+  const bool sentinels = spec.kind == AttrKind::kSym || spec.kind == AttrKind::kSyms;
   auto check = [&](int64_t v) -> absl::Status {
-    if (SizeInRange(v)) return absl::OkStatus();
+    if (SizeInRange(v, sentinels)) return absl::OkStatus();
     return absl::InvalidArgumentError(
         absl::StrCat(schema.name, " attribute '", name, "' value ", v,
                      " is out of the supported range [-2^40, 2^40]"));
@@ -124,7 +129,7 @@ absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs) {
     AttrKind got = KindOf(value);
     if (spec->kind == AttrKind::kInt || spec->kind == AttrKind::kInts ||
         spec->kind == AttrKind::kSym || spec->kind == AttrKind::kSyms) {
-      if (absl::Status s = CheckSizeAttr(schema, name, value); !s.ok()) return s;
+      if (absl::Status s = CheckSizeAttr(schema, *spec, name, value); !s.ok()) return s;
     }
     if (!AttrKindAccepts(spec->kind, got)) {
       return absl::InvalidArgumentError(absl::StrCat(schema.name, " attribute '", name, "' is ",
@@ -165,7 +170,13 @@ absl::StatusOr<std::vector<TensorType>> InferOutputTypes(const OpSchema& schema,
   }
   absl::Status s = NormalizeAttrs(schema, attrs);
   if (!s.ok()) return s;
+  // Meta functions multiply and add the inputs' dimensions and the attributes: an overflow
+  // there is the node's error (its numbers came from a model or a text file), not a coil bug.
+  SymArithmeticGuard guard;
   absl::StatusOr<std::vector<TensorType>> out = schema.meta(inputs, attrs);
+  if (!guard.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(schema.name, ": ", guard.status().message()));
+  }
   if (!out.ok()) {
     return absl::Status(out.status().code(),
                         absl::StrCat(schema.name, ": ", out.status().message()));

@@ -351,19 +351,72 @@ SymExpr SymExpr::Symbol(absl::string_view name) {
   return sym_internal::MakeSymbol(std::string(name));
 }
 
+namespace {
+
+thread_local SymArithmeticGuard* active_guard = nullptr;
+
+// A failed operation: recorded by the active guard (the caller then returns the constant 1),
+// or a CHECK failure. `what` is called once, only on failure.
+template <typename What>
+bool Trapped(What what) {
+  if (active_guard == nullptr) return false;
+  active_guard->Record(what());
+  return true;
+}
+
+std::string Args(const SymExpr& a, const SymExpr& b) {
+  return absl::StrCat(a.ToString(), ", ", b.ToString());
+}
+
+}  // namespace
+
+SymArithmeticGuard::SymArithmeticGuard() : outer_(active_guard) { active_guard = this; }
+
+SymArithmeticGuard::~SymArithmeticGuard() { active_guard = outer_; }
+
+absl::Status SymArithmeticGuard::status() const {
+  return ok() ? absl::OkStatus() : absl::InvalidArgumentError(failure_);
+}
+
+SymArithmeticGuard* SymArithmeticGuard::Active() { return active_guard; }
+
+void SymArithmeticGuard::Record(std::string what) {
+  if (failure_.empty()) failure_ = std::move(what);
+}
+
 SymExpr SymExpr::FloorDiv(const SymExpr& a, const SymExpr& b) {
+  if (b == 0 && Trapped([&] {
+        return absl::StrCat("division by zero in shape arithmetic: floordiv(", Args(a, b), ")");
+      })) {
+    return 1;
+  }
   COIL_CHECK(b != 0) << "floordiv(" << a.ToString() << ", 0)";
   Overflow ov;
   SymExpr r = sym_internal::FloorDivImpl(a, b, ov);
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: floordiv(", Args(a, b), ")");
+      })) {
+    return 1;
+  }
   COIL_CHECK(!ov.hit) << ov.what() << " in floordiv(" << a.ToString() << ", " << b.ToString()
                       << ")";
   return r;
 }
 
 SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
+  if (b == 0 && Trapped([&] {
+        return absl::StrCat("division by zero in shape arithmetic: mod(", Args(a, b), ")");
+      })) {
+    return 1;
+  }
   COIL_CHECK(b != 0) << "mod(" << a.ToString() << ", 0)";
   Overflow ov;
   SymExpr r = sym_internal::ModImpl(a, b, ov);
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: mod(", Args(a, b), ")");
+      })) {
+    return 1;
+  }
   COIL_CHECK(!ov.hit) << ov.what() << " in mod(" << a.ToString() << ", " << b.ToString() << ")";
   return r;
 }
@@ -371,6 +424,11 @@ SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
 SymExpr SymExpr::Min(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::MinMaxImpl(Kind::kMin, {a, b}, ov);
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: min(", Args(a, b), ")");
+      })) {
+    return 1;
+  }
   COIL_CHECK(!ov.hit) << ov.what() << " in min(" << a.ToString() << ", " << b.ToString() << ")";
   return r;
 }
@@ -378,34 +436,68 @@ SymExpr SymExpr::Min(const SymExpr& a, const SymExpr& b) {
 SymExpr SymExpr::Max(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::MinMaxImpl(Kind::kMax, {a, b}, ov);
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: max(", Args(a, b), ")");
+      })) {
+    return 1;
+  }
   COIL_CHECK(!ov.hit) << ov.what() << " in max(" << a.ToString() << ", " << b.ToString() << ")";
   return r;
 }
 
+namespace {
+
+// "(a) op (b)", as the binary operators' failures print it.
+std::string Binary(const SymExpr& a, absl::string_view op, const SymExpr& b) {
+  return absl::StrCat("(", a.ToString(), ") ", op, " (", b.ToString(), ")");
+}
+
+}  // namespace
+
 SymExpr operator+(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::Add(a, b, ov);
-  COIL_CHECK(!ov.hit) << ov.what() << " in (" << a.ToString() << ") + (" << b.ToString() << ")";
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: ", Binary(a, "+", b));
+      })) {
+    return 1;
+  }
+  COIL_CHECK(!ov.hit) << ov.what() << " in " << Binary(a, "+", b);
   return r;
 }
 
 SymExpr operator-(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::Sub(a, b, ov);
-  COIL_CHECK(!ov.hit) << ov.what() << " in (" << a.ToString() << ") - (" << b.ToString() << ")";
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: ", Binary(a, "-", b));
+      })) {
+    return 1;
+  }
+  COIL_CHECK(!ov.hit) << ov.what() << " in " << Binary(a, "-", b);
   return r;
 }
 
 SymExpr operator*(const SymExpr& a, const SymExpr& b) {
   Overflow ov;
   SymExpr r = sym_internal::Mul(a, b, ov);
-  COIL_CHECK(!ov.hit) << ov.what() << " in (" << a.ToString() << ") * (" << b.ToString() << ")";
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: ", Binary(a, "*", b));
+      })) {
+    return 1;
+  }
+  COIL_CHECK(!ov.hit) << ov.what() << " in " << Binary(a, "*", b);
   return r;
 }
 
 SymExpr SymExpr::operator-() const {
   Overflow ov;
   SymExpr r = sym_internal::Neg(*this, ov);
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: -(", ToString(), ")");
+      })) {
+    return 1;
+  }
   COIL_CHECK(!ov.hit) << ov.what() << " in -(" << ToString() << ")";
   return r;
 }
@@ -470,6 +562,13 @@ SymExpr SubstituteImpl(const SymExpr& e, const absl::flat_hash_map<std::string, 
     case Kind::kMod: {
       SymExpr a = SubstituteImpl(n->args[0], values, ov);
       SymExpr b = SubstituteImpl(n->args[1], values, ov);
+      if (b == 0 && !ov.hit && Trapped([&] {
+            return absl::StrCat("division by zero in shape arithmetic: substituting makes the "
+                                "divisor of ", e.ToString(), " zero");
+          })) {
+        ov.hit = true;
+      }
+      if (b == 0 && ov.hit) return 1;  // the failure is already recorded
       COIL_CHECK(b != 0 || ov.hit) << "Substitute makes the divisor of " << e.ToString() << " zero";
       return n->kind == Kind::kFloorDiv ? sym_internal::FloorDivImpl(a, b, ov)
                                         : sym_internal::ModImpl(a, b, ov);
@@ -564,6 +663,11 @@ absl::StatusOr<int64_t> EvaluateImpl(const SymExpr& e,
 SymExpr SymExpr::Substitute(const absl::flat_hash_map<std::string, SymExpr>& values) const {
   Overflow ov;
   SymExpr r = SubstituteImpl(*this, values, ov);
+  if (ov.hit && Trapped([&] {
+        return absl::StrCat(ov.what(), " in shape arithmetic: substituting into ", ToString());
+      })) {
+    return 1;
+  }
   COIL_CHECK(!ov.hit) << ov.what() << " substituting into " << ToString();
   return r;
 }

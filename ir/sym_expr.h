@@ -13,7 +13,9 @@
 // takes the sign of the divisor. Division by a value that can be zero is the caller's problem:
 // FloorDiv/Mod by the constant 0 CHECK-fail (a compiler bug, not a user error), and so do int64
 // overflow of a constant and an expansion to more than 10000 terms; Parse and FromProto report
-// those as errors instead. The rewrite rules are listed in ir/sym_expr_rules.cc.
+// those as errors instead, and so does arithmetic under a SymArithmeticGuard (code computing
+// shapes from user input: meta functions, importers). The rewrite rules are listed in
+// ir/sym_expr_rules.cc.
 //
 // Relations (==, <, <=) are decided with the symbols' known ranges and answer kTrue, kFalse
 // or kUnknown; guards are built from the unknown ones.
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ir/proto/graph.pb.h"
@@ -102,6 +105,39 @@ class SymExpr {
  private:
   int64_t value_ = 0;                              // when node_ is null
   std::shared_ptr<const sym_internal::Node> node_;  // null for constants
+};
+
+// Makes failures of SymExpr arithmetic on this thread an error instead of a CHECK failure, for
+// code whose shape arithmetic runs on numbers from user input (InferOutputTypes around every
+// meta function, the ONNX importer around every node). While a guard is alive, an int64
+// overflow, an expansion past 10000 terms or a division by the constant 0 in an operator,
+// FloorDiv, Mod, Min, Max or Substitute returns the constant 1 (so the caller runs to its end
+// harmlessly) and the guard keeps the first failure. Guards nest; each sees the failures of its
+// own extent.
+//
+//   SymArithmeticGuard guard;
+//   SymExpr numel = a * b;                     // may overflow
+//   if (!guard.ok()) return guard.status();    // "int64 overflow in shape arithmetic: ..."
+class SymArithmeticGuard {
+ public:
+  SymArithmeticGuard();
+  ~SymArithmeticGuard();
+  SymArithmeticGuard(const SymArithmeticGuard&) = delete;
+  SymArithmeticGuard& operator=(const SymArithmeticGuard&) = delete;
+
+  bool ok() const { return failure_.empty(); }
+  // OK, or InvalidArgument with the first failure, e.g. "int64 overflow in shape arithmetic:
+  // (9223372036854775807) * (2)".
+  absl::Status status() const;
+
+  // The innermost guard alive on this thread, or null (for sym_expr.cc).
+  static SymArithmeticGuard* Active();
+  // Keeps `what` unless a failure is already kept (for sym_expr.cc).
+  void Record(std::string what);
+
+ private:
+  SymArithmeticGuard* outer_;
+  std::string failure_;
 };
 
 // Inclusive range of a symbol's values; max == INT64_MAX means unbounded.

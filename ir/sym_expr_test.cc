@@ -588,3 +588,97 @@ TEST(SymExprTest, Bounds) {
 
 }  // namespace
 }  // namespace coil
+
+namespace coil {
+namespace {
+
+// SymArithmeticGuard: each failure of arithmetic on user-fed numbers becomes an error; one test
+// per kind of failure.
+TEST(SymArithmeticGuardTest, ProductOverflow) {
+  SymArithmeticGuard guard;
+  SymExpr r = SymExpr(int64_t{1} << 62) * 4;
+  EXPECT_EQ(r, SymExpr(1));
+  EXPECT_EQ(guard.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(guard.status().message(),
+            "int64 overflow in shape arithmetic: (4611686018427387904) * (4)");
+}
+
+TEST(SymArithmeticGuardTest, SumOverflowKeepsTheFirstFailure) {
+  SymArithmeticGuard guard;
+  SymExpr s = SymExpr::Symbol("s");
+  SymExpr r = (s + INT64_MAX) + (s + INT64_MAX);
+  r = SymExpr(INT64_MIN) - 1;
+  EXPECT_EQ(guard.status().message(),
+            "int64 overflow in shape arithmetic: (s + 9223372036854775807) + (s + "
+            "9223372036854775807)");
+}
+
+TEST(SymArithmeticGuardTest, NegationOverflow) {
+  SymArithmeticGuard guard;
+  SymExpr r = -SymExpr(INT64_MIN);
+  EXPECT_EQ(guard.status().message(),
+            "int64 overflow in shape arithmetic: -(-9223372036854775808)");
+}
+
+TEST(SymArithmeticGuardTest, DivisionByZero) {
+  SymArithmeticGuard guard;
+  SymExpr r = SymExpr::FloorDiv(SymExpr::Symbol("s"), 0);
+  EXPECT_EQ(r, SymExpr(1));
+  EXPECT_EQ(guard.status().message(), "division by zero in shape arithmetic: floordiv(s, 0)");
+}
+
+TEST(SymArithmeticGuardTest, ModuloByZero) {
+  SymArithmeticGuard guard;
+  SymExpr::Mod(7, 0);
+  EXPECT_EQ(guard.status().message(), "division by zero in shape arithmetic: mod(7, 0)");
+}
+
+TEST(SymArithmeticGuardTest, SubstitutionOverflow) {
+  SymArithmeticGuard guard;
+  SymExpr e = SymExpr::Symbol("a") * SymExpr::Symbol("b");
+  SymExpr r = e.Substitute({{"a", SymExpr(int64_t{1} << 40)}, {"b", SymExpr(int64_t{1} << 40)}});
+  EXPECT_EQ(r, SymExpr(1));
+  EXPECT_THAT(std::string(guard.status().message()),
+              HasSubstr("int64 overflow in shape arithmetic"));
+}
+
+TEST(SymArithmeticGuardTest, SubstitutionMakesADivisorZero) {
+  SymArithmeticGuard guard;
+  SymExpr e = SymExpr::FloorDiv(SymExpr::Symbol("a"), SymExpr::Symbol("b"));
+  e.Substitute({{"b", SymExpr(0)}});
+  EXPECT_EQ(guard.status().message(),
+            "division by zero in shape arithmetic: substituting makes the divisor of "
+            "floordiv(a, b) zero");
+}
+
+TEST(SymArithmeticGuardTest, TooManyTerms) {
+  SymArithmeticGuard guard;
+  SymExpr sum = 0;
+  for (int i = 0; i < 120; ++i) sum = sum + SymExpr::Symbol(absl::StrCat("s", i));
+  SymExpr r = sum * sum * sum;
+  EXPECT_THAT(std::string(guard.status().message()),
+              HasSubstr("expansion to more than 10000 terms in shape arithmetic"));
+}
+
+TEST(SymArithmeticGuardTest, NestedGuardsSeeTheirOwnFailures) {
+  SymArithmeticGuard outer;
+  {
+    SymArithmeticGuard inner;
+    SymExpr(INT64_MAX) + 1;
+    EXPECT_FALSE(inner.ok());
+    EXPECT_EQ(SymArithmeticGuard::Active(), &inner);
+  }
+  EXPECT_TRUE(outer.ok());
+  EXPECT_EQ(SymArithmeticGuard::Active(), &outer);
+  EXPECT_EQ(SymExpr(3) * 4, SymExpr(12));  // arithmetic that does not fail is unchanged
+  EXPECT_TRUE(outer.ok());
+}
+
+TEST(SymArithmeticGuardTest, WithoutAGuardOverflowIsACoilBug) {
+  EXPECT_EQ(SymArithmeticGuard::Active(), nullptr);
+  EXPECT_DEATH(SymExpr(INT64_MAX) + 1,
+               "internal error \\(coil bug\\).*int64 overflow in \\(9223372036854775807\\) \\+ \\(1\\)");
+}
+
+}  // namespace
+}  // namespace coil

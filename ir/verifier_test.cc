@@ -98,6 +98,35 @@ TEST(VerifierTest, HugeSizeAttribute) {
   }
 }
 
+// A dilation of INT64_MAX (no sentinel for an int attribute) is out of range, not an abort in
+// the convolution's shape arithmetic.
+TEST(VerifierTest, ConvolutionDilationOfInt64Max) {
+  if (OpRegistry::Global().Find("aten.conv2d") == nullptr) GTEST_SKIP();
+  Graph g("g");
+  GraphBuilder b(g);
+  absl::StatusOr<Value*> y =
+      b.Op("aten.conv2d", {b.Input(F32({1, 1, 8, 8})), b.Input(F32({1, 1, 3, 3}))},
+           {{"dilation", Attribute(IntList{INT64_MAX, 1})}});
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().message(),
+            "aten.conv2d attribute 'dilation' value 9223372036854775807 is out of the supported "
+            "range [-2^40, 2^40]");
+}
+
+// Dimensions in range whose product overflows: the meta function's error, not an abort.
+TEST(VerifierTest, ReshapeTargetWhoseSizeOverflows) {
+  if (OpRegistry::Global().Find("aten.reshape") == nullptr) GTEST_SKIP();
+  Graph g("g");
+  GraphBuilder b(g);
+  const int64_t big = int64_t{1} << 31;
+  absl::StatusOr<Value*> y = b.Op("aten.reshape", {b.Input(F32({2, 3}))},
+                                  {{"shape", Attribute(SymList{big, big, 4})}});
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(y.status().message(),
+            "aten.reshape: int64 overflow in shape arithmetic: (4611686018427387904) * (4)");
+}
+
 // A graph built in memory (never through FromProto) is held to the same external path rules.
 TEST(VerifierTest, ExternalConstantOutsideTheGraphsFolder) {
   Graph g("g");

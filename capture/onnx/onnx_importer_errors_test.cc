@@ -166,5 +166,17 @@ TEST(OnnxImportErrors, GraphOutputNotComputed) {
   EXPECT_THAT(s.message(), HasSubstr("graph output 'nowhere' is not computed by the graph"));
 }
 
+TEST(OnnxImportErrors, ReshapeTargetWhoseSizeOverflows) {
+  ModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 3});
+  m.InitInt64("shape", {3}, {int64_t{1} << 31, int64_t{1} << 31, 4});
+  m.Node("Reshape", {"x", "shape"}, {"y"}, "r1");
+  m.Output("y");
+  absl::Status s = ImportError(m.Bytes());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'r1' (Reshape): int64 overflow in shape arithmetic: "
+                                     "(4611686018427387904) * (4)"));
+}
+
 }  // namespace
 }  // namespace coil::onnx

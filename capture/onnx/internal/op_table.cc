@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "ir/sym_expr.h"
 
 namespace coil::onnx_internal {
 
@@ -50,6 +51,9 @@ absl::Status ImportNode(OnnxNode& node) {
                                        "earlier node output)"));
     }
   }
+  // Shape arithmetic on the model's numbers (a Reshape target's product, Slice bounds): an
+  // overflow is this node's error, not a coil bug.
+  SymArithmeticGuard guard;
   absl::Status status;
   bool done = false;
   if (it->second.fold != nullptr) {
@@ -67,6 +71,7 @@ absl::Status ImportNode(OnnxNode& node) {
     }
   }
   if (status.ok() && !done) status = it->second.emit(node);
+  if (!guard.ok()) return node.Invalid(guard.status().message());
   if (!node.attr_error().ok()) return node.attr_error();
   if (!status.ok()) return status;
   for (int i = 0; i < node.num_outputs(); ++i) {
