@@ -46,22 +46,73 @@ int64_t DoubleToInt64(double v) {
 
 }  // namespace
 
-HostTensor HostTensor::Zeros(DType dtype, std::vector<int64_t> shape) {
+absl::StatusOr<int64_t> HostTensor::ByteSize(DType dtype, absl::Span<const int64_t> shape) {
+  auto describe = [&] {
+    return absl::StrCat(DTypeName(dtype), "[", absl::StrJoin(shape, ", "), "]");
+  };
+  int64_t bytes = IsValidDType(dtype) ? ElementSize(dtype) : 1;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(describe(), " has a negative dimension ", d));
+    }
+  }
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(bytes, d, &bytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(describe(), " is too large: its size overflows int64"));
+    }
+  }
+  return bytes;
+}
+
+absl::StatusOr<HostTensor> HostTensor::Allocate(DType dtype, std::vector<int64_t> shape,
+                                                TensorStorage::Init init) {
+  if (!IsValidDType(dtype)) return absl::InvalidArgumentError("tensor has no valid dtype");
+  absl::StatusOr<int64_t> bytes = ByteSize(dtype, shape);
+  if (!bytes.ok()) return bytes.status();
   HostTensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.strides_ = RowMajorStrides(t.shape_);
-  t.storage_ = TensorStorage::Allocate(t.numel() * ElementSize(dtype), TensorStorage::kZero);
+  t.storage_ = TensorStorage::TryAllocate(static_cast<size_t>(*bytes), init);
+  if (t.storage_ == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate ", t.TypeString(), " (", *bytes, " bytes): out of memory"));
+  }
+  return t;
+}
+
+namespace {
+
+// Zeros and Empty: shapes from the compiler (meta functions over checked inputs), where an
+// overflow is a coil bug.
+int64_t CheckedByteSize(DType dtype, const std::vector<int64_t>& shape) {
+  absl::StatusOr<int64_t> bytes = HostTensor::ByteSize(dtype, shape);
+  COIL_CHECK(bytes.ok()) << bytes.status().message()
+                         << " (a size fed by user input must go through HostTensor::Allocate)";
+  return *bytes;
+}
+
+}  // namespace
+
+HostTensor HostTensor::Zeros(DType dtype, std::vector<int64_t> shape) {
+  const int64_t bytes = CheckedByteSize(dtype, shape);
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.strides_ = RowMajorStrides(t.shape_);
+  t.storage_ = TensorStorage::Allocate(static_cast<size_t>(bytes), TensorStorage::kZero);
   return t;
 }
 
 HostTensor HostTensor::Empty(DType dtype, std::vector<int64_t> shape) {
+  const int64_t bytes = CheckedByteSize(dtype, shape);
   HostTensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.strides_ = RowMajorStrides(t.shape_);
-  t.storage_ =
-      TensorStorage::Allocate(t.numel() * ElementSize(dtype), TensorStorage::kUninitialized);
+  t.storage_ = TensorStorage::Allocate(static_cast<size_t>(bytes), TensorStorage::kUninitialized);
   return t;
 }
 

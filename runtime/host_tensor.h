@@ -28,8 +28,20 @@ class HostTensor {
  public:
   HostTensor() = default;
 
-  // Contiguous, zero-filled.
+  // Contiguous, zero-filled. The shape must be valid (CHECK-fails on a negative dimension or a
+  // size past int64, aborts when out of memory): shapes fed by user input go through Allocate.
   static HostTensor Zeros(DType dtype, std::vector<int64_t> shape);
+  // Contiguous, zero-filled (TensorStorage::kZero) or not (kUninitialized), for shapes that come
+  // from user input (--dim values, bound symbols): errors instead of crashes. InvalidArgument
+  // for a negative dimension or a byte size past int64 (ByteSize), ResourceExhausted when the
+  // system refuses the memory ("cannot allocate f32[1048576, 1048576] (4398046511104 bytes):
+  // out of memory").
+  static absl::StatusOr<HostTensor> Allocate(DType dtype, std::vector<int64_t> shape,
+                                             TensorStorage::Init init);
+  // The byte size of a contiguous `dtype` tensor of `shape`, computed with overflow checks:
+  // InvalidArgument for a negative dimension or a size past int64 ("f32[4294967296,
+  // 4294967296, 4294967296] is too large: its size overflows int64").
+  static absl::StatusOr<int64_t> ByteSize(DType dtype, absl::Span<const int64_t> shape);
   // Contiguous from little-endian bytes (size must match; error otherwise).
   static absl::StatusOr<HostTensor> FromBytes(DType dtype, std::vector<int64_t> shape,
                                               std::string bytes);
@@ -38,7 +50,8 @@ class HostTensor {
                                 absl::Span<const double> values);
   static absl::StatusOr<HostTensor> FromProto(const proto::TensorValue& p);
   // Contiguous, with unspecified contents (torch.empty): for results every element of which
-  // is about to be written (see TensorStorage::kUninitialized).
+  // is about to be written (see TensorStorage::kUninitialized). The shape must be valid, as
+  // for Zeros.
   static HostTensor Empty(DType dtype, std::vector<int64_t> shape);
   // Contiguous over `storage` without copying it (the CPU runtime's outputs); its size must
   // be the shape's byte size (error otherwise).

@@ -8,6 +8,7 @@
 #include "ir/op_registry.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"
+#include "runtime/tensor_storage.h"
 
 namespace coil {
 namespace {
@@ -25,8 +26,17 @@ absl::StatusOr<std::vector<int64_t>> Concrete(const TensorType& t, const Binding
     }
     shape.push_back(*v);
   }
+  // Symbol values come from the inputs: a size past int64 is the input's error, before a kernel
+  // computes with it.
+  if (absl::StatusOr<int64_t> bytes = HostTensor::ByteSize(t.dtype, shape); !bytes.ok()) {
+    return bytes.status();
+  }
   return shape;
 }
+
+// Outputs at least this large are checked against what the system grants before their kernel
+// runs (reference kernels allocate with HostTensor::Zeros/Empty, which abort when refused).
+constexpr int64_t kCheckedAllocationBytes = int64_t{1} << 30;
 
 }  // namespace
 
@@ -189,9 +199,24 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
     std::vector<DType> dtypes;
     for (const Value* out : n->outputs()) {
       absl::StatusOr<std::vector<int64_t>> s = Concrete(out->type(), *bindings);
-      if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(where(), ": ", s.status().message()));
+      if (!s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(), ": output %", out->id(), ": ", s.status().message()));
+      }
       shapes.push_back(*std::move(s));
       dtypes.push_back(Oracle(out->type().dtype, options.float64));
+      // (float64 mode may double the size Concrete checked.)
+      absl::StatusOr<int64_t> bytes = HostTensor::ByteSize(dtypes.back(), shapes.back());
+      if (!bytes.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(), ": output %", out->id(), ": ", bytes.status().message()));
+      }
+      if (*bytes >= kCheckedAllocationBytes &&
+          !TensorStorage::SystemGrants(static_cast<size_t>(*bytes))) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            where(), ": output %", out->id(), " (", DTypeName(dtypes.back()), "[",
+            absl::StrJoin(shapes.back(), ", "), "], ", *bytes, " bytes): out of memory"));
+      }
     }
     // Attributes as the schema normalizes them (defaults present even in hand-made graphs).
     AttrMap attrs = n->attrs();

@@ -106,5 +106,45 @@ TEST(LoadConstantErrors, TooShort) {
                                       "/w.bin' has 16 bytes, fewer than offset 4 + length 16"));
 }
 
+// ---- sizes that follow the inputs' symbols
+
+// x: f32[s, 1...] expanded to `rank` dimensions of s: a small input, a huge output.
+Graph ExpandToCube(int rank) {
+  Graph g("g");
+  SymExpr s = SymExpr::Symbol("s");
+  std::vector<SymExpr> in_shape = {s};
+  std::vector<SymExpr> out_shape = {s};
+  for (int i = 1; i < rank; ++i) {
+    in_shape.push_back(1);
+    out_shape.push_back(s);
+  }
+  Value* x = g.AddInput(TensorType(proto::FLOAT32, in_shape), "x");
+  Node* n = g.AddNode("aten.expand", {x}, {{"size", Attribute(SymList(out_shape))}},
+                      {TensorType(proto::FLOAT32, out_shape)});
+  g.SetOutputs({n->output(0)});
+  return g;
+}
+
+TEST(InterpretErrors, OutputSizeOverflows) {
+  std::vector<int64_t> shape = {int64_t{1} << 22, 1, 1};
+  absl::StatusOr<std::vector<HostTensor>> out =
+      Interpret(ExpandToCube(3), {HostTensor::Zeros(proto::FLOAT32, shape)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(),
+            "node 0 %1 = aten.expand(%0): output %1: f32[4194304, 4194304, 4194304] is too "
+            "large: its size overflows int64");
+}
+
+TEST(InterpretErrors, OutputLargerThanTheMemory) {
+  // 4 TiB: a reference kernel's allocation used to abort "out of memory".
+  std::vector<int64_t> shape = {int64_t{1} << 20, 1};
+  absl::StatusOr<std::vector<HostTensor>> out =
+      Interpret(ExpandToCube(2), {HostTensor::Zeros(proto::FLOAT32, shape)});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(out.status().message(),
+            "node 0 %1 = aten.expand(%0): output %1 (f32[1048576, 1048576], 4398046511104 "
+            "bytes): out of memory");
+}
+
 }  // namespace
 }  // namespace coil

@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,18 +32,25 @@ BlockCache& Cache() {
   return *cache;
 }
 
+// Null when the system refuses (or `capacity` is absurd).
 uint8_t* SystemAllocate(size_t capacity, size_t alignment) {
-  void* p = std::aligned_alloc(alignment, capacity);
-  if (p == nullptr) {
-    std::fprintf(stderr, "coil: out of memory allocating a tensor of %zu bytes\n", capacity);
-    std::abort();
-  }
-  return static_cast<uint8_t*>(p);
+  if (capacity > SIZE_MAX / 2) return nullptr;
+  return static_cast<uint8_t*>(std::aligned_alloc(alignment, capacity));
 }
 
 }  // namespace
 
 std::shared_ptr<TensorStorage> TensorStorage::Allocate(size_t bytes, Init init) {
+  std::shared_ptr<TensorStorage> s = TryAllocate(bytes, init);
+  if (s == nullptr) {
+    std::fprintf(stderr, "coil: out of memory allocating a tensor of %zu bytes\n", bytes);
+    std::abort();
+  }
+  return s;
+}
+
+std::shared_ptr<TensorStorage> TensorStorage::TryAllocate(size_t bytes, Init init) {
+  if (bytes > SIZE_MAX / 2) return nullptr;
   uint8_t* data = nullptr;
   size_t capacity = 0;
   if (bytes >= kLargeBlockBytes) {
@@ -62,12 +70,14 @@ std::shared_ptr<TensorStorage> TensorStorage::Allocate(size_t bytes, Init init) 
     }
     if (data == nullptr) {
       data = SystemAllocate(capacity, kHugePage);
+      if (data == nullptr) return nullptr;
       // Fewer page faults and TLB misses; a hint only (THP may be off: then it does nothing).
       ::madvise(data, capacity, MADV_HUGEPAGE);
     }
   } else {
     capacity = RoundUp(bytes == 0 ? 1 : bytes, kAlignment);
     data = SystemAllocate(capacity, kAlignment);
+    if (data == nullptr) return nullptr;
   }
   if (init == kZero) {
     std::memset(data, 0, bytes);
@@ -77,6 +87,12 @@ std::shared_ptr<TensorStorage> TensorStorage::Allocate(size_t bytes, Init init) 
 #endif
   }
   return std::shared_ptr<TensorStorage>(new TensorStorage(data, bytes, capacity));
+}
+
+bool TensorStorage::SystemGrants(size_t bytes) {
+  uint8_t* data = SystemAllocate(RoundUp(bytes == 0 ? 1 : bytes, kHugePage), kHugePage);
+  std::free(data);
+  return data != nullptr;
 }
 
 TensorStorage::~TensorStorage() {

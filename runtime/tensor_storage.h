@@ -37,6 +37,14 @@ class TensorStorage {
   // `bytes` may be 0 (data() is then still a valid, aligned, non-null pointer). Aborts with a
   // message when the system has no memory left, as operator new does.
   static std::shared_ptr<TensorStorage> Allocate(size_t bytes, Init init);
+  // The same, but null when the system refuses the block: for sizes that come from user input
+  // (HostTensor::Allocate turns it into an error). A refusal is what the allocator reports up
+  // front (Linux overcommits: a block granted here may still run out of pages when touched).
+  static std::shared_ptr<TensorStorage> TryAllocate(size_t bytes, Init init);
+  // Whether the system grants a block of `bytes` now: one is allocated and freed at once,
+  // untouched. For callers that are about to let code that uses Allocate (reference kernels)
+  // create a tensor of a size that came from user input.
+  static bool SystemGrants(size_t bytes);
 
   TensorStorage(const TensorStorage&) = delete;
   TensorStorage& operator=(const TensorStorage&) = delete;

@@ -539,7 +539,11 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
       case proto::Buffer::OUTPUT:
         // Every element of an output is written by its kernels: no zero fill (and large
         // outputs come back from the storage cache, without page faults).
-        outs[i] = TensorStorage::Allocate(l.bytes[i], TensorStorage::kUninitialized);
+        outs[i] = TensorStorage::TryAllocate(l.bytes[i], TensorStorage::kUninitialized);
+        if (outs[i] == nullptr) {  // sizes follow the inputs' symbols: an error, not an abort
+          return absl::ResourceExhaustedError(absl::StrCat(
+              b.Describe(), ": cannot allocate ", l.bytes[i], " bytes for an output"));
+        }
         ptr = reinterpret_cast<char*>(outs[i]->data());
         break;
       default:

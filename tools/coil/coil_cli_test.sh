@@ -127,5 +127,21 @@ check output_write_error 1 "cannot write '$tmp/small.pb': File too large" -- bas
 [ "$(cat "$tmp/small.pb")" = old ] && echo "ok   output_write_error_kept_old" || { echo "FAIL output_write_error_kept_old"; fails=$((fails + 1)); }
 check save_write_error 1 "cannot write '$tmp/saved_0.pb': File too large" -- bash -c "trap '' XFSZ; ulimit -f 0; exec $coil run '$tmp/mlp.txt' --save '$tmp/saved_'"
 
+# Sizes from --dim: a size past int64 or past the memory is an error, never a crash (issue 15).
+printf 'graph @g(%%0 "x": f32[s, s]) {\n  symbol s min 1 max 0 hint 3\n  %%1: f32[s, s] = aten.relu(%%0)\n  return %%1\n}\n' > "$tmp/square.txt"
+check dim_overflow 1 "input 'x' \(%0\): f32\[4294967296, 4294967296\] is too large: its size overflows int64" -- $coil run "$tmp/square.txt" --dim s=4294967296
+check dim_out_of_memory 1 "input 'x' \(%0\): cannot allocate f32\[1048576, 1048576\] \(4398046511104 bytes\): out of memory" -- $coil run "$tmp/square.txt" --dim s=1048576
+check dim_overflow_cpu 1 'is too large: its size overflows int64' -- $coil run "$tmp/square.txt" --dim s=4294967296 --backend cpu
+check dim_two_equals 1 "--dim expects NAME=SIZE with SIZE a non-negative integer, got 's=1=2'" -- $coil run "$tmp/square.txt" --dim s=1=2
+check dim_past_int64 1 "--dim expects NAME=SIZE with SIZE a non-negative integer, got 's=99999999999999999999'" -- $coil run "$tmp/square.txt" --dim s=99999999999999999999
+check dim_twice 1 '--dim gives s twice' -- $coil run "$tmp/square.txt" --dim s=2,s=3
+check dim_out_of_range 1 '--dim s=0: symbol s must be in \[1, inf\]' -- $coil run "$tmp/square.txt" --dim s=0
+
+# Shape arithmetic on numbers from the file: an error naming the node, never a CHECK (issue 15).
+printf 'graph @g(%%0: f32[1, 1, 8, 8], %%1: f32[1, 1, 3, 3]) {\n  %%2: f32[1, 1, 6, 6] = aten.conv2d(%%0, %%1) {dilation = [9223372036854775807, 1]}\n  return %%2\n}\n' > "$tmp/dilation.txt"
+check conv_dilation_int64_max 1 "node 0 %2 = aten.conv2d\(%0, %1\): aten.conv2d attribute 'dilation' value 9223372036854775807 is out of the supported range" -- $coil verify "$tmp/dilation.txt"
+printf 'graph @g(%%0: f32[2, 3]) {\n  %%1: f32[6] = aten.reshape(%%0) {shape = syms[2147483648, 2147483648, 4]}\n  return %%1\n}\n' > "$tmp/reshape2.txt"
+check reshape_overflow_meta 1 "node 0 %1 = aten.reshape\(%0\): aten.reshape: int64 overflow in shape arithmetic: \(4611686018427387904\) \* \(4\)" -- $coil verify "$tmp/reshape2.txt"
+
 echo "$fails failed"
 [ "$fails" -eq 0 ]

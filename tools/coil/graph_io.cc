@@ -42,12 +42,8 @@ bool LooksLikeText(absl::string_view bytes) {
 
 absl::StatusOr<Graph> LoadGraph(const std::string& path) {
   if (absl::EndsWith(path, ".onnx")) {
-    absl::StatusOr<proto::Graph> imported = onnx::ImportOnnxFile(path);
-    if (!imported.ok()) {
-      return absl::Status(imported.status().code(),
-                          absl::StrCat(path, ": ", imported.status().message()));
-    }
-    absl::StatusOr<Graph> g = Graph::FromProto(*imported);
+    // Straight to a Graph: no protobuf round trip (two copies of the weights fewer).
+    absl::StatusOr<Graph> g = onnx::ImportOnnxFileAsGraph(path);
     if (!g.ok()) {
       return absl::Status(g.status().code(), absl::StrCat(path, ": ", g.status().message()));
     }
@@ -81,10 +77,11 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path) {
 
 namespace {
 
-HostTensor RandomTensor(DType dtype, std::vector<int64_t> shape, std::mt19937_64& rng) {
-  HostTensor t = HostTensor::Zeros(dtype, std::move(shape));
+// Fills `t` with seeded values: floats uniform in [-1, 1), integers in [0, 10), bools.
+void FillRandom(HostTensor& t, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int64_t> integer(0, 9);
+  const DType dtype = t.dtype();
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (IsFloating(dtype)) {
       t.StoreDouble(i, real(rng));
@@ -94,38 +91,75 @@ HostTensor RandomTensor(DType dtype, std::vector<int64_t> shape, std::mt19937_64
       t.StoreInt(i, integer(rng));
     }
   }
-  return t;
 }
 
 }  // namespace
 
+absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(const Graph& graph,
+                                                                    const std::string& dims) {
+  absl::flat_hash_map<std::string, int64_t> values;
+  for (absl::string_view item : absl::StrSplit(dims, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t v;
+    // SimpleAtoi refuses "1=2" (a second '='), signs of nothing, and values past int64.
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &v) || v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim expects NAME=SIZE with SIZE a non-negative integer, got '", item,
+                       "'"));
+    }
+    if (!values.emplace(std::string(kv.first), v).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--dim gives ", kv.first, " twice"));
+    }
+  }
+  for (const SymbolInfo& s : graph.symbols()) {
+    auto it = values.find(s.name);
+    if (it == values.end()) continue;
+    if (it->second < s.min || (s.max != 0 && it->second > s.max)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dim ", s.name, "=", it->second, ": symbol ", s.name, " must be in [", s.min, ", ",
+          s.max == 0 ? "inf" : absl::StrCat(s.max), "]"));
+    }
+  }
+  return values;
+}
+
 absl::StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& graph, const std::string& dims,
                                                      uint64_t seed) {
+  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> given = ParseDims(graph, dims);
+  if (!given.ok()) return given.status();
   absl::flat_hash_map<std::string, int64_t> values;
   for (const SymbolInfo& s : graph.symbols()) {
     if (s.hint > 0) values[s.name] = s.hint;
   }
-  for (absl::string_view item : absl::StrSplit(dims, ',', absl::SkipEmpty())) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(item, '=');
-    int64_t v;
-    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &v) || v < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--dim expects NAME=SIZE, got '", item, "'"));
-    }
-    values[kv.first] = v;
-  }
+  for (const auto& [name, v] : *given) values[name] = v;
   std::mt19937_64 rng(seed);
   std::vector<HostTensor> inputs;
   for (const Value* in : graph.inputs()) {
+    auto where = [&] {
+      return in->name().empty() ? absl::StrCat("input %", in->id())
+                                : absl::StrCat("input '", in->name(), "' (%", in->id(), ")");
+    };
     std::vector<int64_t> shape;
     for (const SymExpr& d : in->type().shape) {
       absl::StatusOr<int64_t> v = d.Evaluate(values);
       if (!v.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input '", in->name(), "': ", v.status().message(), " (give sizes with --dim)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(), ": ", v.status().message(), " (give sizes with --dim)"));
+      }
+      if (*v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(where(), ": dimension ", d.ToString(),
+                                                       " evaluates to negative ", *v));
       }
       shape.push_back(*v);
     }
-    inputs.push_back(RandomTensor(in->type().dtype, shape, rng));
+    // Sizes come from --dim: a size past int64 or past the memory is an error, not a crash.
+    absl::StatusOr<HostTensor> t =
+        HostTensor::Allocate(in->type().dtype, std::move(shape), TensorStorage::kUninitialized);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(), absl::StrCat(where(), ": ", t.status().message()));
+    }
+    FillRandom(*t, rng);
+    inputs.push_back(*std::move(t));
   }
   return inputs;
 }

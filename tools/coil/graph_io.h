@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "runtime/host_tensor.h"
@@ -24,9 +25,16 @@ absl::Status WriteFile(const std::string& path, const std::string& bytes);
 // proto::Graph. Errors name the path and what failed.
 absl::StatusOr<Graph> LoadGraph(const std::string& path);
 
+// Parses --dim's "s0=8,batch=2": each item NAME=SIZE once, SIZE a non-negative int64 within
+// the symbol's declared range. Errors name the item ("--dim expects NAME=SIZE with SIZE a
+// non-negative integer, got 'a=1=2'").
+absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(const Graph& graph,
+                                                                    const std::string& dims);
+
 // Seeded random inputs for a graph: floats uniform in [-1, 1), integers in [0, 10), bools.
-// Symbols take their hints, overridden by `dims` ("s0=8,batch=2"); errors name the input or
-// the malformed item.
+// Symbols take their hints, overridden by `dims` (ParseDims). Errors name the malformed item,
+// or the input whose size cannot be computed or allocated (a size past int64, or more memory
+// than the system grants: an error, never a crash).
 absl::StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& graph, const std::string& dims,
                                                      uint64_t seed);
 
