@@ -22,13 +22,13 @@
 #include "absl/strings/strip.h"
 #include "capture/onnx/onnx/onnx.pb.h"
 #include "capture/onnx/onnx_importer.h"
-#include "inductor/schedule.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
-#include "prims/decompose.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
 #include "tests/onnx_conformance/onnx_tensor.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::onnx_testing {
 namespace {
@@ -147,18 +147,22 @@ absl::StatusOr<std::vector<HostTensor>> ReadTensors(const std::string& set_dir,
 absl::flat_hash_map<std::string, GraphCompiler>& Pipelines() {
   static auto* pipelines = [] {
     auto* p = new absl::flat_hash_map<std::string, GraphCompiler>();
-    // prims + inductor, run by the Schedule interpreter with freed buffers poisoned.
+    // prims + inductor through the compile driver (stopping after inductor: the Schedule is
+    // run here, by the Schedule interpreter with freed buffers poisoned, which the driver's
+    // Schedule interpreter backend does not do).
     (*p)["schedule"] = [](const Graph& imported,
                           const std::string& dir) -> absl::StatusOr<CompiledRunner> {
-      Graph graph = imported.Clone();
-      absl::StatusOr<bool> decomposed = prims::Decompose(graph);
-      if (!decomposed.ok()) return decomposed.status();
-      absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(graph.ToProto());
-      if (!schedule.ok()) return schedule.status();
+      driver::DriverOptions compile;
+      compile.backend = driver::ScheduleInterpreterBackend();
+      compile.stop_after = driver::Stage::kInductor;
+      compile.cache = nullptr;
+      compile.external_data_dir = dir;
+      absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(imported.Clone(), compile);
+      if (!r.ok()) return r.status();
       ScheduleInterpreterOptions options;
       options.external_data_dir = dir;
       options.poison_dead_buffers = true;
-      auto shared = std::make_shared<proto::Schedule>(*std::move(schedule));
+      auto shared = std::make_shared<proto::Schedule>(*std::move(r->schedule));
       return CompiledRunner([shared, options](absl::Span<const HostTensor> inputs) {
         return InterpretSchedule(*shared, inputs, options);
       });

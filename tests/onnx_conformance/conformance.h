@@ -53,10 +53,10 @@ struct TestResult {
 };
 
 // What runs an imported test graph: "reference" (the reference interpreter on the imported
-// aten graph), "schedule" (prims::Decompose + inductor::BuildSchedule, run by the Schedule
-// interpreter with freed buffers poisoned), or a pipeline registered by name (the compiled
-// backends register theirs from the binaries that link them, so this library stays free of
-// LLVM). In every pipeline but "reference", any error after import is a failure.
+// aten graph), "schedule" (the compile driver's prims and inductor, the Schedule run by the
+// Schedule interpreter with freed buffers poisoned), or a pipeline registered by name (the
+// compiled backends register theirs from the binaries that link them, so this library stays
+// free of LLVM). In every pipeline but "reference", any error after import is a failure.
 using CompiledRunner =
     std::function<absl::StatusOr<std::vector<HostTensor>>(absl::Span<const HostTensor>)>;
 using GraphCompiler =

@@ -1,31 +1,31 @@
-// Registers the "cpu" conformance pipeline: prims::Decompose + inductor (with the CPU backend's
-// capabilities) + CpuProgram (LLVM code generation, JIT, runtime/cpu executable). Linked only
-// into the binaries that run the compiled CPU backend (alwayslink), so the conformance library
-// itself does not pull in LLVM.
+// Registers the "cpu" conformance pipeline: the compile driver (tools/driver/driver.h) with the
+// CPU backend: prims, inductor (the CPU backend's capabilities, constants folded), LLVM code
+// generation and the runtime/cpu executable, without a compile cache. Linked only into the
+// binaries that run the compiled CPU backend (alwayslink), so the conformance library itself
+// does not pull in LLVM.
 #include <memory>
 
-#include "codegen_cpu/cpu_program.h"
-#include "inductor/schedule.h"
-#include "prims/decompose.h"
 #include "tests/onnx_conformance/conformance.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
 
 namespace coil::onnx_testing {
 namespace {
 
 absl::StatusOr<CompiledRunner> CompileCpu(const Graph& imported, const std::string& dir) {
-  Graph graph = imported.Clone();
-  absl::StatusOr<bool> decomposed = prims::Decompose(graph);
-  if (!decomposed.ok()) return decomposed.status();
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  absl::StatusOr<proto::Schedule> schedule = inductor::BuildSchedule(graph.ToProto(), options);
-  if (!schedule.ok()) return schedule.status();
-  cpu::CpuExecutableOptions runtime;
-  runtime.external_data_dir = dir;
-  absl::StatusOr<std::unique_ptr<CpuProgram>> program =
-      CpuProgram::Compile(*schedule, {}, runtime);
-  if (!program.ok()) return program.status();
-  std::shared_ptr<CpuProgram> shared = *std::move(program);
+  driver::CpuBackendOptions cpu;
+  cpu.runtime.external_data_dir = dir;
+  driver::DriverOptions options;
+  options.backend = driver::CpuBackend(cpu);
+  options.cache = nullptr;
+  options.external_data_dir = dir;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(imported.Clone(), options);
+  if (!r.ok()) return r.status();
+  if (r->executable == nullptr) {
+    return r->load_error.ok() ? absl::InternalError("the driver loaded no executable")
+                              : r->load_error;
+  }
+  std::shared_ptr<driver::Executable> shared = std::move(r->executable);
   return CompiledRunner(
       [shared](absl::Span<const HostTensor> inputs) { return shared->Run(inputs); });
 }
