@@ -94,7 +94,9 @@ TEST(StreamingStoresTest, AStreamingProgramComputesTheReference) {
   ASSERT_TRUE(s.ok()) << s.status();
   cpu::CpuExecutableOptions runtime;
   runtime.num_threads = 2;
-  absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Compile(*s, {}, runtime);
+  absl::StatusOr<proto::KernelModule> m = GenerateCpu(*s);
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(*std::move(m), runtime);
   ASSERT_TRUE(p.ok()) << p.status();
   if (!Streams(KernelIr(text, ""))) {
     std::printf("note: this host has no 64-byte vectors; the program runs without streaming\n");

@@ -1,6 +1,6 @@
 // StructuralHash: a fingerprint of what a graph computes, for caches and deduplication.
 //
-//   Hash128 k = StructuralHash128(graph);         // compile-cache keys (codegen_cpu/cpu_pipeline.h)
+//   Hash128 k = StructuralHash128(graph);         // compile-cache keys (tools/driver/driver.h)
 //   uint64_t h = StructuralHash(graph);           // == StructuralHash128(graph).lo
 //   std::string key = StructuralHashHex(graph);   // "3f2a...", 16 lowercase hex digits
 //

@@ -7,10 +7,10 @@
 //   absl::StatusOr<std::optional<proto::KernelModule>> hit = cache.Lookup(key);
 //   ... on a miss: generate, then cache.Store(key, module);
 //
-// Two kinds of keys share the directory: graph-level keys (codegen_cpu/cpu_pipeline.h: the
+// Two kinds of keys share the directory: graph-level keys (tools/driver/driver.h: the
 // graph's StructuralHash128 + every pipeline option; a hit skips prims, inductor and codegen)
-// and schedule-level keys (CacheKey below, CpuProgram::CompileCached: a Schedule's
-// deterministic serialization). Both are 128-bit BulkHash128 values (ir/bulk_hash.h) over
+// and schedule-level keys (CacheKey below: a Schedule's deterministic serialization, for a
+// caller that caches Schedules it built itself). Both are 128-bit BulkHash128 values (ir/bulk_hash.h) over
 // length-prefixed material that also holds kCoilVersion, kCompileCacheFormatVersion, the C++
 // compiler and this build of the running executable.
 //

@@ -47,7 +47,11 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                                                        const std::string& backend,
                                                        const RunOptions& options) {
   const int repeat = options.repeat;
-  if (backend == "reference") return Interpret(graph, inputs);
+  if (backend == "reference") {
+    InterpreterOptions reference;
+    reference.external_data_dir = options.external_data_dir;
+    return Interpret(graph, inputs, reference);
+  }
   if (backend != "schedule" && backend != "cpu") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--backend must be reference, schedule or cpu; got '", backend, "'"));
@@ -57,10 +61,12 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   if (backend == "cpu") {
     driver::CpuBackendOptions cpu;
     cpu.runtime.num_threads = options.threads;
+    cpu.runtime.external_data_dir = options.external_data_dir;
     compile.backend = driver::CpuBackend(cpu);
   } else {
-    compile.backend = driver::ScheduleInterpreterBackend();
+    compile.backend = driver::ScheduleInterpreterBackend({}, options.external_data_dir);
   }
+  compile.external_data_dir = options.external_data_dir;
   compile.on_stage = [](const driver::StageEvent& e) {
     std::fprintf(stderr, "  %-36s %9.3f ms  %s\n", e.stage.c_str(), e.seconds * 1e3,
                  e.detail.c_str());

@@ -23,6 +23,8 @@ struct RunOptions {
   bool profile = false;
   // cpu backend: runtime threads (0: every CPU).
   int threads = 0;
+  // Folder external constant paths are relative to (the graph file's).
+  std::string external_data_dir;
 };
 
 // Errors: an unknown backend name, or any stage's error (naming the stage).

@@ -99,6 +99,12 @@ mkdir -p "$tmp/ext"
 printf 'graph @g() {\n  %%0 "w": u8[4] = constant external "data_passwd" offset 0 length 4\n  return %%0\n}\n' > "$tmp/ext/g.txt"
 printf 'abcd' > "$tmp/ext/data_passwd"
 check external_inside 0 'output 0: u8\[4\] sum=394 ' -- $coil run "$tmp/ext/g.txt"
+# Every backend reads external data relative to the graph's folder, not the current one.
+printf 'graph @h() {\n  %%0 "w": f32[2] = constant external "w.bin" offset 0 length 8\n  %%1: f32[2] = aten.neg(%%0)\n  return %%1\n}\n' > "$tmp/ext/h.txt"
+printf '\x00\x00\x80\x3f\x00\x00\x00\x40' > "$tmp/ext/w.bin"
+for b in reference schedule cpu; do
+  check "external_inside_$b" 0 'output 0: f32\[2\] sum=-3 ' -- $coil run "$tmp/ext/h.txt" --backend "$b"
+done
 $coil decompose "$tmp/ext/g.txt" -o "$tmp/ext/g.pb" >/dev/null 2>&1
 sed 's|data_passwd|/etc/passwd|' "$tmp/ext/g.pb" > "$tmp/ext/abs.pb"
 check external_absolute_pb 1 "abs.pb: constant %0: external data path '/etc/passwd' must be relative" -- $coil verify "$tmp/ext/abs.pb"

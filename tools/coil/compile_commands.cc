@@ -337,7 +337,8 @@ class CompileRun {
       // unless the schedule is for an AOT package, which the CPU runtime runs.
       options.backend = driver::ScheduleInterpreterBackend(
           flags_.aot_dir.empty() ? std::vector<std::string>{}
-                                 : CpuCapabilities().extern_epilogues);
+                                 : CpuCapabilities().extern_epilogues,
+          ModelDir());
       options.stop_after = driver::Stage::kInductor;
     }
     if (flags_.mode == "max-autotune") options.stop_after = driver::Stage::kPrims;

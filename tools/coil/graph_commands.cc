@@ -113,6 +113,7 @@ int RunCommand(const std::vector<std::string>& argv) {
   options.external_data_dir = graph_dir;
   std::string backend = args->Get("backend", "reference");
   RunOptions run;
+  run.external_data_dir = graph_dir;
   if (args->values.count("repeat") && (!absl::SimpleAtoi(args->Get("repeat"), &run.repeat) ||
                                        run.repeat < 1 || run.repeat > 100000)) {
     return Fail(absl::InvalidArgumentError("--repeat expects an integer in [1, 100000]"));

@@ -11,19 +11,23 @@ namespace {
 
 class ScheduleLoaded : public Executable {
  public:
-  explicit ScheduleLoaded(proto::KernelModule module) : module_(std::move(module)) {}
+  ScheduleLoaded(proto::KernelModule module, std::string external_data_dir)
+      : module_(std::move(module)), external_data_dir_(std::move(external_data_dir)) {}
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs) override {
-    return InterpretSchedule(module_.schedule(), inputs);
+    ScheduleInterpreterOptions options;
+    options.external_data_dir = external_data_dir_;
+    return InterpretSchedule(module_.schedule(), inputs, options);
   }
 
  private:
   proto::KernelModule module_;
+  std::string external_data_dir_;
 };
 
 class ScheduleBackendImpl : public Backend {
  public:
-  explicit ScheduleBackendImpl(std::vector<std::string> epilogues)
-      : epilogues_(std::move(epilogues)) {}
+  ScheduleBackendImpl(std::vector<std::string> epilogues, std::string external_data_dir)
+      : epilogues_(std::move(epilogues)), external_data_dir_(std::move(external_data_dir)) {}
   std::string name() const override { return "schedule"; }
   BackendCapabilities capabilities() const override {
     BackendCapabilities c;
@@ -44,17 +48,20 @@ class ScheduleBackendImpl : public Backend {
       return absl::FailedPreconditionError(absl::StrCat(
           "a module for backend '", module.backend(), "' given to the Schedule interpreter"));
     }
-    return std::make_unique<ScheduleLoaded>(std::move(module));
+    return std::make_unique<ScheduleLoaded>(std::move(module), external_data_dir_);
   }
 
  private:
   std::vector<std::string> epilogues_;
+  std::string external_data_dir_;
 };
 
 }  // namespace
 
-std::shared_ptr<Backend> ScheduleInterpreterBackend(std::vector<std::string> extern_epilogues) {
-  return std::make_shared<ScheduleBackendImpl>(std::move(extern_epilogues));
+std::shared_ptr<Backend> ScheduleInterpreterBackend(std::vector<std::string> extern_epilogues,
+                                                    std::string external_data_dir) {
+  return std::make_shared<ScheduleBackendImpl>(std::move(extern_epilogues),
+                                               std::move(external_data_dir));
 }
 
 }  // namespace coil::driver

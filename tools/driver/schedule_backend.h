@@ -15,9 +15,10 @@
 namespace coil::driver {
 
 // Declares `extern_epilogues` to inductor (the interpreter runs any epilogue; by default it
-// declares none, so each extern runs alone, the simplest schedule to check).
+// declares none, so each extern runs alone, the simplest schedule to check). External constant
+// paths are relative to `external_data_dir` (the model's folder).
 std::shared_ptr<Backend> ScheduleInterpreterBackend(
-    std::vector<std::string> extern_epilogues = {});
+    std::vector<std::string> extern_epilogues = {}, std::string external_data_dir = "");
 
 }  // namespace coil::driver
 

@@ -1,8 +1,9 @@
-// CompileGraphForCpu: a miss then a hit (in $TEST_TMPDIR) give the same outputs as the float64
-// reference interpreter, the hit skipping prims/inductor/codegen; a changed weight value,
-// option or graph structure misses; a corrupt entry is detected, deleted and rebuilt; the
-// program's constants (used in place in its module) stay valid for its whole lifetime.
-#include "codegen_cpu/cpu_pipeline.h"
+// The compile driver's cache with the CPU backend: a miss then a hit (in $TEST_TMPDIR) give the
+// same outputs as the float64 reference interpreter, the hit skipping prims/inductor/codegen;
+// a changed weight value, option or graph structure misses; a corrupt entry is detected,
+// deleted and rebuilt; the program's constants (moved into its module on a hit) stay valid for
+// its whole lifetime.
+#include "tools/driver/driver.h"
 
 #include <cmath>
 #include <cstring>
@@ -21,15 +22,16 @@
 #include "ir/parser.h"
 #include "runtime/compile_cache.h"
 #include "runtime/interpreter.h"
+#include "tools/driver/cpu_backend.h"
 
-namespace coil {
+namespace coil::driver {
 namespace {
 
 namespace fs = std::filesystem;
 
 std::string FreshDir(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/cpu_pipeline_test/" + name;
+  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/driver_cache_test/" + name;
   fs::remove_all(dir);
   return dir;
 }
@@ -78,7 +80,7 @@ HostTensor Input(int64_t batch) {
 
 // Runs `program` at two batch sizes against the float64 reference interpreter; returns the
 // outputs as doubles.
-std::vector<std::vector<double>> RunChecked(CpuProgram& program, const Graph& graph) {
+std::vector<std::vector<double>> RunChecked(Executable& program, const Graph& graph) {
   std::vector<std::vector<double>> all;
   for (int64_t batch : {3, 9}) {
     std::vector<HostTensor> in = {Input(batch)};
@@ -102,87 +104,108 @@ std::vector<std::vector<double>> RunChecked(CpuProgram& program, const Graph& gr
   return all;
 }
 
-bool HasStage(const CpuPipelineResult& r, const std::string& name) {
-  for (const CpuPipelineStage& s : r.stages) {
-    if (s.name == name) return true;
+bool HasStage(const CompileResult& r, const std::string& name) {
+  for (const proto::StageTiming& s : r.report.timings()) {
+    if (s.stage() == name) return true;
   }
   return false;
 }
 
-TEST(CpuPipelineTest, HitSkipsStagesAndMatchesTheOracle) {
+// The CPU backend with `cpu`'s options and the given cache; the schedule options as given.
+DriverOptions Options(CompileCache* cache, CpuBackendOptions cpu = {},
+                      inductor::ScheduleOptions schedule = {}) {
+  DriverOptions o;
+  o.backend = CpuBackend(cpu);
+  o.cache = cache;
+  o.schedule = schedule;
+  return o;
+}
+
+absl::StatusOr<CompileResult> Compile(const Graph& graph, CompileCache* cache,
+                                      CpuBackendOptions cpu = {},
+                                      inductor::ScheduleOptions schedule = {}) {
+  return CompileGraph(graph.Clone(), Options(cache, cpu, schedule));
+}
+
+TEST(DriverCacheTest, HitSkipsStagesAndMatchesTheOracle) {
   CompileCache cache(FreshDir("hit"));
   const Graph graph = Parse(GraphText(F32Hex(16 * 24, 1.0f)));
-  absl::StatusOr<CpuPipelineResult> cold = CompileGraphForCpu(graph, {}, &cache);
+  absl::StatusOr<CompileResult> cold = Compile(graph, &cache);
   ASSERT_TRUE(cold.ok()) << cold.status();
   EXPECT_FALSE(cold->cache_hit);
   EXPECT_EQ(cold->cache_key.size(), 32u);
-  EXPECT_TRUE(HasStage(*cold, "inductor schedule"));
-  EXPECT_TRUE(HasStage(*cold, "codegen (LLVM O3 -> object)"));
+  EXPECT_TRUE(HasStage(*cold, "inductor"));
+  EXPECT_TRUE(HasStage(*cold, "codegen_cpu"));
   EXPECT_TRUE(fs::exists(cache.EntryPath(cold->cache_key)));
-  const std::vector<std::vector<double>> cold_out = RunChecked(*cold->program, graph);
+  const std::vector<std::vector<double>> cold_out = RunChecked(*cold->executable, graph);
 
-  absl::StatusOr<CpuPipelineResult> warm = CompileGraphForCpu(graph, {}, &cache);
+  absl::StatusOr<CompileResult> warm = Compile(graph, &cache);
   ASSERT_TRUE(warm.ok()) << warm.status();
   EXPECT_TRUE(warm->cache_hit);
   EXPECT_EQ(warm->cache_key, cold->cache_key);
-  EXPECT_EQ(warm->kernels, cold->kernels);
-  EXPECT_FALSE(HasStage(*warm, "prims decompose"));
-  EXPECT_FALSE(HasStage(*warm, "inductor schedule"));
-  EXPECT_FALSE(HasStage(*warm, "codegen (LLVM O3 -> object)"));
-  EXPECT_EQ(RunChecked(*warm->program, graph), cold_out);  // the same code: bit-identical
-  EXPECT_EQ(warm->program->module().object_code(), cold->program->module().object_code());
+  EXPECT_FALSE(HasStage(*warm, "prims"));
+  EXPECT_FALSE(HasStage(*warm, "inductor"));
+  EXPECT_FALSE(HasStage(*warm, "codegen_cpu"));
+  EXPECT_EQ(RunChecked(*warm->executable, graph), cold_out);  // the same code: bit-identical
+  EXPECT_EQ(AsCpuProgram(*warm->executable)->module().object_code(),
+            AsCpuProgram(*cold->executable)->module().object_code());
   // A clone with other names and ids is the same computation: a hit.
-  absl::StatusOr<CpuPipelineResult> clone = CompileGraphForCpu(graph.Clone(), {}, &cache);
+  absl::StatusOr<CompileResult> clone = Compile(graph.Clone(), &cache);
   ASSERT_TRUE(clone.ok());
   EXPECT_TRUE(clone->cache_hit);
   EXPECT_EQ(cache.corrupt_entries(), 0);
 }
 
-TEST(CpuPipelineTest, ChangedWeightOptionOrStructureMisses) {
+TEST(DriverCacheTest, ChangedWeightOptionOrStructureMisses) {
   CompileCache cache(FreshDir("miss"));
   const std::string w = F32Hex(16 * 24, 1.0f);
   const Graph base = Parse(GraphText(w));
-  ASSERT_TRUE(CompileGraphForCpu(base, {}, &cache).ok());
+  ASSERT_TRUE(Compile(base, &cache).ok());
 
   // One weight byte (the last one) changed.
   std::string w2 = w;
   w2[w2.size() - 1] = w2[w2.size() - 1] == '0' ? '1' : '0';
   const Graph changed_weight = Parse(GraphText(w2));
-  CpuPipelineOptions no_folding;
-  no_folding.schedule.fold_constants = false;
-  CpuPipelineOptions o2;
+  inductor::ScheduleOptions no_folding;
+  no_folding.fold_constants = false;
+  CpuBackendOptions o2;
   o2.codegen.opt_level = 2;
-  CpuPipelineOptions no_epilogues;
-  no_epilogues.schedule.capabilities.extern_epilogues.clear();
+  CpuBackendOptions no_epilogues;
+  no_epilogues.extern_epilogues = std::vector<std::string>{};
   const Graph changed_op = Parse(GraphText(w, "aten.neg"));
-  const std::vector<std::pair<std::string, std::pair<const Graph*, CpuPipelineOptions>>> cases = {
-      {"weight byte", {&changed_weight, {}}},
-      {"fold_constants", {&base, no_folding}},
-      {"opt_level", {&base, o2}},
-      {"capabilities", {&base, no_epilogues}},
-      {"structure", {&changed_op, {}}},
+  struct Case {
+    std::string name;
+    const Graph* graph;
+    CpuBackendOptions cpu;
+    inductor::ScheduleOptions schedule;
   };
-  std::set<std::string> keys = {CpuPipelineCacheKey(base, {})};
-  for (const auto& [name, c] : cases) {
-    SCOPED_TRACE(name);
-    const auto& [graph, options] = c;
-    EXPECT_TRUE(keys.insert(CpuPipelineCacheKey(*graph, options)).second);
-    absl::StatusOr<CpuPipelineResult> r = CompileGraphForCpu(*graph, options, &cache);
+  const std::vector<Case> cases = {
+      {"weight byte", &changed_weight, {}, {}},
+      {"fold_constants", &base, {}, no_folding},
+      {"opt_level", &base, o2, {}},
+      {"capabilities", &base, no_epilogues, {}},
+      {"structure", &changed_op, {}, {}},
+  };
+  std::set<std::string> keys = {CacheKey(base, Options(&cache))};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_TRUE(keys.insert(CacheKey(*c.graph, Options(&cache, c.cpu, c.schedule))).second);
+    absl::StatusOr<CompileResult> r = Compile(*c.graph, &cache, c.cpu, c.schedule);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_FALSE(r->cache_hit);
-    RunChecked(*r->program, *graph);
+    RunChecked(*r->executable, *c.graph);
   }
   // Options that do not change the module share the entry.
-  CpuPipelineOptions threads;
+  CpuBackendOptions threads;
   threads.runtime.num_threads = 1;
   threads.codegen.compile_threads = 1;
-  EXPECT_EQ(CpuPipelineCacheKey(base, threads), CpuPipelineCacheKey(base, {}));
+  EXPECT_EQ(CacheKey(base, Options(&cache, threads)), CacheKey(base, Options(&cache)));
 }
 
-TEST(CpuPipelineTest, CorruptOrTruncatedEntryIsRebuilt) {
+TEST(DriverCacheTest, CorruptOrTruncatedEntryIsRebuilt) {
   CompileCache cache(FreshDir("corrupt"));
   const Graph graph = Parse(GraphText(F32Hex(16 * 24, 2.0f)));
-  absl::StatusOr<CpuPipelineResult> first = CompileGraphForCpu(graph, {}, &cache);
+  absl::StatusOr<CompileResult> first = Compile(graph, &cache);
   ASSERT_TRUE(first.ok()) << first.status();
   const std::string path = cache.EntryPath(first->cache_key);
   const uintmax_t size = fs::file_size(path);
@@ -196,13 +219,13 @@ TEST(CpuPipelineTest, CorruptOrTruncatedEntryIsRebuilt) {
       f.seekp(static_cast<std::streamoff>(size - 100));
       f.put('\x5a');
     }
-    absl::StatusOr<CpuPipelineResult> r = CompileGraphForCpu(graph, {}, &cache);
+    absl::StatusOr<CompileResult> r = Compile(graph, &cache);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_FALSE(r->cache_hit);
     EXPECT_EQ(cache.corrupt_entries(), ++corrupt);
-    RunChecked(*r->program, graph);
+    RunChecked(*r->executable, graph);
     EXPECT_EQ(fs::file_size(path), size);  // rebuilt and stored again
-    absl::StatusOr<CpuPipelineResult> again = CompileGraphForCpu(graph, {}, &cache);
+    absl::StatusOr<CompileResult> again = Compile(graph, &cache);
     ASSERT_TRUE(again.ok());
     EXPECT_TRUE(again->cache_hit);
   }
@@ -211,44 +234,40 @@ TEST(CpuPipelineTest, CorruptOrTruncatedEntryIsRebuilt) {
 // The program uses its module's constant bytes in place: they live as long as the program,
 // whatever happens to the graph, the cache entry and the result that carried it (ASan checks
 // the accesses).
-TEST(CpuPipelineTest, ConstantsOutliveEverythingButTheProgram) {
+TEST(DriverCacheTest, ConstantsOutliveEverythingButTheProgram) {
   const std::string dir = FreshDir("lifetime");
-  std::unique_ptr<CpuProgram> program;
+  std::unique_ptr<Executable> program;
   std::vector<std::vector<double>> want;
   const std::string text = GraphText(F32Hex(16 * 24, 3.0f));
   {
     CompileCache cache(dir);
     Graph graph = Parse(text);
-    ASSERT_TRUE(CompileGraphForCpu(graph, {}, &cache).ok());
-    absl::StatusOr<CpuPipelineResult> hit = CompileGraphForCpu(graph, {}, &cache);
+    ASSERT_TRUE(Compile(graph, &cache).ok());
+    absl::StatusOr<CompileResult> hit = Compile(graph, &cache);
     ASSERT_TRUE(hit.ok() && hit->cache_hit);
-    want = RunChecked(*hit->program, graph);
-    program = std::move(hit->program);
+    want = RunChecked(*hit->executable, graph);
+    program = std::move(hit->executable);
   }
   fs::remove_all(dir);
   const Graph oracle_graph = Parse(text);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(RunChecked(*program, oracle_graph), want);
 }
 
-TEST(CpuPipelineTest, WithoutCacheAndExternalConstantsBypass) {
+TEST(DriverCacheTest, WithoutCacheAndExternalConstantsBypass) {
   const Graph graph = Parse(GraphText(F32Hex(16 * 24, 4.0f)));
-  absl::StatusOr<CpuPipelineResult> r = CompileGraphForCpu(graph, {}, nullptr);
+  absl::StatusOr<CompileResult> r = Compile(graph, nullptr);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->cache_hit);
   EXPECT_TRUE(r->cache_key.empty());
-  RunChecked(*r->program, graph);
-  // The consuming overload decomposes its own graph in place: same outputs.
-  absl::StatusOr<CpuPipelineResult> consumed = CompileGraphForCpu(graph.Clone(), {}, nullptr);
-  ASSERT_TRUE(consumed.ok()) << consumed.status();
-  EXPECT_EQ(RunChecked(*consumed->program, graph), RunChecked(*r->program, graph));
+  RunChecked(*r->executable, graph);
   const Graph external = Parse(R"(graph @e(%0: f32[4]) {
   %1: f32[4] = constant external "w.bin" offset 0 length 16
   %2: f32[4] = aten.add(%0, %1)
   return %2
 }
 )");
-  EXPECT_EQ(CpuPipelineCacheKey(external, {}), "");
+  EXPECT_EQ(CacheKey(external, Options(nullptr)), "");
 }
 
 }  // namespace
-}  // namespace coil
+}  // namespace coil::driver
