@@ -149,6 +149,12 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
     }
   }
 
+  if (!options.large_model.empty()) {
+    std::fprintf(stderr, "coil bench: compile times (%s)\n", options.large_model.c_str());
+    *results.mutable_large_compile() =
+        MeasureCompileTimes("large model", options.large_model, threads);
+  }
+
   if (!options.skip_bandwidth) {
     BandwidthOptions bw;
     bw.threads = threads;

@@ -39,6 +39,9 @@ struct CpuBenchOptions {
   // Skip parts: skip_models skips torch, the model rows and the compile times.
   bool skip_models = false;
   bool skip_bandwidth = false;
+  // An ONNX model whose cold and warm compile is measured as CpuBenchResults::large_compile
+  // (empty: none); runs with or without the model rows.
+  std::string large_model;
 };
 
 // The model names torch_eager.py knows.

@@ -21,6 +21,7 @@ constexpr char kUsage[] =
     "usage: coil bench cpu [--quick] [--json FILE] [--threads N] [--models A,B]\n"
     "                      [--batches 1,8] [--bandwidth-rows N] [--work-dir DIR]\n"
     "                      [--torch-script PATH] [--python PATH] [--no-models] [--no-bandwidth]\n"
+    "                      [--large-model MODEL.onnx]\n"
     "  coil's compiled CPU backend against torch 1.13 eager (Debian's /usr/bin/python3) on\n"
     "  resnet18, mobilenet_v2 (224x224), a transformer encoder and a GPT-style decoder at\n"
     "  batch 1 and 8, fp32, same thread count (--threads, default every CPU) and inputs;\n"
@@ -30,6 +31,9 @@ constexpr char kUsage[] =
     "  --quick: small models and tensors, 3 timed runs (a smoke run, not a measurement).\n"
     "  --json FILE: the results as JSON (tools/bench/cpu_bench.proto, CpuBenchResults).\n"
     "  --work-dir DIR keeps the exported models and tensors (default: a temporary folder).\n"
+    "  --large-model MODEL.onnx: also its cold and warm compile (targets for a 124M-parameter\n"
+    "  model: cold < 5 s, warm < 1 s, import not counted); export one with\n"
+    "  /usr/bin/python3 tests/real_models/export_models.py gpt2_small DIR.\n"
     "  Exit status 1 when an output does not match torch or a stage fails.\n";
 
 int Fail(const absl::Status& s) {
@@ -73,7 +77,7 @@ absl::StatusOr<int64_t> ParsePositive(const std::string& flag, const std::string
 int BenchCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args = ParseArgs(argv,
                                         {"json", "threads", "models", "batches", "bandwidth-rows",
-                                         "work-dir", "torch-script", "python"},
+                                         "work-dir", "torch-script", "python", "large-model"},
                                         {"quick", "no-models", "no-bandwidth", "help"});
   if (!args.ok()) return Usage(std::string(args.status().message()));
   if (args->Has("help")) return Usage("");
@@ -87,6 +91,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
   options.skip_models = args->Has("no-models");
   options.skip_bandwidth = args->Has("no-bandwidth");
   options.work_dir = args->Get("work-dir");
+  options.large_model = args->Get("large-model");
   options.torch_script = args->Get("torch-script");
   options.python = args->Get("python", options.python);
   if (args->values.count("threads") > 0) {
