@@ -187,6 +187,7 @@ absl::Status CompileOnce(const Flags& flags, const std::string& model, Stages& s
   driver::DriverOptions options;
   options.backend = driver::CpuBackend(cpu);
   options.cache = cache;
+  options.keep_intermediates = false;  // as `coil compile`: the weights move, never copied
   options.external_data_dir = model_dir;
   absl::flat_hash_map<std::string, double> stage_cpu;  // CPU seconds per driver stage
   double last_cpu = 0;
@@ -234,7 +235,7 @@ absl::Status CompileOnce(const Flags& flags, const std::string& model, Stages& s
   fold(st.inductor, {"inductor"}, {0, 0});
   fold(st.codegen, {"codegen_cpu"}, {0, 0});
   fold(st.load, {"load"}, {0, 0});
-  st.kernels = r->module->kernels_size();
+  st.kernels = static_cast<int>(driver::AsCpuProgram(*program)->module().kernels_size());
   return absl::OkStatus();
 }
 

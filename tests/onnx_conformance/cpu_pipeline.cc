@@ -18,6 +18,7 @@ absl::StatusOr<CompiledRunner> CompileCpu(const Graph& imported, const std::stri
   driver::DriverOptions options;
   options.backend = driver::CpuBackend(cpu);
   options.cache = nullptr;
+  options.keep_intermediates = false;
   options.external_data_dir = dir;
   absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(imported.Clone(), options);
   if (!r.ok()) return r.status();

@@ -97,6 +97,7 @@ class CompiledGraph {
     options.backend = driver::CpuBackend({.codegen = opts});
     options.stop_after = driver::Stage::kCodegen;
     options.cache = nullptr;
+    options.keep_intermediates = false;  // the module holds the Schedule
     absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
     if (!r.ok()) return r.status();
     auto c = std::unique_ptr<CompiledGraph>(new CompiledGraph);

@@ -51,6 +51,7 @@ absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int
   driver::DriverOptions options;
   options.backend = driver::CpuBackend(cpu);
   options.cache = cache;
+  options.keep_intermediates = false;  // as `coil compile`: the weights move, never copied
   absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(std::move(graph), options);
   if (!r.ok()) return r.status();
   if (r->executable == nullptr) {
@@ -62,11 +63,10 @@ absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int
     AddStage(m, BenchStageName(t.stage()), t.seconds() * 1e3);
   }
   m.cache_hit = r->cache_hit;
-  m.kernels = r->schedule.has_value() ? r->schedule->kernels_size()
-                                      : r->module->schedule().kernels_size();
   m.executable = std::move(r->executable);
   m.program = driver::AsCpuProgram(*m.executable);
   if (m.program == nullptr) return absl::InternalError("the CPU backend loaded no CpuProgram");
+  m.kernels = m.program->module().schedule().kernels_size();
   return m;
 }
 
