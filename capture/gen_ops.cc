@@ -36,7 +36,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "io/write_file.h"
+#include "ir/io/write_file.h"
 #include "ir/attribute.h"
 #include "ir/op_registry.h"
 

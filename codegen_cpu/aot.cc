@@ -15,8 +15,8 @@
 #include "codegen_cpu/internal/aot_header.h"
 #include "codegen_cpu/internal/aot_hook.h"
 #include "codegen_cpu/internal/target.h"
-#include "io/data_path.h"
-#include "io/write_file.h"
+#include "ir/io/data_path.h"
+#include "ir/io/write_file.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "llvm/Config/llvm-config.h"
@@ -56,7 +56,7 @@ std::string Serialized(const proto::Schedule& schedule) {
 }
 
 // Replaces every external constant of the schedule's graph by its bytes, read under
-// io/data_path.h's rules (inside `dir`, regular files only).
+// ir/io/data_path.h's rules (inside `dir`, regular files only).
 absl::Status EmbedConstants(proto::Schedule& schedule, const std::string& dir) {
   for (proto::Constant& c : *schedule.mutable_graph()->mutable_constants()) {
     if (c.data_case() != proto::Constant::kExternal) continue;

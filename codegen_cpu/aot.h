@@ -55,13 +55,13 @@ struct AotPackage {
 
 // Generates a package. Errors: a bad name or opt_level, an unknown CPU (InvalidArgument); an
 // external constant that cannot be read (NotFound / DataLoss, naming the constant and file) or
-// whose path leaves `external_data_dir` (InvalidArgument, io/data_path.h); a
+// whose path leaves `external_data_dir` (InvalidArgument, ir/io/data_path.h); a
 // schedule that code generation rejects (GenerateCpu's errors).
 absl::StatusOr<AotPackage> GenerateAotPackage(const proto::Schedule& schedule,
                                               const AotOptions& options);
 
 // Writes `package` as DIR/<name>.o and DIR/<name>.h (DIR is created if missing) with
-// io/write_file.h's WriteFileAtomically, durably: readers never see half a file, and a symbolic
+// ir/io/write_file.h's WriteFileAtomically, durably: readers never see half a file, and a symbolic
 // link, folder or device node where a file goes is refused. Errors name the path.
 absl::Status WriteAotFiles(const AotPackage& package, const std::string& dir);
 

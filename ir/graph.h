@@ -44,7 +44,7 @@ struct SourceLoc {
 // Bytes of a constant: inline (little-endian, contiguous) or a reference to external data.
 struct ConstantData {
   std::string raw;            // used when external_path is empty
-  std::string external_path;  // relative to the graph file's folder (io/data_path.h's rules)
+  std::string external_path;  // relative to the graph file's folder (ir/io/data_path.h's rules)
   int64_t external_offset = 0;
   int64_t external_length = 0;
   bool is_external() const { return !external_path.empty(); }
@@ -196,7 +196,7 @@ class Graph {
   proto::Graph ToProto() &&;
   // Rebuilds the graph from a proto. Structural problems (duplicate or undefined value ids,
   // malformed types or attributes, an external data path outside the graph's folder, see
-  // io/data_path.h) are InvalidArgument naming the node. Op semantics are not
+  // ir/io/data_path.h) are InvalidArgument naming the node. Op semantics are not
   // checked here: run Verify (ir/verifier.h) for that.
   static absl::StatusOr<Graph> FromProto(const proto::Graph& proto);
   // The same, moving the constants' bytes out of `proto` (left with empty raw constants).

@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "io/data_path.h"
+#include "ir/io/data_path.h"
 #include "ir/check.h"
 #include "ir/graph.h"
 
@@ -197,7 +197,7 @@ absl::StatusOr<Graph> Graph::FromProtoImpl(const proto::Graph& p, proto::Graph* 
     }
     if (c.has_external()) {
       if (c.external().path().empty()) return Err(where, "external data has no path");
-      // The same rules as the ONNX importer's (io/data_path.h): a graph reads only files in
+      // The same rules as the ONNX importer's (ir/io/data_path.h): a graph reads only files in
       // its own folder.
       if (absl::Status s = CheckDataPath(c.external().path()); !s.ok()) {
         return Err(absl::StrCat("constant %", c.value().id()), s.message());

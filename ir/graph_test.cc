@@ -203,7 +203,7 @@ TEST(GraphTest, FromProtoErrors) {
                        "guard 0 is malformed");
 }
 
-// A graph reads only files in its own folder (io/data_path.h): one test per bad path.
+// A graph reads only files in its own folder (ir/io/data_path.h): one test per bad path.
 TEST(GraphTest, FromProtoRejectsAnAbsoluteExternalPath) {
   ExpectFromProtoError(
       [](proto::Graph& p) { p.mutable_constants(1)->mutable_external()->set_path("/etc/passwd"); },

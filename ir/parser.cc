@@ -17,7 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "io/data_path.h"
+#include "ir/io/data_path.h"
 #include "ir/internal/text_lexer.h"
 
 namespace coil {

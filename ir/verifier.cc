@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "io/data_path.h"
+#include "ir/io/data_path.h"
 
 namespace coil {
 namespace {

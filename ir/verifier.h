@@ -4,7 +4,7 @@
 // cycles); use lists consistent; every op registered; attributes exactly the schema's (no
 // unknown ones, right kinds, defaults present); every output type equal to what the meta
 // function infers; constants static, external data paths inside the graph's folder
-// (io/data_path.h); graph outputs defined. The first problem found is
+// (ir/io/data_path.h); graph outputs defined. The first problem found is
 // returned as InvalidArgument naming the node.
 //
 //   absl::Status s = Verify(graph);

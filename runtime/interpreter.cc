@@ -4,7 +4,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "io/data_path.h"
+#include "ir/io/data_path.h"
 #include "ir/op_registry.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"

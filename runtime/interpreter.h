@@ -48,7 +48,7 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> BindSymbols(
 absl::Status BindSymAttrs(AttrMap& attrs, const absl::flat_hash_map<std::string, int64_t>& bindings);
 
 // Loads a constant's data (inline or external) as a tensor. External data is read with
-// io/data_path.h's ReadDataFile relative to `external_data_dir`: a path outside that folder
+// ir/io/data_path.h's ReadDataFile relative to `external_data_dir`: a path outside that folder
 // is InvalidArgument, a missing file NotFound, anything but a regular file InvalidArgument, a
 // file too short DataLoss; each message starts "constant %ID: ".
 absl::StatusOr<HostTensor> LoadConstant(const Value& constant,

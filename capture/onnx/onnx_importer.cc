@@ -10,7 +10,7 @@
 #include "capture/onnx/internal/op_table.h"
 #include "capture/onnx/internal/tensor_data.h"
 #include "capture/onnx/onnx/onnx.pb.h"
-#include "io/read_file.h"
+#include "ir/io/read_file.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
 
@@ -203,7 +203,7 @@ absl::StatusOr<proto::Graph> ImportOnnxModel(absl::string_view model_bytes,
 
 absl::StatusOr<Graph> ImportOnnxFileAsGraph(const std::string& path, ImportOptions options) {
   // The whole file in one buffer of its size (a 46 MB model is not copied through a growing
-  // stream buffer); a folder, a FIFO or an endless device is an error (io/read_file.h).
+  // stream buffer); a folder, a FIFO or an endless device is an error (ir/io/read_file.h).
   absl::StatusOr<std::string> bytes = ReadInputFile(path);
   if (!bytes.ok()) return bytes.status();
   if (options.external_data_dir.empty()) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "io/write_file.h"
+#include "ir/io/write_file.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/printer.h"
@@ -20,7 +20,7 @@ namespace coil {
 namespace {
 
 void Write(const std::string& path, const std::string& data) {
-  // Every write checked (io/write_file.h): a corpus with a truncated seed is worse than none.
+  // Every write checked (ir/io/write_file.h): a corpus with a truncated seed is worse than none.
   if (absl::Status s = coil::WriteFileAtomically(path, data); !s.ok()) {
     std::fprintf(stderr, "make_corpus: %s\n", std::string(s.message()).c_str());
     std::exit(1);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "io/write_file.h"
+#include "ir/io/write_file.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
 #include "ir/proto/kernel_module.pb.h"
@@ -83,7 +83,7 @@ graph @layer_norm(%0 "x": bf16[batch, 3, 8], %1 "w": bf16[8], %2 "b": bf16[8]) {
 };
 
 void Write(const std::string& path, const std::string& data) {
-  // Every write checked (io/write_file.h): a corpus with a truncated seed is worse than none.
+  // Every write checked (ir/io/write_file.h): a corpus with a truncated seed is worse than none.
   if (absl::Status s = coil::WriteFileAtomically(path, data); !s.ok()) {
     std::fprintf(stderr, "make_corpus: %s\n", std::string(s.message()).c_str());
     std::exit(1);

@@ -46,8 +46,6 @@ ALLOWED_EDGES = [
     ("codegen_cuda", "inductor"),
     ("codegen_cuda", "runtime"),
     ("inspector_web", "ir"),      # renders any stage's protobuf: ir/proto only
-    (ANY, "io"),                  # safe file reading/writing (io/BUILD: "the lowest package",
-                                  # not in DESIGN.md's list): depends on third_party only
     (ANY, "third_party"),         # Bazel shims for Debian libraries: the leaf everyone uses
     ("", ANY),                    # the root umbrella targets (//:coil) join the stages
     ("tools", ANY),               # the CLI, benchmarks, main job join the stages
@@ -56,7 +54,7 @@ ALLOWED_EDGES = [
 
 # The stages (top folders; "" is the root package). A new top folder fails the test until it
 # is added here with its rows.
-STAGES = ["", "io", "ir", "runtime", "capture", "prims", "autograd", "inductor", "codegen_cpu",
+STAGES = ["", "ir", "runtime", "capture", "prims", "autograd", "inductor", "codegen_cpu",
           "codegen_cuda", "inspector_web", "tests", "tools", "third_party"]
 
 # Extra edges for testonly targets (test rules and testonly libraries/binaries; Bazel
@@ -214,9 +212,9 @@ def self_test():
     core = [("//%s:lib" % s, "cc_library", ["//ir:graph"]) for s in CORE_STAGES if s != "ir"]
     clean = core + [
         ("//ir:graph", "cc_library", ["//ir/proto:graph_proto", "//third_party:absl",
-                                      "//io:read_file", "@llvm//:llvm"]),
+                                      "//ir/io:read_file", "@llvm//:llvm"]),
         ("//ir/proto:graph_proto", "cc_library", ["@bazel_tools//tools/cpp:x"]),
-        ("//io:read_file", "cc_library", ["//third_party:absl"]),
+        ("//ir/io:read_file", "cc_library", ["//third_party:absl"]),
         ("//third_party:absl", "cc_library", []),
         ("//runtime/cpu:executable", "cc_library", ["//ir:graph"]),
         ("//codegen_cpu:jit", "cc_library", ["//runtime/cpu:executable", "//inductor:lib"]),
@@ -234,8 +232,7 @@ def self_test():
         ("//runtime/cpu:loader", "cc_library", ["//codegen_cpu:jit"]),
         ("//capture/onnx:onnx", "cc_library", ["//prims:lib"]),
         ("//third_party:x", "cc_library", ["//ir:graph"]),
-        ("//io:y", "cc_library", ["//ir:graph"]),
-        ("//third_party:w", "cc_library", ["//io:read_file"]),
+        ("//third_party:w", "cc_library", ["//ir/io:read_file"]),
         ("//ir:z", "genrule", ["//tools/driver:driver"]),
         ("//inspector_web:page", "genrule", ["//runtime:lib", "//inspector_web/core:core"]),
         ("//inspector_web/core:core", "cc_library", ["//ir/proto:graph_proto"]),
@@ -250,8 +247,7 @@ def self_test():
         "codegen_cpu)",
         "//capture/onnx:onnx -> //prims:lib (stage capture may not depend on stage prims)",
         "//third_party:x -> //ir:graph (stage third_party may not depend on stage ir)",
-        "//io:y -> //ir:graph (stage io may not depend on stage ir)",
-        "//third_party:w -> //io:read_file (stage third_party may not depend on stage io)",
+        "//third_party:w -> //ir/io:read_file (stage third_party may not depend on stage ir)",
         "//ir:z -> //tools/driver:driver (stage ir may not depend on stage tools)",
         "//inspector_web:page -> //runtime:lib (stage inspector_web may not depend on stage "
         "runtime)",
@@ -314,7 +310,7 @@ def self_test():
             failures.append("ALLOWED_EDGES has a cycle through %s -> %s" % (a, b))
     for (a, b) in [("ir", "runtime"), ("runtime", "codegen_cpu"), ("inductor", "runtime"),
                    ("capture", "prims"), ("prims", "inductor"), ("inspector_web", "runtime"),
-                   ("third_party", "ir"), ("third_party", "io"), ("io", "ir")]:
+                   ("third_party", "ir")]:
         if allowed_row(ALLOWED_EDGES, a, b):
             failures.append("ALLOWED_EDGES allows %s -> %s" % (a, b))
 

@@ -11,8 +11,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "capture/onnx/onnx_importer.h"
-#include "io/read_file.h"
-#include "io/write_file.h"
+#include "ir/io/read_file.h"
+#include "ir/io/write_file.h"
 #include "ir/parser.h"
 
 namespace coil::cli {

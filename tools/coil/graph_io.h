@@ -13,10 +13,10 @@
 
 namespace coil::cli {
 
-// Reads a whole input file with io/read_file.h's ReadInputFile (a folder is an error, a pipe
+// Reads a whole input file with ir/io/read_file.h's ReadInputFile (a folder is an error, a pipe
 // or device is read up to 64 MiB); errors name the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
-// Writes an output file with io/write_file.h's WriteFileAtomically: all or nothing, every
+// Writes an output file with ir/io/write_file.h's WriteFileAtomically: all or nothing, every
 // write error reported, and a symbolic link, folder or device node as the target refused.
 absl::Status WriteFile(const std::string& path, const std::string& bytes);
 

@@ -9,8 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "io/read_file.h"
-#include "io/write_file.h"
+#include "ir/io/read_file.h"
+#include "ir/io/write_file.h"
 #include "tools/coil/args.h"
 #include "tools/coil/inspect_export.h"
 #include "tools/coil/inspect_server.h"
@@ -44,7 +44,7 @@ int Export(const InspectSite& site, const std::string& out_path) {
   if (!bytes.ok()) return Fail(bytes.status().message());
   absl::StatusOr<std::string> html = EmbedReport(site.page(), name, *bytes);
   if (!html.ok()) return Fail(html.status().message());
-  // No fixed FILE.tmp, no following a link, no replacing a device node (io/write_file.h).
+  // No fixed FILE.tmp, no following a link, no replacing a device node (ir/io/write_file.h).
   if (absl::Status s = WriteFileAtomically(out_path, *html); !s.ok()) return Fail(s.message());
   std::cerr << "coil inspect: wrote " << out_path << " (" << html->size() << " bytes): the page + "
             << name << " (" << bytes->size() << " bytes)\n";

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "capture/onnx/internal/model_builder_testing.h"
-#include "io/write_file.h"
+#include "ir/io/write_file.h"
 
 namespace {
 
@@ -17,7 +17,7 @@ using coil::onnx_testing::SetAttr;
 using coil::onnx_testing::SetTensorAttr;
 
 void Write(const std::string& dir, const std::string& name, const ModelBuilder& m) {
-  // Every write checked (io/write_file.h): a corpus with a truncated seed is worse than none.
+  // Every write checked (ir/io/write_file.h): a corpus with a truncated seed is worse than none.
   absl::Status s = coil::WriteFileAtomically(dir + "/" + name + ".onnx", m.Bytes());
   if (!s.ok()) {
     std::fprintf(stderr, "make_corpus: %s\n", std::string(s.message()).c_str());

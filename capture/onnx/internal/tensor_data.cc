@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "io/data_path.h"
+#include "ir/io/data_path.h"
 
 namespace coil::onnx_internal {
 namespace {
@@ -82,7 +82,7 @@ absl::StatusOr<std::string> ExternalBytes(const TensorProto& t, const std::strin
     }
   }
   if (location.empty()) return Bad(t, "external data without a location");
-  // The rules every model's data files follow (io/data_path.h), coil graphs' included.
+  // The rules every model's data files follow (ir/io/data_path.h), coil graphs' included.
   if (absl::Status s = CheckDataPath(location); !s.ok()) return Bad(t, s.message());
   if (length < 0) length = expected;
   if (length != expected) {

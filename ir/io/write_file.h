@@ -18,8 +18,8 @@
 //   cannot write '/dev/full': it is not a regular file (a character device)
 //   cannot write 'out/model.pb': cannot create a temporary file in 'out': Permission denied
 //   cannot write 'big.pb': File too large
-#ifndef COIL_IO_WRITE_FILE_H_
-#define COIL_IO_WRITE_FILE_H_
+#ifndef COIL_IR_IO_WRITE_FILE_H_
+#define COIL_IR_IO_WRITE_FILE_H_
 
 #include <string>
 
@@ -40,4 +40,4 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view byte
 
 }  // namespace coil
 
-#endif  // COIL_IO_WRITE_FILE_H_
+#endif  // COIL_IR_IO_WRITE_FILE_H_

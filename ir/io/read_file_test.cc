@@ -1,5 +1,5 @@
 // ReadInputFile and ReadFileRange: contents, and one expected-error test per bad input.
-#include "io/read_file.h"
+#include "ir/io/read_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

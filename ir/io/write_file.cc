@@ -1,5 +1,5 @@
 // Atomic output file writing (see write_file.h).
-#include "io/write_file.h"
+#include "ir/io/write_file.h"
 
 #include <fcntl.h>
 #include <sys/random.h>

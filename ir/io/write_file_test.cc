@@ -1,6 +1,6 @@
 // WriteFileAtomically: what it writes, what it leaves alone, and one expected-error test per
 // bad target.
-#include "io/write_file.h"
+#include "ir/io/write_file.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -9,8 +9,8 @@
 // is followed (as the model's author set it up). Loaders check the rules when they accept a
 // model, and ReadDataFile checks them again where the bytes are read (defense in depth: a graph
 // built in memory never went through a loader).
-#ifndef COIL_IO_DATA_PATH_H_
-#define COIL_IO_DATA_PATH_H_
+#ifndef COIL_IR_IO_DATA_PATH_H_
+#define COIL_IR_IO_DATA_PATH_H_
 
 #include <cstdint>
 #include <string>
@@ -34,4 +34,4 @@ absl::StatusOr<std::string> ReadDataFile(const std::string& dir, const std::stri
 
 }  // namespace coil
 
-#endif  // COIL_IO_DATA_PATH_H_
+#endif  // COIL_IR_IO_DATA_PATH_H_

@@ -15,8 +15,8 @@
 // Files are opened non-blocking (a FIFO without a writer does not block the open; reads
 // switch back to blocking) and never as a controlling terminal. Allocation failure of a huge
 // file's buffer is an error (ResourceExhausted), not an abort.
-#ifndef COIL_IO_READ_FILE_H_
-#define COIL_IO_READ_FILE_H_
+#ifndef COIL_IR_IO_READ_FILE_H_
+#define COIL_IR_IO_READ_FILE_H_
 
 #include <cstdint>
 #include <string>
@@ -43,4 +43,4 @@ absl::StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offse
 
 }  // namespace coil
 
-#endif  // COIL_IO_READ_FILE_H_
+#endif  // COIL_IR_IO_READ_FILE_H_

@@ -1,10 +1,10 @@
 // Data file path rules (see data_path.h).
-#include "io/data_path.h"
+#include "ir/io/data_path.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "io/read_file.h"
+#include "ir/io/read_file.h"
 
 namespace coil {
 

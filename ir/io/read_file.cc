@@ -1,5 +1,5 @@
 // Input file reading (see read_file.h).
-#include "io/read_file.h"
+#include "ir/io/read_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // CheckDataPath and ReadDataFile: one expected-error test per rule.
-#include "io/data_path.h"
+#include "ir/io/data_path.h"
 
 #include <sys/stat.h>
 
