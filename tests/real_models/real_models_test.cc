@@ -10,11 +10,11 @@
 // a small GPT-style decoder, plus nine more torchvision classifiers (export_models.py's
 // TORCHVISION_FAMILY). One test case per model; sharded.
 //
-// Each model then goes through prims::Decompose (only prims and externs may remain) and
-// inductor::BuildSchedule (fusion + memory plan); the decomposed graph (reference interpreter)
-// and the schedule (Schedule interpreter, freed buffers poisoned with NaN) must match torch at
-// both batch sizes with the same accuracy; so must the compiled CPU backend (a schedule built
-// with the CPU backend's capabilities, LLVM code generation, the runtime/cpu executable).
+// Each model then goes through the compile driver's prims (only prims and externs may remain)
+// and inductor (fusion + memory plan) stages; the decomposed graph (reference interpreter) and
+// the schedule (Schedule interpreter, freed buffers poisoned with NaN) must match torch at both
+// batch sizes with the same accuracy; so must the compiled CPU backend (the driver with the CPU
+// backend: its capabilities, LLVM code generation, the runtime/cpu executable).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,13 +29,13 @@
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
-#include "codegen_cpu/cpu_program.h"
-#include "inductor/schedule.h"
-#include "prims/decompose.h"
 #include "prims/decomposition_registry.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
 #include "tests/onnx_conformance/onnx_tensor.h"
+#include "tools/driver/cpu_backend.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace {
 
@@ -114,54 +114,78 @@ void CheckModel(const std::string& model) {
   auto interpret = [&graph](const coil::HostTensor& x) { return coil::Interpret(*graph, {x}); };
   for (int batch : {1, 3}) CheckBatch(model, interpret, dir, batch, "aten");
 
-  start = std::chrono::steady_clock::now();
-  int aten_nodes = graph->num_nodes();
-  absl::StatusOr<bool> changed = coil::prims::Decompose(*graph);
-  ASSERT_TRUE(changed.ok()) << model << ": decompose: " << changed.status();
-  double decompose_s = Seconds(start);
-  for (const coil::Node* n : graph->nodes()) {
+  // prims and inductor through the compile driver, stopping at the Schedule: the decomposed
+  // graph and the Schedule are each run below (the Schedule with poisoned dead buffers, which
+  // the driver's Schedule interpreter backend does not do). No extern epilogues are declared.
+  const int aten_nodes = graph->num_nodes();
+  coil::driver::DriverOptions schedule_options;
+  schedule_options.backend = coil::driver::ScheduleInterpreterBackend();
+  schedule_options.stop_after = coil::driver::Stage::kInductor;
+  schedule_options.cache = nullptr;
+  schedule_options.external_data_dir = dir;
+  absl::StatusOr<coil::driver::CompileResult> compiled =
+      coil::driver::CompileGraph(*std::move(graph), schedule_options);
+  ASSERT_TRUE(compiled.ok()) << model << ": " << compiled.status();
+  auto stage_seconds = [](const coil::driver::CompileResult& r, const std::string& stage) {
+    double s = 0;
+    for (const coil::proto::StageTiming& t : r.report.timings()) {
+      if (t.stage() == stage) s += t.seconds();
+    }
+    return s;
+  };
+  absl::StatusOr<coil::Graph> prims_graph = coil::Graph::FromProto(*compiled->prims_graph);
+  ASSERT_TRUE(prims_graph.ok()) << prims_graph.status();
+  compiled->prims_graph.reset();  // one copy of the weights fewer
+  for (const coil::Node* n : prims_graph->nodes()) {
     ASSERT_TRUE(coil::prims::IsPrim(n->op()) || coil::prims::IsExtern(n->op()))
         << model << ": decomposed graph still has " << n->Describe();
   }
   std::printf("%s: decompose %.3f s (%d aten nodes -> %d prims/extern nodes)\n", model.c_str(),
-              decompose_s, aten_nodes, graph->num_nodes());
-  for (int batch : {1, 3}) CheckBatch(model, interpret, dir, batch, "prims");
+              stage_seconds(*compiled, "prims"), aten_nodes, prims_graph->num_nodes());
+  auto interpret_prims = [&prims_graph](const coil::HostTensor& x) {
+    return coil::Interpret(*prims_graph, {x});
+  };
+  for (int batch : {1, 3}) CheckBatch(model, interpret_prims, dir, batch, "prims");
 
-  start = std::chrono::steady_clock::now();
-  absl::StatusOr<coil::proto::Schedule> schedule = coil::inductor::BuildSchedule(graph->ToProto());
-  ASSERT_TRUE(schedule.ok()) << model << ": schedule: " << schedule.status();
-  double schedule_s = Seconds(start);
-  const coil::proto::ScheduleStats& stats = schedule->stats();
+  const coil::proto::Schedule& schedule = *compiled->schedule;
+  const coil::proto::ScheduleStats& stats = schedule.stats();
   std::printf("%s: schedule %.3f s: %d kernels (%d extern) from %d unfused, bytes moved %lld "
               "(unfused %lld), arena %lld bytes (peak live %lld, without reuse %lld)\n",
-              model.c_str(), schedule_s, stats.kernels(), stats.externs(), stats.kernels_unfused(),
+              model.c_str(), stage_seconds(*compiled, "inductor"), stats.kernels(),
+              stats.externs(), stats.kernels_unfused(),
               static_cast<long long>(stats.bytes_moved_hint()),
               static_cast<long long>(stats.bytes_moved_unfused_hint()),
-              static_cast<long long>(schedule->memory_plan().arena_bytes_hint()),
-              static_cast<long long>(schedule->memory_plan().peak_live_bytes_hint()),
-              static_cast<long long>(schedule->memory_plan().unplanned_bytes_hint()));
+              static_cast<long long>(schedule.memory_plan().arena_bytes_hint()),
+              static_cast<long long>(schedule.memory_plan().peak_live_bytes_hint()),
+              static_cast<long long>(schedule.memory_plan().unplanned_bytes_hint()));
   EXPECT_LT(stats.kernels(), stats.kernels_unfused()) << model << ": nothing fused";
-  EXPECT_GE(schedule->memory_plan().arena_bytes_hint(),
-            schedule->memory_plan().peak_live_bytes_hint());
+  EXPECT_GE(schedule.memory_plan().arena_bytes_hint(),
+            schedule.memory_plan().peak_live_bytes_hint());
   auto run_schedule = [&schedule](const coil::HostTensor& x) {
     coil::ScheduleInterpreterOptions options;
     options.poison_dead_buffers = true;
-    return coil::InterpretSchedule(*schedule, {x}, options);
+    return coil::InterpretSchedule(schedule, {x}, options);
   };
   for (int batch : {1, 3}) CheckBatch(model, run_schedule, dir, batch, "schedule");
 
-  start = std::chrono::steady_clock::now();
-  coil::inductor::ScheduleOptions cpu_options;
-  cpu_options.capabilities = coil::CpuCapabilities();
-  absl::StatusOr<coil::proto::Schedule> cpu_schedule =
-      coil::inductor::BuildSchedule(graph->ToProto(), cpu_options);
-  ASSERT_TRUE(cpu_schedule.ok()) << model << ": cpu schedule: " << cpu_schedule.status();
-  absl::StatusOr<std::unique_ptr<coil::CpuProgram>> program =
-      coil::CpuProgram::Compile(*cpu_schedule);
-  ASSERT_TRUE(program.ok()) << model << ": cpu codegen: " << program.status();
+  // The compiled CPU backend: the whole driver (the CPU backend's capabilities, LLVM code
+  // generation, the runtime/cpu executable), from the decomposed graph as before (its prims
+  // stage has nothing left to decompose), without a compile cache.
+  coil::driver::DriverOptions cpu_options;
+  cpu_options.backend = coil::driver::CpuBackend();
+  cpu_options.cache = nullptr;
+  cpu_options.keep_intermediates = false;
+  cpu_options.external_data_dir = dir;
+  absl::StatusOr<coil::driver::CompileResult> cpu =
+      coil::driver::CompileGraph(*std::move(prims_graph), cpu_options);
+  ASSERT_TRUE(cpu.ok()) << model << ": cpu backend: " << cpu.status();
+  ASSERT_NE(cpu->executable, nullptr) << model << ": cpu load: " << cpu->load_error;
   std::printf("%s: cpu backend: schedule + codegen + load %.3f s (%d kernels)\n", model.c_str(),
-              Seconds(start), (*program)->module().kernels_size());
-  auto run_cpu = [&program](const coil::HostTensor& x) { return (*program)->Run({x}); };
+              stage_seconds(*cpu, "inductor") + stage_seconds(*cpu, "codegen_cpu") +
+                  stage_seconds(*cpu, "load"),
+              coil::driver::AsCpuProgram(*cpu->executable)->module().kernels_size());
+  coil::driver::Executable& program = *cpu->executable;
+  auto run_cpu = [&program](const coil::HostTensor& x) { return program.Run({x}); };
   for (int batch : {1, 3}) CheckBatch(model, run_cpu, dir, batch, "cpu");
 }
 
