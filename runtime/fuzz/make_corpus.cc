@@ -14,9 +14,7 @@
 #include "ir/io/write_file.h"
 #include "ir/graph.h"
 #include "ir/parser.h"
-#include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/schedule.pb.h"
-#include "tools/driver/backend.h"
 #include "tools/driver/driver.h"
 #include "tools/driver/schedule_backend.h"
 
@@ -90,30 +88,6 @@ void Write(const std::string& path, const std::string& data) {
   }
 }
 
-// The Schedule interpreter backend (the corpus is for the Schedule interpreter, which runs any
-// epilogue), declaring mm and convolution epilogues to inductor so that fused schedules have
-// extern epilogues.
-class CorpusBackend : public coil::driver::Backend {
- public:
-  std::string name() const override { return base_->name(); }
-  coil::driver::BackendCapabilities capabilities() const override {
-    coil::driver::BackendCapabilities c = base_->capabilities();
-    c.inductor.extern_epilogues = {"aten.mm", "aten.convolution"};
-    return c;
-  }
-  std::string CacheIdentity() const override { return base_->CacheIdentity(); }
-  absl::StatusOr<coil::proto::KernelModule> Generate(coil::proto::Schedule schedule) override {
-    return base_->Generate(std::move(schedule));
-  }
-  absl::StatusOr<std::unique_ptr<coil::driver::Executable>> Load(
-      coil::proto::KernelModule module) override {
-    return base_->Load(std::move(module));
-  }
-
- private:
-  std::shared_ptr<coil::driver::Backend> base_ = coil::driver::ScheduleInterpreterBackend();
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,7 +108,8 @@ int main(int argc, char** argv) {
       }
       // prims and inductor through the compile driver, stopping at the Schedule.
       driver::DriverOptions options;
-      options.backend = std::make_shared<CorpusBackend>();
+      // The Schedule interpreter (the corpus is for it) with mm and convolution epilogues.
+      options.backend = driver::ScheduleInterpreterBackend({"aten.mm", "aten.convolution"});
       options.stop_after = driver::Stage::kInductor;
       options.cache = nullptr;
       options.schedule.fusion = fusion;
