@@ -20,6 +20,7 @@ PassPipeline<Graph> GraphPipeline(const ScheduleOptions& options) {
     // Before lowering: a folded value then lowers like any weight (a CONSTANT buffer).
     FoldConstantsOptions fold;
     fold.evaluate = options.constant_evaluator;
+    fold.external_data_dir = options.external_data_dir;
     p.Add("fold_constants", [fold](Graph& g) { return FoldConstants(g, fold); });
   }
   return p;

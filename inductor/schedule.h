@@ -36,6 +36,9 @@ struct ScheduleOptions {
   bool reuse_memory = true;
   // Off: work on constants stays in kernels (passes/fold_constants.h).
   bool fold_constants = true;
+  // Folder external constant paths are relative to; empty: constants stored externally are
+  // not folded (passes/fold_constants.h).
+  std::string external_data_dir;
   // Computes constant-only subgraphs for fold_constants; empty: nothing is folded. The
   // compile driver passes the reference interpreter (runtime/constant_evaluator.h), so this
   // stage links no runtime.

@@ -40,7 +40,8 @@ end_phase "default build + tests"
 
 if [ "$asan" -eq 1 ]; then
   stages='//ir/... + //runtime/... + //capture/... + //prims/... + //inductor/... + //inspector_web/core/...'
-  query="(kind('.*_test', $stages) + kind('.*_test', //...:*) intersect attr(name, 'fuzzer_regression_test$', //...)) except rdeps(//..., @llvm//:llvm_static)"
+  # Query operators are left-associative with equal precedence: every group is parenthesized.
+  query="(kind('.*_test', $stages) + (kind('.*_test', //...:*) intersect attr(name, 'fuzzer_regression_test$', //...))) except rdeps(//..., @llvm//:llvm_static)"
   mapfile -t asan_targets < <(bazel query --keep_going "$query" 2>/dev/null | sort)
   echo "test.sh: ${#asan_targets[@]} test targets under ASan + UBSan"
   if [ ${#asan_targets[@]} -lt 20 ]; then

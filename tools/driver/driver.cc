@@ -138,6 +138,7 @@ class Compilation {
     inductor::ScheduleOptions schedule_options = options_.schedule;
     schedule_options.capabilities = options_.backend->capabilities().inductor;
     schedule_options.constant_evaluator = ReferenceConstantEvaluator(options_.external_data_dir);
+    schedule_options.external_data_dir = options_.external_data_dir;
     schedule_options.passes = passes_;
     records.clear();
     // The graph moves into inductor, and its weights into the Schedule.
