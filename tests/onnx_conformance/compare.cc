@@ -2,6 +2,7 @@
 #include "tests/onnx_conformance/compare.h"
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -32,8 +33,20 @@ double Excess(double got, double expected, const Tolerance& tol) {
 
 }  // namespace
 
+absl::Status CheckTolerance(const Tolerance& tolerance) {
+  for (auto [name, value] : {std::pair<const char*, double>{"rtol", tolerance.rtol},
+                             std::pair<const char*, double>{"atol", tolerance.atol}}) {
+    if (!std::isfinite(value) || value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " ", value, " is not a finite number >= 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CompareTensors(const HostTensor& got, const HostTensor& expected,
                             const Tolerance& tolerance) {
+  if (absl::Status s = CheckTolerance(tolerance); !s.ok()) return s;
   if (got.dtype() != expected.dtype()) {
     return absl::FailedPreconditionError(
         absl::StrCat("dtype ", got.TypeString(), ", expected ", expected.TypeString()));

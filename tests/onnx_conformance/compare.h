@@ -19,8 +19,13 @@ struct Tolerance {
   double atol = 1e-7;
 };
 
+// OK when both tolerances are finite and >= 0; otherwise InvalidArgument naming the bad one
+// ("rtol nan is not a finite number >= 0"). A NaN tolerance would pass every element.
+absl::Status CheckTolerance(const Tolerance& tolerance);
+
 // OK when the tensors match; otherwise FailedPrecondition naming the dtype or shape mismatch,
 // or the worst element (the one exceeding its tolerance by the most): index, got, expected.
+// An invalid tolerance (CheckTolerance) is InvalidArgument: nothing is compared.
 absl::Status CompareTensors(const HostTensor& got, const HostTensor& expected,
                             const Tolerance& tolerance);
 

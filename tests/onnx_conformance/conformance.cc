@@ -10,19 +10,20 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "capture/onnx/onnx/onnx.pb.h"
 #include "capture/onnx/onnx_importer.h"
 #include "ir/graph.h"
+#include "ir/io/read_file.h"
 #include "ir/verifier.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
@@ -63,13 +64,6 @@ TestResult FromError(const absl::Status& s, absl::string_view stage) {
   return Failed(absl::StrCat(message, " [", absl::StatusCodeToString(s.code()), "]"));
 }
 
-absl::StatusOr<std::string> ReadBytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // Graph inputs and outputs whose values coil cannot represent: sequences, optionals, maps,
 // sparse tensors, and element types without a coil dtype.
@@ -126,18 +120,50 @@ std::vector<std::string> DataSets(const std::string& dir) {
   return out;
 }
 
-// Reads prefix_0.pb, prefix_1.pb, ... (count of them).
+// A data set file the model has no place for: prefix_K.pb with K >= count (the model has
+// `count` of them). Such a file is a broken test case, never ignored; the smallest K is named.
+absl::Status CheckNoExtraFiles(const std::string& set_dir, absl::string_view prefix, int count) {
+  int extra = -1;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(set_dir, ec)) {
+    std::string name = e.path().filename().string();
+    absl::string_view rest = name;
+    int k;
+    if (absl::ConsumePrefix(&rest, absl::StrCat(prefix, "_")) && absl::ConsumeSuffix(&rest, ".pb") &&
+        absl::SimpleAtoi(rest, &k) && k >= count && (extra < 0 || k < extra)) {
+      extra = k;
+    }
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot list '", set_dir, "': ", ec.message()));
+  }
+  if (extra < 0) return absl::OkStatus();
+  std::string allowed = count == 0   ? absl::StrCat("no ", prefix, "_K.pb")
+                        : count == 1 ? absl::StrCat("only ", prefix, "_0.pb")
+                                     : absl::StrCat("only ", prefix, "_0.pb to ", prefix, "_",
+                                                    count - 1, ".pb");
+  return absl::InvalidArgumentError(absl::StrCat(
+      prefix, "_", extra, ".pb: the model has ", count, " ", prefix, count == 1 ? "" : "s",
+      ", so the data set may hold ", allowed, " (a broken test case)"));
+}
+
+// Reads prefix_0.pb, prefix_1.pb, ... (count of them). A file that is missing, empty, not a
+// regular file or not a TensorProto is a broken test case (InvalidArgument/NotFound, so it
+// fails); only an element type coil lacks is Unimplemented (unsupported).
 absl::StatusOr<std::vector<HostTensor>> ReadTensors(const std::string& set_dir,
                                                     absl::string_view prefix, int count) {
+  if (absl::Status s = CheckNoExtraFiles(set_dir, prefix, count); !s.ok()) return s;
   std::vector<HostTensor> out;
   for (int k = 0; k < count; ++k) {
     std::string file = absl::StrCat(prefix, "_", k, ".pb");
-    absl::StatusOr<HostTensor> t = ReadOnnxTensorFile(absl::StrCat(set_dir, "/", file));
+    std::string path = absl::StrCat(set_dir, "/", file);
+    absl::StatusOr<HostTensor> t = ReadOnnxTensorFile(path);
     if (!t.ok()) {
       // Name the file relative to the data set (the caller names the set).
-      absl::string_view message = t.status().message();
-      absl::ConsumePrefix(&message, absl::StrCat(set_dir, "/", file, ": "));
-      return absl::Status(t.status().code(), absl::StrCat(file, ": ", message));
+      std::string message(t.status().message());
+      absl::StrReplaceAll({{path, file}}, &message);
+      if (!absl::StrContains(message, file)) message = absl::StrCat(file, ": ", message);
+      return absl::Status(t.status().code(), message);
     }
     out.push_back(*std::move(t));
   }
@@ -173,7 +199,7 @@ absl::flat_hash_map<std::string, GraphCompiler>& Pipelines() {
 }
 
 TestResult RunInProcess(const std::string& dir, const RunOptions& options) {
-  absl::StatusOr<std::string> bytes = ReadBytes(dir + "/model.onnx");
+  absl::StatusOr<std::string> bytes = ReadInputFile(dir + "/model.onnx");
   if (!bytes.ok()) return Failed(std::string(bytes.status().message()));
   ::onnx::ModelProto model;
   if (!model.ParseFromString(*bytes)) return Failed("model.onnx is not an ONNX ModelProto");
@@ -320,9 +346,21 @@ std::vector<std::string> ListTestDirs(const std::string& suite_dir) {
   return dirs;
 }
 
+absl::Status CheckRunOptions(const RunOptions& options) {
+  if (absl::Status s = CheckTolerance(options.tolerance); !s.ok()) return s;
+  if (options.timeout_s < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timeout ", options.timeout_s, " s is not >= 1"));
+  }
+  return absl::OkStatus();
+}
+
 TestResult RunTest(const std::string& dir, const RunOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  TestResult r = options.isolate ? RunIsolated(dir, options) : RunInProcess(dir, options);
+  absl::Status valid = CheckRunOptions(options);
+  TestResult r = !valid.ok()       ? Failed(absl::StrCat("invalid options: ", valid.message()))
+                 : options.isolate ? RunIsolated(dir, options)
+                                   : RunInProcess(dir, options);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fs::path p = fs::path(dir).lexically_normal();
   if (!p.has_filename()) p = p.parent_path();

@@ -23,6 +23,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "runtime/host_tensor.h"
@@ -70,14 +71,19 @@ struct RunOptions {
   std::string pipeline = "reference";
   // Run each test in a forked child so that a crash or hang fails that test only.
   bool isolate = true;
-  // Per-test time limit when isolated (seconds).
+  // Per-test time limit when isolated (seconds, >= 1).
   int timeout_s = 300;
 };
+
+// OK when the options can run: a valid tolerance (CheckTolerance) and timeout_s >= 1.
+// Otherwise InvalidArgument naming the option ("timeout -1 s is not >= 1").
+absl::Status CheckRunOptions(const RunOptions& options);
 
 // The test folders (those holding model.onnx) under `suite_dir`, sorted by name.
 std::vector<std::string> ListTestDirs(const std::string& suite_dir);
 
-// Runs one test folder (isolated when options.isolate).
+// Runs one test folder (isolated when options.isolate). Invalid options (CheckRunOptions)
+// fail the test with their message.
 TestResult RunTest(const std::string& dir, const RunOptions& options);
 
 // The grouping key of an unsupported-status message: the op, attribute or type it names.

@@ -1,6 +1,7 @@
 // The conformance runner's own behaviour: assert_allclose comparison with the worst element,
 // TensorProto decoding (raw, typed fields, external data, unsupported types), classification
-// of folders that are unsupported or broken, the unsupported-feature key and the JSON report.
+// of folders that are unsupported or broken (a broken data set or option fails with its
+// message), the unsupported-feature key and the JSON report.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -179,6 +180,126 @@ TEST(RunTest, SequenceAndStringValuesAreUnsupported) {
   r = RunTest(sdir, options);
   EXPECT_EQ(r.outcome, Outcome::kUnsupported);
   EXPECT_EQ(r.unsupported, "element type STRING");
+}
+
+// Expected errors (issue 15): each broken data set or bad option is a failed test with a
+// message naming the file or option, never "unsupported" or a pass.
+class BrokenTestCase : public ::testing::Test {
+ protected:
+  // A copy of ONNX's test_relu (one input, one output) to break; `name` keeps copies apart.
+  std::string CopyRelu(const std::string& name) {
+    std::string dir = TempDir("broken/" + name);
+    fs::remove_all(dir);
+    fs::copy("/usr/share/libonnx-testdata/data/node/test_relu", dir,
+             fs::copy_options::recursive);
+    return dir;
+  }
+
+  static TestResult Run(const std::string& dir, RunOptions options = {}) {
+    options.isolate = false;
+    return RunTest(dir, options);
+  }
+
+  static void ExpectFailed(const TestResult& r, const std::string& message) {
+    EXPECT_EQ(r.outcome, Outcome::kFailed) << OutcomeName(r.outcome) << ": " << r.message;
+    EXPECT_EQ(r.message, message);
+  }
+};
+
+TEST_F(BrokenTestCase, TheCopyPasses) {
+  TestResult r = Run(CopyRelu("intact"));
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
+}
+
+TEST_F(BrokenTestCase, EmptyInputFile) {
+  std::string dir = CopyRelu("empty_input");
+  WriteFile(dir + "/test_data_set_0/input_0.pb", "");
+  ExpectFailed(Run(dir), "test_data_set_0: 'input_0.pb' is empty (a TensorProto file has at "
+                         "least a data type) [INVALID_ARGUMENT]");
+}
+
+TEST_F(BrokenTestCase, EmptyOutputFile) {
+  std::string dir = CopyRelu("empty_output");
+  WriteFile(dir + "/test_data_set_0/output_0.pb", "");
+  ExpectFailed(Run(dir), "test_data_set_0: 'output_0.pb' is empty (a TensorProto file has at "
+                         "least a data type) [INVALID_ARGUMENT]");
+}
+
+TEST_F(BrokenTestCase, InputFileIsADirectory) {
+  std::string dir = CopyRelu("directory_input");
+  fs::remove(dir + "/test_data_set_0/input_0.pb");
+  fs::create_directory(dir + "/test_data_set_0/input_0.pb");
+  ExpectFailed(Run(dir), "test_data_set_0: cannot read 'input_0.pb': it is a directory, not a "
+                         "file [INVALID_ARGUMENT]");
+}
+
+TEST_F(BrokenTestCase, OutputFileIsADirectory) {
+  std::string dir = CopyRelu("directory_output");
+  fs::remove(dir + "/test_data_set_0/output_0.pb");
+  fs::create_directory(dir + "/test_data_set_0/output_0.pb");
+  ExpectFailed(Run(dir), "test_data_set_0: cannot read 'output_0.pb': it is a directory, not a "
+                         "file [INVALID_ARGUMENT]");
+}
+
+TEST_F(BrokenTestCase, TensorWithoutDataType) {
+  std::string dir = CopyRelu("no_data_type");
+  ::onnx::TensorProto t;
+  t.add_dims(1);
+  WriteFile(dir + "/test_data_set_0/input_0.pb", t.SerializeAsString());
+  ExpectFailed(Run(dir), "test_data_set_0: 'input_0.pb' is a TensorProto without a data type "
+                         "[INVALID_ARGUMENT]");
+}
+
+TEST_F(BrokenTestCase, ExtraInputFile) {
+  std::string dir = CopyRelu("extra_input");
+  fs::copy_file(dir + "/test_data_set_0/input_0.pb", dir + "/test_data_set_0/input_1.pb");
+  ExpectFailed(Run(dir), "test_data_set_0: input_1.pb: the model has 1 input, so the data set "
+                         "may hold only input_0.pb (a broken test case) [INVALID_ARGUMENT]");
+}
+
+TEST_F(BrokenTestCase, ExtraOutputFile) {
+  std::string dir = CopyRelu("extra_output");
+  fs::copy_file(dir + "/test_data_set_0/output_0.pb", dir + "/test_data_set_0/output_3.pb");
+  ExpectFailed(Run(dir), "test_data_set_0: output_3.pb: the model has 1 output, so the data set "
+                         "may hold only output_0.pb (a broken test case) [INVALID_ARGUMENT]");
+}
+
+TEST_F(BrokenTestCase, MissingInputFile) {
+  std::string dir = CopyRelu("missing_input");
+  fs::remove(dir + "/test_data_set_0/input_0.pb");
+  ExpectFailed(Run(dir), "test_data_set_0: cannot open 'input_0.pb': No such file or directory "
+                         "[NOT_FOUND]");
+}
+
+TEST_F(BrokenTestCase, NanTolerance) {
+  RunOptions options;
+  options.tolerance.rtol = NAN;
+  options.tolerance.atol = NAN;
+  ExpectFailed(Run(CopyRelu("nan_tolerance"), options),
+               "invalid options: rtol nan is not a finite number >= 0");
+  // The comparison itself refuses it too: a NaN bound would pass every element.
+  absl::Status s = CompareTensors(F32({1}, {1}), F32({1}, {2}), options.tolerance);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_EQ(s.message(), "rtol nan is not a finite number >= 0");
+}
+
+TEST_F(BrokenTestCase, InfiniteOrNegativeTolerance) {
+  Tolerance t;
+  t.atol = INFINITY;
+  EXPECT_EQ(CheckTolerance(t).message(), "atol inf is not a finite number >= 0");
+  t.atol = 0;
+  t.rtol = -1;
+  EXPECT_EQ(CheckTolerance(t).message(), "rtol -1 is not a finite number >= 0");
+}
+
+TEST_F(BrokenTestCase, NegativeTimeout) {
+  RunOptions options;
+  options.timeout_s = -1;
+  options.isolate = true;
+  TestResult r = RunTest(CopyRelu("negative_timeout"), options);
+  ExpectFailed(r, "invalid options: timeout -1 s is not >= 1");
+  options.timeout_s = 0;
+  EXPECT_EQ(CheckRunOptions(options).message(), "timeout 0 s is not >= 1");
 }
 
 TEST(UnsupportedFeature, Keys) {

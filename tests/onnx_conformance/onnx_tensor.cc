@@ -2,13 +2,11 @@
 // (capture/onnx/internal/tensor_data.h), so both read ONNX tensors the same way.
 #include "tests/onnx_conformance/onnx_tensor.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capture/onnx/internal/tensor_data.h"
 #include "capture/onnx/onnx/onnx.pb.h"
+#include "ir/io/read_file.h"
 
 namespace coil::onnx_testing {
 
@@ -29,13 +27,22 @@ absl::StatusOr<HostTensor> TensorFromOnnx(const ::onnx::TensorProto& t,
 }
 
 absl::StatusOr<HostTensor> ReadOnnxTensorFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::ostringstream bytes;
-  bytes << f.rdbuf();
+  // A folder, a FIFO or an endless device is an error here, not an empty tensor file.
+  absl::StatusOr<std::string> bytes = ReadInputFile(path);
+  if (!bytes.ok()) return bytes.status();
+  // An empty file parses as a TensorProto without a data type, which would read as an
+  // unsupported element type: it is a broken file, not a feature coil lacks.
+  if (bytes->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is empty (a TensorProto file has at least a data type)"));
+  }
   ::onnx::TensorProto t;
-  if (!t.ParseFromString(bytes.str())) {
+  if (!t.ParseFromString(*bytes)) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not an ONNX TensorProto"));
+  }
+  if (t.data_type() == ::onnx::TensorProto::UNDEFINED) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is a TensorProto without a data type"));
   }
   std::string dir;
   if (size_t slash = path.rfind('/'); slash != std::string::npos) dir = path.substr(0, slash);

@@ -4,7 +4,8 @@
 //   absl::StatusOr<HostTensor> t = ReadOnnxTensorFile("test_data_set_0/input_0.pb");
 //
 // Element types coil lacks (string, uint16/32/64, int16, complex) are Unimplemented, naming
-// the type; malformed data (wrong element count, unreadable file) is InvalidArgument/NotFound.
+// the type; malformed data (wrong element count, an empty file or one without a data type, a
+// folder or other non-file) is InvalidArgument; a missing file is NotFound.
 #ifndef COIL_TESTS_ONNX_CONFORMANCE_ONNX_TENSOR_H_
 #define COIL_TESTS_ONNX_CONFORMANCE_ONNX_TENSOR_H_
 

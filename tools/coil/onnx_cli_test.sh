@@ -57,6 +57,23 @@ check schedule_backend 1 '^suite: 2 passed, 1 failed, 1 unsupported$' -- \
 # coil schedule on an ONNX model: fused kernels, a memory plan, checked against the interpreter.
 check schedule_onnx 0 'max relative error vs the graph interpreter' -- \
   $coil schedule "$data/pytorch-converted/test_Conv2d/model.onnx" --check
+# Expected errors (issue 15): options that would pass wrong outputs or never time out, and
+# broken data sets (an empty or folder input_0.pb, an extra input_1.pb) fail with exit 1.
+check rtol_nan 1 "--rtol expects a finite number >= 0, got 'nan'" -- $coil conformance --dir "$tmp/suite/test_add" --rtol nan
+check atol_nan 1 "--atol expects a finite number >= 0, got 'nan'" -- $coil conformance --dir "$tmp/suite/test_add" --atol nan
+check atol_inf 1 "--atol expects a finite number >= 0, got 'inf'" -- $coil conformance --dir "$tmp/suite/test_add" --atol inf
+check rtol_negative 1 "--rtol expects a finite number >= 0, got '-1'" -- $coil conformance --dir "$tmp/suite/test_add" --rtol -1
+check timeout_negative 1 "--timeout expects whole seconds >= 1, got '-1'" -- $coil conformance --dir "$tmp/suite/test_add" --timeout -1
+check timeout_zero 1 "--timeout expects whole seconds >= 1, got '0'" -- $coil conformance --dir "$tmp/suite/test_add" --timeout 0
+mkdir -p "$tmp/broken"
+for t in empty dir extra; do cp -r "$data/node/test_relu" "$tmp/broken/test_relu_$t"; done
+: > "$tmp/broken/test_relu_empty/test_data_set_0/input_0.pb"
+rm "$tmp/broken/test_relu_dir/test_data_set_0/output_0.pb"; mkdir "$tmp/broken/test_relu_dir/test_data_set_0/output_0.pb"
+cp "$tmp/broken/test_relu_extra/test_data_set_0/input_0.pb" "$tmp/broken/test_relu_extra/test_data_set_0/input_1.pb"
+check broken_suite 1 '^broken: 0 passed, 3 failed, 0 unsupported$' -- $coil conformance --dir "$tmp/broken"
+check broken_empty 1 "test_relu_empty: failed .*'input_0.pb' is empty" -- $coil conformance --dir "$tmp/broken" --verbose
+check broken_dir 1 "test_relu_dir: failed .*cannot read 'output_0.pb': it is a directory" -- $coil conformance --dir "$tmp/broken" --verbose
+check broken_extra 1 'test_relu_extra: failed .*input_1.pb: the model has 1 input' -- $coil conformance --dir "$tmp/broken" --verbose
 check bad_suite 1 '--suite must be' -- $coil conformance --suite nodes
 check no_data 1 "no suite folder '$tmp/empty/node'" -- $coil conformance --dir "$tmp/empty" --suite node
 

@@ -1,6 +1,7 @@
 // The ONNX commands: import a model, run the conformance suites.
 #include "tools/coil/onnx_commands.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -139,17 +140,22 @@ int ConformanceCommand(const std::vector<std::string>& argv) {
         "backend '", backend, "' is not built yet (available: reference, schedule, cpu)")));
   }
   options.pipeline = backend;
-  if (args->values.count("timeout") && !absl::SimpleAtoi(args->Get("timeout"), &options.timeout_s)) {
-    return Fail(absl::InvalidArgumentError("--timeout expects whole seconds"));
+  if (args->values.count("timeout") &&
+      (!absl::SimpleAtoi(args->Get("timeout"), &options.timeout_s) || options.timeout_s < 1)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--timeout expects whole seconds >= 1, got '", args->Get("timeout"), "'")));
   }
   for (const char* flag : {"rtol", "atol"}) {
     if (!args->values.count(flag)) continue;
     double v;
-    if (!absl::SimpleAtod(args->Get(flag), &v) || v < 0) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat("--", flag, " expects a number >= 0")));
+    // SimpleAtod accepts "nan" and "inf": a NaN tolerance would pass every wrong output.
+    if (!absl::SimpleAtod(args->Get(flag), &v) || !std::isfinite(v) || v < 0) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, " expects a finite number >= 0, got '", args->Get(flag), "'")));
     }
     (std::string(flag) == "rtol" ? options.tolerance.rtol : options.tolerance.atol) = v;
   }
+  if (absl::Status s = onnx_testing::CheckRunOptions(options); !s.ok()) return Fail(s);
   std::string dir = args->Get("dir", onnx_testing::kDefaultDataDir);
   absl::StatusOr<Selection> sel = Select(dir, args->Get("suite", "all"));
   if (!sel.ok()) return Fail(sel.status());
