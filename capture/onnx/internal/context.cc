@@ -161,6 +161,14 @@ SymExpr ImportContext::SymbolForParam(const std::string& dim_param) {
 
 SymExpr ImportContext::FreshSymbol() { return DeclareSymbol(absl::StrCat("unk", next_fresh_++)); }
 
+SymRanges ImportContext::Ranges() const {
+  SymRanges ranges;
+  for (const SymbolInfo& s : graph_.symbols()) {
+    ranges[s.name] = SymRange{s.min, s.max > 0 ? s.max : INT64_MAX};
+  }
+  return ranges;
+}
+
 // ---------------------------------------------------------------- OnnxNode: inputs
 
 std::string OnnxNode::Name() const {
@@ -192,7 +200,12 @@ absl::StatusOr<std::vector<SymExpr>> OnnxNode::KnownSyms(int i, absl::string_vie
   if (!has_input(i)) return Invalid(absl::StrCat("input ", i, " (", what, ") is required"));
   const KnownValue* k = Known(i);
   if (k == nullptr) {
-    if (!ctx_.Find(node_.input(i))) return Invalid(absl::StrCat("'", node_.input(i), "' is not defined"));
+    const OnnxTensor* t = ctx_.Find(node_.input(i));
+    if (t == nullptr) return Invalid(absl::StrCat("'", node_.input(i), "' is not defined"));
+    if (!t->unknown_why.empty()) {
+      return Unsupported(absl::StrCat(what, " ('", node_.input(i),
+                                      "') are not known at import time: ", t->unknown_why));
+    }
     return Unsupported(absl::StrCat(what, " computed at run time (data-dependent shapes are not "
                                           "supported)"));
   }
@@ -225,6 +238,11 @@ absl::StatusOr<double> OnnxNode::KnownScalar(int i, absl::string_view what) {
   const KnownValue* k = Known(i);
   if (k == nullptr) {
     if (!has_input(i)) return Invalid(absl::StrCat("input ", i, " (", what, ") is required"));
+    const OnnxTensor* t = ctx_.Find(node_.input(i));
+    if (t != nullptr && !t->unknown_why.empty()) {
+      return Unsupported(absl::StrCat(what, " ('", node_.input(i),
+                                      "') is not known at import time: ", t->unknown_why));
+    }
     return Unsupported(absl::StrCat(what, " computed at run time"));
   }
   if (k->numel() != 1) return Invalid(absl::StrCat(what, " must have one element"));

@@ -49,6 +49,10 @@ namespace coil::onnx_internal {
 struct OnnxTensor {
   Value* value = nullptr;
   std::optional<KnownValue> known;
+  // For a value computed from known inputs but not itself known (a fold that a SymExpr cannot
+  // express, an op without import-time folding), and for values computed from it: why, naming
+  // the first node where knowledge was lost. Empty for values computed from tensor data.
+  std::string unknown_why;
 };
 
 class ImportContext {
@@ -74,6 +78,8 @@ class ImportContext {
   SymExpr SymbolForParam(const std::string& dim_param);
   // A fresh symbol for an unknown dimension.
   SymExpr FreshSymbol();
+  // The declared ranges of the graph's symbols (dynamic axes are >= 1), for proofs of signs.
+  SymRanges Ranges() const;
 
  private:
   absl::StatusOr<Value*> SymbolValue(const std::string& symbol, const std::string& node_name);
@@ -127,6 +133,11 @@ class OnnxNode {
   const ::onnx::TensorProto* Tensor(absl::string_view name);
   absl::Status attr_error() const { return attr_error_; }
 
+  // ---- import-time folding: a folder that gives up on known inputs says why here (kept in
+  // OnnxTensor::unknown_why of the outputs, reported when a shape operand needs them).
+  void set_fold_failure(std::string why) { fold_failure_ = std::move(why); }
+  const std::string& fold_failure() const { return fold_failure_; }
+
   // ---- outputs
   int num_outputs() const { return node_.output_size(); }
   bool wants_output(int i) const { return i < node_.output_size() && !node_.output(i).empty(); }
@@ -162,6 +173,7 @@ class OnnxNode {
   const ::onnx::NodeProto& node_;
   int index_;
   absl::Status attr_error_;
+  std::string fold_failure_;
 };
 
 }  // namespace coil::onnx_internal

@@ -81,8 +81,70 @@ bool IsComparison(BinaryFold op) {
          op == BinaryFold::kLe || op == BinaryFold::kGe;
 }
 
-// One integer element; nullopt when unknowable, error on division by zero.
-absl::StatusOr<std::optional<SymExpr>> IntOp(BinaryFold op, const SymExpr& a, const SymExpr& b) {
+// ONNX integer Div (truncating) of symbolic operands whose signs are proven; nullopt with
+// *why otherwise.
+std::optional<SymExpr> SymTruncDiv(const SymExpr& a, const SymExpr& b, const SymRanges& ranges,
+                                   std::string* why) {
+  const SymRange ra = Bounds(a, ranges), rb = Bounds(b, ranges);
+  const bool b_pos = rb.min >= 1, b_neg = rb.max <= -1;
+  if (!b_pos && !b_neg) {
+    *why = absl::StrCat("the divisor ", b.ToString(), " is not known to be nonzero");
+    return std::nullopt;
+  }
+  const SymExpr abs_b = b_pos ? b : -b;
+  // trunc(a / b): floor(|a| / |b|) with the sign of a * b.
+  if (ra.min >= 0) return b_pos ? SymExpr::FloorDiv(a, abs_b) : -SymExpr::FloorDiv(a, abs_b);
+  if (ra.max <= 0) return b_pos ? -SymExpr::FloorDiv(-a, abs_b) : SymExpr::FloorDiv(-a, abs_b);
+  *why = absl::StrCat("the dividend ", a.ToString(),
+                      " may be negative or positive, and ONNX integer division truncates toward "
+                      "zero where a symbolic floor division rounds down");
+  return std::nullopt;
+}
+
+// ONNX Mod of symbolic operands: fmod=0 takes the divisor's sign (SymExpr::Mod), fmod=1 the
+// dividend's (C's %).
+std::optional<SymExpr> SymMod(const SymExpr& a, const SymExpr& b, bool fmod,
+                              const SymRanges& ranges, std::string* why) {
+  const SymRange ra = Bounds(a, ranges), rb = Bounds(b, ranges);
+  if (rb.min < 1 && rb.max > -1) {
+    *why = absl::StrCat("the divisor ", b.ToString(), " is not known to be nonzero");
+    return std::nullopt;
+  }
+  if (!fmod) return SymExpr::Mod(a, b);
+  const SymExpr abs_b = rb.min >= 1 ? b : -b;
+  if (ra.min >= 0) return SymExpr::Mod(a, abs_b);
+  if (ra.max <= 0) return -SymExpr::Mod(-a, abs_b);
+  *why = absl::StrCat("the dividend ", a.ToString(),
+                      " may be negative or positive (fmod takes the dividend's sign)");
+  return std::nullopt;
+}
+
+const char* OpName(BinaryFold op) {
+  switch (op) {
+    case BinaryFold::kAdd: return "Add";
+    case BinaryFold::kSub: return "Sub";
+    case BinaryFold::kMul: return "Mul";
+    case BinaryFold::kDiv: return "Div";
+    case BinaryFold::kMod: return "Mod";
+    case BinaryFold::kFMod: return "Mod (fmod)";
+    case BinaryFold::kMin: return "Min";
+    case BinaryFold::kMax: return "Max";
+    case BinaryFold::kEq: return "Equal";
+    case BinaryFold::kLt: return "Less";
+    case BinaryFold::kGt: return "Greater";
+    case BinaryFold::kLe: return "LessOrEqual";
+    case BinaryFold::kGe: return "GreaterOrEqual";
+    case BinaryFold::kAnd: return "And";
+    case BinaryFold::kOr: return "Or";
+    case BinaryFold::kXor: return "Xor";
+    case BinaryFold::kPow: return "Pow";
+  }
+  return "?";
+}
+
+// One integer element; nullopt when unknowable (reason in *why), error on division by zero.
+absl::StatusOr<std::optional<SymExpr>> IntOp(BinaryFold op, const SymExpr& a, const SymExpr& b,
+                                             const SymRanges& ranges, std::string* why) {
   std::optional<int64_t> ca = a.AsConstant(), cb = b.AsConstant();
   if (ca && cb) {
     int64_t x = *ca, y = *cb, r = 0;
@@ -122,35 +184,44 @@ absl::StatusOr<std::optional<SymExpr>> IntOp(BinaryFold op, const SymExpr& a, co
     }
     return std::nullopt;
   }
-  if (!Small(a) || !Small(b)) return std::nullopt;
+  if (!Small(a) || !Small(b)) {
+    *why = absl::StrCat("a constant operand of ", OpName(op), " is too large for symbolic arithmetic");
+    return std::nullopt;
+  }
+  if ((op == BinaryFold::kDiv || op == BinaryFold::kMod || op == BinaryFold::kFMod) && cb && *cb == 0) {
+    return absl::InvalidArgumentError("integer division by zero");
+  }
   switch (op) {
     case BinaryFold::kAdd: return a + b;
     case BinaryFold::kSub: return a - b;
     case BinaryFold::kMul: return a * b;
-    case BinaryFold::kDiv:
-      if (cb && *cb <= 0) return std::nullopt;
-      return SymExpr::FloorDiv(a, b);
-    case BinaryFold::kMod:
-      if (cb && *cb == 0) return absl::InvalidArgumentError("integer division by zero");
-      return SymExpr::Mod(a, b);
+    case BinaryFold::kDiv: return SymTruncDiv(a, b, ranges, why);
+    case BinaryFold::kMod: return SymMod(a, b, /*fmod=*/false, ranges, why);
+    case BinaryFold::kFMod: return SymMod(a, b, /*fmod=*/true, ranges, why);
     case BinaryFold::kMin: return SymExpr::Min(a, b);
     case BinaryFold::kMax: return SymExpr::Max(a, b);
     default: break;
   }
   if (IsComparison(op)) {
-    // Sizes are >= 1 here; a relation that does not hold for every size stays unknown.
+    // A relation that does not hold for every value in the symbols' ranges stays unknown.
     Truth t = Truth::kUnknown;
     switch (op) {
-      case BinaryFold::kEq: t = ProveEq(a, b); break;
-      case BinaryFold::kLt: t = ProveLt(a, b); break;
-      case BinaryFold::kGt: t = ProveLt(b, a); break;
-      case BinaryFold::kLe: t = ProveLe(a, b); break;
-      case BinaryFold::kGe: t = ProveLe(b, a); break;
+      case BinaryFold::kEq: t = ProveEq(a, b, ranges); break;
+      case BinaryFold::kLt: t = ProveLt(a, b, ranges); break;
+      case BinaryFold::kGt: t = ProveLt(b, a, ranges); break;
+      case BinaryFold::kLe: t = ProveLe(a, b, ranges); break;
+      case BinaryFold::kGe: t = ProveLe(b, a, ranges); break;
       default: break;
     }
-    if (t == Truth::kUnknown) return std::nullopt;
+    if (t == Truth::kUnknown) {
+      *why = absl::StrCat(OpName(op), " of ", a.ToString(), " and ", b.ToString(),
+                          " depends on the symbols' values");
+      return std::nullopt;
+    }
     return SymExpr(t == Truth::kTrue ? 1 : 0);
   }
+  *why = absl::StrCat(OpName(op), " of the symbolic value ", (ca ? b : a).ToString(),
+                      " has no symbolic form");
   return std::nullopt;
 }
 
@@ -292,8 +363,15 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>&
 }
 
 absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownValue& a,
-                                                     const KnownValue& b) {
-  if (a.dtype != b.dtype && op != BinaryFold::kPow) return std::optional<KnownValue>();
+                                                     const KnownValue& b,
+                                                     const SymRanges& ranges, std::string* why) {
+  std::string ignored;
+  if (why == nullptr) why = &ignored;
+  if (a.dtype != b.dtype && op != BinaryFold::kPow) {
+    *why = absl::StrCat("the operands of ", OpName(op), " differ in type (", DTypeName(a.dtype),
+                        " and ", DTypeName(b.dtype), ")");
+    return std::optional<KnownValue>();
+  }
   absl::StatusOr<std::vector<int64_t>> shape = BroadcastShapes(a.shape, b.shape);
   if (!shape.ok()) return shape.status();
   if (Product(*shape) > kMaxKnownElements) return std::optional<KnownValue>();
@@ -303,7 +381,10 @@ absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownV
   out.shape = *shape;
   out.dtype = IsComparison(op) || logical ? proto::BOOL : a.dtype;
   if (a.is_float() || b.is_float()) {
-    if (!a.IsConstant() || !b.IsConstant()) return std::optional<KnownValue>();
+    if (!a.IsConstant() || !b.IsConstant()) {
+      *why = absl::StrCat(OpName(op), " of a symbolic value in floating point");
+      return std::optional<KnownValue>();
+    }
     for (size_t i = 0; i < ia.size(); ++i) {
       std::optional<double> r = FloatOp(op, a.AsDouble(ia[i]), b.AsDouble(ib[i]));
       if (!r) return std::optional<KnownValue>();
@@ -319,7 +400,7 @@ absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownV
     return std::optional<KnownValue>(std::move(out));
   }
   for (size_t i = 0; i < ia.size(); ++i) {
-    absl::StatusOr<std::optional<SymExpr>> r = IntOp(op, a.ints[ia[i]], b.ints[ib[i]]);
+    absl::StatusOr<std::optional<SymExpr>> r = IntOp(op, a.ints[ia[i]], b.ints[ib[i]], ranges, why);
     if (!r.ok()) return r.status();
     if (!r->has_value()) return std::optional<KnownValue>();
     SymExpr e = **r;
@@ -329,7 +410,7 @@ absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownV
   return std::optional<KnownValue>(std::move(out));
 }
 
-std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a) {
+std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a, const SymRanges& ranges) {
   KnownValue out = a;
   if (op == UnaryFold::kNot) {
     if (a.dtype != proto::BOOL || !a.IsConstant()) return std::nullopt;
@@ -362,7 +443,15 @@ std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a) {
         e = -e;
         break;
       case UnaryFold::kAbs:
-        if (!c) return std::nullopt;  // symbolic sizes are positive, but stay safe
+        if (!c) {
+          const SymRange r = Bounds(e, ranges);
+          if (r.max <= 0 && Small(e)) {
+            e = -e;
+          } else if (r.min < 0) {
+            return std::nullopt;
+          }
+          break;
+        }
         if (*c == INT64_MIN) return std::nullopt;
         e = SymExpr(*c < 0 ? -*c : *c);
         break;
@@ -370,10 +459,19 @@ std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a) {
       case UnaryFold::kCeil:
       case UnaryFold::kRound:
         break;
-      case UnaryFold::kSign:
-        if (!c) return std::nullopt;
-        e = SymExpr(*c > 0 ? 1 : (*c < 0 ? -1 : 0));
+      case UnaryFold::kSign: {
+        const SymRange r = Bounds(e, ranges);
+        if (r.min > 0) {
+          e = SymExpr(1);
+        } else if (r.max < 0) {
+          e = SymExpr(-1);
+        } else if (r.min == 0 && r.max == 0) {
+          e = SymExpr(0);
+        } else {
+          return std::nullopt;
+        }
         break;
+      }
       default: return std::nullopt;
     }
     if (std::optional<int64_t> r = e.AsConstant()) e = SymExpr(WrapInt(a.dtype, *r));
@@ -546,6 +644,29 @@ absl::StatusOr<KnownValue> FoldConcat(const std::vector<const KnownValue*>& part
   return out;
 }
 
+KnownValue FoldTranspose(const KnownValue& a, const std::vector<int64_t>& perm) {
+  KnownValue out;
+  out.dtype = a.dtype;
+  for (int64_t p : perm) out.shape.push_back(a.shape[p]);
+  std::vector<int64_t> in_stride(a.rank(), 1);
+  for (int64_t d = a.rank() - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * a.shape[d + 1];
+  std::vector<int64_t> idx(out.rank(), 0);
+  for (int64_t flat = 0; flat < a.numel(); ++flat) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < out.rank(); ++d) src += idx[d] * in_stride[perm[d]];
+    if (a.is_float()) {
+      out.floats.push_back(a.floats[src]);
+    } else {
+      out.ints.push_back(a.ints[src]);
+    }
+    for (int64_t d = out.rank() - 1; d >= 0; --d) {
+      if (++idx[d] < out.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
 KnownValue FoldReshape(const KnownValue& a, std::vector<int64_t> shape) {
   KnownValue out = a;
   out.shape = std::move(shape);
@@ -589,8 +710,9 @@ std::optional<KnownValue> FoldReduce(const KnownValue& a, const std::vector<int6
     if (a.is_float()) {
       out.floats[dst] = product ? out.floats[dst] * a.floats[flat] : out.floats[dst] + a.floats[flat];
     } else {
+      std::string why;
       absl::StatusOr<std::optional<SymExpr>> r =
-          IntOp(product ? BinaryFold::kMul : BinaryFold::kAdd, out.ints[dst], a.ints[flat]);
+          IntOp(product ? BinaryFold::kMul : BinaryFold::kAdd, out.ints[dst], a.ints[flat], {}, &why);
       if (!r.ok() || !r->has_value()) return std::nullopt;
       out.ints[dst] = **r;
     }

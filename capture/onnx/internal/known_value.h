@@ -8,9 +8,11 @@
 //   KnownValue s = KnownValue::Ints(proto::INT64, {3}, {SymExpr::Symbol("batch"), 3, 224});
 //   absl::StatusOr<KnownValue> g = Gather(s, KnownValue::Scalar(0), /*axis=*/0);  // [batch]
 //
-// Element-wise folds broadcast like numpy. Integer division truncates (ONNX), which equals
-// floor division for the non-negative values shape arithmetic produces; a symbolic quotient is
-// assumed non-negative.
+// Element-wise folds broadcast like numpy. Integer Div truncates toward zero (ONNX, as C); a
+// symbolic quotient becomes a SymExpr FloorDiv only where the signs of dividend and divisor are
+// proven (symbol ranges), since floor and truncation differ for a negative quotient. Mod
+// (fmod=0) takes the divisor's sign like SymExpr::Mod; fmod=1 takes the dividend's. A symbolic
+// fold that a SymExpr cannot express returns nullopt and says why.
 #ifndef COIL_CAPTURE_ONNX_INTERNAL_KNOWN_VALUE_H_
 #define COIL_CAPTURE_ONNX_INTERNAL_KNOWN_VALUE_H_
 
@@ -57,11 +59,16 @@ std::optional<KnownValue> KnownFromBytes(DType dtype, const std::vector<int64_t>
 
 enum class BinaryFold { kAdd, kSub, kMul, kDiv, kMod, kFMod, kMin, kMax, kEq, kLt, kGt, kLe,
                         kGe, kAnd, kOr, kXor, kPow };
-// Numpy-broadcast element-wise op; nullopt when a symbolic operand makes it unknowable.
+// Numpy-broadcast element-wise op; nullopt when a symbolic operand makes it unknowable, with
+// the reason in *why (when not null). `ranges` bounds the symbols (signs of quotients,
+// relations).
 absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownValue& a,
-                                                     const KnownValue& b);
+                                                     const KnownValue& b,
+                                                     const SymRanges& ranges = {},
+                                                     std::string* why = nullptr);
 enum class UnaryFold { kNeg, kAbs, kNot, kFloor, kCeil, kSqrt, kRound, kReciprocal, kSign };
-std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a);
+std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a,
+                                    const SymRanges& ranges = {});
 
 // ONNX Cast (float -> int truncates); nullopt for a symbolic int -> float.
 std::optional<KnownValue> FoldCast(const KnownValue& a, DType to);
@@ -80,6 +87,8 @@ StaticSlice NormalizeSlice(int64_t dim, int64_t start, int64_t end, int64_t step
 KnownValue FoldSlice(const KnownValue& data, int64_t axis, int64_t start, int64_t step,
                      int64_t count);
 absl::StatusOr<KnownValue> FoldConcat(const std::vector<const KnownValue*>& parts, int64_t axis);
+// ONNX Transpose: output dimension i is input dimension perm[i] (perm is a permutation).
+KnownValue FoldTranspose(const KnownValue& a, const std::vector<int64_t>& perm);
 // Same elements, new static shape.
 KnownValue FoldReshape(const KnownValue& a, std::vector<int64_t> shape);
 // Numpy broadcast of a to `shape`.

@@ -38,6 +38,47 @@ std::vector<std::string> SupportedOps() {
   return names;
 }
 
+namespace {
+
+// Outputs that are not known although they derive from known inputs keep why (see
+// OnnxTensor::unknown_why): this node's failed fold, or the reason an input carries.
+void RecordWhyUnknown(OnnxNode& node, bool has_folder) {
+  bool all_known = true;
+  bool any_input = false;
+  std::string inherited;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (!node.has_input(i)) continue;
+    any_input = true;
+    const OnnxTensor* t = node.ctx().Find(node.proto().input(i));
+    if (t->known) continue;
+    all_known = false;
+    if (inherited.empty()) inherited = t->unknown_why;
+  }
+  std::string why;
+  if (all_known && any_input) {
+    if (!node.fold_failure().empty()) {
+      why = absl::StrCat("node ", node.Name(), " (", node.op_type(), ") cannot be evaluated at import time: ",
+                         node.fold_failure());
+    } else {
+      why = absl::StrCat("node ", node.Name(), " (", node.op_type(), ") is not evaluated at import time",
+                         has_folder ? " for these inputs" : " (the importer has no folder for this op)");
+    }
+  } else {
+    why = std::move(inherited);
+  }
+  if (why.empty()) return;
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    if (!node.wants_output(i)) continue;
+    const OnnxTensor* t = node.ctx().Find(node.proto().output(i));
+    if (t->known || !t->unknown_why.empty()) continue;
+    OnnxTensor copy = *t;
+    copy.unknown_why = why;
+    node.ctx().Define(node.proto().output(i), std::move(copy));
+  }
+}
+
+}  // namespace
+
 absl::Status ImportNode(OnnxNode& node) {
   auto it = Ops().find(node.op_type());
   if (it == Ops().end() || it->second.emit == nullptr) {
@@ -79,6 +120,7 @@ absl::Status ImportNode(OnnxNode& node) {
       return node.Unsupported(absl::StrCat("output ", i, " ('", node.proto().output(i), "')"));
     }
   }
+  RecordWhyUnknown(node, it->second.fold != nullptr);
   return absl::OkStatus();
 }
 

@@ -17,12 +17,23 @@ absl::StatusOr<bool> Done(OnnxNode& n, std::optional<KnownValue> k) {
   return true;
 }
 
+// Done, or false with `why` recorded as the node's fold failure.
+absl::StatusOr<bool> DoneOr(OnnxNode& n, std::optional<KnownValue> k, std::string why) {
+  if (!k) {
+    n.set_fold_failure(std::move(why));
+    return false;
+  }
+  return Done(n, std::move(k));
+}
+
 FoldHandler FoldBinaryOp(BinaryFold op) {
   return [op](OnnxNode& n) -> absl::StatusOr<bool> {
     if (n.num_inputs() != 2) return false;
-    absl::StatusOr<std::optional<KnownValue>> r = FoldBinary(op, *n.Known(0), *n.Known(1));
+    std::string why;
+    absl::StatusOr<std::optional<KnownValue>> r =
+        FoldBinary(op, *n.Known(0), *n.Known(1), n.ctx().Ranges(), &why);
     if (!r.ok()) return n.Invalid(r.status().message());
-    return Done(n, *std::move(r));
+    return DoneOr(n, *std::move(r), std::move(why));
   };
 }
 
@@ -30,18 +41,43 @@ FoldHandler FoldVariadicOp(BinaryFold op) {
   return [op](OnnxNode& n) -> absl::StatusOr<bool> {
     if (n.num_inputs() < 1 || !n.has_input(0)) return false;
     std::optional<KnownValue> acc = *n.Known(0);
+    std::string why;
     for (int i = 1; i < n.num_inputs() && acc; ++i) {
       if (!n.has_input(i)) return false;
-      absl::StatusOr<std::optional<KnownValue>> r = FoldBinary(op, *acc, *n.Known(i));
+      absl::StatusOr<std::optional<KnownValue>> r =
+          FoldBinary(op, *acc, *n.Known(i), n.ctx().Ranges(), &why);
       if (!r.ok()) return n.Invalid(r.status().message());
       acc = *std::move(r);
     }
-    return Done(n, std::move(acc));
+    return DoneOr(n, std::move(acc), std::move(why));
   };
 }
 
 FoldHandler FoldUnaryOp(UnaryFold op) {
-  return [op](OnnxNode& n) -> absl::StatusOr<bool> { return Done(n, FoldUnary(op, *n.Known(0))); };
+  return [op](OnnxNode& n) -> absl::StatusOr<bool> {
+    return DoneOr(n, FoldUnary(op, *n.Known(0), n.ctx().Ranges()),
+                  absl::StrCat(n.op_type(), " of a value whose sign is not known"));
+  };
+}
+
+absl::StatusOr<bool> FoldIdentityOp(OnnxNode& n) { return Done(n, *n.Known(0)); }
+
+absl::StatusOr<bool> FoldTransposeOp(OnnxNode& n) {
+  const KnownValue& x = *n.Known(0);
+  std::vector<int64_t> perm = n.Ints("perm");
+  if (perm.empty()) {
+    for (int64_t d = x.rank() - 1; d >= 0; --d) perm.push_back(d);
+  }
+  if (static_cast<int64_t>(perm.size()) != x.rank()) {
+    return n.Invalid(absl::StrCat("perm has ", perm.size(), " entries for rank ", x.rank()));
+  }
+  std::vector<bool> seen(x.rank(), false);
+  for (int64_t& p : perm) {
+    COIL_ASSIGN_OR_RETURN(p, n.Axis(p, x.rank(), "perm entry"));
+    if (seen[p]) return n.Invalid("perm is not a permutation");
+    seen[p] = true;
+  }
+  return Done(n, FoldTranspose(x, perm));
 }
 
 absl::StatusOr<bool> FoldCastOp(OnnxNode& n) {
@@ -53,7 +89,9 @@ absl::StatusOr<bool> FoldCastOp(OnnxNode& n) {
     if (!t.ok()) return false;
     to = *t;
   }
-  return Done(n, FoldCast(*n.Known(0), to));
+  return DoneOr(n, FoldCast(*n.Known(0), to),
+                absl::StrCat("a cast of symbolic integers to ", DTypeName(to),
+                             " (symbolic values stay integers of 32 or 64 bits)"));
 }
 
 absl::StatusOr<bool> FoldGatherOp(OnnxNode& n) {
@@ -311,6 +349,8 @@ void RegisterFoldOps(OpTable& t) {
   t["Where"].fold = Req(3, FoldWhereOp);
   t["Expand"].fold = Req(2, FoldExpandOp);
   t["Mod"].fold = Req(2, FoldModOp);
+  t["Identity"].fold = Req(1, FoldIdentityOp);
+  t["Transpose"].fold = Req(1, FoldTransposeOp);
   t["ReduceSum"].fold = Req(1, FoldReduceOp(false, 13));
   t["ReduceProd"].fold = Req(1, FoldReduceOp(true, 18));
 }

@@ -302,17 +302,45 @@ absl::Status ImportTile(OnnxNode& n) {
   return n.SetOutput(0, y);
 }
 
+// Pads one side of axis d by a symbolic amount in constant mode: a block of `value` sized by
+// the amount is concatenated (amount >= 0), or the side is cropped (amount <= 0). An amount
+// whose sign the symbols' ranges do not decide is Unsupported.
+absl::StatusOr<Value*> PadSymbolicSide(OnnxNode& n, Value* y, int64_t d, const SymExpr& amount,
+                                       bool at_begin, double value) {
+  const SymRange r = Bounds(amount, n.ctx().Ranges());
+  if (r.min >= 0) {
+    SymList shape = y->type().shape;
+    shape[d] = amount;
+    COIL_ASSIGN_OR_RETURN(Value* fill, n.Op("aten.full", {}, {{"size", shape}, {"value", value},
+                                                              {"dtype", y->type().dtype},
+                                                              {"has_dtype", true}}));
+    std::vector<Value*> parts = at_begin ? std::vector<Value*>{fill, y} : std::vector<Value*>{y, fill};
+    return n.Op("aten.cat", parts, {{"dim", d}});
+  }
+  if (r.max <= 0) {
+    const SymExpr size = y->type().shape[d];
+    AttrMap attrs = {{"dim", d}, {"step", int64_t{1}}};
+    attrs["start"] = at_begin ? -amount : SymExpr(0);
+    attrs["end"] = at_begin ? SymExpr(INT64_MAX) : size + amount;
+    return n.Op("aten.slice", {y}, std::move(attrs));
+  }
+  return n.Unsupported(absl::StrCat("pad amount ", amount.ToString(), " on axis ", d,
+                                    " may be negative or positive (a symbolic pad must have a "
+                                    "known sign)"));
+}
+
 absl::Status ImportPad(OnnxNode& n) {
   COIL_ASSIGN_OR_RETURN(Value* x, n.In(0));
   const int64_t r = x->type().rank();
   std::string mode = n.String("mode", "constant");
-  std::vector<int64_t> pads, axes;
+  std::vector<SymExpr> pads;
+  std::vector<int64_t> axes;
   double value = 0;
   if (n.opset() < 11) {
-    pads = n.Ints("pads");
+    for (int64_t p : n.Ints("pads")) pads.push_back(p);
     value = n.Float("value", 0.0);
   } else {
-    COIL_ASSIGN_OR_RETURN(pads, n.KnownInts(1, "pads"));
+    COIL_ASSIGN_OR_RETURN(pads, n.KnownSyms(1, "pads"));
     if (n.has_input(2)) {
       COIL_ASSIGN_OR_RETURN(value, n.KnownScalar(2, "constant_value"));
     }
@@ -324,7 +352,7 @@ absl::Status ImportPad(OnnxNode& n) {
     for (int64_t d = 0; d < r; ++d) axes.push_back(d);
   }
   if (pads.size() != 2 * axes.size()) return n.Invalid("pads must have two entries per axis");
-  std::vector<int64_t> begin(r, 0), end(r, 0);
+  std::vector<SymExpr> begin(r, 0), end(r, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
     COIL_ASSIGN_OR_RETURN(int64_t d, n.Axis(axes[i], r));
     begin[d] = pads[i];
@@ -342,13 +370,38 @@ absl::Status ImportPad(OnnxNode& n) {
   } else {
     return n.UnsupportedAttr("mode", mode);
   }
+  // Constant amounts go to one aten.pad; symbolic ones (computed from symbolic shapes) are
+  // padded side by side after it.
   IntList aten_pad;
+  bool any_static = false, any_symbolic = false;
   for (int64_t d = r - 1; d >= 0; --d) {
-    aten_pad.push_back(begin[d]);
-    aten_pad.push_back(end[d]);
+    for (const SymExpr* p : {&begin[d], &end[d]}) {
+      std::optional<int64_t> c = p->AsConstant();
+      aten_pad.push_back(c.value_or(0));
+      any_static = any_static || (c && *c != 0);
+      if (!c) {
+        any_symbolic = true;
+        if (aten_mode != "constant") {
+          return n.Unsupported(absl::StrCat("symbolic pads (", p->ToString(), ") in mode ", mode,
+                                            " (only constant mode takes pads computed from "
+                                            "symbolic shapes)"));
+        }
+      }
+    }
   }
-  COIL_ASSIGN_OR_RETURN(Value* y, n.Op("aten.pad", {x}, {{"pad", aten_pad}, {"mode", aten_mode},
-                                                        {"value", value}}));
+  Value* y = x;
+  if (any_static || !any_symbolic) {
+    COIL_ASSIGN_OR_RETURN(y, n.Op("aten.pad", {x}, {{"pad", aten_pad}, {"mode", aten_mode},
+                                                   {"value", value}}));
+  }
+  for (int64_t d = 0; d < r; ++d) {
+    if (!begin[d].is_constant()) {
+      COIL_ASSIGN_OR_RETURN(y, PadSymbolicSide(n, y, d, begin[d], /*at_begin=*/true, value));
+    }
+    if (!end[d].is_constant()) {
+      COIL_ASSIGN_OR_RETURN(y, PadSymbolicSide(n, y, d, end[d], /*at_begin=*/false, value));
+    }
+  }
   return n.SetOutput(0, y);
 }
 
