@@ -2,6 +2,9 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -37,13 +40,70 @@ absl::Status CheckSize(const TensorType& t, absl::string_view what) {
       absl::StrCat(what, " has type ", t.ToString(), " whose size overflows int64"));
 }
 
+// The graph's declared symbols (Graph::symbols(), `symbol NAME ...` lines in text IR). Code
+// generation binds only these at run time, so a shape or attribute using any other symbol
+// cannot be compiled; the verifier refuses it up front.
+class DeclaredSymbols {
+ public:
+  explicit DeclaredSymbols(const Graph& graph) {
+    for (const SymbolInfo& s : graph.symbols()) names_.insert(s.name);
+    std::vector<std::string> sorted(names_.begin(), names_.end());
+    std::sort(sorted.begin(), sorted.end());
+    declared_ = sorted.empty() ? "the graph declares no symbols"
+                               : absl::StrCat("declared: ", absl::StrJoin(sorted, ", "));
+  }
+
+  // OK when every symbol of `e` is declared; otherwise InvalidArgument "WHAT uses symbol 't',
+  // which the graph does not declare (declared: s)".
+  absl::Status Check(const SymExpr& e, absl::string_view what) const {
+    for (const std::string& name : e.Symbols()) {
+      if (!names_.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, " uses symbol '", name, "', which the graph does not declare (", declared_, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Check(const TensorType& t, absl::string_view what) const {
+    for (const SymExpr& d : t.shape) {
+      if (absl::Status s = Check(d, absl::StrCat(what, " of type ", t.ToString())); !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckAttrs(const AttrMap& attrs) const {
+    for (const auto& [name, value] : attrs) {
+      std::string what = absl::StrCat("attribute '", name, "' = ", AttrToString(value));
+      if (const SymExpr* e = std::get_if<SymExpr>(&value)) {
+        if (absl::Status s = Check(*e, what); !s.ok()) return s;
+      } else if (const SymList* list = std::get_if<SymList>(&value)) {
+        for (const SymExpr& item : *list) {
+          if (absl::Status s = Check(item, what); !s.ok()) return s;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::flat_hash_set<std::string> names_;
+  std::string declared_;
+};
+
 }  // namespace
 
 absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
+  const DeclaredSymbols symbols(graph);
   absl::flat_hash_set<const Value*> defined;
   for (const Value* v : graph.inputs()) {
     if (!IsValidDType(v->type().dtype)) {
       return absl::InvalidArgumentError(absl::StrCat("graph input %", v->id(), " has no dtype"));
+    }
+    if (absl::Status s = symbols.Check(v->type(), absl::StrCat("graph input %", v->id())); !s.ok()) {
+      return s;
     }
     if (absl::Status s = CheckSize(v->type(), absl::StrCat("graph input %", v->id())); !s.ok()) {
       return s;
@@ -76,8 +136,15 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
         return NodeError(n, i, absl::StrCat("use list of %", in->id(), " is out of sync"));
       }
     }
+    if (absl::Status s = symbols.CheckAttrs(n->attrs()); !s.ok()) {
+      return NodeError(n, i, s.message());
+    }
     for (const Value* out : n->outputs()) {
       if (out->producer() != n) return NodeError(n, i, "output's producer is another node");
+      if (absl::Status s = symbols.Check(out->type(), absl::StrCat("output %", out->id()));
+          !s.ok()) {
+        return NodeError(n, i, s.message());
+      }
       if (absl::Status s = CheckSize(out->type(), absl::StrCat("output %", out->id())); !s.ok()) {
         return NodeError(n, i, s.message());
       }
@@ -104,6 +171,14 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
       return NodeError(n, i, absl::StrCat("output types [", TypeList(actual),
                                           "] differ from inferred [", TypeList(*expected), "]"));
     }
+  }
+  for (size_t k = 0; k < graph.guards().size(); ++k) {
+    const GuardInfo& g = graph.guards()[k];
+    std::string what = absl::StrCat("guard ", k, " (", g.lhs.ToString(), " ",
+                                    proto::Guard::Relation_Name(g.relation), " ",
+                                    g.rhs.ToString(), ")");
+    if (absl::Status s = symbols.Check(g.lhs, what); !s.ok()) return s;
+    if (absl::Status s = symbols.Check(g.rhs, what); !s.ok()) return s;
   }
   for (size_t k = 0; k < graph.outputs().size(); ++k) {
     const Value* v = graph.outputs()[k];

@@ -36,6 +36,7 @@ void ExpectError(const Graph& g, const OpRegistry& r, const std::string& message
 TEST(VerifierTest, ValidGraphs) {
   OpRegistry r = TestRegistry();
   Graph g("g");
+  g.symbols().push_back(SymbolInfo{"s0", 1, 0, 3});
   Value* x = g.AddInput(F32({SymExpr::Symbol("s0"), 3}));
   Node* n = g.AddNode("test.scale", {x}, Full(), {x->type()});
   g.SetOutputs({n->output(0)});
@@ -228,6 +229,63 @@ TEST(VerifierTest, OutputTooLarge) {
   ExpectError(g, TestRegistry(),
               "node 0 %1 = test.scale(%0): output %1 has type f32[4611686018427387904] whose size "
               "overflows int64");
+}
+
+// Undeclared symbols (issue 15): code generation binds only the graph's declared symbols, so
+// each use of another one is refused here, naming the node and the symbol.
+TEST(VerifierTest, UndeclaredSymbolInAGraphInput) {
+  Graph g("g");
+  g.AddInput(F32({SymExpr::Symbol("s"), 3}));
+  ExpectError(g, TestRegistry(),
+              "graph input %0 of type f32[s, 3] uses symbol 's', which the graph does not "
+              "declare (the graph declares no symbols)");
+}
+
+TEST(VerifierTest, UndeclaredSymbolInANodeOutput) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"s", 1, 0, 3});
+  Value* x = g.AddInput(F32({SymExpr::Symbol("s")}));
+  Node* n = g.AddNode("test.scale", {x}, Full(), {F32({SymExpr::Symbol("t") + 1})});
+  g.SetOutputs({n->output(0)});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): output %1 of type f32[t + 1] uses symbol 't', which "
+              "the graph does not declare (declared: s)");
+}
+
+TEST(VerifierTest, UndeclaredSymbolInASymsAttribute) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({4}));
+  AttrMap attrs = Full();
+  attrs.emplace("shape", Attribute(SymList{SymExpr::Symbol("t"), 2}));
+  Node* n = g.AddNode("test.scale", {x}, attrs, {x->type()});
+  g.SetOutputs({n->output(0)});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): attribute 'shape' = syms[t, 2] uses symbol 't', which "
+              "the graph does not declare (the graph declares no symbols)");
+}
+
+TEST(VerifierTest, UndeclaredSymbolInASymAttribute) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({4}));
+  AttrMap attrs = Full();
+  attrs.emplace("end", Attribute(SymExpr::Symbol("u") * 2));
+  Node* n = g.AddNode("test.scale", {x}, attrs, {x->type()});
+  g.SetOutputs({n->output(0)});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): attribute 'end' = sym(2*u) uses symbol 'u', which the "
+              "graph does not declare (the graph declares no symbols)");
+}
+
+TEST(VerifierTest, UndeclaredSymbolInAGuard) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"s", 1, 0, 3});
+  g.AddInput(F32({SymExpr::Symbol("s")}));
+  GuardInfo guard;
+  guard.lhs = SymExpr::Symbol("s");
+  guard.rhs = SymExpr::Symbol("v");
+  g.guards().push_back(guard);
+  ExpectError(g, TestRegistry(),
+              "guard 0 (s EQ v) uses symbol 'v', which the graph does not declare (declared: s)");
 }
 
 TEST(VerifierTest, GraphOutputNotDefined) {

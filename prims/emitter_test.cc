@@ -75,6 +75,7 @@ TEST(Emitter, ScalarTakesTheTensorsDtypeUnlessItIsFractional) {
 
 TEST(Emitter, KeepdimReductionsAndMeanOverSymbolicDims) {
   Fixture f;
+  f.g.symbols().push_back(SymbolInfo{"n", 1, 0, 3});  // Verify requires declared symbols
   SymExpr n = SymExpr::Symbol("n");
   Val x = f.e.Wrap(f.g.AddInput(TensorType(proto::FLOAT32, {n, 2}), "x"));
   Val m = Mean(x, {0}, /*keepdim=*/true);

@@ -95,7 +95,16 @@ absl::Status RunCase(const Case& c, const RunOptions& options) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<SymExpr> shape;
     for (int64_t d : inputs[i].shape()) {
-      shape.push_back(symbolic && d >= 2 ? SymExpr::Symbol(absl::StrCat("s", d)) : SymExpr(d));
+      if (!symbolic || d < 2) {
+        shape.push_back(SymExpr(d));
+        continue;
+      }
+      // One symbol per size, declared once (Verify refuses undeclared symbols).
+      std::string name = absl::StrCat("s", d);
+      bool declared = false;
+      for (const SymbolInfo& s : graph.symbols()) declared = declared || s.name == name;
+      if (!declared) graph.symbols().push_back(SymbolInfo{name, 2, 0, d});
+      shape.push_back(SymExpr::Symbol(name));
     }
     args.push_back(b.Input(TensorType(inputs[i].dtype(), shape), absl::StrCat("in", i)));
   }
