@@ -84,6 +84,7 @@ absl::string_view StatusText(int status) {
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 414: return "URI Too Long";
+    case 421: return "Misdirected Request";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
@@ -161,8 +162,18 @@ absl::StatusOr<Request> ParseRequestHead(absl::string_view head) {
   absl::string_view path = request.target;
   if (absl::StartsWithIgnoreCase(path, "http://")) {
     path.remove_prefix(7);
-    size_t slash = path.find('/');
-    path = slash == absl::string_view::npos ? absl::string_view("/") : path.substr(slash);
+    size_t end = path.find_first_of("/?#");
+    absl::string_view authority = path.substr(0, end);
+    if (authority.empty()) {
+      return Malformed(absl::StrCat("the target ", Quote(request.target), " names no host"));
+    }
+    if (absl::StrContains(authority, '@')) {
+      return Malformed(
+          absl::StrCat("the target ", Quote(request.target), " has user information"));
+    }
+    request.authority = std::string(authority);
+    path = end == absl::string_view::npos ? absl::string_view("/") : path.substr(end);
+    if (path[0] != '/') path = "/";  // "http://host?q": the path is empty, i.e. "/"
   }
   path = path.substr(0, path.find_first_of("?#"));
   if (path.empty() || path[0] != '/') {
@@ -185,6 +196,10 @@ absl::StatusOr<Request> ParseRequestHead(absl::string_view head) {
     request.headers.emplace_back(absl::AsciiStrToLower(line.substr(0, colon)),
                                  std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
   }
+  // Two Host lines could name two servers; a server must answer 400 (RFC 9112 section 3.2).
+  int hosts = 0;
+  for (const auto& [name, value] : request.headers) hosts += name == "host";
+  if (hosts > 1) return Malformed(absl::StrCat("more than one Host header (", hosts, ")"));
   return request;
 }
 

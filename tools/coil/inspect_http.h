@@ -24,6 +24,9 @@ struct Request {
   std::string target;   // the request target as sent, e.g. "/files/a%20b.pb?x=1"
   std::string path;     // percent-decoded path without query, e.g. "/files/a b.pb"
   std::string version;  // "HTTP/1.0" or "HTTP/1.1"
+  // For an absolute-form target ("http://localhost:9/x"), its authority ("localhost:9"), which
+  // replaces the Host header (RFC 9112 section 3.2.2); empty for an origin-form target.
+  std::string authority;
   // Header fields in order, names lower-cased, values without surrounding blanks.
   std::vector<std::pair<std::string, std::string>> headers;
 
@@ -53,8 +56,9 @@ absl::string_view StatusText(int status);
 size_t FindHeadEnd(absl::string_view bytes);
 
 // Parses a request head (request line + header fields, up to and including the blank line).
-// Errors say what is wrong: InvalidArgument for a malformed request (answer 400),
-// Unimplemented for an HTTP version other than 1.0/1.1 (answer 505).
+// Errors say what is wrong: InvalidArgument for a malformed request (answer 400), including
+// more than one Host header (RFC 9112 section 3.2) and an absolute-form target without a host
+// or with user information; Unimplemented for an HTTP version other than 1.0/1.1 (answer 505).
 absl::StatusOr<Request> ParseRequestHead(absl::string_view head);
 
 // Decodes %XX escapes; a '%' not followed by two hex digits is an InvalidArgument error.

@@ -46,6 +46,51 @@ TEST(ParseRequestHead, AcceptsAbsoluteFormAndHttp10) {
   EXPECT_EQ(r->path, "/");
 }
 
+TEST(ParseRequestHead, AbsoluteFormKeepsItsAuthority) {
+  absl::StatusOr<Request> r =
+      ParseRequestHead("GET http://Evil.Example:81/files.json?x HTTP/1.1\r\nHost: a\r\n\r\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->authority, "Evil.Example:81");
+  EXPECT_EQ(r->path, "/files.json");
+  r = ParseRequestHead("GET http://localhost:9?q HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->authority, "localhost:9");
+  EXPECT_EQ(r->path, "/");
+  r = ParseRequestHead("GET /files.json HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->authority, "");  // origin form: the Host header names the server
+}
+
+// Expected errors (issue 15): requests that could name two servers.
+TEST(ParseRequestHeadErrors, DuplicateHost) {
+  absl::StatusOr<Request> r =
+      ParseRequestHead("GET / HTTP/1.1\r\nHost: localhost:1\r\nhost: evil.example\r\n\r\n");
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  EXPECT_EQ(r.status().message(), "malformed request: more than one Host header (2)");
+}
+
+TEST(ParseRequestHeadErrors, DuplicateHostWithTheSameValue) {
+  absl::StatusOr<Request> r =
+      ParseRequestHead("GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(r.status().message(), "malformed request: more than one Host header (2)");
+}
+
+TEST(ParseRequestHeadErrors, AbsoluteFormWithoutHost) {
+  absl::StatusOr<Request> r = ParseRequestHead("GET http:///files.json HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  EXPECT_EQ(r.status().message(),
+            "malformed request: the target 'http:///files.json' names no host");
+}
+
+TEST(ParseRequestHeadErrors, AbsoluteFormWithUserInformation) {
+  absl::StatusOr<Request> r =
+      ParseRequestHead("GET http://localhost:1@evil.example/ HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  EXPECT_EQ(r.status().message(),
+            "malformed request: the target 'http://localhost:1@evil.example/' has user "
+            "information");
+}
+
 TEST(ParseRequestHead, DecodesTraversalSoCallersSeeIt) {
   absl::StatusOr<Request> r = ParseRequestHead("GET /files/..%2F..%2Fetc%2Fpasswd HTTP/1.1\r\n\r\n");
   ASSERT_TRUE(r.ok()) << r.status();

@@ -1,4 +1,5 @@
-// The loopback HTTP server behind `coil inspect`: accept loop, worker pool, deadlines.
+// The loopback HTTP server behind `coil inspect`: one poll() loop owning every socket (heads
+// in, responses out, deadlines) and a worker pool for complete requests (see the header).
 #include "tools/coil/inspect_server.h"
 
 #include <arpa/inet.h>
@@ -11,7 +12,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
-#include <optional>
+#include <map>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -23,68 +24,30 @@ namespace {
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
-// Closes a file descriptor when it goes out of scope.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() {
-    if (fd_ >= 0) close(fd_);
-  }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-
- private:
-  int fd_;
-};
-
 // Milliseconds left until `deadline` for poll(), at least 0.
 int MillisUntil(absl::Time deadline) {
-  int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+  // Rounded up: waking before the deadline would only spin until it passes.
+  int64_t ms = absl::ToInt64Milliseconds(absl::Ceil(deadline - absl::Now(), absl::Milliseconds(1)));
   return ms < 0 ? 0 : static_cast<int>(std::min<int64_t>(ms, 1 << 30));
 }
 
-// Waits until `fd` is ready for `events` or the deadline passes; false on timeout or error.
-bool WaitFor(int fd, short events, absl::Time deadline) {
-  while (true) {
-    pollfd p{fd, events, 0};
-    int r = poll(&p, 1, MillisUntil(deadline));
-    if (r > 0) return true;
-    if (r == 0) return false;
-    if (errno != EINTR) return false;
-  }
-}
+// Where a connection is: receiving its head, waiting for or in a worker, sending the
+// response, or draining what the client still sends after the response (see kLinger).
+enum class State { kReading, kHandling, kWriting, kLingering };
 
-enum class SendResult { kSent, kTimedOut, kClientGone };
-
-// Sends all of `bytes` on a non-blocking socket, resuming after partial writes.
-SendResult SendAll(int fd, const std::string& bytes, absl::Time deadline) {
+struct Connection {
+  int fd = -1;
+  State state = State::kReading;
+  absl::Time deadline;  // of the current state
+  std::string in;       // the head so far (kReading)
+  std::string out;      // the response (kWriting)
   size_t sent = 0;
-  while (sent < bytes.size()) {
-    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!WaitFor(fd, POLLOUT, deadline)) return SendResult::kTimedOut;
-    } else {
-      return SendResult::kClientGone;  // EPIPE, ECONNRESET, ...
-    }
-  }
-  return SendResult::kSent;
-}
+  std::string log;      // the request and status, for the log line once sent
+};
 
-// After the response: half-close, then read until the client closes (briefly), so that
+// After the response: half-close, then read for a moment until the client closes, so that
 // unread request bytes do not turn the close into a reset that loses the response.
-void LingeringClose(int fd) {
-  shutdown(fd, SHUT_WR);
-  absl::Time deadline = absl::Now() + absl::Milliseconds(200);
-  char sink[4096];
-  while (WaitFor(fd, POLLIN, deadline)) {
-    ssize_t n = recv(fd, sink, sizeof sink, 0);
-    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) break;
-  }
-}
+constexpr absl::Duration kLinger = absl::Milliseconds(200);
 
 }  // namespace
 
@@ -96,7 +59,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Listen(const Options& op
   }
   COIL_CHECK(options.threads >= 1 && options.max_pending >= 1 && options.max_waiting >= 1);
   std::string address = absl::StrCat("127.0.0.1:", options.port);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("cannot create a socket: ", ErrnoText(errno)));
   }
@@ -150,7 +113,6 @@ HttpServer::HttpServer(const Options& options, Handler handler, int listen_fd, i
 HttpServer::~HttpServer() {
   Stop();
   for (std::thread& t : workers_) t.join();
-  for (const Connection& c : pending_) close(c.fd);  // workers have exited: no lock needed
   close(listen_fd_);
   close(wake_read_);
   close(wake_write_);
@@ -169,15 +131,116 @@ void HttpServer::Stop() {
 }
 
 void HttpServer::Serve() {
-  // Accepted connections with nothing to read yet, oldest first; polled here, not by workers.
-  std::vector<Connection> waiting;
+  std::map<uint64_t, Connection> connections;  // by id, i.e. accept order
+  uint64_t next_id = 0;
+  int reading = 0;  // connections in kReading
+  int in_progress = 0;  // connections in kHandling or kWriting
+  auto close_connection = [&](std::map<uint64_t, Connection>::iterator it) {
+    if (it->second.state == State::kReading) --reading;
+    if (it->second.state == State::kHandling || it->second.state == State::kWriting) {
+      --in_progress;
+    }
+    close(it->second.fd);
+    return connections.erase(it);
+  };
+  // Starts sending `bytes`; `log` is written once they are sent.
+  auto respond = [&](Connection& c, std::string bytes, std::string log) {
+    if (c.state == State::kReading) {
+      --reading;
+      ++in_progress;
+    }
+    c.state = State::kWriting;
+    c.deadline = absl::Now() + options_.write_deadline;
+    c.in.clear();
+    c.out = std::move(bytes);
+    c.sent = 0;
+    c.log = std::move(log);
+  };
+  // A plain-text error answered by this thread (no worker).
+  auto respond_error = [&](Connection& c, int status, absl::string_view message,
+                           absl::string_view what) {
+    http::Response r = http::TextResponse(status, message);
+    respond(c, http::SerializeResponse(r),
+            absl::StrCat(what, " -> ", status, " (", r.body.size(), " bytes)"));
+  };
+  // Sends what the socket takes; false when the connection is over (closed here).
+  auto on_writable = [&](Connection& c) -> bool {
+    while (c.sent < c.out.size()) {
+      ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        c.sent += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return true;
+      } else {
+        Log(absl::StrCat(c.log, " (client went away)"));  // EPIPE, ECONNRESET, ...
+        return false;
+      }
+    }
+    Log(c.log);
+    --in_progress;
+    c.state = State::kLingering;
+    c.deadline = absl::Now() + kLinger;
+    c.out = std::string();
+    shutdown(c.fd, SHUT_WR);
+    return true;
+  };
+
+  // Reads what the client sent; false when the connection is over (closed here).
+  auto on_readable = [&](Connection& c, uint64_t id) -> bool {
+    char chunk[4096];
+    while (true) {
+      ssize_t n = recv(c.fd, chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      if (n <= 0) {
+        if (n < 0 && c.state == State::kReading) {
+          Log(absl::StrCat("read failed: ", ErrnoText(errno)));
+        } else if (n == 0 && c.state == State::kReading && !c.in.empty()) {
+          Log("client closed the connection mid-request");
+        }
+        return false;
+      }
+      if (c.state == State::kLingering) continue;  // unread request bytes: discard
+      c.in.append(chunk, static_cast<size_t>(n));
+      size_t head_end = http::FindHeadEnd(c.in);
+      if (head_end == std::string::npos && c.in.size() <= options_.max_head_bytes) continue;
+      if (head_end == std::string::npos || head_end > options_.max_head_bytes) {
+        respond_error(c, 431,
+                      absl::StrCat("request head larger than ", options_.max_head_bytes, " bytes"),
+                      "oversized request");
+        return on_writable(c);
+      }
+      if (in_progress >= options_.max_pending) {
+        respond_error(c, 503, "coil inspect is busy: too many requests in progress; retry",
+                      "refused a request: too many in progress");
+        return on_writable(c);
+      }
+      c.in.resize(head_end);  // bytes after the head (a body) are not used
+      --reading;
+      ++in_progress;
+      c.state = State::kHandling;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        jobs_.push_back({id, std::move(c.in)});
+      }
+      work_.notify_one();
+      c.in.clear();
+      return true;
+    }
+  };
   std::vector<pollfd> fds;
+  std::vector<uint64_t> polled;  // the connection id of fds[i + 2]
   while (true) {
     fds.assign({{listen_fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}});
+    polled.clear();
     absl::Time next_deadline = absl::InfiniteFuture();
-    for (const Connection& c : waiting) {
-      fds.push_back({c.fd, POLLIN, 0});
-      next_deadline = std::min(next_deadline, c.read_deadline);
+    for (const auto& [id, c] : connections) {
+      if (c.state == State::kHandling) continue;  // a worker has it; no deadline
+      fds.push_back({c.fd, static_cast<short>(c.state == State::kWriting ? POLLOUT : POLLIN), 0});
+      polled.push_back(id);
+      next_deadline = std::min(next_deadline, c.deadline);
     }
     int timeout = next_deadline == absl::InfiniteFuture() ? -1 : MillisUntil(next_deadline);
     int r = poll(fds.data(), fds.size(), timeout);
@@ -186,66 +249,98 @@ void HttpServer::Serve() {
       Log(absl::StrCat("poll failed: ", ErrnoText(errno)));
       break;
     }
-    if (fds[1].revents != 0) break;  // Stop()
-    // Readable (or closed) connections go to the workers; idle past the deadline are closed.
-    absl::Time now = absl::Now();
-    std::vector<Connection> still_waiting;
-    for (size_t i = 0; i < waiting.size(); ++i) {
-      if (fds[i + 2].revents != 0) {
-        Dispatch(waiting[i]);
-      } else if (now >= waiting[i].read_deadline) {
-        close(waiting[i].fd);
-      } else {
-        still_waiting.push_back(waiting[i]);
+    // Stop() or finished jobs.
+    if (fds[1].revents != 0) {
+      char drain[256];
+      while (read(wake_read_, drain, sizeof drain) > 0) {
       }
     }
-    waiting.swap(still_waiting);
+    std::vector<Done> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+      done.swap(done_);
+    }
+    for (Done& d : done) {
+      auto it = connections.find(d.id);
+      if (it == connections.end()) continue;
+      respond(it->second, std::move(d.bytes), std::move(d.log));
+      if (!on_writable(it->second)) close_connection(it);
+    }
+    // Sockets that are ready, then deadlines.
+    const absl::Time now = absl::Now();
+    for (size_t i = 0; i < polled.size(); ++i) {
+      auto it = connections.find(polled[i]);
+      if (it == connections.end()) continue;
+      Connection& c = it->second;
+      bool alive = true;
+      if (fds[i + 2].revents != 0) {
+        alive = c.state == State::kWriting ? on_writable(c) : on_readable(c, it->first);
+      } else if (now >= c.deadline) {
+        if (c.state == State::kReading && !c.in.empty()) {
+          respond_error(c, 408, "request head not received in time", "incomplete request");
+          alive = on_writable(c);
+        } else if (c.state == State::kWriting) {
+          Log(absl::StrCat(c.log, " (client too slow: gave up)"));
+          alive = false;
+        } else {
+          alive = false;  // an idle (speculative) connection, or lingering done
+        }
+      }
+      if (!alive) close_connection(it);
+    }
     if (fds[0].revents == 0) continue;
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
-      int err = errno;
-      if (err == EINTR || err == EAGAIN || err == ECONNABORTED) continue;
-      // Out of file descriptors or memory: say so and back off instead of spinning.
-      Log(absl::StrCat("accept failed: ", ErrnoText(err)));
-      poll(nullptr, 0, 100);
-      continue;
+    // Accept what is queued (the listening socket is non-blocking).
+    for (int k = 0; k < 64; ++k) {
+      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        int err = errno;
+        if (err == EINTR || err == ECONNABORTED) continue;
+        if (err == EAGAIN || err == EWOULDBLOCK) break;
+        // Out of file descriptors or memory: say so and back off instead of spinning.
+        Log(absl::StrCat("accept failed: ", ErrnoText(err)));
+        poll(nullptr, 0, 100);
+        break;
+      }
+      if (reading >= options_.max_waiting) {
+        // The oldest connection still sending its head makes room.
+        for (auto it = connections.begin(); it != connections.end(); ++it) {
+          if (it->second.state == State::kReading) {
+            close_connection(it);
+            break;
+          }
+        }
+      }
+      Connection c;
+      c.fd = fd;
+      c.deadline = absl::Now() + options_.read_deadline;
+      connections.emplace(next_id++, std::move(c));
+      ++reading;
     }
-    if (static_cast<int>(waiting.size()) >= options_.max_waiting) {
-      close(waiting.front().fd);  // the oldest idle connection makes room
-      waiting.erase(waiting.begin());
-    }
-    waiting.push_back({fd, absl::Now() + options_.read_deadline});
   }
-  for (const Connection& c : waiting) close(c.fd);
-}
-
-void HttpServer::Dispatch(Connection connection) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (static_cast<int>(pending_.size()) < options_.max_pending) {
-      pending_.push_back(connection);
-      work_.notify_one();
-      return;
-    }
-  }
-  std::string busy = http::SerializeResponse(
-      http::TextResponse(503, "coil inspect is busy: too many connections; retry"));
-  SendAll(connection.fd, busy, absl::Now() + absl::Milliseconds(100));
-  close(connection.fd);
-  Log("refused a connection: too many pending -> 503");
+  for (auto& [id, c] : connections) close(c.fd);
 }
 
 void HttpServer::WorkerLoop() {
   while (true) {
-    Connection connection;
+    Job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      work_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
       if (stopping_) return;
-      connection = pending_.front();
-      pending_.pop_front();
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
     }
-    HandleConnection(connection);
+    Done done;
+    done.id = job.id;
+    done.bytes = Respond(job.head, done.log);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.push_back(std::move(done));
+    }
+    char byte = 1;
+    while (write(wake_write_, &byte, 1) < 0 && errno == EINTR) {
+    }
   }
 }
 
@@ -261,71 +356,36 @@ bool HttpServer::IsOwnHost(const std::string& host) const {
   return h == "127.0.0.1" || h == "localhost";
 }
 
-void HttpServer::HandleConnection(Connection connection) {
-  const int fd = connection.fd;
-  FdCloser closer(fd);
-  const absl::Time read_deadline = connection.read_deadline;
-  std::string head;
-  size_t head_end;
-  char chunk[4096];
-  std::optional<http::Response> timed_out;
-  while ((head_end = http::FindHeadEnd(head)) == std::string::npos) {
-    if (head.size() > options_.max_head_bytes) break;
-    if (!WaitFor(fd, POLLIN, read_deadline)) {
-      if (head.empty()) return;  // an idle (speculative) connection: close it quietly
-      timed_out = http::TextResponse(408, "request head not received in time");
-      break;
-    }
-    ssize_t n = recv(fd, chunk, sizeof chunk, 0);
-    if (n == 0) {
-      if (!head.empty()) Log("client closed the connection mid-request");
-      return;
-    }
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      Log(absl::StrCat("read failed: ", ErrnoText(errno)));
-      return;
-    }
-    head.append(chunk, static_cast<size_t>(n));
-  }
+std::string HttpServer::Respond(const std::string& head, std::string& log) const {
   http::Response response;
   std::string what;  // the request line or what went wrong, for the log
-  if (timed_out) {
-    response = *timed_out;
-    what = "incomplete request";
-  } else if (head_end == std::string::npos || head_end > options_.max_head_bytes) {
-    response = http::TextResponse(
-        431, absl::StrCat("request head larger than ", options_.max_head_bytes, " bytes"));
-    what = "oversized request";
+  absl::StatusOr<http::Request> request = http::ParseRequestHead(head);
+  if (!request.ok()) {
+    int status = absl::IsUnimplemented(request.status()) ? 505 : 400;
+    response = http::TextResponse(status, request.status().message());
+    what = std::string(request.status().message());
   } else {
-    absl::StatusOr<http::Request> request =
-        http::ParseRequestHead(absl::string_view(head).substr(0, head_end));
-    if (!request.ok()) {
-      int status = absl::IsUnimplemented(request.status()) ? 505 : 400;
-      response = http::TextResponse(status, request.status().message());
-      what = std::string(request.status().message());
+    what = absl::StrCat(request->method, " ", request->target);
+    const std::string own = absl::StrCat("coil inspect answers only to 127.0.0.1:", port_,
+                                         " and localhost:", port_);
+    if (request->version == "HTTP/1.1" && !request->HasHeader("host")) {
+      response = http::TextResponse(400, "malformed request: HTTP/1.1 needs a Host header");
+    } else if (!request->authority.empty() && !IsOwnHost(request->authority)) {
+      // An absolute-form target's authority replaces Host (RFC 9112 section 3.2.2).
+      response = http::TextResponse(
+          421, absl::StrCat("the target names host '", request->authority,
+                            "', which is not this server: ", own));
+    } else if (request->authority.empty() && request->HasHeader("host") &&
+               !IsOwnHost(request->Header("host"))) {
+      response = http::TextResponse(
+          403, absl::StrCat("Host '", request->Header("host"), "' is not this server: ", own));
     } else {
-      what = absl::StrCat(request->method, " ", request->target);
-      if (request->version == "HTTP/1.1" && !request->HasHeader("host")) {
-        response = http::TextResponse(400, "malformed request: HTTP/1.1 needs a Host header");
-      } else if (request->HasHeader("host") && !IsOwnHost(request->Header("host"))) {
-        response = http::TextResponse(
-            403, absl::StrCat("Host '", request->Header("host"),
-                              "' is not this server: coil inspect answers only to 127.0.0.1:",
-                              port_, " and localhost:", port_));
-      } else {
-        response = handler_(*request);
-        if (request->method == "HEAD") response.omit_body = true;
-      }
+      response = handler_(*request);
+      if (request->method == "HEAD") response.omit_body = true;
     }
   }
-  SendResult sent =
-      SendAll(fd, http::SerializeResponse(response), absl::Now() + options_.write_deadline);
-  std::string outcome = sent == SendResult::kSent       ? ""
-                        : sent == SendResult::kTimedOut ? " (client too slow: gave up)"
-                                                        : " (client went away)";
-  Log(absl::StrCat(what, " -> ", response.status, " (", response.body.size(), " bytes)", outcome));
-  if (sent == SendResult::kSent) LingeringClose(fd);
+  log = absl::StrCat(what, " -> ", response.status, " (", response.body.size(), " bytes)");
+  return http::SerializeResponse(response);
 }
 
 void HttpServer::Log(const std::string& line) {

@@ -1,5 +1,6 @@
 // Tests of the loopback HTTP server (inspect_server.h) over real sockets: partial reads and
-// writes, slow, idle and broken clients, malformed requests, Host checks, deadlines, port use.
+// writes, slow, idle and broken clients (none of which may delay others), malformed requests,
+// Host and absolute-form checks, deadlines, 503 when busy, port use.
 #include "tools/coil/inspect_server.h"
 
 #include <arpa/inet.h>
@@ -48,6 +49,7 @@ class ServerTest : public ::testing::Test {
   }
 
   http::Response Handle(const http::Request& r) {
+    if (r.path == "/sleep") std::this_thread::sleep_for(std::chrono::milliseconds(500));
     if (r.path == "/big") {
       http::Response big;
       big.content_type = "application/octet-stream";
@@ -228,6 +230,90 @@ TEST_F(ServerTest, SlowHeadTimesOut) {
   SendText(fd, "GET / HTTP/1.1\r\n");  // and nothing more
   EXPECT_THAT(ReadAll(fd), StartsWith("HTTP/1.1 408 Request Timeout"));
   EXPECT_THAT(Get("/next"), HasSubstr("path=/next"));
+}
+
+// Issue 15: ten clients that send part of a head (more than the 4 workers) must not delay a
+// normal request. Heads are read by the poll loop, so none of them holds a worker.
+TEST_F(ServerTest, PartialHeadsDoNotDelayOthers) {
+  Start();  // 4 workers, the 10 s head deadline
+  std::vector<int> slow;
+  for (int i = 0; i < 10; ++i) {
+    slow.push_back(Connect());
+    SendText(slow.back(), "GET /partial HTTP/1.1\r\nHo");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all of them read by now
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THAT(Get("/after"), HasSubstr("path=/after"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000));
+  // Each slow one is still served once its head is complete.
+  SendText(slow[0], absl::StrCat("st: ", Host(), "\r\n\r\n"));
+  EXPECT_THAT(ReadAll(slow[0]), HasSubstr("path=/partial"));
+  for (size_t i = 1; i < slow.size(); ++i) close(slow[i]);
+}
+
+// Nor do clients that never read their (large) response.
+TEST_F(ServerTest, ClientsThatDoNotReadDoNotDelayOthers) {
+  HttpServer::Options options;
+  options.threads = 2;
+  Start(options);
+  std::vector<int> stuck;
+  for (int i = 0; i < 6; ++i) {
+    stuck.push_back(Connect());
+    SendText(stuck.back(), absl::StrCat("GET /big HTTP/1.1\r\nHost: ", Host(), "\r\n\r\n"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THAT(Get("/after"), HasSubstr("path=/after"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000));
+  for (int fd : stuck) close(fd);
+}
+
+TEST_F(ServerTest, TooManyRequestsInProgressGet503) {
+  HttpServer::Options options;
+  options.threads = 1;
+  options.max_pending = 1;
+  Start(options);
+  int first = Connect();
+  SendText(first, absl::StrCat("GET /sleep HTTP/1.1\r\nHost: ", Host(), "\r\n\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_THAT(Get("/second"), AllOf(StartsWith("HTTP/1.1 503"), HasSubstr("too many requests")));
+  EXPECT_THAT(ReadAll(first), HasSubstr("path=/sleep"));
+  EXPECT_THAT(Get("/third"), HasSubstr("path=/third"));
+}
+
+// Expected errors (issue 15): two Host headers are 400 (RFC 9112 section 3.2); an
+// absolute-form target's authority replaces Host (section 3.2.2), so a foreign one is 421.
+TEST_F(ServerTest, DuplicateHostIs400) {
+  Start();
+  EXPECT_EQ(Request(absl::StrCat("GET / HTTP/1.1\r\nHost: ", Host(), "\r\nHost: ", Host(),
+                                 "\r\n\r\n")),
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Content-Length: 49\r\nConnection: close\r\n\r\n"
+            "malformed request: more than one Host header (2)\n");
+  EXPECT_THAT(Request(absl::StrCat("GET / HTTP/1.1\r\nHost: ", Host(),
+                                   "\r\nHost: evil.example\r\n\r\n")),
+              AllOf(StartsWith("HTTP/1.1 400"), HasSubstr("more than one Host header")));
+}
+
+TEST_F(ServerTest, AbsoluteFormNamingAForeignHostIs421) {
+  Start();
+  EXPECT_THAT(
+      Request(absl::StrCat("GET http://evil.example/files.json HTTP/1.1\r\nHost: ", Host(),
+                           "\r\n\r\n")),
+      AllOf(StartsWith("HTTP/1.1 421 Misdirected Request"),
+            HasSubstr(absl::StrCat("the target names host 'evil.example', which is not this "
+                                   "server: coil inspect answers only to 127.0.0.1:",
+                                   server_->port()))));
+  // Another port of this machine is another server too.
+  EXPECT_THAT(Request(absl::StrCat("GET http://127.0.0.1:1/ HTTP/1.1\r\nHost: ", Host(),
+                                   "\r\n\r\n")),
+              StartsWith("HTTP/1.1 421"));
+  // Our own authority is served, whatever Host says (the authority replaces it).
+  EXPECT_THAT(Request(absl::StrCat("GET http://", Host(),
+                                   "/x HTTP/1.1\r\nHost: evil.example\r\n\r\n")),
+              AllOf(StartsWith("HTTP/1.1 200"), HasSubstr("path=/x")));
+  EXPECT_THAT(Request("GET http://localhost:1@evil.example/ HTTP/1.1\r\nHost: x\r\n\r\n"),
+              AllOf(StartsWith("HTTP/1.1 400"), HasSubstr("has user information")));
 }
 
 TEST_F(ServerTest, PortInUseIsAClearError) {
