@@ -125,6 +125,15 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path, int64_t max_n
   return ReadToEnd(fd.get(), path, 0, max_non_regular_bytes < 0 ? 0 : max_non_regular_bytes);
 }
 
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path) {
+  struct stat st;
+  absl::StatusOr<int> opened = OpenForReading(path, st);
+  if (!opened.ok()) return opened.status();
+  Fd fd(*opened);
+  if (!S_ISREG(st.st_mode)) return NotAFile(path, st.st_mode);
+  return ReadToEnd(fd.get(), path, st.st_size, /*cap=*/-1);
+}
+
 absl::StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offset,
                                           int64_t length) {
   if (offset < 0 || length < 0) {

@@ -3,6 +3,7 @@
 //
 //   absl::StatusOr<std::string> text = ReadInputFile("model.txt");
 //   absl::StatusOr<std::string> w = ReadFileRange("weights.bin", /*offset=*/64, /*length=*/16);
+//   absl::StatusOr<std::string> page = ReadRegularFile("served/report.pb");
 //
 // Every error names the path and says what is wrong with it:
 //   cannot open 'nope.txt': No such file or directory
@@ -35,6 +36,10 @@ inline constexpr int64_t kMaxNonRegularFileBytes = int64_t{64} << 20;
 // are refused.
 absl::StatusOr<std::string> ReadInputFile(
     const std::string& path, int64_t max_non_regular_bytes = kMaxNonRegularFileBytes);
+
+// The whole content of a file that must be a regular file (a file served by `coil inspect`):
+// a FIFO, device, folder or socket is refused at once, without blocking or reading from it.
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path);
 
 // `length` bytes from `offset` of a regular file (anything else is refused); the file must
 // have them all (DataLoss otherwise). offset and length must be >= 0.

@@ -1,6 +1,8 @@
-// ReadInputFile and ReadFileRange: contents, and one expected-error test per bad input.
+// ReadInputFile, ReadRegularFile and ReadFileRange: contents, and one expected-error test per
+// bad input.
 #include "ir/io/read_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +89,42 @@ TEST(ReadInputFileErrors, FifoWithoutWriterDoesNotBlock) {
   absl::StatusOr<std::string> got = ReadInputFile(fifo);  // would block in open() before
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, "");
+}
+
+// ---- ReadRegularFile
+
+TEST(ReadRegularFile, Whole) {
+  absl::StatusOr<std::string> got = ReadRegularFile(MakeFile("regular", "abc"));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "abc");
+}
+
+TEST(ReadRegularFileErrors, FifoWithAWriterThatNeverWrites) {
+  std::string fifo = TempPath("silent_fifo");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A writer that keeps the FIFO open without writing: a read would block forever.
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  int writer = ::open(fifo.c_str(), O_WRONLY);
+  ASSERT_GE(writer, 0);
+  absl::StatusOr<std::string> got = ReadRegularFile(fifo);
+  EXPECT_EQ(got.status().message(),
+            absl::StrCat("cannot read '", fifo, "': it is not a regular file (a FIFO or pipe)"));
+  ::close(writer);
+  ::close(reader);
+}
+
+TEST(ReadRegularFileErrors, CharacterDevice) {
+  absl::StatusOr<std::string> got = ReadRegularFile("/dev/zero");
+  EXPECT_EQ(got.status().message(),
+            "cannot read '/dev/zero': it is not a regular file (a character device)");
+}
+
+TEST(ReadRegularFileErrors, Directory) {
+  absl::StatusOr<std::string> got = ReadRegularFile(::testing::TempDir());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(got.status().message()), ::testing::HasSubstr("it is a directory"));
 }
 
 // ---- ReadFileRange

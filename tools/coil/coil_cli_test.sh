@@ -112,6 +112,13 @@ mkdir -p "$tmp/ext/dir.bin"
 sed 's|data_passwd|dir.bin|' "$tmp/ext/g.txt" > "$tmp/ext/dir.txt"
 check external_directory 1 "constant %0: cannot read '$tmp/ext/dir.bin': it is a directory, not a file" -- $coil run "$tmp/ext/dir.txt"
 
+# A FIFO as external data, with a writer that never writes: refused at once, never a hang.
+rm -f "$tmp/ext/fifo.bin"; mkfifo "$tmp/ext/fifo.bin"
+sleep 30 > "$tmp/ext/fifo.bin" & silent_writer=$!
+sed 's|data_passwd|fifo.bin|' "$tmp/ext/g.txt" > "$tmp/ext/fifo.txt"
+check external_fifo 1 "constant %0: cannot read '$tmp/ext/fifo.bin': it is not a regular file \(a FIFO or pipe\)" -- timeout 10 $coil run "$tmp/ext/fifo.txt"
+kill "$silent_writer" 2>/dev/null; wait "$silent_writer" 2>/dev/null
+
 # Input files: regular files, or pipes and devices up to 64 MiB; a folder is an error.
 mkdir -p "$tmp/dir.pb"
 check input_directory 1 "cannot read '$tmp/dir.pb': it is a directory, not a file" -- $coil verify "$tmp/dir.pb"
@@ -142,6 +149,11 @@ check dim_two_equals 1 "--dim expects NAME=SIZE with SIZE a non-negative integer
 check dim_past_int64 1 "--dim expects NAME=SIZE with SIZE a non-negative integer, got 's=99999999999999999999'" -- $coil run "$tmp/square.txt" --dim s=99999999999999999999
 check dim_twice 1 '--dim gives s twice' -- $coil run "$tmp/square.txt" --dim s=2,s=3
 check dim_out_of_range 1 '--dim s=0: symbol s must be in \[1, inf\]' -- $coil run "$tmp/square.txt" --dim s=0
+
+# Symbols must be declared (`symbol NAME ...`): code generation binds only those (issue 15).
+printf 'graph @g(%%0 "x": f32[4]) {\n  %%1: f32[t] = aten.reshape(%%0) {shape = syms[t]}\n  return %%1\n}\n' > "$tmp/undeclared.txt"
+check undeclared_symbol 1 "undeclared.txt: node 0 %1 = aten.reshape\(%0\): attribute 'shape' = syms\[t\] uses symbol 't', which the graph does not declare \(the graph declares no symbols\)" -- $coil verify "$tmp/undeclared.txt"
+check undeclared_symbol_compile 1 "uses symbol 't', which the graph does not declare" -- $coil compile "$tmp/undeclared.txt"
 
 # Shape arithmetic on numbers from the file: an error naming the node, never a CHECK (issue 15).
 printf 'graph @g(%%0: f32[1, 1, 8, 8], %%1: f32[1, 1, 3, 3]) {\n  %%2: f32[1, 1, 6, 6] = aten.conv2d(%%0, %%1) {dilation = [9223372036854775807, 1]}\n  return %%2\n}\n' > "$tmp/dilation.txt"

@@ -3,14 +3,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/io/read_file.h"
 
 namespace coil::cli {
 namespace fs = std::filesystem;
@@ -148,12 +147,14 @@ absl::StatusOr<std::string> InspectSite::ReadListedFile(const std::string& name)
   if (!IsInside(path, folder_)) {
     return absl::PermissionDeniedError(absl::StrCat("'", name, "' resolves outside ", folder_));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::PermissionDeniedError(absl::StrCat("cannot read ", path.string()));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path.string()));
-  return bytes.str();
+  // Only regular files: a FIFO or device swapped in after the listing must not block a
+  // worker (or feed it forever).
+  absl::StatusOr<std::string> bytes = ReadRegularFile(path.string());
+  if (!bytes.ok()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot serve '", name, "': ", bytes.status().message()));
+  }
+  return bytes;
 }
 
 http::Response InspectSite::Handle(const http::Request& request) const {

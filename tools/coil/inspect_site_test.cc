@@ -1,6 +1,10 @@
 // Tests of what `coil inspect` serves from a folder or one file (inspect_site.h).
 #include "tools/coil/inspect_site.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -161,6 +165,26 @@ TEST_F(InspectSiteTest, ServesOneFile) {
   EXPECT_EQ(site->Handle(Get("/files.json")).body, "{\"files\": [\"02_prims.pb\"]}\n");
   EXPECT_EQ(site->Handle(Get("/files/02_prims.pb")).body, "PRIMS");
   EXPECT_EQ(site->Handle(Get("/files/report.pb")).status, 404);  // beside it, but not chosen
+}
+
+// Expected error (issue 15): the served file replaced by a FIFO whose writer never writes is
+// refused at once (it used to block the worker forever in the read).
+TEST_F(InspectSiteTest, FileReplacedByAFifoIsRefusedNotAHang) {
+  WriteArtifacts();
+  fs::path file = dir_ / "02_prims.pb";
+  absl::StatusOr<InspectSite> site = InspectSite::Open(file.string(), kPage);
+  ASSERT_TRUE(site.ok()) << site.status();
+  fs::remove(file);
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  int reader = ::open(file.c_str(), O_RDONLY | O_NONBLOCK);
+  int writer = ::open(file.c_str(), O_WRONLY);
+  ASSERT_GE(writer, 0);
+  http::Response r = site->Handle(Get("/files/02_prims.pb"));
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(r.body, HasSubstr("cannot serve '02_prims.pb': cannot read '"));
+  EXPECT_THAT(r.body, HasSubstr("02_prims.pb': it is not a regular file (a FIFO or pipe)"));
+  ::close(writer);
+  ::close(reader);
 }
 
 TEST_F(InspectSiteTest, OpenErrorsNameTheSource) {
