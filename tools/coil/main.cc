@@ -1,4 +1,6 @@
 // coil: the command-line entry point. `coil help` lists the commands.
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -73,7 +75,13 @@ int main(int argc, char** argv) {
   int status = Dispatch(argc, argv);
   errno = 0;
   std::cout.flush();
-  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail();
+  bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail();
+  // Some file systems (NFS) report write-back errors only at close, which runs the file's
+  // flush for every descriptor closed: close a duplicate, leaving stdout itself to exit().
+  if (!failed) {
+    const int copy = ::dup(STDOUT_FILENO);
+    failed = copy >= 0 && ::close(copy) != 0 && errno != EINTR;
+  }
   if (failed && status == 0) {
     std::fprintf(stderr, "coil: cannot write the standard output%s%s\n", errno != 0 ? ": " : "",
                  errno != 0 ? std::strerror(errno) : "");
