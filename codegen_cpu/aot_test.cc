@@ -25,6 +25,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "prims/decompose.h"
 #include "runtime/cpu/aot_cpu_features.h"
+#include "runtime/cpu/aot_package.h"
 
 namespace coil {
 namespace {
@@ -141,7 +142,7 @@ TEST(AotTest, HeaderDescribesTheModel) {
            std::string("#ifndef COIL_AOT_tiny_mlp_H_"),
            std::string("namespace coil_aot::tiny_mlp {"),
            std::string("extern \"C\" const CoilAotPackage coil_aot_tiny_mlp_package;"),
-           std::string("static_assert(coil::cpu::kAotAbiVersion == 1,"),
+           absl::StrCat("static_assert(coil::cpu::kAotAbiVersion == ", cpu::kAotAbiVersion, ","),
            std::string("#include \"runtime/cpu/aot_loader.h\""),
            std::string("inline constexpr char kCpu[] = \"x86-64-v2\";"),
            absl::StrCat("inline constexpr char kCpuFeatures[] = \"", p->module.cpu_features(),

@@ -75,7 +75,9 @@ TEST(CpuJitTest, RunsAHandWrittenKernel) {
   std::vector<float> x(100), out(100, -1);
   for (int i = 0; i < 100; ++i) x[i] = i * 0.5f;
   char* buffers[3] = {nullptr, reinterpret_cast<char*>(x.data()), reinterpret_cast<char*>(out.data())};
-  fn(10, 60, buffers, nullptr);  // only [10, 60)
+  CoilKernelError error{};
+  fn(10, 60, buffers, nullptr, &error);  // only [10, 60)
+  EXPECT_EQ(error.failed, 0);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(out[i], i >= 10 && i < 60 ? i * 1.0f : -1.0f) << i;
 }
 

@@ -163,7 +163,8 @@ std::vector<Compiled> CompileForTargets(const std::string& name, const BodyFn& b
 void RunBlock(const Compiled& c, const float* in, float* out) {
   char* table[3] = {nullptr, reinterpret_cast<char*>(const_cast<float*>(in)),
                     reinterpret_cast<char*>(out)};
-  c.fn(0, kRows, table, nullptr);
+  CoilKernelError error{};
+  c.fn(0, kRows, table, nullptr, &error);
 }
 
 // Bit patterns start, start + stride, ... (count of them).

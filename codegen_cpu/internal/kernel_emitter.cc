@@ -14,6 +14,7 @@
 #include "codegen_cpu/internal/alias_scopes.h"
 #include "codegen_cpu/internal/index_emitter.h"
 #include "codegen_cpu/internal/math_emitter.h"
+#include "codegen_cpu/internal/runtime_checks.h"
 #include "codegen_cpu/internal/streaming_stores.h"
 #include "codegen_cpu/internal/target.h"
 #include "llvm/IR/IRBuilder.h"
@@ -79,18 +80,22 @@ class KernelEmitter {
         c_(m.getContext()),
         b_(c_),
         eb_(c_),
-        scopes_(k, info.buffers, m.getContext()) {}
+        scopes_(k, info.buffers, m.getContext()),
+        checks_(eb_) {}
 
   absl::StatusOr<llvm::Function*> Run(const std::string& symbol) {
     llvm::Type* i64 = b_.getInt64Ty();
     llvm::Type* ptr = b_.getPtrTy();
-    auto* ft = llvm::FunctionType::get(b_.getVoidTy(), {i64, i64, ptr, ptr}, false);
+    auto* ft = llvm::FunctionType::get(b_.getVoidTy(), {i64, i64, ptr, ptr, ptr}, false);
     f_ = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, symbol, m_);
     f_->setDoesNotThrow();
     f_->getArg(0)->setName("begin");
     f_->getArg(1)->setName("end");
     f_->getArg(2)->setName("buffers");
     f_->getArg(3)->setName("symbols");
+    f_->getArg(4)->setName("error");
+    f_->addParamAttr(4, llvm::Attribute::NoCapture);
+    checks_.Bind(f_->getArg(4));
     // 512-bit vectors wherever AVX-512 exists (target.h, [Note: 512-bit vectors]).
     if (info_.vector_bits >= 512) f_->addFnAttr(kPreferVectorWidthAttr, "512");
     for (int a : {2, 3}) {
@@ -108,6 +113,7 @@ class KernelEmitter {
       return absl::Status(s.code(),
                           absl::StrCat("kernel ", k_.id(), " '", k_.name(), "': ", s.message()));
     }
+    checks_.EmitReport(b_);  // runtime_checks.h, [Note: deferred checks]
     b_.CreateRetVoid();
     return f_;
   }
@@ -210,8 +216,11 @@ class KernelEmitter {
     return it->second;
   }
 
-  // The element address of a LOAD / STORE.
-  absl::StatusOr<std::pair<llvm::Value*, DType>> Address(const proto::Expr& e) {
+  // The element address of a LOAD / STORE. Indices from data are checked (runtime_checks.h);
+  // `*guard` (null: none needed) is the i1 under which the access must run.
+  absl::StatusOr<std::pair<llvm::Value*, DType>> Address(const proto::Expr& e,
+                                                         llvm::Value** guard) {
+    *guard = nullptr;
     absl::StatusOr<BufferVals*> bv = Buffer(e.buffer());
     if (!bv.ok()) return bv.status();
     const proto::Buffer& buf = *(*bv)->buf;
@@ -224,6 +233,20 @@ class KernelEmitter {
     for (int d = 0; d < e.index_size(); ++d) {
       absl::StatusOr<llvm::Value*> ix = Index(e.index(d));
       if (!ix.ok()) return ix.status();
+      if (RefersToValue(e.index(d))) {
+        absl::StatusOr<llvm::Value*> size = EntryExpr(buf.shape(d));
+        if (!size.ok()) return size.status();
+        llvm::Value* ok = checks_.Index(
+            b_, *ix, *size, d, IsWrappedIndex(k_, e.index(d)),
+            absl::StrCat("expr ", e.id(), " (", proto::Expr::Kind_Name(e.kind()), ") of buffer ",
+                         buf.id(), " ('", buf.name(), "')"));
+        *ix = b_.CreateSelect(ok, *ix, b_.getInt64(0));
+        auto* c = llvm::dyn_cast<llvm::ConstantInt>(*size);
+        // A size that may be 0 has no element 0 to read instead: skip the access.
+        if (c == nullptr || c->getSExtValue() <= 0) {
+          *guard = *guard != nullptr ? b_.CreateAnd(*guard, ok) : ok;
+        }
+      }
       off = b_.CreateAdd(off, b_.CreateMul(*ix, (*bv)->strides[d]));
     }
     llvm::Type* mt = MemType(c_, buf.dtype());
@@ -456,9 +479,13 @@ class KernelEmitter {
         if (e.args_size() != 1) return absl::InvalidArgumentError("STORE takes 1 arg");
         absl::StatusOr<TypedValue> x = Use(e.args(0));
         if (!x.ok()) return x.status();
-        absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
+        llvm::Value* guard;
+        absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e, &guard);
         if (!a.ok()) return a.status();
-        scopes_.Tag(EmitStoreElement(b_, a->first, a->second, *x), e.buffer());
+        EmitGuarded(b_, guard, nullptr, [&]() -> llvm::Value* {
+          scopes_.Tag(EmitStoreElement(b_, a->first, a->second, *x), e.buffer());
+          return nullptr;
+        });
         return absl::OkStatus();
       }
       default:
@@ -480,12 +507,15 @@ class KernelEmitter {
 
   absl::Status Load(const proto::Expr& e) {
     if (e.mask() == 0) {
-      absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
+      llvm::Value* guard;
+      absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e, &guard);
       if (!a.ok()) return a.status();
-      llvm::Instruction* access = nullptr;
-      llvm::Value* v = EmitLoadElement(b_, a->first, a->second, &access);
-      scopes_.Tag(access, e.buffer());
-      return Define(e, EmitConvert(b_, {v, a->second}, e.dtype()));
+      return Define(e, EmitGuarded(b_, guard, EmitConstant(b_, e.dtype(), 0, 0), [&] {
+                      llvm::Instruction* access = nullptr;
+                      llvm::Value* v = EmitLoadElement(b_, a->first, a->second, &access);
+                      scopes_.Tag(access, e.buffer());
+                      return EmitConvert(b_, {v, a->second}, e.dtype());
+                    }));
     }
     // Masked: the address is computed and read only where the mask holds.
     absl::StatusOr<TypedValue> m = Use(e.mask());
@@ -498,12 +528,15 @@ class KernelEmitter {
     auto* merge = llvm::BasicBlock::Create(c_, "masked.merge", f_);
     b_.CreateCondBr(cond, then, merge);
     b_.SetInsertPoint(then);
-    absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e);
+    llvm::Value* guard;
+    absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e, &guard);
     if (!a.ok()) return a.status();
-    llvm::Instruction* access = nullptr;
-    llvm::Value* v = EmitLoadElement(b_, a->first, a->second, &access);
-    scopes_.Tag(access, e.buffer());
-    v = EmitConvert(b_, {v, a->second}, e.dtype());
+    llvm::Value* v = EmitGuarded(b_, guard, EmitConstant(b_, e.dtype(), 0, 0), [&] {
+      llvm::Instruction* access = nullptr;
+      llvm::Value* loaded = EmitLoadElement(b_, a->first, a->second, &access);
+      scopes_.Tag(access, e.buffer());
+      return EmitConvert(b_, {loaded, a->second}, e.dtype());
+    });
     llvm::BasicBlock* then_end = b_.GetInsertBlock();
     b_.CreateBr(merge);
     b_.SetInsertPoint(merge);
@@ -532,6 +565,14 @@ class KernelEmitter {
     if (static_cast<int>(args.size()) != ScalarOpArity(*op)) {
       return absl::InvalidArgumentError(absl::StrCat(e.op(), " takes ", ScalarOpArity(*op),
                                                      " args, got ", args.size()));
+    }
+    if ((*op == ScalarOp::kDiv || *op == ScalarOp::kRemainder || *op == ScalarOp::kFmod) &&
+        !IsFloating(args.back().dt)) {  // the integral path: a divisor of 0 is an error
+      checks_.NonZero(b_, EmitToI64(b_, args[1]),
+                      *op == ScalarOp::kDiv         ? COIL_KERNEL_INT_DIV_BY_ZERO
+                      : *op == ScalarOp::kRemainder ? COIL_KERNEL_INT_REM_BY_ZERO
+                                                    : COIL_KERNEL_INT_FMOD_BY_ZERO,
+                      absl::StrCat("expr ", e.id(), " (", e.op(), ")"));
     }
     absl::StatusOr<TypedValue> r = EmitApply(b_, *op, args, e.dtype());
     if (!r.ok()) return r.status();
@@ -705,6 +746,7 @@ class KernelEmitter {
   llvm::IRBuilder<> b_;   // the loop body
   llvm::IRBuilder<> eb_;  // the entry block (loop-invariant values, allocas)
   const AliasScopes scopes_;
+  RuntimeChecks checks_;  // bound to the function's error argument in Run
   llvm::Function* f_ = nullptr;
   absl::flat_hash_map<int, llvm::Value*> sym_values_;
   absl::flat_hash_map<int, BufferVals> buffers_;

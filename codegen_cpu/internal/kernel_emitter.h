@@ -1,7 +1,8 @@
 // One Schedule kernel (POINTWISE, REDUCTION, or an EXTERN kernel's epilogue Loops) as one LLVM
 // function with the ABI of runtime/cpu/kernel_abi.h:
 //
-//   void kernel(int64_t begin, int64_t end, char* const* buffers, const int64_t* symbols);
+//   void kernel(int64_t begin, int64_t end, char* const* buffers, const int64_t* symbols,
+//               CoilKernelError* error);
 //
 // Loop structure: the parallel prefix [begin, end) (flattened row-major over the first
 // ParallelPrefixRank(r) outer dims, decomposed by div/mod once per prefix iteration), then the
@@ -15,6 +16,9 @@
 // the f32 vector width); max/min/argmax/argmin are exact and NaN-propagating (argmax: first
 // occurrence, NaN counts as the extreme); floating max/min accumulate integer order keys so
 // they vectorize (only the sign of a zero result may differ from the interpreter's).
+//
+// Indices from data and integer divisors are checked (runtime_checks.h, [Note: deferred
+// checks]); failures are reported through `error` once the loops are done.
 //
 // Every load and store carries alias scope metadata per buffer class (alias_scopes.h), so
 // loops over several buffers vectorize without run-time overlap checks.

@@ -14,6 +14,7 @@
 #include "ir/sym_expr.h"
 #include "ir/tensor_type.h"
 #include "runtime/cpu/kernel_abi.h"
+#include "runtime/cpu/kernel_error.h"
 #include "runtime/interpreter.h"
 #include "runtime/reference/kernel_registry.h"
 
@@ -180,8 +181,12 @@ absl::StatusOr<std::vector<HostTensor>> RunWithJit(const proto::KernelModule& mo
       p *= *v;
     }
     const int64_t step = std::max<int64_t>(1, (p + chunks - 1) / chunks);
+    CoilKernelError error{};
     for (int64_t begin = 0; begin < p; begin += step) {
-      fn(begin, std::min(p, begin + step), table.data(), symbols.data());
+      fn(begin, std::min(p, begin + step), table.data(), symbols.data(), &error);
+    }
+    if (error.failed != 0) {
+      return cpu::KernelErrorStatus(error, absl::StrCat("kernel ", k.id(), " '", k.name(), "'"));
     }
   }
   std::vector<HostTensor> out;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "ir/sym_expr.h"
@@ -30,7 +31,8 @@ constexpr char kGraph[] = R"(graph @add_const(%0 "x": f32[batch, 4]) {
 
 std::atomic<int> kernel_calls{0};
 
-extern "C" void AddConstRows(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+extern "C" void AddConstRows(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                             CoilKernelError*) {
   ++kernel_calls;
   const float* x = reinterpret_cast<const float*>(bufs[1]);
   const float* c = reinterpret_cast<const float*>(bufs[2]);
@@ -171,7 +173,8 @@ TEST(AotLoaderTest, RefusesBadMagicAndOtherVersions) {
   Fixture g;
   g.package.abi_version = kAotAbiVersion + 1;
   ExpectRefused(g.package, absl::StatusCode::kFailedPrecondition,
-                {"AOT object 'add_const'", "descriptor version 2", "reads version 1",
+                {"AOT object 'add_const'", absl::StrCat("descriptor version ", kAotAbiVersion + 1),
+                 absl::StrCat("reads version ", kAotAbiVersion),
                  "regenerate"});
 }
 

@@ -18,6 +18,7 @@
 #include "ir/op_registry.h"
 #include "ir/sym_expr.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cpu/kernel_error.h"
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/interpreter.h"
 #include "runtime/reference/kernel_registry.h"
@@ -573,8 +574,13 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
       const CoilKernelFn fn = k.fn;
       char* const* bufs = ptrs.data();
       const int64_t* syms = symbols.data();
-      pool->ParallelFor(l.parallel[ki], l.grain[ki],
-                        [&](int64_t begin, int64_t end) { fn(begin, end, bufs, syms); });
+      // Data errors (a bad gather index, an integer division by zero): every slice finishes,
+      // the first report wins (kernel_abi.h), ParallelFor's join orders it before this read.
+      CoilKernelError error{};
+      pool->ParallelFor(l.parallel[ki], l.grain[ki], [&](int64_t begin, int64_t end) {
+        fn(begin, end, bufs, syms, &error);
+      });
+      if (error.failed != 0) return KernelErrorStatus(error, k.where);
     }
     if (profiling) {
       times[ki].calls += 1;

@@ -74,7 +74,11 @@ class CpuExecutable {
   // Runs the schedule on `inputs` (one per graph input, in order); outputs in
   // Schedule.outputs order. Errors: wrong input count, dtype or shape (the messages of
   // runtime/interpreter.h), a symbol out of its range, sizes that do not evaluate, an extern's
-  // error (naming the kernel). Runs are serialized (the arena is shared).
+  // error (naming the kernel), a data error a compiled kernel reports (an index out of bounds:
+  // OutOfRange; an integer division by zero: InvalidArgument; runtime/cpu/kernel_error.h, naming
+  // the kernel, the index and the dimension's size). After an error the executable runs again
+  // normally; inputs that kernels write in place (prims.copy_to) may hold partial results.
+  // Runs are serialized (the arena is shared).
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
 
   int num_threads() const;

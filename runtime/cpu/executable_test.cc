@@ -121,7 +121,8 @@ std::unique_ptr<CpuExecutable> MustCreate(const proto::Schedule& s, KernelTable 
 // ---- Hand-written kernels (ABI: rows [b, e) of the parallel prefix).
 std::atomic<int64_t> seen_batch{-1};
 
-extern "C" void AddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms) {
+extern "C" void AddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms,
+                        CoilKernelError*) {
   seen_batch = syms[0];
   const float* x = reinterpret_cast<const float*>(bufs[1]);
   const float* y = reinterpret_cast<const float*>(bufs[2]);
@@ -131,7 +132,8 @@ extern "C" void AddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* 
   }
 }
 
-extern "C" void SquareRows(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+extern "C" void SquareRows(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                        CoilKernelError*) {
   const float* t = reinterpret_cast<const float*>(bufs[3]);
   float* out = reinterpret_cast<float*>(bufs[4]);
   for (int64_t r = b; r < e; ++r) {
@@ -200,7 +202,8 @@ TEST(CpuExecutableTest, OutputsAreFreshAndAdopted) {
   ExpectClose((*a)[0], (*b)[0], 0, "second run");
 }
 
-extern "C" void SumRows(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+extern "C" void SumRows(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                        CoilKernelError*) {
   const float* x = reinterpret_cast<const float*>(bufs[1]);
   float* out = reinterpret_cast<float*>(bufs[2]);
   for (int64_t r = b; r < e; ++r) {
@@ -240,7 +243,8 @@ TEST(CpuExecutableTest, Reduction) {
   }
 }
 
-extern "C" void AbsEpilogue(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+extern "C" void AbsEpilogue(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                        CoilKernelError*) {
   const float* m = reinterpret_cast<const float*>(bufs[3]);
   float* out = reinterpret_cast<float*>(bufs[4]);
   for (int64_t r = b; r < e; ++r) {
@@ -325,7 +329,8 @@ TEST(CpuExecutableTest, ProfilesEachKernelWhenAsked) {
 }
 
 // out = x; x = x * x (a prims.copy_to into the input).
-extern "C" void SquareInPlace(int64_t b, int64_t e, char* const* bufs, const int64_t*) {
+extern "C" void SquareInPlace(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                        CoilKernelError*) {
   float* x = reinterpret_cast<float*>(bufs[1]);
   float* out = reinterpret_cast<float*>(bufs[2]);
   for (int64_t r = b; r < e; ++r) {
@@ -547,12 +552,13 @@ TEST(CpuExecutableTest, ConvolutionWithConstantWeightsAcrossBatches) {
 std::mutex calls_mu;
 std::vector<std::pair<std::thread::id, int64_t>> calls;  // (thread, rows) per kernel call
 
-extern "C" void RecordedAddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms) {
+extern "C" void RecordedAddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms,
+                                CoilKernelError*) {
   {
     std::lock_guard<std::mutex> lock(calls_mu);
     calls.emplace_back(std::this_thread::get_id(), e - b);
   }
-  AddRows(b, e, bufs, syms);
+  AddRows(b, e, bufs, syms, nullptr);
 }
 
 // Waking the pool costs more than a small kernel's work: below ~64K iterations a kernel is one

@@ -39,9 +39,10 @@ absl::Status ForEachIndexed(const char* prim, const HostTensor& x, const HostTen
   ForEachIndex(index.shape(), [&](absl::Span<const int64_t> idx) {
     if (!status.ok()) return;
     int64_t k = index.LoadInt(index.StorageOffset(idx));
-    if (k < 0 || k >= size) {
-      status = KernelError(prim, absl::StrCat("index ", k, " is out of range [0, ", size,
-                                              ") of dim ", dim));
+    if (k < 0 || k >= size) {  // the aten kernels' wording (indexing_kernels.cc)
+      status = absl::OutOfRangeError(absl::StrCat(prim, ": index ", k,
+                                                  " is out of bounds for dimension ", dim,
+                                                  " with size ", size));
       return;
     }
     target.assign(idx.begin(), idx.end());

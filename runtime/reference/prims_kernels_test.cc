@@ -194,7 +194,7 @@ TEST(PrimsKernels, ScatterWithRepeatedIndices) {
   HostTensor bad = T(proto::INT64, {4}, {0, 4, 0, 0});
   EXPECT_THAT(RunError("prims.scatter", {x, bad, src},
                        {{"dim", int64_t{0}}, {"reduce", std::string("none")}}),
-              HasSubstr("prims.scatter: index 4 is out of range [0, 4) of dim 0"));
+              HasSubstr("prims.scatter: index 4 is out of bounds for dimension 0 with size 4"));
 }
 
 TEST(PrimsKernels, GatherRejectsNegativeIndices) {
@@ -202,7 +202,7 @@ TEST(PrimsKernels, GatherRejectsNegativeIndices) {
   EXPECT_THAT(Values("prims.gather", {x, T(proto::INT32, {2}, {2, 0})}, {{"dim", int64_t{0}}}),
               ElementsAre(3, 1));
   EXPECT_THAT(RunError("prims.gather", {x, T(proto::INT64, {1}, {-1})}, {{"dim", int64_t{0}}}),
-              HasSubstr("prims.gather: index -1 is out of range [0, 3) of dim 0"));
+              HasSubstr("prims.gather: index -1 is out of bounds for dimension 0 with size 3"));
 }
 
 TEST(PrimsKernels, SymbolicRelationsAreRecheckedOnConcreteSizes) {

@@ -113,8 +113,9 @@ class CompiledGraph {
   void Run(cpu::ThreadPool& pool) {
     for (const Launch& l : launches_) {
       char* const* bufs = table_.data();
+      CoilKernelError error{};  // the benchmark's kernels index no data
       pool.ParallelFor(l.parallel, l.grain,
-                       [&](int64_t b, int64_t e) { l.fn(b, e, bufs, nullptr); });
+                       [&](int64_t b, int64_t e) { l.fn(b, e, bufs, nullptr, &error); });
     }
   }
 

@@ -1,0 +1,373 @@
+// Expected-error tests for the run-time checks of generated CPU code (internal/runtime_checks.h):
+// one test per bad input, each asserting the message, with the reference interpreter as the
+// oracle (its error for bad inputs, its results for good ones). Graphs go through the real
+// pipeline (decompose, inductor with the CPU's capabilities, GenerateCpu, JIT, CpuExecutable).
+// After every error the same program runs a good input again: an error leaves nothing behind.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "codegen_cpu/codegen_cpu.h"
+#include "codegen_cpu/cpu_program.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "inductor/schedule.h"
+#include "ir/parser.h"
+#include "prims/decompose.h"
+#include "runtime/interpreter.h"
+
+namespace coil {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Compiled {
+  Graph graph;
+  std::unique_ptr<CpuProgram> program;
+};
+
+std::unique_ptr<Compiled> Compile(const std::string& text, int threads = 1) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return nullptr;
+  auto c = std::make_unique<Compiled>();
+  c->graph = *ParseGraph(text);  // the reference's copy
+  absl::StatusOr<bool> d = prims::Decompose(*g);
+  EXPECT_TRUE(d.ok()) << d.status();
+  inductor::ScheduleOptions options;
+  options.capabilities = CpuCapabilities();
+  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto(), options);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return nullptr;
+  absl::StatusOr<proto::KernelModule> m = GenerateCpu(*std::move(s));
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return nullptr;
+  cpu::CpuExecutableOptions runtime;
+  runtime.num_threads = threads;
+  absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(*std::move(m), runtime);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return nullptr;
+  c->program = *std::move(p);
+  return c;
+}
+
+HostTensor Ints(DType dt, std::vector<int64_t> shape, std::vector<double> v) {
+  return HostTensor::FromDoubles(dt, std::move(shape), v);
+}
+HostTensor I64(std::vector<int64_t> shape, std::vector<double> v) {
+  return Ints(proto::INT64, std::move(shape), std::move(v));
+}
+// 0, 1, 2, ... as f32.
+HostTensor Iota(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i);
+  return HostTensor::FromDoubles(proto::FLOAT32, std::move(shape), v);
+}
+
+// The CPU program's results equal the reference interpreter's.
+void ExpectSameResults(Compiled& c, const std::vector<HostTensor>& inputs) {
+  absl::StatusOr<std::vector<HostTensor>> want = Interpret(c.graph, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<HostTensor>> got = c.program->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    EXPECT_EQ((*got)[i].ToDoubles(), (*want)[i].ToDoubles()) << "output " << i;
+  }
+}
+
+// Both the reference interpreter and the CPU program fail on `inputs` with `message` (the
+// CPU's naming the kernel as well, with the reference's status code); then the program still
+// computes `good` as the reference does.
+void ExpectError(Compiled& c, const std::vector<HostTensor>& inputs, const std::string& message,
+                 const std::vector<HostTensor>& good) {
+  absl::StatusOr<std::vector<HostTensor>> want = Interpret(c.graph, inputs);
+  ASSERT_FALSE(want.ok());
+  EXPECT_THAT(std::string(want.status().message()), HasSubstr(message));
+  absl::StatusOr<std::vector<HostTensor>> got = c.program->Run(inputs);
+  ASSERT_FALSE(got.ok()) << "the CPU program ran a bad input without an error";
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr(message));
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("kernel "));
+  EXPECT_EQ(got.status().code(), want.status().code()) << got.status() << "\n" << want.status();
+  ExpectSameResults(c, good);
+}
+
+constexpr char kGather[] = R"(graph @g(%0 "x": f32[4, 3], %1 "idx": i64[2, 3]) {
+  %2: f32[2, 3] = aten.gather(%0, %1) {dim = 0, sparse_grad = false}
+  return %2
+})";
+
+TEST(RuntimeChecksTest, GatherIndexTooLarge) {
+  auto c = Compile(kGather);
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3});
+  ExpectError(*c, {x, I64({2, 3}, {0, 1, 2, 3, 4, 0})},
+              "index 4 is out of bounds for dimension 0 with size 4",
+              {x, I64({2, 3}, {0, 1, 2, 3, 3, 0})});
+}
+
+TEST(RuntimeChecksTest, GatherHugeIndexDoesNotCrash) {
+  auto c = Compile(kGather);
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3});
+  ExpectError(*c, {x, I64({2, 3}, {0, 1, 1000000, 3, 2, 0})},
+              "index 1000000 is out of bounds for dimension 0 with size 4",
+              {x, I64({2, 3}, {0, 1, 2, 3, 2, 0})});
+}
+
+TEST(RuntimeChecksTest, GatherNegativeIndex) {  // gather does not wrap (torch raises)
+  auto c = Compile(kGather);
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3});
+  ExpectError(*c, {x, I64({2, 3}, {0, 1, -1, 3, 2, 0})},
+              "index -1 is out of bounds for dimension 0 with size 4",
+              {x, I64({2, 3}, {0, 1, 1, 3, 2, 0})});
+}
+
+TEST(RuntimeChecksTest, IndexSelectAlongDim1) {
+  auto c = Compile(R"(graph @g(%0 "x": f32[3, 4], %1 "idx": i64[2]) {
+  %2: f32[3, 2] = aten.index_select(%0, %1) {dim = 1}
+  return %2
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({3, 4});
+  ExpectError(*c, {x, I64({2}, {1, 9})}, "index 9 is out of bounds for dimension 1 with size 4",
+              {x, I64({2}, {3, 0})});
+}
+
+constexpr char kEmbedding[] = R"(graph @g(%0 "w": f32[4, 3], %1 "tokens": i64[2, 2]) {
+  %2: f32[2, 2, 3] = aten.embedding(%0, %1) {padding_idx = -1, scale_grad_by_freq = false, sparse = false}
+  return %2
+})";
+
+TEST(RuntimeChecksTest, EmbeddingTokenOutOfVocabulary) {
+  auto c = Compile(kEmbedding);
+  ASSERT_NE(c, nullptr);
+  HostTensor w = Iota({4, 3});
+  ExpectError(*c, {w, I64({2, 2}, {0, 3, 4, 1})},
+              "index 4 is out of bounds for dimension 0 with size 4",
+              {w, I64({2, 2}, {0, 3, 2, 1})});
+}
+
+TEST(RuntimeChecksTest, EmbeddingNegativeToken) {
+  auto c = Compile(kEmbedding);
+  ASSERT_NE(c, nullptr);
+  HostTensor w = Iota({4, 3});
+  ExpectError(*c, {w, I64({2, 2}, {0, -2, 1, 1})},
+              "index -2 is out of bounds for dimension 0 with size 4",
+              {w, I64({2, 2}, {0, 2, 1, 1})});
+}
+
+// Advanced indexing x[idx] (index_tensor) wraps negative indices in [-4, 0).
+constexpr char kIndexTensor[] = R"(graph @g(%0 "x": f32[4, 3], %1 "idx": i64[3]) {
+  %2: f32[3, 3] = aten.index_tensor(%0, %1) {dim = 0}
+  return %2
+})";
+
+TEST(RuntimeChecksTest, AdvancedIndexingNegativeIndicesInRangeWrap) {
+  auto c = Compile(kIndexTensor);
+  ASSERT_NE(c, nullptr);
+  ExpectSameResults(*c, {Iota({4, 3}), I64({3}, {-1, -4, 2})});
+}
+
+TEST(RuntimeChecksTest, AdvancedIndexingNegativeIndexOutOfRange) {
+  auto c = Compile(kIndexTensor);
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3});
+  // The message names the index as given (-5), not as wrapped (-1).
+  ExpectError(*c, {x, I64({3}, {0, -5, 1})}, "index -5 is out of bounds for dimension 0 with size 4",
+              {x, I64({3}, {0, -3, 1})});
+}
+
+TEST(RuntimeChecksTest, AdvancedIndexingIndexTooLarge) {
+  auto c = Compile(kIndexTensor);
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3});
+  ExpectError(*c, {x, I64({3}, {0, 4, 1})}, "index 4 is out of bounds for dimension 0 with size 4",
+              {x, I64({3}, {0, 3, 1})});
+}
+
+constexpr char kScatter[] =
+    R"(graph @g(%0 "x": f32[4, 3], %1 "idx": i64[2, 3], %2 "src": f32[2, 3]) {
+  %3: f32[4, 3] = aten.%s(%0, %1, %2) {dim = 0}
+  return %3
+})";
+
+std::string Scatter(const std::string& op) {
+  std::string s = kScatter;
+  s.replace(s.find("%s"), 2, op);
+  return s;
+}
+
+TEST(RuntimeChecksTest, ScatterIndexTooLarge) {
+  auto c = Compile(Scatter("scatter"));
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3}), src = Iota({2, 3});
+  ExpectError(*c, {x, I64({2, 3}, {0, 1, 2, 3, 7, 0}), src},
+              "index 7 is out of bounds for dimension 0 with size 4",
+              {x, I64({2, 3}, {0, 1, 2, 3, 2, 1}), src});
+}
+
+TEST(RuntimeChecksTest, ScatterAddNegativeIndex) {
+  auto c = Compile(Scatter("scatter_add"));
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3}), src = Iota({2, 3});
+  ExpectError(*c, {x, I64({2, 3}, {0, 1, 2, 3, -1, 0}), src},
+              "index -1 is out of bounds for dimension 0 with size 4",
+              {x, I64({2, 3}, {0, 1, 2, 0, 1, 0}), src});
+}
+
+constexpr char kIndexPut[] =
+    R"(graph @g(%0 "x": f32[4, 3], %1 "idx": i64[2], %2 "values": f32[2, 3]) {
+  %3: f32[4, 3] = aten.index_put(%0, %1, %2) {dim = 0, accumulate = true}
+  return %3
+})";
+
+TEST(RuntimeChecksTest, IndexPutNegativeIndicesInRangeWrap) {
+  auto c = Compile(kIndexPut);
+  ASSERT_NE(c, nullptr);
+  ExpectSameResults(*c, {Iota({4, 3}), I64({2}, {-1, -4}), Iota({2, 3})});
+}
+
+TEST(RuntimeChecksTest, IndexPutIndexOutOfRange) {
+  auto c = Compile(kIndexPut);
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({4, 3}), v = Iota({2, 3});
+  // The scatter extern sees the index after index_put wrapped it (-5 + 4 = -1), so only the
+  // dimension and size are the reference's here.
+  ExpectError(*c, {x, I64({2}, {1, -5}), v}, "is out of bounds for dimension 0 with size 4",
+              {x, I64({2}, {1, 3}), v});
+}
+
+// The index is computed in the same fused kernel as the gather (idx + idx).
+TEST(RuntimeChecksTest, IndexComputedInTheFusedKernel) {
+  auto c = Compile(R"(graph @g(%0 "x": f32[4, 3], %1 "idx": i64[2]) {
+  %2: i64[2] = aten.add(%1, %1) {alpha = 1}
+  %3: f32[2, 3] = aten.index_select(%0, %2) {dim = 0}
+  return %3
+})");
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->program->module().kernels_size(), 1) << "expected one fused kernel";
+  HostTensor x = Iota({4, 3});
+  ExpectError(*c, {x, I64({2}, {0, 2})}, "index 4 is out of bounds for dimension 0 with size 4",
+              {x, I64({2}, {0, 1})});
+}
+
+// A table whose size is a symbol: the access is skipped (not clamped) where the index is bad,
+// and a table of 0 rows reads nothing.
+TEST(RuntimeChecksTest, SymbolicTableSize) {
+  auto c = Compile(R"(graph @g(%0 "x": f32[n, 3], %1 "idx": i64[2]) {
+  symbol n min 0 max 0 hint 4
+  %2: f32[2, 3] = aten.index_select(%0, %1) {dim = 0}
+  return %2
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({5, 3});
+  ExpectError(*c, {x, I64({2}, {5, 0})}, "index 5 is out of bounds for dimension 0 with size 5",
+              {x, I64({2}, {4, 0})});
+  ExpectError(*c, {Iota({0, 3}), I64({2}, {0, 0})},
+              "index 0 is out of bounds for dimension 0 with size 0", {x, I64({2}, {1, 2})});
+}
+
+// Sizes where the loops vectorize, on several threads, with bad indices in different chunks:
+// one of them is reported (the first report wins), never a crash.
+TEST(RuntimeChecksTest, VectorizedGatherOnThreads) {
+  auto c = Compile(R"(graph @g(%0 "x": f32[64, 4096], %1 "idx": i64[64, 4096]) {
+  %2: f32[64, 4096] = aten.gather(%0, %1) {dim = 1, sparse_grad = false}
+  return %2
+})",
+                   /*threads=*/4);
+  ASSERT_NE(c, nullptr);
+  const int64_t n = 64 * 4096;
+  std::vector<double> good(n), bad(n);
+  for (int64_t i = 0; i < n; ++i) good[i] = bad[i] = static_cast<double>((i * 7) % 4096);
+  ExpectSameResults(*c, {Iota({64, 4096}), I64({64, 4096}, good)});
+  bad[n - 3] = 4096;   // the last chunk
+  bad[5] = 4096;       // the first
+  bad[n / 2] = 4096;   // one in the middle
+  absl::StatusOr<std::vector<HostTensor>> got =
+      c->program->Run({Iota({64, 4096}), I64({64, 4096}, bad)});
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(got.status().message(),
+              HasSubstr("index 4096 is out of bounds for dimension 1 with size 4096"));
+  ExpectSameResults(*c, {Iota({64, 4096}), I64({64, 4096}, good)});
+  // The embedding pattern: rows of a wide table (the vector loop copies a row).
+  auto e = Compile(R"(graph @g(%0 "w": f32[96, 1024], %1 "tokens": i64[8, 128]) {
+  %2: f32[8, 128, 1024] = aten.embedding(%0, %1) {padding_idx = -1, scale_grad_by_freq = false, sparse = false}
+  return %2
+})",
+                   /*threads=*/4);
+  ASSERT_NE(e, nullptr);
+  std::vector<double> tokens(8 * 128);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<double>(i % 96);
+  HostTensor w = Iota({96, 1024});
+  ExpectSameResults(*e, {w, I64({8, 128}, tokens)});
+  tokens[700] = 130;  // out of the vocabulary
+  ExpectError(*e, {w, I64({8, 128}, tokens)},
+              "index 130 is out of bounds for dimension 0 with size 96",
+              {w, I64({8, 128}, std::vector<double>(8 * 128, 95))});
+}
+
+// Integer division by zero: prims.div, remainder and fmod, int32 and int64.
+std::string Binary(const std::string& op, const std::string& dt, const std::string& attrs) {
+  return absl::StrCat("graph @g(%0 \"a\": ", dt, "[4], %1 \"b\": ", dt, "[4]) {\n  %2: ", dt,
+                      "[4] = aten.", op, "(%0, %1)", attrs, "\n  return %2\n}\n");
+}
+
+TEST(RuntimeChecksTest, IntegerDivisionByZero) {
+  for (const char* dt : {"i32", "i64"}) {
+    SCOPED_TRACE(dt);
+    const DType t = std::string(dt) == "i32" ? proto::INT32 : proto::INT64;
+    auto c = Compile(Binary("div", dt, " {rounding_mode = \"trunc\"}"));
+    ASSERT_NE(c, nullptr);
+    HostTensor a = Ints(t, {4}, {7, -7, 8, 9});
+    ExpectError(*c, {a, Ints(t, {4}, {2, 0, 3, 1})}, "integer division by zero",
+                {a, Ints(t, {4}, {2, -3, 3, 1})});
+  }
+}
+
+TEST(RuntimeChecksTest, IntegerFloorDivisionByZero) {
+  auto c = Compile(Binary("div", "i64", " {rounding_mode = \"floor\"}"));
+  ASSERT_NE(c, nullptr);
+  HostTensor a = I64({4}, {7, -7, 8, 9});
+  ExpectError(*c, {a, I64({4}, {2, 3, 0, 1})}, "by zero", {a, I64({4}, {2, 3, -5, 1})});
+}
+
+TEST(RuntimeChecksTest, IntegerRemainderByZero) {
+  for (const char* dt : {"i32", "i64"}) {
+    SCOPED_TRACE(dt);
+    const DType t = std::string(dt) == "i32" ? proto::INT32 : proto::INT64;
+    auto c = Compile(Binary("remainder", dt, ""));
+    ASSERT_NE(c, nullptr);
+    HostTensor a = Ints(t, {4}, {7, -7, 8, 9});
+    ExpectError(*c, {a, Ints(t, {4}, {0, 2, 3, 1})}, "integer division by zero",
+                {a, Ints(t, {4}, {5, 2, 3, 1})});
+  }
+}
+
+TEST(RuntimeChecksTest, IntegerFmodByZero) {
+  for (const char* dt : {"i32", "i64"}) {
+    SCOPED_TRACE(dt);
+    const DType t = std::string(dt) == "i32" ? proto::INT32 : proto::INT64;
+    auto c = Compile(Binary("fmod", dt, ""));
+    ASSERT_NE(c, nullptr);
+    HostTensor a = Ints(t, {4}, {7, -7, 8, 9});
+    ExpectError(*c, {a, Ints(t, {4}, {2, 2, 3, 0})}, "integer division by zero",
+                {a, Ints(t, {4}, {2, 2, 3, -4})});
+  }
+}
+
+// Floats divide by zero without an error (IEEE), and the checks stay out of float code.
+TEST(RuntimeChecksTest, FloatDivisionByZeroIsNotAnError) {
+  auto c = Compile(Binary("div", "f32", " {rounding_mode = \"\"}"));
+  ASSERT_NE(c, nullptr);
+  ExpectSameResults(*c, {Iota({4}), HostTensor::FromDoubles(proto::FLOAT32, {4}, {1, 1, 0, 2})});
+  EXPECT_EQ(c->program->module().kernels(0).source().find("check.fail"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace coil
