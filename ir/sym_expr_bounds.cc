@@ -116,6 +116,10 @@ Interval ByDivisorSign(const Interval& a, const Interval& d, F f, bool negate_re
   return out ? *out : kEverything;
 }
 
+Interval EvalPoly(const Poly& p, const SymRanges& ranges, const SymRange& fallback);
+std::optional<Interval> DivTermsTightened(const Poly& p, const SymRanges& ranges,
+                                          const SymRange& fallback);
+
 Interval Eval(const SymExpr& e, const SymRanges& ranges, const SymRange& fallback) {
   const Node* n = e.node();
   if (n == nullptr) return {e.constant(), e.constant()};
@@ -146,18 +150,76 @@ Interval Eval(const SymExpr& e, const SymRanges& ranges, const SymRange& fallbac
       return *out;
     }
     case Kind::kSum: {
-      Interval sum = {n->poly.constant, n->poly.constant};
-      for (const Term& t : n->poly.terms) {
-        Interval term = {t.coeff, t.coeff};
-        for (const Factor& f : t.monomial) {
-          term = MulI(term, PowI(Eval(f.atom, ranges, fallback), f.exponent));
-        }
-        sum = AddI(sum, term);
+      Interval sum = EvalPoly(n->poly, ranges, fallback);
+      if (std::optional<Interval> t = DivTermsTightened(n->poly, ranges, fallback)) {
+        sum = {std::max(sum.lo, t->lo), std::min(sum.hi, t->hi)};
       }
       return sum;
     }
   }
   return kEverything;
+}
+
+Interval EvalPoly(const Poly& p, const SymRanges& ranges, const SymRange& fallback) {
+  Interval sum = {p.constant, p.constant};
+  for (const Term& t : p.terms) {
+    Interval term = {t.coeff, t.coeff};
+    for (const Factor& f : t.monomial) {
+      term = MulI(term, PowI(Eval(f.atom, ranges, fallback), f.exponent));
+    }
+    sum = AddI(sum, term);
+  }
+  return sum;
+}
+
+// A sum's terms k * floordiv(a, c) with constant c >= 1, rewritten by c * floordiv(a, c) =
+// a - mod(a, c) so that a combines linearly with the rest of the sum: L * sum, for L the lcm of
+// the divisors, is (the other terms and the numerators, times L) - sum(k * L / c * mod(a, c)),
+// each mod in [0, c - 1]. Plain interval arithmetic loses the correlation between s and
+// floordiv(s, 4) and cannot show s - floordiv(s, 4) >= 0; here it is (3s + mod(s, 4)) / 4.
+// nullopt when there is no such term or the rewrite overflows.
+std::optional<Interval> DivTermsTightened(const Poly& p, const SymRanges& ranges,
+                                          const SymRange& fallback) {
+  constexpr int64_t kMaxLcm = int64_t{1} << 20;
+  auto divisor = [](const Term& t) -> int64_t {
+    if (t.monomial.size() != 1 || t.monomial[0].exponent != 1) return 0;
+    const Node* atom = t.monomial[0].atom.node();
+    if (atom->kind != Kind::kFloorDiv) return 0;
+    std::optional<int64_t> c = atom->args[1].AsConstant();
+    return c && *c >= 1 ? *c : 0;
+  };
+  int64_t lcm = 1;
+  for (const Term& t : p.terms) {
+    const int64_t c = divisor(t);
+    if (c == 0) continue;
+    lcm = lcm / static_cast<int64_t>(Gcd(lcm, c)) * c;
+    if (lcm > kMaxLcm) return std::nullopt;
+  }
+  if (lcm == 1) return std::nullopt;  // no floordiv terms (or only floordiv by 1)
+  Overflow ov;
+  Poly rest;
+  rest.constant = MulC(p.constant, lcm, ov);
+  Interval mods = {0, 0};
+  for (const Term& t : p.terms) {
+    const int64_t c = divisor(t);
+    if (c == 0) {
+      Poly one;
+      one.terms.push_back(Term{t.monomial, MulC(t.coeff, lcm, ov)});
+      rest = AddPoly(rest, one, ov);
+      continue;
+    }
+    const int64_t m = MulC(t.coeff, lcm / c, ov);
+    rest = AddPoly(rest, ScalePoly(ToPoly(t.monomial[0].atom.node()->args[0]), m, ov), ov);
+    mods = AddI(mods, MulI(Interval{-Wide(m), -Wide(m)}, Interval{0, c - 1}));
+    if (ov.hit) return std::nullopt;
+  }
+  if (ov.hit) return std::nullopt;
+  const Interval scaled = AddI(EvalPoly(rest, ranges, fallback), mods);
+  // The sum is an integer in [scaled.lo / lcm, scaled.hi / lcm].
+  Wide lo = scaled.lo, hi = scaled.hi;
+  if (!IsInf(lo)) lo = -DivEnd(-lo, lcm);  // ceil
+  if (!IsInf(hi)) hi = DivEnd(hi, lcm);    // floor
+  return Norm(lo, hi);
 }
 
 SymRange ToRange(const Interval& i) {

@@ -586,6 +586,28 @@ TEST(SymExprTest, Bounds) {
   EXPECT_EQ(Bounds(SymExpr::Symbol("x") * -4, big).min, INT64_MIN);
 }
 
+// A sum's floordiv terms over constant divisors combine with their numerators: c * floordiv(a,
+// c) = a - mod(a, c). Plain intervals cannot show s - floordiv(s, 4) >= 0 (a slice end computed
+// as L - L // 4 by an ONNX export).
+TEST(SymExprTest, BoundsOfFloorDivTermsInSums) {
+  SymRanges r = {{"s", {1, INT64_MAX}}, {"n", {-5, 3}}};
+  SymExpr s = SymExpr::Symbol("s"), n = SymExpr::Symbol("n");
+  auto bounds = [&](const SymExpr& e) {
+    SymRange b = Bounds(e, r);
+    return std::make_pair(b.min, b.max);
+  };
+  // (3s + mod(s, 4)) / 4 with s >= 1: at least 1.
+  EXPECT_EQ(bounds(s - SymExpr::FloorDiv(s, 4)), std::make_pair(int64_t{1}, INT64_MAX));
+  EXPECT_EQ(ProveLe(SymExpr(0), s - SymExpr::FloorDiv(s, 4), r), Truth::kTrue);
+  // s - 2 * floordiv(s, 2) = mod(s, 2), and floordiv(s, 2) - floordiv(s, 3) >= 0.
+  EXPECT_EQ(bounds(s - 2 * SymExpr::FloorDiv(s + 1, 2)), std::make_pair(int64_t{-1}, int64_t{0}));
+  EXPECT_EQ(bounds(SymExpr::FloorDiv(s, 2) - SymExpr::FloorDiv(s, 3)).first, 0);
+  // Bounded symbols: n - floordiv(n, 2) for n in [-5, 3] is in [-2, 2].
+  EXPECT_EQ(bounds(n - SymExpr::FloorDiv(n, 2)), std::make_pair(int64_t{-2}, int64_t{2}));
+  // Without floordiv terms nothing changes.
+  EXPECT_EQ(bounds(s - n), std::make_pair(int64_t{-2}, INT64_MAX));
+}
+
 }  // namespace
 }  // namespace coil
 

@@ -462,5 +462,31 @@ TEST(BoundsTest, EnclosesEveryValue) {
   EXPECT_GT(finite, 20);
 }
 
+// Sums of a numerator and floordiv terms over it (s - s // 4, the shapes ONNX exports compute):
+// the tightened bounds of sums with floordiv terms (sym_expr_bounds.cc) hold for every value.
+TEST(BoundsTest, FloorDivTermsInSumsEncloseEveryValue) {
+  SymRanges ranges = {{"a", {-5, 7}}, {"b", {1, INT64_MAX}}};
+  std::mt19937_64 rng(301);
+  Z3 z;
+  for (int i = 0; i < 200; ++i) {
+    auto pick = [&rng](int64_t lo, int64_t hi) {
+      return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+    };
+    SymExpr x = SymExpr::Symbol(pick(0, 1) == 0 ? "a" : "b");
+    SymExpr e = pick(-3, 3) * x + pick(-4, 4);
+    for (int t = pick(1, 3); t > 0; --t) {
+      e = e + pick(-5, 5) * SymExpr::FloorDiv(x * pick(1, 3) + pick(-3, 3), pick(1, 9));
+    }
+    SymRange r = Bounds(e, ranges);
+    z3::expr v = ProtoToZ3(z, e.ToProto());
+    z3::expr claim = z.Val(0) == 0;
+    if (r.min != INT64_MIN) claim = claim && z.Val(r.min) <= v;
+    if (r.max != INT64_MAX) claim = claim && v <= z.Val(r.max);
+    z3::expr a = z.Var("a"), b = z.Var("b");
+    ASSERT_TRUE(z.Prove(absl::StrCat(e.ToString(), " in [", r.min, ", ", r.max, "]"),
+                        {-5 <= a, a <= 7, 1 <= b}, {claim}));
+  }
+}
+
 }  // namespace
 }  // namespace coil

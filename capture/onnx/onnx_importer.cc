@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "capture/onnx/internal/context.h"
@@ -128,11 +130,51 @@ absl::Status CheckOutputType(const ::onnx::ValueInfoProto& info, const TensorTyp
   return absl::OkStatus();
 }
 
+std::string NodeLabel(const ::onnx::NodeProto& n, int index) {
+  std::string name = n.name().empty() ? absl::StrCat("#", index) : absl::StrCat("'", n.name(), "'");
+  return absl::StrCat("node ", name, " (", n.op_type(), ")");
+}
+
+// ONNX graphs assign each tensor name once (SSA): two nodes writing one name, a node output
+// that shadows a graph input or an initializer, and a name declared twice are errors (else the
+// last definition would silently win).
+absl::Status CheckSingleAssignment(const ::onnx::GraphProto& g) {
+  absl::flat_hash_map<std::string, std::string> defined;  // name -> what defines it
+  for (const ::onnx::TensorProto& t : g.initializer()) {
+    if (t.name().empty()) continue;  // AddInitializers reports it
+    if (!defined.emplace(t.name(), "an initializer").second) {
+      return absl::InvalidArgumentError(absl::StrCat("initializer '", t.name(), "' is defined twice"));
+    }
+  }
+  absl::flat_hash_set<std::string> inputs;
+  for (const ::onnx::ValueInfoProto& in : g.input()) {
+    if (in.name().empty()) continue;  // ImportGraph reports it
+    if (!inputs.insert(in.name()).second) {
+      return absl::InvalidArgumentError(absl::StrCat("graph input '", in.name(), "' is declared twice"));
+    }
+    defined.emplace(in.name(), "a graph input");  // an initializer of that name is its default
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    const ::onnx::NodeProto& n = g.node(i);
+    for (const std::string& out : n.output()) {
+      if (out.empty()) continue;
+      auto [it, inserted] = defined.emplace(out, NodeLabel(n, i));
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            NodeLabel(n, i), " writes '", out, "', which ", it->second,
+            " already defines (ONNX graphs assign each name once)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Graph> ImportGraph(const ::onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) return absl::InvalidArgumentError("model has no graph");
   absl::StatusOr<int64_t> opset = DefaultOpset(model);
   if (!opset.ok()) return opset.status();
   const ::onnx::GraphProto& g = model.graph();
+  if (absl::Status s = CheckSingleAssignment(g); !s.ok()) return s;
   Graph graph(g.name().empty() ? "onnx" : g.name());
   ImportContext ctx(graph, *opset);
 
