@@ -2,6 +2,7 @@
 // that epilogue; no other fusion crosses an extern (fusion.h).
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "inductor/passes/fusion.h"
+#include "inductor/passes/fusion_index.h"
 #include "inductor/passes/fusion_util.h"
 
 namespace coil::inductor {
@@ -19,8 +21,8 @@ constexpr char kPass[] = "fuse_extern_epilogues";
 
 // Why consumer ci cannot become extern ei's epilogue ("" when it can); fills `merged` and
 // `deps` (over [ei, ci]).
-std::string Consider(const Program& program, const std::vector<KernelAccess>& accesses, int ei,
-                     int ci, Kernel& merged, std::optional<KernelDeps>& deps) {
+std::string Consider(const Program& program, const KernelIndex& index, int ei, int ci,
+                     Kernel& merged, std::optional<PairDeps>& deps) {
   const Kernel& e = program.kernels[ei];
   const Kernel& c = program.kernels[ci];
   const Buffer& out = program.buffer(e.extern_output);
@@ -32,9 +34,9 @@ std::string Consider(const Program& program, const std::vector<KernelAccess>& ac
     return absl::StrCat("consumer ranges ", RangesString(c.ranges), " differ from the ",
                         "extern's output shape ", RangesString(out.shape));
   }
-  const std::vector<int>& ereads = accesses[ei].reads;
-  const std::vector<int>& ewrites = accesses[ei].writes;
-  for (int w : accesses[ci].writes) {
+  const std::vector<int>& ereads = index.access(ei).reads;
+  const std::vector<int>& ewrites = index.access(ei).writes;
+  for (int w : index.access(ci).writes) {
     if (std::find(ereads.begin(), ereads.end(), w) != ereads.end() ||
         std::find(ewrites.begin(), ewrites.end(), w) != ewrites.end()) {
       return absl::StrCat("consumer writes ", program.buffer(w).name,
@@ -50,8 +52,13 @@ std::string Consider(const Program& program, const std::vector<KernelAccess>& ac
       }
     }
   }
-  deps = KernelDeps::ComputeWindow(program, accesses, ei, ci);
-  if (!deps->CanMerge(ei, ci)) {
+  const int size = CountExprs(e) + CountExprs(c);
+  if (size > kMaxKernelExprs) {
+    return absl::StrCat("the fused kernel would have about ", size, " expressions (limit ",
+                        kMaxKernelExprs, ")");
+  }
+  deps = PairDeps::Compute(index, ei, ci);
+  if (!deps->CanMerge()) {
     return "a kernel between them depends on the extern and feeds the consumer";
   }
   merged = e;
@@ -67,25 +74,29 @@ absl::StatusOr<bool> FuseExternEpilogues(Program& program,
                                          const std::vector<std::string>& extern_epilogues) {
   bool changed = false;
   absl::flat_hash_set<std::string> recorded;
-  std::vector<KernelAccess> accesses = ComputeAccesses(program);
-  for (int ei = 0; ei < static_cast<int>(program.kernels.size()); ++ei) {
-    if (program.kernels[ei].kind != proto::Kernel::EXTERN) continue;
+  KernelIndex index(program);
+  for (int ei = 0; ei < index.size(); ++ei) {
+    if (index.removed(ei) || program.kernels[ei].kind != proto::Kernel::EXTERN) continue;
     const bool declared = std::find(extern_epilogues.begin(), extern_epilogues.end(),
                                     program.kernels[ei].extern_op) != extern_epilogues.end();
     bool merged = true;
     while (merged) {
       merged = false;
       const int out = program.kernels[ei].extern_output;
-      for (int ci = ei + 1; ci < static_cast<int>(program.kernels.size()) && !merged; ++ci) {
+      // The readers of the extern's output after it, in program order (a copy: a merge
+      // changes the index).
+      const std::set<int>& readers = index.Readers(out);
+      const std::vector<int> consumers(readers.upper_bound(ei), readers.end());
+      for (int ci : consumers) {
         const Kernel& e = program.kernels[ei];
         const Kernel& c = program.kernels[ci];
         // Only LOADs count (an extern reading `out` is no epilogue candidate).
-        if (!accesses[ci].Reads(out) || LoadsOf(c, out).empty()) continue;
+        if (LoadsOf(c, out).empty()) continue;
         std::vector<std::string> names = {e.name, c.name};
         Kernel fused;
-        std::optional<KernelDeps> deps;
+        std::optional<PairDeps> deps;
         std::string why =
-            declared ? Consider(program, accesses, ei, ci, fused, deps)
+            declared ? Consider(program, index, ei, ci, fused, deps)
                      : absl::StrCat("extern ", e.extern_op,
                                     " has no declared epilogue (Capabilities::extern_epilogues)");
         if (!why.empty()) {
@@ -99,11 +110,13 @@ absl::StatusOr<bool> FuseExternEpilogues(Program& program,
         RecordDecision(program, kPass, "epilogue", names, true,
                        absl::StrCat("pointwise consumer runs as the epilogue of ", e.extern_op),
                        saved);
-        ei = MergeInto(program, *deps, ei, ci, std::move(fused), &accesses);
+        ei = index.MergePair(program, *deps, std::move(fused));
         merged = changed = true;
+        break;
       }
     }
   }
+  index.DropRemoved(program);
   return changed;
 }
 

@@ -2,15 +2,16 @@
 // merge into one (fusion.h).
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "inductor/passes/fusion.h"
+#include "inductor/passes/fusion_index.h"
 #include "inductor/passes/fusion_util.h"
 
 namespace coil::inductor {
@@ -33,50 +34,51 @@ std::vector<int> Shared(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
-// The kernels reading each buffer, in program order (only kernels that can merge at all:
-// non-EXTERN ones).
-absl::flat_hash_map<int, std::vector<int>> ReadersByBuffer(
-    const Program& program, const std::vector<KernelAccess>& accesses) {
-  absl::flat_hash_map<int, std::vector<int>> readers;
-  for (int i = 0; i < static_cast<int>(accesses.size()); ++i) {
-    if (program.kernels[i].kind == proto::Kernel::EXTERN) continue;
-    for (int b : accesses[i].reads) readers[b].push_back(i);
-  }
-  return readers;
-}
+// Partners looked at for a kernel, per buffer it reads: the next kMaxPartners kernels reading
+// that buffer. Without a bound, n kernels sharing one input (weights every layer norm reads,
+// an input every branch reads) are n^2 / 2 pairs, each a dependency query and a decision
+// (Inductor bounds its pairwise attempts per buffer group alike, at 64).
+constexpr int kMaxPartners = 64;
 
 // The first merge in (a, b) order with a >= start, if any: the kernels before `start` are
 // known to have no partner. Returns the merged kernel's a, or -1 when nothing merged.
 //
 // Candidates for a are found through the buffers it reads (kernels sharing no input are
 // never partners), so a scan costs the pairs that share an input, not all pairs.
-int MergeFirstPair(Program& program, std::vector<KernelAccess>& accesses, int start,
+int MergeFirstPair(Program& program, KernelIndex& index, int start,
                    absl::flat_hash_set<std::string>& seen) {
-  const int n = static_cast<int>(program.kernels.size());
-  const absl::flat_hash_map<int, std::vector<int>> readers = ReadersByBuffer(program, accesses);
-  std::optional<KernelDeps> deps;  // computed at the first pair that needs it
+  const int n = index.size();
   std::vector<int> partners;
   for (int a = start; a < n; ++a) {
+    if (index.removed(a)) continue;
     const Kernel& ka = program.kernels[a];
     if (ka.kind == proto::Kernel::EXTERN) continue;
     partners.clear();
-    for (int buffer : accesses[a].reads) {
-      const std::vector<int>& r = readers.at(buffer);
-      partners.insert(partners.end(), std::upper_bound(r.begin(), r.end(), a), r.end());
+    for (int buffer : index.access(a).reads) {
+      const std::set<int>& r = index.Readers(buffer);
+      int taken = 0;
+      for (auto it = r.upper_bound(a); it != r.end() && taken < kMaxPartners; ++it, ++taken) {
+        if (program.kernels[*it].kind != proto::Kernel::EXTERN) partners.push_back(*it);
+      }
     }
     std::sort(partners.begin(), partners.end());
     partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
+    std::optional<ForwardDeps> from_a;  // started at the first pair that needs it
     for (int b : partners) {
       const Kernel& kb = program.kernels[b];
       if (ka.ranges != kb.ranges) continue;
-      std::vector<int> shared = Shared(accesses[a].reads, accesses[b].reads);
+      std::vector<int> shared = Shared(index.access(a).reads, index.access(b).reads);
       std::vector<std::string> names = {ka.name, kb.name};
-      if (!deps.has_value()) deps = KernelDeps::ComputeWindow(program, accesses, 0, n - 1);
+      if (!from_a.has_value()) from_a.emplace(index, a);
       std::string why;
-      if (deps->DependsOn(b, a)) {
+      const int size = CountExprs(ka) + CountExprs(kb);
+      if (from_a->DependsOnFirst(b)) {
         why = absl::StrCat(kb.name, " depends on ", ka.name);
       } else if (!SameLoopRanges(ka, kb)) {
         why = "their Loops have different ranges";
+      } else if (size > kMaxKernelExprs) {
+        why = absl::StrCat("the merged kernel would have about ", size, " expressions (limit ",
+                           kMaxKernelExprs, ")");
       }
       if (!why.empty()) {
         if (seen.insert(absl::StrCat(ka.name, "|", kb.name, "|", why)).second) {
@@ -95,7 +97,7 @@ int MergeFirstPair(Program& program, std::vector<KernelAccess>& accesses, int st
                      absl::StrCat("same iteration space, sharing ",
                                   absl::StrJoin(shared_names, ", ")),
                      saved);
-      MergeInto(program, *deps, a, b, std::move(merged), &accesses);
+      index.MergePair(program, PairDeps::Compute(index, a, b), std::move(merged));
       return a;
     }
   }
@@ -111,11 +113,12 @@ int MergeFirstPair(Program& program, std::vector<KernelAccess>& accesses, int st
 // were no partner of theirs), so each scan starts where the last merge happened.
 absl::StatusOr<bool> FuseHorizontal(Program& program) {
   absl::flat_hash_set<std::string> seen;
-  std::vector<KernelAccess> accesses = ComputeAccesses(program);
+  KernelIndex index(program);
   bool changed = false;
-  for (int start = 0; (start = MergeFirstPair(program, accesses, start, seen)) >= 0;) {
+  for (int start = 0; (start = MergeFirstPair(program, index, start, seen)) >= 0;) {
     changed = true;
   }
+  index.DropRemoved(program);
   return changed;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "inductor/passes/fusion.h"
+#include "inductor/passes/fusion_index.h"
 #include "inductor/passes/fusion_util.h"
 
 namespace coil::inductor {
@@ -22,7 +23,7 @@ struct Join {
   std::string reason;  // why not, when !ok
   bool ok = false;
   Kernel merged;
-  std::optional<KernelDeps> deps;  // over [r, c], when ok
+  std::optional<PairDeps> deps;  // over [r, c], when ok
 };
 
 // Whether `c`'s loads of the buffers `r` writes can all read the stored values.
@@ -51,8 +52,7 @@ std::string CheckForwarding(const Program& program, const Kernel& r, const Kerne
   return "";
 }
 
-Join Consider(const Program& program, const std::vector<KernelAccess>& accesses, int ri,
-             int ci) {
+Join Consider(const Program& program, const KernelIndex& index, int ri, int ci) {
   const Kernel& r = program.kernels[ri];
   const Kernel& c = program.kernels[ci];
   const std::vector<SymExpr>& outer = r.ranges;
@@ -94,9 +94,9 @@ Join Consider(const Program& program, const std::vector<KernelAccess>& accesses,
     }
     joined = AsInnerLoop(c, static_cast<int>(outer.size()));
   }
-  const std::vector<int>& rreads = accesses[ri].reads;
-  const std::vector<int>& rwrites = accesses[ri].writes;
-  for (int w : accesses[ci].writes) {
+  const std::vector<int>& rreads = index.access(ri).reads;
+  const std::vector<int>& rwrites = index.access(ri).writes;
+  for (int w : index.access(ci).writes) {
     if (std::find(rreads.begin(), rreads.end(), w) != rreads.end() ||
         std::find(rwrites.begin(), rwrites.end(), w) != rwrites.end()) {
       j.reason = absl::StrCat("consumer writes ", program.buffer(w).name,
@@ -106,8 +106,14 @@ Join Consider(const Program& program, const std::vector<KernelAccess>& accesses,
   }
   j.reason = CheckForwarding(program, r, joined);
   if (!j.reason.empty()) return j;
-  j.deps = KernelDeps::ComputeWindow(program, accesses, ri, ci);
-  if (!j.deps->CanMerge(ri, ci)) {
+  const int size = CountExprs(r) + CountExprs(joined);
+  if (size > kMaxKernelExprs) {
+    j.reason = absl::StrCat("the joined kernel would have about ", size, " expressions (limit ",
+                            kMaxKernelExprs, ")");
+    return j;
+  }
+  j.deps = PairDeps::Compute(index, ri, ci);
+  if (!j.deps->CanMerge()) {
     j.reason = "a kernel between them depends on the reduction and feeds the consumer";
     return j;
   }
@@ -123,21 +129,18 @@ Join Consider(const Program& program, const std::vector<KernelAccess>& accesses,
 absl::StatusOr<bool> FuseReductions(Program& program) {
   bool changed = false;
   absl::flat_hash_set<std::string> recorded;  // rejections already recorded
-  std::vector<KernelAccess> accesses = ComputeAccesses(program);
-  for (int ri = 0; ri < static_cast<int>(program.kernels.size()); ++ri) {
-    if (program.kernels[ri].kind != proto::Kernel::REDUCTION) continue;
+  KernelIndex index(program);
+  for (int ri = 0; ri < index.size(); ++ri) {
+    if (index.removed(ri) || program.kernels[ri].kind != proto::Kernel::REDUCTION) continue;
     bool merged = true;
     while (merged) {
       merged = false;
-      const std::vector<int> writes = accesses[ri].writes;
-      for (int ci = ri + 1; ci < static_cast<int>(program.kernels.size()) && !merged; ++ci) {
+      // ri's consumers in program order, through the readers of what it writes; after a merge
+      // they are looked up again from the merged kernel.
+      for (int ci : index.ReadersAfter(index.access(ri).writes, ri)) {
         const Kernel& c = program.kernels[ci];
-        const KernelAccess& ca = accesses[ci];
-        bool consumer =
-            std::any_of(writes.begin(), writes.end(), [&](int w) { return ca.Reads(w); });
-        if (!consumer) continue;
         const Kernel& r = program.kernels[ri];
-        Join j = Consider(program, accesses, ri, ci);
+        Join j = Consider(program, index, ri, ci);
         std::vector<std::string> names = {r.name, c.name};
         if (!j.ok) {
           if (recorded.insert(absl::StrCat(r.name, "|", c.name, "|", j.reason)).second) {
@@ -154,11 +157,13 @@ absl::StatusOr<bool> FuseReductions(Program& program) {
                 ? "consumer over the outer and reduced ranges joins as a further Loop"
                 : "pointwise consumer over the outer ranges joins as an epilogue";
         RecordDecision(program, kPass, j.kind, names, true, reason, saved);
-        ri = MergeInto(program, *j.deps, ri, ci, std::move(j.merged), &accesses);
+        ri = index.MergePair(program, *j.deps, std::move(j.merged));
         merged = changed = true;
+        break;
       }
     }
   }
+  index.DropRemoved(program);
   return changed;
 }
 

@@ -1,4 +1,5 @@
 // FuseVertical: pointwise producers inlined into their consumers (fusion.h).
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -6,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "inductor/passes/fusion.h"
+#include "inductor/passes/fusion_index.h"
 #include "inductor/passes/fusion_util.h"
 
 namespace coil::inductor {
@@ -38,8 +40,8 @@ struct Candidate {
 };
 
 // Why `consumer` (at index j) cannot take producer p's body, or "" when it can; fills `out`.
-std::string TryConsumer(const Program& program, const std::vector<KernelAccess>& accesses, int p,
-                        int j, int buffer, Candidate& out) {
+std::string TryConsumer(const Program& program, const KernelIndex& index, int p, int j,
+                        int buffer, Candidate& out) {
   const Kernel& producer = program.kernels[p];
   const Kernel& consumer = program.kernels[j];
   const std::string& bname = program.buffer(buffer).name;
@@ -47,15 +49,28 @@ std::string TryConsumer(const Program& program, const std::vector<KernelAccess>&
     return absl::StrCat("consumer is an extern (", consumer.extern_op,
                         ") reading the materialized buffer ", bname);
   }
-  const std::vector<int>& reads = accesses[p].reads;
+  const std::vector<int>& reads = index.access(p).reads;
   absl::flat_hash_set<int> inputs(reads.begin(), reads.end());
-  for (int m = p + 1; m < j; ++m) {
-    for (int w : accesses[m].writes) {
+  // The first kernel between them writing one of the producer's inputs, through the writers of
+  // each input (not a walk over every kernel between them).
+  int overwriter = j;
+  for (int r : reads) {
+    const std::set<int>& writers = index.Writers(r);
+    auto it = writers.upper_bound(p);
+    if (it != writers.end() && *it < overwriter) overwriter = *it;
+  }
+  if (overwriter < j) {
+    for (int w : index.access(overwriter).writes) {
       if (inputs.contains(w)) {
-        return absl::StrCat("kernel ", program.kernels[m].name, " overwrites ",
+        return absl::StrCat("kernel ", program.kernels[overwriter].name, " overwrites ",
                             program.buffer(w).name, " (read by the producer) between them");
       }
     }
+  }
+  const int size = CountExprs(producer) + CountExprs(consumer);
+  if (size > kMaxKernelExprs) {
+    return absl::StrCat("the fused kernel would have about ", size, " expressions (limit ",
+                        kMaxKernelExprs, ")");
   }
   Kernel fused = consumer;
   Cse(fused);
@@ -90,17 +105,14 @@ std::string TryConsumer(const Program& program, const std::vector<KernelAccess>&
 
 // Tries to inline kernel p everywhere; returns whether it was removed. `accesses` (one per
 // kernel) is kept in step with the program.
-bool InlineProducer(Program& program, std::vector<KernelAccess>& accesses, int p,
-                    bool& changed) {
+bool InlineProducer(Program& program, KernelIndex& index, int p, bool& changed) {
   const Kernel& producer = program.kernels[p];
   std::optional<int> out = PointwiseOutput(producer);
   if (!out.has_value()) return false;
   const int buffer = *out;
   const Buffer& buf = program.buffer(buffer);
-  std::vector<int> readers;
-  for (int j = p + 1; j < static_cast<int>(program.kernels.size()); ++j) {
-    if (accesses[j].Reads(buffer)) readers.push_back(j);
-  }
+  const std::set<int>& all_readers = index.Readers(buffer);
+  std::vector<int> readers(all_readers.upper_bound(p), all_readers.end());
   if (readers.empty()) return false;
   std::vector<std::string> names = {producer.name};
   for (int j : readers) names.push_back(program.kernels[j].name);
@@ -113,15 +125,13 @@ bool InlineProducer(Program& program, std::vector<KernelAccess>& accesses, int p
                    0);
     return false;
   }
-  for (size_t j = 0; j < program.kernels.size(); ++j) {
-    if (static_cast<int>(j) == p) continue;
-    if (accesses[j].Writes(buffer)) {
-      RecordDecision(program, kPass, "vertical", names, false,
-                     absl::StrCat("buffer ", buf.name, " is also written by ",
-                                  program.kernels[j].name),
-                     0);
-      return false;
-    }
+  for (int j : index.Writers(buffer)) {
+    if (j == p) continue;
+    RecordDecision(program, kPass, "vertical", names, false,
+                   absl::StrCat("buffer ", buf.name, " is also written by ",
+                                program.kernels[j].name),
+                   0);
+    return false;
   }
 
   std::vector<Candidate> candidates;
@@ -129,7 +139,7 @@ bool InlineProducer(Program& program, std::vector<KernelAccess>& accesses, int p
   int sites = 0;
   for (int j : readers) {
     Candidate c;
-    std::string why = TryConsumer(program, accesses, p, j, buffer, c);
+    std::string why = TryConsumer(program, index, p, j, buffer, c);
     if (why.empty()) {
       sites += c.sites;
       candidates.push_back(std::move(c));
@@ -178,13 +188,10 @@ bool InlineProducer(Program& program, std::vector<KernelAccess>& accesses, int p
     RecordDecision(program, kPass, KindFor(program.kernels[c.index]),
                    {producer.name, program.kernels[c.index].name}, true, reason, bytes);
     program.kernels[c.index] = std::move(c.fused);
-    accesses[c.index] = KernelAccess::Of(program.kernels[c.index]);
+    index.Update(program, c.index);
   }
   changed = true;
-  if (removable) {
-    program.kernels.erase(program.kernels.begin() + p);
-    accesses.erase(accesses.begin() + p);
-  }
+  if (removable) index.Remove(program, p);
   return removable;
 }
 
@@ -192,10 +199,13 @@ bool InlineProducer(Program& program, std::vector<KernelAccess>& accesses, int p
 
 absl::StatusOr<bool> FuseVertical(Program& program) {
   bool changed = false;
-  std::vector<KernelAccess> accesses = ComputeAccesses(program);
-  for (int p = 0; p < static_cast<int>(program.kernels.size());) {
-    if (!InlineProducer(program, accesses, p, changed)) ++p;
+  KernelIndex index(program);
+  // Each kernel in program order, once: a consumer that took a producer's body is tried as a
+  // producer when its turn comes (a removed producer leaves an empty slot: fusion_index.h).
+  for (int p = 0; p < index.size(); ++p) {
+    if (!index.removed(p)) InlineProducer(program, index, p, changed);
   }
+  index.DropRemoved(program);
   return changed;
 }
 

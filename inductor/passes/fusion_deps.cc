@@ -1,6 +1,9 @@
 // Fusion machinery: dependencies between kernels, merged program order, scoring, decisions.
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "inductor/passes/fusion_util.h"
@@ -136,8 +139,37 @@ int MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel mer
   return position;
 }
 
+// program.EvaluateHint(program.BytesMoved(k)), summed term by term: building the symbolic sum
+// of every buffer's size costs more than the rest of a fusion decision.
 int64_t BytesHint(const Program& program, const Kernel& k) {
-  return program.EvaluateHint(program.BytesMoved(k));
+  std::vector<int> ids = k.Reads();
+  const std::vector<int> writes = k.Writes();
+  ids.insert(ids.end(), writes.begin(), writes.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  absl::flat_hash_map<std::string, int64_t> values;
+  bool filled = false;
+  int64_t total = 0;
+  for (int b : ids) {
+    const Buffer& buffer = program.buffer(b);
+    int64_t bytes = ElementSize(buffer.dtype);
+    for (const SymExpr& d : buffer.shape) {
+      std::optional<int64_t> v = d.AsConstant();
+      if (!v.has_value()) {
+        if (!filled) {
+          for (const auto& [name, hint] : program.hints) values[name] = hint;
+          filled = true;
+        }
+        for (const std::string& s : d.Symbols()) values.emplace(s, 64);  // as EvaluateHint
+        absl::StatusOr<int64_t> e = d.Evaluate(values);
+        if (!e.ok()) return 0;
+        v = *e;
+      }
+      bytes *= *v;
+    }
+    total += bytes;
+  }
+  return total;
 }
 
 void RecordDecision(Program& program, std::string pass, std::string kind,

@@ -1,10 +1,13 @@
 // Fusion machinery: kernel shapes, expression rewriting, inlining and merging.
 // (Dependencies, scoring and decisions: fusion_deps.cc.)
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <set>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "inductor/passes/fusion_util.h"
@@ -17,16 +20,14 @@ namespace {
 std::string VarName(const char* prefix, int d) { return absl::StrCat(prefix, d); }
 
 void UnionProvenance(Kernel& dst, const Kernel& src) {
+  // Hash sets, not a search of dst per element: fused kernels hold hundreds of source values.
+  absl::flat_hash_set<int64_t> values(dst.source_values.begin(), dst.source_values.end());
   for (int64_t v : src.source_values) {
-    if (std::find(dst.source_values.begin(), dst.source_values.end(), v) ==
-        dst.source_values.end()) {
-      dst.source_values.push_back(v);
-    }
+    if (values.insert(v).second) dst.source_values.push_back(v);
   }
+  absl::flat_hash_set<std::string> ops(dst.source_ops.begin(), dst.source_ops.end());
   for (const std::string& op : src.source_ops) {
-    if (std::find(dst.source_ops.begin(), dst.source_ops.end(), op) == dst.source_ops.end()) {
-      dst.source_ops.push_back(op);
-    }
+    if (ops.insert(op).second) dst.source_ops.push_back(op);
   }
 }
 
@@ -48,16 +49,26 @@ Kernel RenumberKernel(const Kernel& src, int first_id, absl::flat_hash_map<int, 
   return out;
 }
 
-// Everything that defines an expression's value but its id.
-std::string ExprKey(const Expr& e) {
-  std::vector<std::string> parts = {
-      absl::StrCat(e.kind),    absl::StrCat(e.dtype),       absl::StrCat(e.buffer),
-      absl::StrCat(e.mask),    absl::StrCat(e.literal),     absl::StrCat(e.int_literal),
-      e.value.ToString(),      e.op,                        absl::StrCat(e.seed),
-      absl::StrJoin(e.args, ",")};
-  for (const SymExpr& i : e.index) parts.push_back(i.ToString());
-  return absl::StrJoin(parts, "|");
-}
+// Everything that defines an expression's value but its id, compared in place (Cse's keys:
+// an Expr* into a body that does not reallocate). Literals compare by their bits.
+struct ExprValueHash {
+  size_t operator()(const Expr* e) const {
+    uint64_t bits = 0;
+    static_assert(sizeof(bits) == sizeof(e->literal));
+    std::memcpy(&bits, &e->literal, sizeof(bits));
+    return absl::HashOf(e->kind, e->dtype, e->buffer, e->mask, bits, e->int_literal, e->value,
+                        e->op, e->seed, e->args, e->index);
+  }
+};
+struct ExprValueEq {
+  bool operator()(const Expr* a, const Expr* b) const {
+    return a->kind == b->kind && a->dtype == b->dtype && a->buffer == b->buffer &&
+           a->mask == b->mask &&
+           std::memcmp(&a->literal, &b->literal, sizeof(a->literal)) == 0 &&
+           a->int_literal == b->int_literal && a->value == b->value && a->op == b->op &&
+           a->seed == b->seed && a->args == b->args && a->index == b->index;
+  }
+};
 
 }  // namespace
 
@@ -245,8 +256,9 @@ void Cse(Kernel& k) {
   absl::flat_hash_map<int, int> remap;
   absl::flat_hash_map<std::string, SymExpr> vars;
   for (Loop& l : k.loops) {
-    absl::flat_hash_map<std::string, int> seen;
     std::vector<Expr> body;
+    body.reserve(l.body.size());  // `seen` points into it
+    absl::flat_hash_map<const Expr*, int, ExprValueHash, ExprValueEq> seen;
     for (Expr& e : l.body) {
       for (int& a : e.args) {
         auto it = remap.find(a);
@@ -262,14 +274,15 @@ void Cse(Kernel& k) {
                   e.kind == proto::Expr::APPLY || e.kind == proto::Expr::RANDOM ||
                   (e.kind == proto::Expr::LOAD && !writes.contains(e.buffer));
       if (pure) {
-        auto [found, fresh] = seen.emplace(ExprKey(e), e.id);
-        if (!fresh) {
+        auto found = seen.find(&e);
+        if (found != seen.end()) {
           remap[e.id] = found->second;
           vars[VarName("_v", e.id)] = ValueVar(found->second);
           continue;
         }
       }
       body.push_back(std::move(e));
+      if (pure) seen.emplace(&body.back(), body.back().id);
     }
     l.body = std::move(body);
   }

@@ -140,6 +140,13 @@ int MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel mer
 
 // ---- Scoring and decisions -----------------------------------------------------------------
 
+// No fusion makes a kernel of more expressions than this (the two kernels' expressions counted
+// before they join). Without a limit a chain of n pointwise ops becomes one kernel by n
+// inlinings that each copy the growing body: O(n^2) time in fusion (and one enormous function
+// for the code generator); with it, each fusion costs O(limit) (issue 15, docs/inductor.md
+// "Fusion time against graph size"). Inductor bounds fusion the same way (max_fusion_size).
+inline constexpr int kMaxKernelExprs = 256;
+
 // Bytes a kernel moves at the symbols' hints.
 int64_t BytesHint(const Program& program, const Kernel& k);
 // Appends a decision to program.decisions.

@@ -141,18 +141,27 @@ class Planner {
   }
 
   // Live intermediate bytes at each kernel, at the hints; a buffer written in place over an
-  // input counts once with it at the kernel where one dies and the other is born.
+  // input counts once with it at the kernel where one dies and the other is born. One sweep
+  // over births and deaths (each buffer's size evaluated once), not every buffer at every
+  // kernel: O(kernels + buffers).
   int64_t PeakLiveBytesHint() const {
-    int64_t peak = 0;
-    for (int t = 0; t < static_cast<int>(program_.kernels.size()); ++t) {
-      int64_t sum = 0;
-      for (const Buffer& b : program_.buffers) {
-        if (b.kind != proto::Buffer::INTERMEDIATE || !live_[b.id].Contains(t)) continue;
-        sum += program_.EvaluateHint(b.SizeBytes());
-        if (b.in_place && live_[b.id].first == t) {
-          sum -= program_.EvaluateHint(program_.buffer(b.reuses).SizeBytes());
-        }
+    const int n = static_cast<int>(program_.kernels.size());
+    std::vector<int64_t> delta(n + 1, 0);  // change of the live bytes at each kernel
+    for (const Buffer& b : program_.buffers) {
+      if (b.kind != proto::Buffer::INTERMEDIATE || !live_[b.id].used()) continue;
+      const int64_t bytes = program_.EvaluateHint(b.SizeBytes());
+      delta[live_[b.id].first] += bytes;
+      delta[live_[b.id].last + 1] -= bytes;
+      if (b.in_place) {
+        const int t = live_[b.id].first;
+        const int64_t shared = program_.EvaluateHint(program_.buffer(b.reuses).SizeBytes());
+        delta[t] -= shared;
+        delta[t + 1] += shared;
       }
+    }
+    int64_t peak = 0, sum = 0;
+    for (int t = 0; t < n; ++t) {
+      sum += delta[t];
       peak = std::max(peak, sum);
     }
     return peak;
