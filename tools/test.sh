@@ -3,12 +3,15 @@
 #
 # Two runs: every test in the default configuration, then again under AddressSanitizer +
 # UndefinedBehaviorSanitizer (--config=asan) the small and medium tests of the code that reads
-# outside bytes and manages memory itself, i.e. the stages' own packages (ir, runtime, capture,
-# prims, inductor, inspector_web/core; autograd once it exists) and every fuzzer's regression test, except tests
-# that link LLVM. Left out of the ASan run (each runs once, in the default configuration): the
-# cross-stage suites under tests/ (real models, ONNX conformance, the torch oracle: numerics of
-# code the stage tests already sanitize), tools/, and the LLVM-linked code generator tests (LLVM
-# itself is not instrumented; linking ~40 MB per binary twice was most of the ASan rebuild).
+# outside bytes and manages memory itself, i.e. the stages' own packages (ir, runtime, the ONNX
+# importer, prims, inductor, inspector_web/core; autograd once it exists) and every fuzzer's
+# regression test, except tests that link LLVM. Left out of the ASan run (each runs once, in the
+# default configuration): C++ capture's tracing tests (no outside bytes; their buffers are
+# runtime's, which is sanitized), the cross-stage suites under tests/ (real models, ONNX
+# conformance, the torch oracle: numerics of code the stage tests already sanitize), tools/,
+# and the LLVM-linked code generator tests (LLVM itself is not instrumented; linking ~40 MB per
+# binary twice was most of the ASan rebuild). .bazelrc's asan config leaves the test files
+# themselves uninstrumented (the code under test is instrumented).
 # CI must finish in under 30 minutes on 2 cores; each phase's wall time is printed.
 # Test cases are counted per run from Bazel's XML reports.
 # Usage: tools/test.sh [--no-asan] [extra bazel test flags]
@@ -39,7 +42,7 @@ logs+=("$(bazel info "$@" bazel-testlogs 2>/dev/null)" /tmp/coil_test_default.lo
 end_phase "default build + tests"
 
 if [ "$asan" -eq 1 ]; then
-  stages='//ir/... + //runtime/... + //capture/... + //prims/... + //inductor/... + //inspector_web/core/...'
+  stages='//ir/... + //runtime/... + //capture/onnx/... + //prims/... + //inductor/... + //inspector_web/core/...'
   # Query operators are left-associative with equal precedence: every group is parenthesized.
   query="(kind('.*_test', $stages) + (kind('.*_test', //...:*) intersect attr(name, 'fuzzer_regression_test$', //...))) except rdeps(//..., @llvm//:llvm_static)"
   mapfile -t asan_targets < <(bazel query --keep_going "$query" 2>/dev/null | sort)
