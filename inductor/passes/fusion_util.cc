@@ -19,6 +19,29 @@ namespace {
 
 std::string VarName(const char* prefix, int d) { return absl::StrCat(prefix, d); }
 
+// Whether x is a lone loop variable _i<d> or _r<d> (d < 16): most indices are, and no
+// substitution of _v symbols can change them. Compared as SymExprs: building names (and maps
+// of them) for every expression made inlining cost several allocations per expression.
+bool IsLoneLoopVar(const SymExpr& x) {
+  static const std::vector<SymExpr>* vars = [] {
+    auto* v = new std::vector<SymExpr>();
+    for (int d = 0; d < 16; ++d) {
+      v->push_back(LoopVar(d));
+      v->push_back(InnerVar(d));
+    }
+    return v;
+  }();
+  if (!x.is_symbol()) return false;
+  return std::find(vars->begin(), vars->end(), x) != vars->end();
+}
+
+// x.Substitute(values) for a map of _v symbols only: constants and lone loop variables are left
+// as they are without a walk.
+void SubstituteValues(SymExpr& x, const absl::flat_hash_map<std::string, SymExpr>& values) {
+  if (x.is_constant() || IsLoneLoopVar(x)) return;
+  x = x.Substitute(values);
+}
+
 void UnionProvenance(Kernel& dst, const Kernel& src) {
   // Hash sets, not a search of dst per element: fused kernels hold hundreds of source values.
   absl::flat_hash_set<int64_t> values(dst.source_values.begin(), dst.source_values.end());
@@ -50,14 +73,16 @@ Kernel RenumberKernel(const Kernel& src, int first_id, absl::flat_hash_map<int, 
 }
 
 // Everything that defines an expression's value but its id, compared in place (Cse's keys:
-// an Expr* into a body that does not reallocate). Literals compare by their bits.
+// an Expr* into a body that does not reallocate). Literals compare by their bits. The hash
+// leaves the SymExprs out (hashing them walks their trees): loads of one buffer at different
+// indices share a bucket, and equality tells them apart.
 struct ExprValueHash {
   size_t operator()(const Expr* e) const {
     uint64_t bits = 0;
     static_assert(sizeof(bits) == sizeof(e->literal));
     std::memcpy(&bits, &e->literal, sizeof(bits));
-    return absl::HashOf(e->kind, e->dtype, e->buffer, e->mask, bits, e->int_literal, e->value,
-                        e->op, e->seed, e->args, e->index);
+    return absl::HashOf(e->kind, e->dtype, e->buffer, e->mask, bits, e->int_literal, e->op,
+                        e->seed, e->args, e->index.size());
   }
 };
 struct ExprValueEq {
@@ -151,8 +176,9 @@ void ReplaceUses(Kernel& k, int from, int to) {
     for (Expr& e : l.body) {
       for (int& a : e.args) a = a == from ? to : a;
       if (e.mask == from) e.mask = to;
+      for (SymExpr& i : e.index) SubstituteValues(i, v);
+      SubstituteValues(e.value, v);
     }
-    SubstituteSymbols(l, v);
   }
 }
 
@@ -162,8 +188,33 @@ std::vector<Expr> CopyRenumbered(const std::vector<Expr>& body, int first_id,
   std::vector<Expr> out = body;
   int next = first_id;
   for (Expr& e : out) id_map[e.id] = next++;
+  // The _v renaming is needed only where an index or value is more than a constant or a lone
+  // loop variable (indirect indexing, INDEX values): usually nowhere.
+  bool names_values = false;
+  for (const Expr& e : out) {
+    for (const SymExpr& i : e.index) names_values |= !i.is_constant() && !IsLoneLoopVar(i);
+    names_values |= !e.value.is_constant() && !IsLoneLoopVar(e.value);
+  }
   absl::flat_hash_map<std::string, SymExpr> symbols = extra;
-  for (const auto& [from, to] : id_map) symbols[VarName("_v", from)] = ValueVar(to);
+  if (names_values) {
+    for (const auto& [from, to] : id_map) symbols[VarName("_v", from)] = ValueVar(to);
+  }
+  // A lone loop variable maps through `extra` alone (by SymExpr, no name built).
+  std::vector<std::pair<SymExpr, SymExpr>> loop_vars;
+  for (const auto& [name, value] : extra) loop_vars.emplace_back(SymExpr::Symbol(name), value);
+  auto substitute = [&](SymExpr& x) {
+    if (x.is_constant()) return;
+    if (IsLoneLoopVar(x)) {
+      for (const auto& [var, value] : loop_vars) {
+        if (x == var) {
+          x = value;
+          break;
+        }
+      }
+      return;
+    }
+    x = x.Substitute(symbols);
+  };
   auto remap = [&](int id) {
     auto it = id_map.find(id);
     return it == id_map.end() ? id : it->second;
@@ -172,8 +223,8 @@ std::vector<Expr> CopyRenumbered(const std::vector<Expr>& body, int first_id,
     e.id = id_map[e.id];
     for (int& a : e.args) a = remap(a);
     if (e.mask != 0) e.mask = remap(e.mask);
-    for (SymExpr& i : e.index) i = i.Substitute(symbols);
-    e.value = e.value.Substitute(symbols);
+    for (SymExpr& i : e.index) substitute(i);
+    substitute(e.value);
   }
   return out;
 }
@@ -267,8 +318,8 @@ void Cse(Kernel& k) {
       auto it = remap.find(e.mask);
       if (e.mask != 0 && it != remap.end()) e.mask = it->second;
       if (!vars.empty()) {
-        for (SymExpr& i : e.index) i = i.Substitute(vars);
-        e.value = e.value.Substitute(vars);
+        for (SymExpr& i : e.index) SubstituteValues(i, vars);
+        SubstituteValues(e.value, vars);
       }
       bool pure = e.kind == proto::Expr::LITERAL || e.kind == proto::Expr::INDEX ||
                   e.kind == proto::Expr::APPLY || e.kind == proto::Expr::RANDOM ||

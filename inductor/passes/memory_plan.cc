@@ -20,9 +20,11 @@
 #include "inductor/passes/memory_plan.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "inductor/passes/liveness.h"
@@ -220,7 +222,7 @@ class Planner {
   // b takes free slot i, cut down to b's aligned size when that is provably smaller.
   void TakeFitting(Buffer& b, int i) {
     const SymExpr need = AlignUp(b.SizeBytes());
-    if (ProveLt(need, slots_[i].size, ranges_) == Truth::kTrue) Split(i, need);
+    if (Lt(need, slots_[i].size)) Split(i, need);
     Take(b, i);
   }
 
@@ -235,7 +237,7 @@ class Planner {
       SymExpr total = slots_[i].size;
       for (int j = i + 1; j < n && slots_[j].free; ++j) {
         total = total + slots_[j].size;
-        if (ProveLe(need, total, ranges_) != Truth::kTrue) continue;
+        if (!Le(need, total)) continue;
         if (best.first < 0 || SmallerSize(total, best_size)) {
           best = {i, j};
           best_size = total;
@@ -246,16 +248,36 @@ class Planner {
     return best;
   }
 
-  bool Fits(const Buffer& b, const Slot& s) const {
-    return ProveLe(b.SizeBytes(), s.size, ranges_) == Truth::kTrue ||
-           ProveLe(AlignUp(b.SizeBytes()), s.size, ranges_) == Truth::kTrue;
+  // Whether a buffer of `size` bytes (`aligned` rounded up) fits slot s.
+  bool Fits(const SymExpr& size, const SymExpr& aligned, const Slot& s) const {
+    return Le(size, s.size) || Le(aligned, s.size);
+  }
+
+  // Proofs and hints memoized by their operands: placing every buffer asks the same few size
+  // relations against every free slot, and each is a symbolic proof (issue 15: the plan of a
+  // wide graph spent seconds re-proving them).
+  bool Le(const SymExpr& a, const SymExpr& b) const { return Proved(0, a, b); }
+  bool Lt(const SymExpr& a, const SymExpr& b) const { return Proved(1, a, b); }
+  bool Proved(int relation, const SymExpr& a, const SymExpr& b) const {
+    auto key = std::make_tuple(relation, a, b);
+    auto it = proofs_.find(key);
+    if (it != proofs_.end()) return it->second;
+    const bool proved =
+        (relation == 0 ? ProveLe(a, b, ranges_) : ProveLt(a, b, ranges_)) == Truth::kTrue;
+    proofs_.emplace(std::move(key), proved);
+    return proved;
+  }
+  int64_t Hint(const SymExpr& e) const {
+    auto it = hints_.find(e);
+    if (it == hints_.end()) it = hints_.emplace(e, program_.EvaluateHint(e)).first;
+    return it->second;
   }
 
   // Whether size a is smaller than size b: provably, else at the hints.
   bool SmallerSize(const SymExpr& a, const SymExpr& b) const {
-    if (ProveLt(a, b, ranges_) == Truth::kTrue) return true;
-    if (ProveLe(b, a, ranges_) == Truth::kTrue) return false;
-    return program_.EvaluateHint(a) < program_.EvaluateHint(b);
+    if (Lt(a, b)) return true;
+    if (Le(b, a)) return false;
+    return Hint(a) < Hint(b);
   }
   bool Smaller(const Slot& a, const Slot& b) const { return SmallerSize(a.size, b.size); }
 
@@ -284,16 +306,17 @@ class Planner {
       b.in_place = true;
       return;
     }
+    const SymExpr size = b.SizeBytes();
+    const SymExpr need = AlignUp(size);
     int best = -1;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-      if (!slots_[i].free || !Fits(b, slots_[i])) continue;
+      if (!slots_[i].free || !Fits(size, need, slots_[i])) continue;
       if (best < 0 || Smaller(slots_[i], slots_[best])) best = i;
     }
     if (best >= 0) {
       TakeFitting(b, best);
       return;
     }
-    const SymExpr need = AlignUp(b.SizeBytes());
     if (auto [first, last] = FittingRun(need); first >= 0) {
       Join(first, last);
       TakeFitting(b, first);
@@ -306,7 +329,7 @@ class Planner {
       for (int i = top; i < static_cast<int>(slots_.size()); ++i) {
         free_at_end = free_at_end + slots_[i].size;
       }
-      if (ProveLe(free_at_end, need, ranges_) == Truth::kTrue) {
+      if (Le(free_at_end, need)) {
         Join(top, static_cast<int>(slots_.size()) - 1);
         slots_[top].size = need;
         arena_bytes_ = slots_[top].offset + need;
@@ -323,6 +346,8 @@ class Planner {
   std::vector<int> slot_of_;  // by buffer id: index into slots_, or -1
   std::vector<Slot> slots_;
   SymExpr arena_bytes_{0};
+  mutable absl::flat_hash_map<std::tuple<int, SymExpr, SymExpr>, bool> proofs_;
+  mutable absl::flat_hash_map<SymExpr, int64_t> hints_;
 };
 
 }  // namespace

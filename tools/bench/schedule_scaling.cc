@@ -20,6 +20,8 @@
 //                residual, gelu MLP) repeated; about 25 aten nodes a block
 //   reductions   x = x - amax(x) ... softmax, then sum, repeated along a chain of reductions
 // Exit status 0 unless a compile fails (missed budgets are printed, not an error).
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -146,6 +148,14 @@ std::string Reductions(int n) {
   return g.Finish(V(x));
 }
 
+// CPU seconds (user + system) of this process so far: on a shared machine the wall times above
+// include waiting for a core.
+double CpuSeconds() {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -206,6 +216,7 @@ int Main(int argc, char** argv) {
     }
     for (int n : args.sizes) {
       auto start = std::chrono::steady_clock::now();
+      const double cpu_start = CpuSeconds();
       absl::StatusOr<Graph> graph = ParseGraph(it->second(n));
       const double parse = Seconds(start);
       if (!graph.ok()) {
@@ -225,6 +236,7 @@ int Main(int argc, char** argv) {
       };
       absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(graph), options);
       const double total = Seconds(start);
+      const double cpu = CpuSeconds() - cpu_start;
       if (!r.ok()) {
         std::printf("%s %d: %s\n", shape.c_str(), nodes, r.status().ToString().c_str());
         status = 1;
@@ -236,9 +248,11 @@ int Main(int argc, char** argv) {
         absl::StrAppend(&stages, "  ", t.stage(), " ", absl::StrFormat("%.3f", t.seconds()));
         if (t.stage() == "prims" || t.stage() == "inductor") budgeted += t.seconds();
       }
-      std::printf("%-12s %7d nodes  prims+inductor %8.3f s  ratio %6.3f  (%s s)\n  %s\n",
-                  shape.c_str(), nodes, budgeted, budgeted / (kBudgetSecondsPerNode * nodes),
-                  stages.c_str(), detail.c_str());
+      std::printf(
+          "%-12s %7d nodes  prims+inductor %8.3f s  ratio %6.3f  (%s s; row cpu %.3f of wall "
+          "%.3f s)\n  %s\n",
+          shape.c_str(), nodes, budgeted, budgeted / (kBudgetSecondsPerNode * nodes),
+          stages.c_str(), cpu, total, detail.c_str());
       std::string passes = " ";
       for (const proto::PassRun& p : r->report.passes()) {
         absl::StrAppend(&passes, " ", p.pass(), " ", absl::StrFormat("%.3f", p.seconds()));
