@@ -224,6 +224,39 @@ TEST(OnnxShapeOperands, SymbolicFmodTakesTheDividendsSign) {
   }
 }
 
+// Sizes computed in floating point: pad = ceil(h / 4.0) * 4 - h through Cast(float), Div,
+// Ceil, Cast(int64), and floor(h * 0.5) as data.
+TEST(OnnxShapeOperands, FloatSizeArithmeticThroughCast) {
+  ModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {1, "h"});
+  Dim(m, "x", 1, "h");
+  SetAttr(m.Node("Cast", {"h"}, {"hf"}), "to", int64_t{TensorProto::FLOAT});
+  m.InitFloat("four_f", {}, {4});
+  m.Node("Div", {"hf", "four_f"}, {"q"});
+  m.Node("Ceil", {"q"}, {"qc"});
+  SetAttr(m.Node("Cast", {"qc"}, {"n"}), "to", int64_t{TensorProto::INT64});
+  m.InitInt64("four", {}, {4});
+  m.Node("Mul", {"n", "four"}, {"n4"});
+  m.Node("Sub", {"n4", "h"}, {"p"});
+  Unsqueeze0(m, "p", "p1");
+  m.InitInt64("zeros", {3}, {0, 0, 0});
+  SetAttr(m.Node("Concat", {"zeros", "p1"}, {"pads"}), "axis", int64_t{0});
+  m.Node("Pad", {"x", "pads"}, {"y"});
+  m.Output("y");
+  m.InitFloat("half", {}, {0.5f});
+  m.Node("Mul", {"hf", "half"}, {"hh"});
+  m.Node("Floor", {"hh"}, {"z"});
+  m.Output("z", TensorProto::FLOAT);
+  Graph g = Import(m);
+  EXPECT_EQ(g.outputs()[0]->type().ToString(), "f32[1, 4*floordiv(h + 3, 4)]");
+  for (int64_t h : {5, 8, 1}) {
+    absl::StatusOr<std::vector<HostTensor>> out = Interpret(g, {Ones({1, h})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].shape(), std::vector<int64_t>({1, (h + 3) / 4 * 4})) << "h=" << h;
+    EXPECT_THAT((*out)[1].ToDoubles(), ElementsAre(static_cast<double>(h / 2))) << "h=" << h;
+  }
+}
+
 // Shape -> Reshape [2, 2] -> Transpose -> Reshape [-1] (exporters reorder F.pad's pads so).
 TEST(OnnxShapeOperands, TransposeOfKnownValuesFolds) {
   ModelBuilder m(13);

@@ -74,6 +74,12 @@ absl::StatusOr<Value*> ImportContext::MaterializeKnown(const KnownValue& k,
     if (!cast.ok()) return cast.status();
     out = *cast;
   }
+  if (k.den != 1) {  // a symbolic floating-point value: numerators / den
+    absl::StatusOr<Value*> div =
+        builder_.Op("aten.div_scalar", {out}, {{"other", static_cast<double>(k.den)}});
+    if (!div.ok()) return div.status();
+    out = *div;
+  }
   return out;
 }
 
@@ -211,6 +217,7 @@ absl::StatusOr<std::vector<SymExpr>> OnnxNode::KnownSyms(int i, absl::string_vie
   }
   if (k->rank() > 1) return Invalid(absl::StrCat(what, " must be a 1-D tensor"));
   if (k->is_float()) return Invalid(absl::StrCat(what, " must be integers"));
+  if (k->den != 1) return Invalid(absl::StrCat(what, " must be integers (got a fraction)"));
   // Slice bounds may be huge (INT64_MAX means "to the end"); sizes may not.
   if (what != "starts" && what != "ends") {
     for (const SymExpr& e : k->ints) {
@@ -246,7 +253,9 @@ absl::StatusOr<double> OnnxNode::KnownScalar(int i, absl::string_view what) {
     return Unsupported(absl::StrCat(what, " computed at run time"));
   }
   if (k->numel() != 1) return Invalid(absl::StrCat(what, " must have one element"));
-  if (!k->IsConstant()) return Unsupported(absl::StrCat("symbolic ", what));
+  if (!k->IsConstant()) {
+    return Unsupported(absl::StrCat("symbolic ", what, " (", k->ints[0].ToString(), ")"));
+  }
   return k->AsDouble(0);
 }
 

@@ -21,7 +21,8 @@ int64_t Product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// For each output element, the flat index of the broadcast input element.
+}  // namespace
+
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in,
                                     const std::vector<int64_t>& out) {
   const int64_t n = Product(out);
@@ -41,6 +42,8 @@ std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in,
   }
   return result;
 }
+
+namespace {
 
 double RoundTo(DType t, double v) {
   switch (t) {
@@ -81,8 +84,8 @@ bool IsComparison(BinaryFold op) {
          op == BinaryFold::kLe || op == BinaryFold::kGe;
 }
 
-// ONNX integer Div (truncating) of symbolic operands whose signs are proven; nullopt with
-// *why otherwise.
+}  // namespace
+
 std::optional<SymExpr> SymTruncDiv(const SymExpr& a, const SymExpr& b, const SymRanges& ranges,
                                    std::string* why) {
   const SymRange ra = Bounds(a, ranges), rb = Bounds(b, ranges);
@@ -100,6 +103,8 @@ std::optional<SymExpr> SymTruncDiv(const SymExpr& a, const SymExpr& b, const Sym
                       "zero where a symbolic floor division rounds down");
   return std::nullopt;
 }
+
+namespace {
 
 // ONNX Mod of symbolic operands: fmod=0 takes the divisor's sign (SymExpr::Mod), fmod=1 the
 // dividend's (C's %).
@@ -279,7 +284,8 @@ bool KnownValue::IsConstant() const {
 }
 
 double KnownValue::AsDouble(int64_t i) const {
-  return is_float() ? floats[i] : static_cast<double>(ints[i].constant());
+  if (!ints.empty()) return static_cast<double>(ints[i].constant()) / static_cast<double>(den);
+  return floats[i];
 }
 
 std::string KnownValue::Bytes() const {
@@ -380,6 +386,7 @@ absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownV
   KnownValue out;
   out.shape = *shape;
   out.dtype = IsComparison(op) || logical ? proto::BOOL : a.dtype;
+  if (a.sym_float() || b.sym_float()) return SymFloatBinary(op, a, b, ranges, why);
   if (a.is_float() || b.is_float()) {
     if (!a.IsConstant() || !b.IsConstant()) {
       *why = absl::StrCat(OpName(op), " of a symbolic value in floating point");
@@ -411,6 +418,7 @@ absl::StatusOr<std::optional<KnownValue>> FoldBinary(BinaryFold op, const KnownV
 }
 
 std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a, const SymRanges& ranges) {
+  if (a.sym_float()) return SymFloatUnary(op, a, ranges);
   KnownValue out = a;
   if (op == UnaryFold::kNot) {
     if (a.dtype != proto::BOOL || !a.IsConstant()) return std::nullopt;
@@ -479,12 +487,16 @@ std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a, const Sym
   return out;
 }
 
-std::optional<KnownValue> FoldCast(const KnownValue& a, DType to) {
+std::optional<KnownValue> FoldCast(const KnownValue& a, DType to, const SymRanges& ranges,
+                                   std::string* why) {
+  std::string ignored;
+  if (why == nullptr) why = &ignored;
+  if (a.sym_float()) return SymFloatCast(a, to, ranges, why);
   KnownValue out;
   out.dtype = to;
   out.shape = a.shape;
   if (IsFloating(to)) {
-    if (!a.IsConstant()) return std::nullopt;
+    if (!a.IsConstant()) return SymFloatCast(a, to, ranges, why);
     for (int64_t i = 0; i < a.numel(); ++i) out.floats.push_back(RoundTo(to, a.AsDouble(i)));
     return out;
   }
@@ -522,10 +534,11 @@ absl::StatusOr<KnownValue> FoldWhere(const KnownValue& cond, const KnownValue& a
                        ia = BroadcastIndex(a.shape, *shape), ib = BroadcastIndex(b.shape, *shape);
   KnownValue out;
   out.dtype = a.dtype;
+  out.den = a.den;
   out.shape = *shape;
   for (size_t i = 0; i < ic.size(); ++i) {
-    bool c = cond.is_float() ? cond.floats[ic[i]] != 0 : cond.ints[ic[i]].constant() != 0;
-    if (a.is_float()) {
+    bool c = cond.uses_ints() ? cond.ints[ic[i]].constant() != 0 : cond.floats[ic[i]] != 0;
+    if (!a.uses_ints()) {
       out.floats.push_back(c ? a.floats[ia[i]] : b.floats[ib[i]]);
     } else {
       out.ints.push_back(c ? a.ints[ia[i]] : b.ints[ib[i]]);
@@ -538,6 +551,7 @@ absl::StatusOr<KnownValue> FoldGather(const KnownValue& data, const KnownValue& 
                                       int64_t axis) {
   KnownValue out;
   out.dtype = data.dtype;
+  out.den = data.den;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= data.shape[d];
   for (int64_t d = axis + 1; d < data.rank(); ++d) inner *= data.shape[d];
@@ -555,7 +569,7 @@ absl::StatusOr<KnownValue> FoldGather(const KnownValue& data, const KnownValue& 
       if (idx < 0) idx += n;
       for (int64_t i = 0; i < inner; ++i) {
         int64_t src = (o * n + idx) * inner + i;
-        if (data.is_float()) {
+        if (!data.uses_ints()) {
           out.floats.push_back(data.floats[src]);
         } else {
           out.ints.push_back(data.ints[src]);
@@ -589,6 +603,7 @@ KnownValue FoldSlice(const KnownValue& data, int64_t axis, int64_t start, int64_
                      int64_t count) {
   KnownValue out;
   out.dtype = data.dtype;
+  out.den = data.den;
   out.shape = data.shape;
   out.shape[axis] = count;
   int64_t outer = 1, inner = 1;
@@ -599,7 +614,7 @@ KnownValue FoldSlice(const KnownValue& data, int64_t axis, int64_t start, int64_
     for (int64_t j = 0; j < count; ++j) {
       for (int64_t i = 0; i < inner; ++i) {
         int64_t src = (o * n + start + j * step) * inner + i;
-        if (data.is_float()) {
+        if (!data.uses_ints()) {
           out.floats.push_back(data.floats[src]);
         } else {
           out.ints.push_back(data.ints[src]);
@@ -613,6 +628,7 @@ KnownValue FoldSlice(const KnownValue& data, int64_t axis, int64_t start, int64_
 absl::StatusOr<KnownValue> FoldConcat(const std::vector<const KnownValue*>& parts, int64_t axis) {
   KnownValue out;
   out.dtype = parts[0]->dtype;
+  out.den = parts[0]->den;
   out.shape = parts[0]->shape;
   out.shape[axis] = 0;
   for (const KnownValue* p : parts) {
@@ -633,7 +649,7 @@ absl::StatusOr<KnownValue> FoldConcat(const std::vector<const KnownValue*>& part
       int64_t chunk = p->numel() / std::max<int64_t>(outer, 1);
       if (outer == 0) chunk = 0;
       for (int64_t i = 0; i < chunk; ++i) {
-        if (out.is_float()) {
+        if (!parts[0]->uses_ints()) {
           out.floats.push_back(p->floats[o * chunk + i]);
         } else {
           out.ints.push_back(p->ints[o * chunk + i]);
@@ -647,6 +663,7 @@ absl::StatusOr<KnownValue> FoldConcat(const std::vector<const KnownValue*>& part
 KnownValue FoldTranspose(const KnownValue& a, const std::vector<int64_t>& perm) {
   KnownValue out;
   out.dtype = a.dtype;
+  out.den = a.den;
   for (int64_t p : perm) out.shape.push_back(a.shape[p]);
   std::vector<int64_t> in_stride(a.rank(), 1);
   for (int64_t d = a.rank() - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * a.shape[d + 1];
@@ -654,7 +671,7 @@ KnownValue FoldTranspose(const KnownValue& a, const std::vector<int64_t>& perm) 
   for (int64_t flat = 0; flat < a.numel(); ++flat) {
     int64_t src = 0;
     for (int64_t d = 0; d < out.rank(); ++d) src += idx[d] * in_stride[perm[d]];
-    if (a.is_float()) {
+    if (!a.uses_ints()) {
       out.floats.push_back(a.floats[src]);
     } else {
       out.ints.push_back(a.ints[src]);
@@ -678,9 +695,10 @@ absl::StatusOr<KnownValue> FoldExpand(const KnownValue& a, const std::vector<int
   if (!out_shape.ok()) return out_shape.status();
   KnownValue out;
   out.dtype = a.dtype;
+  out.den = a.den;
   out.shape = *out_shape;
   for (int64_t i : BroadcastIndex(a.shape, *out_shape)) {
-    if (a.is_float()) {
+    if (!a.uses_ints()) {
       out.floats.push_back(a.floats[i]);
     } else {
       out.ints.push_back(a.ints[i]);

@@ -33,9 +33,13 @@ inline constexpr int64_t kMaxKnownElements = 4096;
 struct KnownValue {
   DType dtype = proto::INT64;
   std::vector<int64_t> shape;
-  // Row-major elements: `ints` for integral and bool dtypes, `floats` for floating ones.
+  // Row-major elements: `ints` for integral and bool dtypes, `floats` for floating ones. A
+  // floating-point value with symbolic elements (a size cast to float, then scaled: torch's
+  // ceil(h / 4.0)) keeps them exactly as `ints[i] / den` instead, with `floats` empty (see
+  // known_value_sym_float.cc).
   std::vector<SymExpr> ints;
   std::vector<double> floats;
+  int64_t den = 1;  // > 0; not 1 only for a symbolic floating-point value
 
   static KnownValue Ints(DType dtype, std::vector<int64_t> shape, std::vector<SymExpr> values);
   static KnownValue Floats(DType dtype, std::vector<int64_t> shape, std::vector<double> values);
@@ -43,6 +47,10 @@ struct KnownValue {
   static KnownValue Scalar(SymExpr v);
 
   bool is_float() const { return IsFloating(dtype); }
+  // A floating-point value held as symbolic fractions ints[i] / den.
+  bool sym_float() const { return is_float() && !ints.empty(); }
+  // Elements are in `ints` (integers, and symbolic floating-point values).
+  bool uses_ints() const { return !is_float() || !ints.empty(); }
   int64_t numel() const;
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   // Every element is a constant.
@@ -70,8 +78,11 @@ enum class UnaryFold { kNeg, kAbs, kNot, kFloor, kCeil, kSqrt, kRound, kReciproc
 std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a,
                                     const SymRanges& ranges = {});
 
-// ONNX Cast (float -> int truncates); nullopt for a symbolic int -> float.
-std::optional<KnownValue> FoldCast(const KnownValue& a, DType to);
+// ONNX Cast (float -> int truncates toward zero). Symbolic integers cast to float become a
+// symbolic floating-point value; one cast back to integers truncates where the signs are
+// proven (nullopt with *why otherwise).
+std::optional<KnownValue> FoldCast(const KnownValue& a, DType to, const SymRanges& ranges = {},
+                                   std::string* why = nullptr);
 absl::StatusOr<KnownValue> FoldWhere(const KnownValue& cond, const KnownValue& a,
                                      const KnownValue& b);
 // ONNX Gather with known indices (negative ones wrap).
@@ -97,6 +108,25 @@ absl::StatusOr<KnownValue> FoldExpand(const KnownValue& a, const std::vector<int
 // nullopt on int64 overflow.
 std::optional<KnownValue> FoldReduce(const KnownValue& a, const std::vector<int64_t>& axes,
                                      bool keepdims, bool product);
+
+// ---- symbolic floating-point values (known_value_sym_float.cc): exact rationals ints / den
+// from Cast(int -> float), then Add/Sub/Mul (by dyadic constants such as 0.5), Div by
+// constants, Neg/Abs/Floor/Ceil, Min/Max, comparisons, and Cast back to integers. Anything
+// else (Sqrt, Pow, Round, Mod) gives nullopt and says why.
+absl::StatusOr<std::optional<KnownValue>> SymFloatBinary(BinaryFold op, const KnownValue& a,
+                                                         const KnownValue& b,
+                                                         const SymRanges& ranges, std::string* why);
+std::optional<KnownValue> SymFloatUnary(UnaryFold op, const KnownValue& a, const SymRanges& ranges);
+// Cast of a symbolic integer or floating-point value to `to`.
+std::optional<KnownValue> SymFloatCast(const KnownValue& a, DType to, const SymRanges& ranges,
+                                       std::string* why);
+
+// ONNX integer Div (truncating toward zero) of symbolic operands whose signs the ranges prove;
+// nullopt with *why otherwise.
+std::optional<SymExpr> SymTruncDiv(const SymExpr& a, const SymExpr& b, const SymRanges& ranges,
+                                   std::string* why);
+// For each element of the broadcast shape `out`, the flat index of the element of `in`.
+std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
 // Numpy broadcasting of two static shapes.
 absl::StatusOr<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a,

@@ -89,9 +89,13 @@ absl::StatusOr<bool> FoldCastOp(OnnxNode& n) {
     if (!t.ok()) return false;
     to = *t;
   }
-  return DoneOr(n, FoldCast(*n.Known(0), to),
-                absl::StrCat("a cast of symbolic integers to ", DTypeName(to),
-                             " (symbolic values stay integers of 32 or 64 bits)"));
+  std::string why;
+  std::optional<KnownValue> r = FoldCast(*n.Known(0), to, n.ctx().Ranges(), &why);
+  if (!r && why.empty()) {
+    why = absl::StrCat("a cast of symbolic integers to ", DTypeName(to),
+                       " (symbolic values stay integers of 32 or 64 bits)");
+  }
+  return DoneOr(n, std::move(r), std::move(why));
 }
 
 absl::StatusOr<bool> FoldGatherOp(OnnxNode& n) {
@@ -142,6 +146,12 @@ absl::StatusOr<bool> FoldConcatOp(OnnxNode& n) {
     parts.push_back(n.Known(i));
   }
   if (parts.empty() || parts[0]->rank() == 0) return false;
+  for (const KnownValue* p : parts) {
+    if (p->uses_ints() != parts[0]->uses_ints() || p->den != parts[0]->den) {
+      n.set_fold_failure("a Concat of symbolic floating-point values with other values");
+      return false;
+    }
+  }
   COIL_ASSIGN_OR_RETURN(int64_t axis, n.Axis(n.Int("axis", 0), parts[0]->rank()));
   absl::StatusOr<KnownValue> r = FoldConcat(parts, axis);
   if (!r.ok()) return n.Invalid(r.status().message());
@@ -240,6 +250,10 @@ absl::StatusOr<bool> FoldWhereOp(OnnxNode& n) {
   const KnownValue& a = *n.Known(1);
   const KnownValue& b = *n.Known(2);
   if (!c.IsConstant() || a.dtype != b.dtype) return false;
+  if (a.sym_float() || b.sym_float()) {
+    n.set_fold_failure("Where over symbolic floating-point values");
+    return false;
+  }
   absl::StatusOr<KnownValue> r = FoldWhere(c, a, b);
   if (!r.ok()) return n.Invalid(r.status().message());
   if (r->numel() > kMaxKnownElements) return false;
@@ -273,6 +287,10 @@ absl::StatusOr<bool> FoldModOp(OnnxNode& n) {
 FoldHandler FoldReduceOp(bool product, int64_t input_opset) {
   return [product, input_opset](OnnxNode& n) -> absl::StatusOr<bool> {
     const KnownValue& x = *n.Known(0);
+    if (x.sym_float()) {
+      n.set_fold_failure("a reduction of symbolic floating-point values");
+      return false;
+    }
     std::vector<int64_t> axes;
     if (n.opset() >= input_opset) {
       if (n.has_input(1)) {

@@ -195,6 +195,11 @@ coord_ok:
   std::vector<SymExpr> sizes;
   const int scales_input = n.op_type() == "Upsample" || n.opset() < 11 ? 1 : 2;
   if (const KnownValue* s = n.Known(scales_input); s != nullptr && s->numel() > 0) {
+    if (!s->IsConstant()) {
+      return n.Unsupported(absl::StrCat("symbolic scales (", s->ints[0].ToString(),
+                                        s->den != 1 ? absl::StrCat(" / ", s->den) : "",
+                                        ", ...): give sizes instead"));
+    }
     for (int64_t i = 0; i < s->numel(); ++i) scales.push_back(s->AsDouble(i));
   } else if (n.has_input(scales_input) && s == nullptr) {
     return n.Unsupported("scales computed at run time");
@@ -207,6 +212,7 @@ coord_ok:
   if (!legacy && a.coord == "tf_crop_and_resize" && n.has_input(1)) {
     const KnownValue* r = n.Known(1);
     if (r == nullptr) return n.Unsupported("roi computed at run time");
+    if (!r->IsConstant()) return n.Unsupported("a symbolic roi");
     for (int64_t i = 0; i < r->numel(); ++i) roi.push_back(r->AsDouble(i));
   }
   const size_t k = axes.size();

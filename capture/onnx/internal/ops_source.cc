@@ -78,6 +78,29 @@ absl::Status ImportConstantOfShape(OnnxNode& n) {
   return n.SetOutput(0, y);
 }
 
+// Range with a symbolic integer start (and any limit): start + delta * arange(count), count =
+// max(ceil((limit - start) / delta), 0).
+absl::Status ImportSymbolicStartRange(OnnxNode& n, const KnownValue& start, const KnownValue& limit,
+                                      const KnownValue& delta) {
+  if (start.is_float() || limit.is_float()) {
+    return n.Unsupported("a floating-point Range with a symbolic start");
+  }
+  const int64_t d = delta.ints[0].constant();
+  if (d == 0) return n.Invalid("delta must not be 0");
+  const SymExpr span = d > 0 ? limit.ints[0] - start.ints[0] : start.ints[0] - limit.ints[0];
+  const int64_t step = d > 0 ? d : -d;
+  const SymExpr count = SymExpr::Max(SymExpr::FloorDiv(span + (step - 1), step), 0);
+  COIL_ASSIGN_OR_RETURN(Value* y, n.Op("aten.arange", {}, {{"start", 0.0}, {"end", count}, {"step", 1.0},
+                                                          {"dtype", start.dtype}, {"has_dtype", true}}));
+  if (d != 1) {
+    COIL_ASSIGN_OR_RETURN(y, n.Op("aten.mul_scalar", {y}, {{"other", static_cast<double>(d)}}));
+  }
+  COIL_ASSIGN_OR_RETURN(Value* s, n.In(0));
+  COIL_ASSIGN_OR_RETURN(y, n.Op("aten.add", {y, s}));
+  COIL_ASSIGN_OR_RETURN(y, n.Cast(y, start.dtype));
+  return n.SetOutput(0, y);
+}
+
 absl::Status ImportRange(OnnxNode& n) {
   const KnownValue* start = n.Known(0);
   const KnownValue* limit = n.Known(1);
@@ -92,7 +115,11 @@ absl::Status ImportRange(OnnxNode& n) {
     return n.Invalid("start, limit and delta must be scalars");
   }
   const DType dtype = start->dtype;
-  if (!start->IsConstant() || !delta->IsConstant()) return n.Unsupported("symbolic Range start or delta");
+  if (!delta->IsConstant()) {
+    return n.Unsupported(absl::StrCat("a symbolic Range delta (", delta->ints[0].ToString(),
+                                      "): the element count needs a known step"));
+  }
+  if (!start->IsConstant()) return ImportSymbolicStartRange(n, *start, *limit, *delta);
   const double s = start->AsDouble(0), d = delta->AsDouble(0);
   if (d == 0) return n.Invalid("delta must not be 0");
   if (limit->IsConstant()) {
