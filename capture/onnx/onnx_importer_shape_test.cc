@@ -313,6 +313,49 @@ TEST(OnnxShapeOperands, OpWithoutFolderIsNamedWhereTheShapeIsNeeded) {
                                      "importer has no folder for this op) (node 'reshape')"));
 }
 
+// Range(h - 3, 2 * h, 2) with a symbolic start: start + 2 * arange(count).
+TEST(OnnxShapeOperands, RangeWithSymbolicStart) {
+  ModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"h"});
+  Dim(m, "x", 0, "h");
+  m.InitInt64("three", {}, {3});
+  m.InitInt64("two", {}, {2});
+  m.Node("Sub", {"h", "three"}, {"start"});
+  m.Node("Mul", {"h", "two"}, {"limit"});
+  m.Node("Range", {"start", "limit", "two"}, {"y"});
+  m.Output("y", TensorProto::INT64);
+  Graph g = Import(m);
+  EXPECT_THAT(RunOne(g, Ones({4})), ElementsAre(1, 3, 5, 7));
+  EXPECT_THAT(RunOne(g, Ones({1})), ElementsAre(-2, 0));
+}
+
+// ConstantOfShape, Expand and Tile take shapes computed from another input's shape.
+TEST(OnnxShapeOperands, CreationAndBroadcastFromShapes) {
+  ModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"b", "n"});
+  m.Input("v", TensorProto::FLOAT, {1, "n"});
+  m.Node("Shape", {"x"}, {"s"});
+  m.Node("ConstantOfShape", {"s"}, {"zeros"});
+  m.Node("Expand", {"v", "s"}, {"e"});
+  m.Node("Add", {"zeros", "e"}, {"y"});
+  m.Output("y");
+  m.InitInt64("first", {1}, {0});
+  m.InitInt64("second", {1}, {1});
+  m.InitInt64("one", {1}, {1});
+  m.Node("Slice", {"s", "first", "second"}, {"b1"});
+  SetAttr(m.Node("Concat", {"b1", "one"}, {"reps"}), "axis", int64_t{0});
+  m.Node("Tile", {"v", "reps"}, {"t"});
+  m.Output("t");
+  Graph g = Import(m);
+  EXPECT_EQ(g.outputs()[0]->type().ToString(), "f32[b, n]");
+  EXPECT_EQ(g.outputs()[1]->type().ToString(), "f32[b, n]");
+  HostTensor v = HostTensor::FromDoubles(proto::FLOAT32, {1, 2}, {5, 6});
+  absl::StatusOr<std::vector<HostTensor>> out = Interpret(g, {Ones({3, 2}), v});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].ToDoubles(), ElementsAre(5, 6, 5, 6, 5, 6));
+  EXPECT_THAT((*out)[1].ToDoubles(), ElementsAre(5, 6, 5, 6, 5, 6));
+}
+
 // ---- single assignment
 
 TEST(OnnxSingleAssignment, TwoNodesWriteOneName) {
