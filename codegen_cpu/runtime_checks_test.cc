@@ -312,6 +312,44 @@ TEST(RuntimeChecksTest, VectorizedGatherOnThreads) {
               {w, I64({8, 128}, std::vector<double>(8 * 128, 95))});
 }
 
+// The checks keep loops vectorized (x86-64-v3 code, host independent): an embedding copies
+// rows with vector loads and stores, and a gather along the last dim checks its indices in a
+// vector umax reduction.
+TEST(RuntimeChecksTest, ChecksKeepLoopsVectorized) {
+  auto ir = [](const std::string& text) -> std::string {
+    absl::StatusOr<Graph> g = ParseGraph(text);
+    EXPECT_TRUE(g.ok()) << g.status();
+    if (!g.ok()) return "";
+    EXPECT_TRUE(prims::Decompose(*g).ok());
+    inductor::ScheduleOptions options;
+    options.capabilities = CpuCapabilities();
+    absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto(), options);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) return "";
+    CpuCodegenOptions o;
+    o.cpu = "x86-64-v3";
+    absl::StatusOr<proto::KernelModule> m = GenerateCpu(*std::move(s), o);
+    EXPECT_TRUE(m.ok()) << m.status();
+    std::string out;
+    if (m.ok()) {
+      for (const proto::CompiledKernel& k : m->kernels()) absl::StrAppend(&out, k.source());
+    }
+    return out;
+  };
+  const std::string embedding = ir(R"(graph @g(%0 "w": f32[96, 1024], %1 "tokens": i64[8, 128]) {
+  %2: f32[8, 128, 1024] = aten.embedding(%0, %1) {padding_idx = -1, scale_grad_by_freq = false, sparse = false}
+  return %2
+})");
+  EXPECT_THAT(embedding, HasSubstr("load <8 x float>"));
+  EXPECT_THAT(embedding, HasSubstr("check.fail"));
+  const std::string gather = ir(R"(graph @g(%0 "x": f32[64, 4096], %1 "idx": i64[64, 4096]) {
+  %2: f32[64, 4096] = aten.gather(%0, %1) {dim = 1, sparse_grad = false}
+  return %2
+})");
+  EXPECT_THAT(gather, HasSubstr("x i64>"));
+  EXPECT_THAT(gather, HasSubstr("umax"));
+}
+
 // Integer division by zero: prims.div, remainder and fmod, int32 and int64.
 std::string Binary(const std::string& op, const std::string& dt, const std::string& attrs) {
   return absl::StrCat("graph @g(%0 \"a\": ", dt, "[4], %1 \"b\": ", dt, "[4]) {\n  %2: ", dt,

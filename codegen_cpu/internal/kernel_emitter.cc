@@ -236,10 +236,16 @@ class KernelEmitter {
       if (RefersToValue(e.index(d))) {
         absl::StatusOr<llvm::Value*> size = EntryExpr(buf.shape(d));
         if (!size.ok()) return size.status();
-        llvm::Value* ok = checks_.Index(
-            b_, *ix, *size, d, IsWrappedIndex(k_, e.index(d)),
+        const std::string what =
             absl::StrCat("expr ", e.id(), " (", proto::Expr::Kind_Name(e.kind()), ") of buffer ",
-                         buf.id(), " ('", buf.name(), "')"));
+                         buf.id(), " ('", buf.name(), "')");
+        const bool wrapped = IsWrappedIndex(k_, e.index(d));
+        if (!DependsOnAny(k_, e.index(d), InnermostLoopVars())) {  // [Note: deferred checks]
+          checks_.IndexOrReturn(b_, *ix, *size, d, wrapped, what);
+          off = b_.CreateAdd(off, b_.CreateMul(*ix, (*bv)->strides[d]));
+          continue;
+        }
+        llvm::Value* ok = checks_.Index(b_, *ix, *size, d, wrapped, what);
         *ix = b_.CreateSelect(ok, *ix, b_.getInt64(0));
         auto* c = llvm::dyn_cast<llvm::ConstantInt>(*size);
         // A size that may be 0 has no element 0 to read instead: skip the access.
@@ -251,6 +257,17 @@ class KernelEmitter {
     }
     llvm::Type* mt = MemType(c_, buf.dtype());
     return std::make_pair(b_.CreateInBoundsGEP(mt, (*bv)->base, off), buf.dtype());
+  }
+
+  // The variables of the innermost loop being emitted: the ranged Loop's last, else the last
+  // outer dim's, else the parallel prefix's (one flattened loop).
+  std::vector<std::string> InnermostLoopVars() const {
+    if (!inner_.empty()) return {absl::StrCat("_r", inner_.size() - 1)};
+    const int rank = k_.ranges_size(), prefix = cpu::ParallelPrefixRank(rank);
+    if (rank > prefix) return {absl::StrCat("_i", rank - 1)};
+    std::vector<std::string> vars;
+    for (int d = 0; d < prefix; ++d) vars.push_back(absl::StrCat("_i", d));
+    return vars;
   }
 
   // ---- Loops. ----

@@ -5,7 +5,11 @@
 // (runtime/cpu/kernel_abi.h), which the runtime turns into a Status. Not an API: used by
 // kernel_emitter.cc.
 //
-// [Note: deferred checks] A check does not branch where it is made. Each check site owns an
+// [Note: deferred checks] An index that is the same for every iteration of the innermost loop
+// around its access (an embedding's token, while the loop copies its row) is checked where it
+// is used with a branch to a cold block that reports and returns: LLVM's loop unswitching
+// moves that branch out of the loop, which then vectorizes as if unchecked. Any other check
+// does not branch where it is made. Each check site owns an
 // i64 accumulator (an alloca zeroed in the entry block, promoted to registers by SROA): an
 // index check folds `umax(acc, index)` (a negative index is a huge unsigned value), a divisor
 // check `acc | (divisor == 0)`. Both are reductions the loop vectorizer widens, so a checked
@@ -42,6 +46,11 @@ namespace coil::codegen_cpu_internal {
 // Whether `e` refers to a value of the kernel (a `_v<id>` symbol): an index from data.
 bool RefersToValue(const proto::SymExpr& e);
 
+// Whether `e` depends on any of the loop variables `vars` ("_i1", "_r0"), directly or through
+// the values of `kernel` it refers to (a REDUCE result counts as depending on everything).
+bool DependsOnAny(const proto::Kernel& kernel, const proto::SymExpr& e,
+                  const std::vector<std::string>& vars);
+
 // Whether index expression `e` is `_v<w>` with `w` = where(lt(x, 0), add(x, n), x), the
 // wrapping of negative indices that the decompositions of index_tensor / index_put emit
 // (prims/decompositions/indexing.cc): its errors then report x, as the reference does.
@@ -61,7 +70,12 @@ class RuntimeChecks {
   llvm::Value* Index(llvm::IRBuilder<>& b, llvm::Value* index, llvm::Value* bound, int64_t dim,
                      bool wrapped, const std::string& what);
 
-  // Checks that the i64 `divisor` is not 0 (kind: COIL_KERNEL_INT_DIV_BY_ZERO, _REM_, _FMOD_).
+  // The same for an index that does not change in the innermost loop: branches to a cold block
+  // that reports and returns from the kernel; the code after it runs only with a good index.
+  void IndexOrReturn(llvm::IRBuilder<>& b, llvm::Value* index, llvm::Value* bound, int64_t dim,
+                     bool wrapped, const std::string& what);
+
+  // Checks that the i64 `divisor` is not 0 (none when it is a constant) (kind: COIL_KERNEL_INT_DIV_BY_ZERO, _REM_, _FMOD_).
   void NonZero(llvm::IRBuilder<>& b, llvm::Value* divisor, CoilKernelErrorKind kind,
                const std::string& what);
 
@@ -77,7 +91,10 @@ class RuntimeChecks {
     int64_t dim = 0;
     std::string what;
   };
-  llvm::AllocaInst* Accumulator();
+  llvm::AllocaInst* Accumulator(llvm::Type* t);
+  // Records the failure of `s` with the offending `value` (the first report wins), then
+  // branches to `done`.
+  void Report(llvm::IRBuilder<>& b, const Site& s, llvm::Value* value, llvm::BasicBlock* done);
 
   llvm::IRBuilder<>& eb_;
   llvm::Value* error_ = nullptr;
