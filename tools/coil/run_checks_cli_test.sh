@@ -67,5 +67,25 @@ for backend in reference cpu; do
     $coil run "$tmp/div.txt" --inputs "$tmp/a.pb,$tmp/b.pb" --backend $backend
 done
 
+# The GPT of tests/real_models (vocabulary 96) fed token 130 (once exit 0 with an output).
+export_models=tests/real_models/export_models.py
+if [ -f "$export_models" ] && /usr/bin/python3 -c 'import torch, onnx' 2>/dev/null; then
+  /usr/bin/python3 "$export_models" gpt "$tmp/gpt" >/dev/null 2>&1
+  tokens() {  # tokens FILE T0 T1 ... (16 of them): i64[1, 16]
+    local f=$1; shift
+    { printf '\x08\x05\x12\x02\x01\x10\x1a\x80\x01'; for t in "$@"; do printf "$(le $t)"; done; } > "$f"
+  }
+  tokens "$tmp/good_tokens.pb" 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 95
+  tokens "$tmp/bad_tokens.pb" 1 2 3 4 5 6 7 8 9 130 11 12 13 14 15 16
+  check gpt_in_vocabulary_cpu 0 'output 0: f32\[1, 16, 96\]' -- \
+    $coil run "$tmp/gpt/model.onnx" --inputs "$tmp/good_tokens.pb" --backend cpu --check
+  check gpt_token_130_cpu 1 'index 130 is out of bounds for dimension 0 with size 96' -- \
+    $coil run "$tmp/gpt/model.onnx" --inputs "$tmp/bad_tokens.pb" --backend cpu
+  check gpt_token_130_reference 1 'index 130 is out of bounds for dimension 0 with size 96' -- \
+    $coil run "$tmp/gpt/model.onnx" --inputs "$tmp/bad_tokens.pb"
+else
+  echo "skip gpt (no torch/onnx for /usr/bin/python3)"
+fi
+
 echo "$fails failed"
 [ "$fails" -eq 0 ]
