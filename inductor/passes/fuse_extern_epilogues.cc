@@ -2,7 +2,6 @@
 // that epilogue; no other fusion crosses an extern (fusion.h).
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,7 +84,7 @@ absl::StatusOr<bool> FuseExternEpilogues(Program& program,
       const int out = program.kernels[ei].extern_output;
       // The readers of the extern's output after it, in program order (a copy: a merge
       // changes the index).
-      const std::set<int>& readers = index.Readers(out);
+      const KernelSet& readers = index.Readers(out);
       const std::vector<int> consumers(readers.upper_bound(ei), readers.end());
       for (int ci : consumers) {
         const Kernel& e = program.kernels[ei];

@@ -2,7 +2,6 @@
 // merge into one (fusion.h).
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,7 +54,7 @@ int MergeFirstPair(Program& program, KernelIndex& index, int start,
     if (ka.kind == proto::Kernel::EXTERN) continue;
     partners.clear();
     for (int buffer : index.access(a).reads) {
-      const std::set<int>& r = index.Readers(buffer);
+      const KernelSet& r = index.Readers(buffer);
       int taken = 0;
       for (auto it = r.upper_bound(a); it != r.end() && taken < kMaxPartners; ++it, ++taken) {
         if (program.kernels[*it].kind != proto::Kernel::EXTERN) partners.push_back(*it);

@@ -1,5 +1,4 @@
 // FuseVertical: pointwise producers inlined into their consumers (fusion.h).
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,7 +54,7 @@ std::string TryConsumer(const Program& program, const KernelIndex& index, int p,
   // each input (not a walk over every kernel between them).
   int overwriter = j;
   for (int r : reads) {
-    const std::set<int>& writers = index.Writers(r);
+    const KernelSet& writers = index.Writers(r);
     auto it = writers.upper_bound(p);
     if (it != writers.end() && *it < overwriter) overwriter = *it;
   }
@@ -111,7 +110,7 @@ bool InlineProducer(Program& program, KernelIndex& index, int p, bool& changed) 
   if (!out.has_value()) return false;
   const int buffer = *out;
   const Buffer& buf = program.buffer(buffer);
-  const std::set<int>& all_readers = index.Readers(buffer);
+  const KernelSet& all_readers = index.Readers(buffer);
   std::vector<int> readers(all_readers.upper_bound(p), all_readers.end());
   if (readers.empty()) return false;
   std::vector<std::string> names = {producer.name};

@@ -10,8 +10,8 @@ namespace coil::inductor {
 
 namespace {
 
-const std::set<int>& Empty() {
-  static const std::set<int>* empty = new std::set<int>();
+const KernelSet& Empty() {
+  static const KernelSet* empty = new KernelSet();
   return *empty;
 }
 
@@ -26,12 +26,12 @@ KernelIndex::KernelIndex(const Program& program)
   for (int k = 0; k < size(); ++k) Link(k);
 }
 
-const std::set<int>& KernelIndex::Readers(int buffer) const {
+const KernelSet& KernelIndex::Readers(int buffer) const {
   auto it = readers_.find(buffer);
   return it == readers_.end() ? Empty() : it->second;
 }
 
-const std::set<int>& KernelIndex::Writers(int buffer) const {
+const KernelSet& KernelIndex::Writers(int buffer) const {
   auto it = writers_.find(buffer);
   return it == writers_.end() ? Empty() : it->second;
 }
@@ -39,7 +39,7 @@ const std::set<int>& KernelIndex::Writers(int buffer) const {
 std::vector<int> KernelIndex::ReadersAfter(const std::vector<int>& buffers, int k) const {
   std::vector<int> out;
   for (int b : buffers) {
-    const std::set<int>& r = Readers(b);
+    const KernelSet& r = Readers(b);
     out.insert(out.end(), r.upper_bound(k), r.end());
   }
   std::sort(out.begin(), out.end());

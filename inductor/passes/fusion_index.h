@@ -22,9 +22,9 @@
 #ifndef COIL_INDUCTOR_PASSES_FUSION_INDEX_H_
 #define COIL_INDUCTOR_PASSES_FUSION_INDEX_H_
 
-#include <set>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "inductor/loop_ir.h"
 #include "inductor/passes/fusion_util.h"
@@ -32,6 +32,10 @@
 namespace coil::inductor {
 
 class PairDeps;
+
+// Kernel positions, ascending (a B-tree: one allocation per many entries; a program of 10^5
+// kernels keeps a set per buffer).
+using KernelSet = absl::btree_set<int>;
 
 class KernelIndex {
  public:
@@ -43,8 +47,8 @@ class KernelIndex {
   // Whether the kernel at position k was removed (its slot is empty until DropRemoved).
   bool removed(int k) const { return removed_[k]; }
   // Positions of the kernels that read / write `buffer`, ascending (removed ones never).
-  const std::set<int>& Readers(int buffer) const;
-  const std::set<int>& Writers(int buffer) const;
+  const KernelSet& Readers(int buffer) const;
+  const KernelSet& Writers(int buffer) const;
   // Kernels after position k reading any of `buffers`, ascending, each once.
   std::vector<int> ReadersAfter(const std::vector<int>& buffers, int k) const;
 
@@ -65,7 +69,7 @@ class KernelIndex {
 
   std::vector<KernelAccess> accesses_;
   std::vector<bool> removed_;
-  absl::flat_hash_map<int, std::set<int>> readers_, writers_;
+  absl::flat_hash_map<int, KernelSet> readers_, writers_;
 };
 
 // Which kernels after `first` depend on it, scanned forward only as far as the questions go

@@ -5,7 +5,6 @@
 // against a scan after every edit. Also: the linear-work facts that make fusion near-linear
 // (issue 15), asserted through structure, not time.
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -50,7 +49,7 @@ Program RandomProgram(std::mt19937& rng, int kernels, int buffers) {
 // The index's reader / writer sets equal a scan of the live kernels.
 void ExpectIndexInStep(const Program& p, const KernelIndex& index, const std::string& what) {
   for (int b = 1; b <= static_cast<int>(p.buffers.size()); ++b) {
-    std::set<int> readers, writers;
+    KernelSet readers, writers;
     for (int k = 0; k < index.size(); ++k) {
       if (index.removed(k)) continue;
       for (int r : p.kernels[k].Reads()) {
