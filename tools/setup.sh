@@ -95,4 +95,10 @@ if [ ! -f "$INSPECTOR_DIR/node_modules/.package-lock.json" ] ||
   echo "setup: npm ci in $INSPECTOR_DIR"
   (cd "$INSPECTOR_DIR" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi
+# NVRTC (codegen_cuda, dlopen'ed) comes with the CUDA 13 toolkit at /usr/local/cuda, which the
+# machine image provides (not a Debian package; ../shared/TOOLCHAIN.md). Without it the CUDA
+# code generator's tests fail with "NVRTC not found".
+if [ ! -e /usr/local/cuda/lib64/libnvrtc.so.13 ] && ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so.13; then
+  echo "setup: warning: libnvrtc.so.13 (CUDA 13 toolkit) not found: codegen_cuda cannot compile" >&2
+fi
 if [ "$changed" -eq 1 ]; then echo "setup: done"; fi

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/interpreter.h"
 #include "tools/driver/cpu_backend.h"
+#include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
 #include "tools/driver/schedule_backend.h"
 
@@ -52,9 +53,9 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     reference.external_data_dir = options.external_data_dir;
     return Interpret(graph, inputs, reference);
   }
-  if (backend != "schedule" && backend != "cpu") {
+  if (backend != "schedule" && backend != "cpu" && backend != "cuda") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--backend must be reference, schedule or cpu; got '", backend, "'"));
+        "--backend must be reference, schedule, cpu or cuda; got '", backend, "'"));
   }
   // The compile driver, through the process-wide compile cache (the one `coil compile` uses).
   driver::DriverOptions compile;
@@ -63,6 +64,10 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     cpu.runtime.num_threads = options.threads;
     cpu.runtime.external_data_dir = options.external_data_dir;
     compile.backend = driver::CpuBackend(cpu);
+  } else if (backend == "cuda") {
+    driver::CudaBackendOptions cuda;
+    cuda.runtime.external_data_dir = options.external_data_dir;
+    compile.backend = driver::CudaBackend(cuda);
   } else {
     compile.backend = driver::ScheduleInterpreterBackend({}, options.external_data_dir);
   }

@@ -1,0 +1,113 @@
+// Schedule -> CUDA C++ -> NVRTC -> KernelModule (see codegen_cuda.h).
+#include "codegen_cuda/codegen_cuda.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "codegen_cuda/internal/index_source.h"
+#include "codegen_cuda/internal/kernel_source.h"
+#include "codegen_cuda/internal/prelude.h"
+#include "codegen_cuda/nvrtc.h"
+#include "runtime/cuda/kernel_abi.h"
+
+namespace coil::codegen_cuda {
+namespace {
+
+using codegen_cuda_internal::KernelSource;
+
+// Bump when the generated code or the kernel ABI changes (cache keys).
+constexpr char kGeneratorVersion[] = "coil-cuda-1";
+
+bool HasCode(const proto::Kernel& k) {
+  return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
+}
+
+struct Sources {
+  std::string module;
+  std::vector<std::pair<const proto::Kernel*, KernelSource>> kernels;
+};
+
+absl::StatusOr<Sources> Emit(const proto::Schedule& schedule) {
+  Sources s;
+  codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(schedule);
+  s.module = codegen_cuda_internal::CudaPrelude();
+  for (const proto::Kernel& k : schedule.kernels()) {
+    if (!HasCode(k)) continue;
+    absl::StatusOr<KernelSource> src = codegen_cuda_internal::EmitKernelSource(k, info);
+    if (!src.ok()) return src.status();
+    absl::StrAppend(&s.module, "\n", src->text);
+    s.kernels.push_back({&k, *std::move(src)});
+  }
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule) {
+  absl::StatusOr<Sources> s = Emit(schedule);
+  if (!s.ok()) return s.status();
+  return std::move(s->module);
+}
+
+std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
+  absl::StatusOr<std::string> v = NvrtcVersion();
+  return absl::StrCat(kGeneratorVersion, " nvrtc ", v.ok() ? *v : "missing", " ", options.arch);
+}
+
+absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
+                                                 const CudaCodegenOptions& options) {
+  absl::StatusOr<Sources> s = Emit(schedule);
+  if (!s.ok()) return s.status();
+  absl::StatusOr<NvrtcResult> compiled = CompileCudaSource(s->module, "coil_module.cu",
+                                                           options.arch);
+  if (!compiled.ok()) return compiled.status();
+  proto::KernelModule m;
+  m.set_backend("cuda");
+  for (auto& [k, src] : s->kernels) {
+    proto::CompiledKernel* ck = m.add_kernels();
+    ck->set_kernel_id(k->id());
+    ck->set_name(k->name());
+    ck->set_symbol(cuda::KernelSymbol(k->id()));
+    ck->set_source(src.text);
+    proto::LaunchConfig* launch = ck->mutable_launch();
+    launch->add_block(cuda::kCudaBlockThreads);
+    // The grid when every outer range is constant (else the runtime computes it at launch).
+    int64_t count = 1;
+    bool constant = true;
+    for (const proto::SymExpr& r : k->ranges()) {
+      std::optional<int64_t> v = codegen_cuda_internal::ConstantValue(r);
+      if (!v.has_value()) {
+        constant = false;
+        break;
+      }
+      count *= *v;
+    }
+    if (constant) launch->add_grid(cuda::CudaGridFor(src.rows, count));
+    auto regs = compiled->registers.find(ck->symbol());
+    if (regs != compiled->registers.end()) launch->set_registers(regs->second);
+    auto smem = compiled->shared_bytes.find(ck->symbol());
+    if (smem != compiled->shared_bytes.end()) launch->set_shared_bytes(smem->second);
+    // An SM has 64K registers: the block must fit (ptxas honours __launch_bounds__, so this
+    // checks that it did).
+    if (static_cast<int64_t>(launch->registers()) * cuda::kCudaBlockThreads > 65536 ||
+        launch->shared_bytes() > 48 * 1024) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "kernel ", k->id(), " '", k->name(), "' uses ", launch->registers(), " registers and ",
+          launch->shared_bytes(), " bytes of shared memory: a block of ",
+          cuda::kCudaBlockThreads, " threads cannot launch"));
+    }
+  }
+  m.set_object_code(std::move(compiled->cubin));
+  m.set_ptx(std::move(compiled->ptx));
+  m.set_wrapper_source(std::move(s->module));
+  m.set_target_triple("nvptx64-nvidia-cuda");
+  m.set_cpu(options.arch);
+  absl::StatusOr<std::string> version = NvrtcVersion();
+  m.set_compiler_version(absl::StrCat("nvrtc ", version.ok() ? *version : "?"));
+  m.set_options(kGeneratorVersion);
+  *m.mutable_schedule() = std::move(schedule);
+  return m;
+}
+
+}  // namespace coil::codegen_cuda

@@ -1,0 +1,41 @@
+// The CUDA code generator: Schedule -> CUDA C++ (one __global__ function per POINTWISE /
+// REDUCTION kernel and per EXTERN kernel with an epilogue) -> NVRTC -> a KernelModule holding
+// the source, the CUBIN for the target GPU, its PTX (for other GPUs) and each kernel's launch
+// configuration. The runtime (runtime/cuda/executable.h) loads it; the calling convention is
+// runtime/cuda/kernel_abi.h. EXTERN ops themselves are not generated: the runtime runs them.
+//
+//   absl::StatusOr<proto::KernelModule> m = codegen_cuda::GenerateCuda(std::move(schedule));
+//
+// docs/cuda_backend.md describes the generated code and what is not done yet.
+#ifndef COIL_CODEGEN_CUDA_CODEGEN_CUDA_H_
+#define COIL_CODEGEN_CUDA_CODEGEN_CUDA_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/proto/kernel_module.pb.h"
+#include "ir/proto/schedule.pb.h"
+
+namespace coil::codegen_cuda {
+
+struct CudaCodegenOptions {
+  // The GPU architecture of the CUBIN (the PTX is kept for others).
+  std::string arch = "sm_90";
+};
+
+// The module's CUDA C++ source alone (no NVRTC), for tests and the inspector. Errors
+// (InvalidArgument naming the kernel, loop and expression): what the generator cannot emit.
+absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule);
+
+// Generates and compiles. `schedule` moves into the module. Errors: the source's errors; NVRTC
+// missing (FailedPrecondition) or failing (Internal, with its log); a kernel whose registers
+// do not allow its block size (ResourceExhausted, naming the kernel).
+absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
+                                                 const CudaCodegenOptions& options = {});
+
+// What went into the code (generator version, NVRTC version, arch): part of cache keys.
+std::string CudaCodegenIdentity(const CudaCodegenOptions& options = {});
+
+}  // namespace coil::codegen_cuda
+
+#endif  // COIL_CODEGEN_CUDA_CODEGEN_CUDA_H_

@@ -1,0 +1,561 @@
+// Schedule kernel -> CUDA C++ __global__ function (see kernel_source.h).
+#include "codegen_cuda/internal/kernel_source.h"
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "codegen_cuda/internal/index_source.h"
+#include "codegen_cuda/internal/value_source.h"
+#include "runtime/cuda/kernel_abi.h"
+#include "runtime/reference/prims_scalar.h"
+
+namespace coil::codegen_cuda_internal {
+namespace {
+
+enum class Red { kSum, kProd, kMax, kMin, kArgMax, kArgMin };
+
+std::optional<Red> RedFromName(const std::string& s) {
+  if (s == "sum") return Red::kSum;
+  if (s == "prod") return Red::kProd;
+  if (s == "max") return Red::kMax;
+  if (s == "min") return Red::kMin;
+  if (s == "argmax") return Red::kArgMax;
+  if (s == "argmin") return Red::kArgMin;
+  return std::nullopt;
+}
+
+// Every SymExpr a kernel evaluates, with `f` called on each.
+template <typename F>
+void ForEachSymExpr(const proto::Kernel& k, F f) {
+  for (const proto::SymExpr& r : k.ranges()) f(r);
+  for (const proto::Loop& l : k.loops()) {
+    for (const proto::SymExpr& r : l.ranges()) f(r);
+    for (const proto::Expr& e : l.body()) {
+      for (const proto::SymExpr& ix : e.index()) f(ix);
+      if (e.kind() == proto::Expr::INDEX || e.kind() == proto::Expr::RANDOM) f(e.value());
+    }
+  }
+}
+
+void CollectNames(const proto::SymExpr& e, absl::flat_hash_set<std::string>& out) {
+  if (e.kind() == proto::SymExpr::SYMBOL) out.insert(e.name());
+  for (const proto::SymExpr& a : e.args()) CollectNames(a, out);
+}
+
+// Saturating double -> int64 (the interpreter's TruncSat), for masked-load literals.
+int64_t TruncSatHost(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+class Emitter {
+ public:
+  Emitter(const proto::Kernel& k, const ScheduleInfo& info) : k_(k), info_(info) {}
+
+  absl::StatusOr<KernelSource> Run() {
+    absl::Status s = Emit();
+    if (!s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrCat("kernel ", k_.id(), " '", k_.name(), "': ", s.message()));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  absl::Status Emit() {
+    for (const proto::Loop& l : k_.loops()) out_.rows = out_.rows || l.ranges_size() > 0;
+    absl::flat_hash_set<std::string> names;
+    ForEachSymExpr(k_, [&](const proto::SymExpr& e) { CollectNames(e, names); });
+    std::vector<int> used_symbols;
+    for (const std::string& n : names) {
+      int d;
+      if (n.size() >= 3 && n[0] == '_' && n[1] == 'v' && absl::SimpleAtoi(n.substr(2), &d)) {
+        v_ids_.insert(d);
+      }
+      auto it = info_.symbol_index.find(n);
+      if (it != info_.symbol_index.end()) used_symbols.push_back(it->second);
+    }
+    // Buffers (and the symbols of their shapes, for bounds and offsets).
+    absl::flat_hash_set<int> bufs;
+    for (const proto::Loop& l : k_.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() != proto::Expr::LOAD && e.kind() != proto::Expr::STORE) continue;
+        auto it = info_.buffers.find(e.buffer());
+        if (it == info_.buffers.end()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("expr ", e.id(), " refers to unknown buffer ", e.buffer()));
+        }
+        if (e.index_size() != it->second->shape_size()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "expr ", e.id(), ": buffer ", e.buffer(), " ('", it->second->name(), "') has rank ",
+              it->second->shape_size(), ", the index has ", e.index_size(), " dims"));
+        }
+        if (bufs.insert(e.buffer()).second) {
+          for (const proto::SymExpr& d : it->second->shape()) {
+            absl::flat_hash_set<std::string> sn;
+            CollectNames(d, sn);
+            for (const std::string& n : sn) {
+              auto si = info_.symbol_index.find(n);
+              if (si == info_.symbol_index.end()) {
+                return absl::InvalidArgumentError(
+                    absl::StrCat("buffer ", e.buffer(), " shape names unknown symbol '", n, "'"));
+              }
+              used_symbols.push_back(si->second);
+            }
+          }
+        }
+      }
+    }
+    DecideIndexType(bufs);
+    const std::string ix = out_.index64 ? "i64" : "int";
+    std::string& o = out_.text;
+    absl::StrAppend(&o, "// kernel ", k_.id(), " '", k_.name(), "' (",
+                    proto::Kernel::Kind_Name(k_.kind()), out_.rows ? ", a block per row" : "",
+                    out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
+    absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
+                    ") ", cuda::KernelSymbol(k_.id()),
+                    "(char* const* coil_bufs, const i64* coil_syms, CoilCudaError* coil_err) {\n");
+    absl::flat_hash_set<int> declared;
+    for (int p : used_symbols) {
+      if (declared.insert(p).second) {
+        absl::StrAppend(&o, "  const ", ix, " s", p, " = (", ix, ")coil_syms[", p, "];\n");
+      }
+    }
+    std::vector<int> sorted(bufs.begin(), bufs.end());
+    std::sort(sorted.begin(), sorted.end());
+    for (int id : sorted) {
+      const proto::Buffer& b = *info_.buffers.at(id);
+      if (!IsValidDType(b.dtype())) {
+        return absl::InvalidArgumentError(absl::StrCat("buffer ", id, " has no valid dtype"));
+      }
+      absl::StrAppend(&o, "  ", MemType(b.dtype()), "* b", id, " = (", MemType(b.dtype()),
+                      "*)coil_bufs[", id, "];  // ", b.name(), "\n");
+    }
+    if (out_.rows) {
+      absl::StrAppend(&o, "  __shared__ float coil_shf[32];\n  __shared__ double coil_shd[32];\n"
+                          "  __shared__ i64 coil_shl[32];\n  __shared__ i64 coil_shp[32];\n");
+    }
+    // Outer ranges and the flat count.
+    std::string count = "(i64)1";
+    for (int d = 0; d < k_.ranges_size(); ++d) {
+      absl::StatusOr<std::string> r = Index(k_.ranges(d));
+      if (!r.ok()) return r.status();
+      absl::StrAppend(&o, "  const ", ix, " n", d, " = ", *r, ";\n");
+      count = absl::StrCat(count, " * n", d);
+    }
+    absl::StrAppend(&o, "  const ", ix, " coil_n = (", ix, ")(", count, ");\n");
+    if (out_.rows) {
+      absl::StrAppend(&o, "  for (", ix, " coil_row = blockIdx.x; coil_row < coil_n; coil_row += gridDim.x) {\n");
+      Decompose("coil_row", "n", "i", k_.ranges_size(), "    ");
+    } else {
+      absl::StrAppend(&o, "  for (", ix, " coil_lin = (", ix, ")blockIdx.x * blockDim.x + threadIdx.x;"
+                      " coil_lin < coil_n; coil_lin += (", ix, ")gridDim.x * blockDim.x) {\n");
+      Decompose("coil_lin", "n", "i", k_.ranges_size(), "    ");
+    }
+    for (int li = 0; li < k_.loops_size(); ++li) {
+      absl::Status s = k_.loops(li).ranges_size() > 0 ? RangedLoop(li) : FlatLoop(li);
+      if (!s.ok()) return s;
+    }
+    absl::StrAppend(&o, "  }\n}\n");
+    return absl::OkStatus();
+  }
+
+  // 32-bit index math when everything is constant and bounded (kernel_source.h).
+  void DecideIndexType(const absl::flat_hash_set<int>& bufs) {
+    out_.index64 = true;
+    if (!v_ids_.empty()) return;
+    absl::flat_hash_map<std::string, Interval> vars;
+    __int128 count = 1;
+    for (int d = 0; d < k_.ranges_size(); ++d) {
+      std::optional<int64_t> r = ConstantValue(k_.ranges(d));
+      if (!r.has_value() || *r < 0) return;
+      vars[absl::StrCat("_i", d)] = {0, std::max<int64_t>(*r - 1, 0)};
+      count *= *r;
+    }
+    if (!FitsInt32({0, count})) return;
+    for (const proto::Loop& l : k_.loops()) {
+      __int128 inner = 1;
+      for (int d = 0; d < l.ranges_size(); ++d) {
+        std::optional<int64_t> r = ConstantValue(l.ranges(d));
+        if (!r.has_value() || *r < 0) return;
+        const std::string n = absl::StrCat("_r", d);
+        Interval iv{0, std::max<int64_t>(*r - 1, 0)};
+        auto it = vars.find(n);
+        if (it != vars.end()) iv.hi = std::max(iv.hi, it->second.hi);
+        vars[n] = iv;
+        inner *= *r;
+      }
+      if (!FitsInt32({0, inner})) return;
+    }
+    for (int id : bufs) {
+      __int128 numel = 1;
+      for (const proto::SymExpr& d : info_.buffers.at(id)->shape()) {
+        std::optional<int64_t> v = ConstantValue(d);
+        if (!v.has_value()) return;
+        numel *= *v;
+        if (!FitsInt32({0, numel})) return;
+      }
+    }
+    bool fits = true;
+    ForEachSymExpr(k_, [&](const proto::SymExpr& e) {
+      std::optional<Interval> b = IndexBounds(e, vars);
+      fits = fits && b.has_value() && FitsInt32(*b);
+    });
+    out_.index64 = !fits;
+  }
+
+  absl::StatusOr<std::string> Index(const proto::SymExpr& e) {
+    return IndexSource(e, info_.symbol_index, out_.index64 ? "i64" : "int");
+  }
+
+  // `var` decomposed row-major into <prefix>0.. over the extents <ext>0...
+  void Decompose(const std::string& var, const std::string& ext, const std::string& prefix,
+                 int rank, const std::string& pad) {
+    const std::string ix = out_.index64 ? "i64" : "int";
+    if (rank == 0) return;
+    absl::StrAppend(&out_.text, pad, ix, " coil_t_", prefix, " = ", var, ";\n");
+    for (int d = rank - 1; d >= 1; --d) {
+      absl::StrAppend(&out_.text, pad, "const ", ix, " ", prefix, d, " = coil_t_", prefix, " % ",
+                      ext, d, "; coil_t_", prefix, " /= ", ext, d, ";\n");
+    }
+    absl::StrAppend(&out_.text, pad, "const ", ix, " ", prefix, "0 = coil_t_", prefix, ";\n");
+  }
+
+  absl::StatusOr<DType> Use(int id) {
+    auto it = dtypes_.find(id);
+    if (it == dtypes_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("refers to expr ", id, ", not defined before"));
+    }
+    return it->second;
+  }
+
+  // The element of a LOAD / STORE: checks of data-derived indices, then `b<id>[offset]`.
+  absl::StatusOr<std::string> Element(const proto::Expr& e, const std::string& pad) {
+    const proto::Buffer& b = *info_.buffers.at(e.buffer());
+    const std::string ix = out_.index64 ? "i64" : "int";
+    std::string offset;
+    for (int d = 0; d < e.index_size(); ++d) {
+      absl::StatusOr<std::string> idx = Index(e.index(d));
+      if (!idx.ok()) return idx.status();
+      absl::StatusOr<std::string> size = Index(b.shape(d));
+      if (!size.ok()) return size.status();
+      std::string x = *idx;
+      if (MentionsDataValue(e.index(d))) {
+        x = absl::StrCat("x", e.id(), "_", d);
+        absl::StrAppend(&out_.text, pad, ix, " ", x, " = ", *idx, ";\n", pad, "if ((u64)(i64)", x,
+                        " >= (u64)(i64)(", *size, ")) { coil_fail(coil_err, ",
+                        cuda::kCudaIndexOutOfBounds, ", ", k_.id(), ", ", e.id(), ", ", d,
+                        ", (i64)", x, ", (i64)(", *size, ")); ", x, " = 0; }\n");
+      }
+      offset = d == 0 ? absl::StrCat("(", x, ")")
+                      : absl::StrCat("(", offset, " * (", *size, ") + (", x, "))");
+    }
+    if (offset.empty()) offset = "0";
+    return absl::StrCat("b", e.buffer(), "[", offset, "]");
+  }
+
+  // One expression (not REDUCE) at `pad`; `thread0_stores`: guard stores (range-less Loops of
+  // row kernels).
+  absl::Status Expr(const proto::Expr& e, bool thread0_stores, const std::string& pad) {
+    std::string& o = out_.text;
+    const std::string name = absl::StrCat("e", e.id());
+    if (e.id() <= 0 || dtypes_.contains(e.id())) {
+      return absl::InvalidArgumentError("expression ids must be >= 1 and unique in the kernel");
+    }
+    if (e.kind() != proto::Expr::STORE && !IsValidDType(e.dtype())) {
+      return absl::InvalidArgumentError("has no valid dtype");
+    }
+    std::vector<DType> arg_dt;
+    for (int a : e.args()) {
+      absl::StatusOr<DType> d = Use(a);
+      if (!d.ok()) return d.status();
+      arg_dt.push_back(*d);
+    }
+    switch (e.kind()) {
+      case proto::Expr::LOAD: {
+        const proto::Buffer& b = *info_.buffers.at(e.buffer());
+        absl::StrAppend(&o, pad, RegType(e.dtype()), " ", name, ";\n");
+        std::string inner = pad;
+        if (e.mask() != 0) {
+          absl::StatusOr<DType> m = Use(e.mask());
+          if (!m.ok()) return m.status();
+          if (IsFloating(*m)) return absl::InvalidArgumentError("mask is not bool");
+          absl::StrAppend(&o, pad, "if (e", e.mask(), ") {\n");
+          inner = pad + "  ";
+        }
+        absl::StatusOr<std::string> el = Element(e, inner);
+        if (!el.ok()) return el.status();
+        absl::StrAppend(&o, inner, name, " = ",
+                        ConvertSource(LoadElementSource(*el, b.dtype()), b.dtype(), e.dtype()),
+                        ";\n");
+        if (e.mask() != 0) {
+          absl::StrAppend(&o, pad, "} else {\n", pad, "  ", name, " = ",
+                          LiteralSource(e.dtype(), e.literal(), TruncSatHost(e.literal())),
+                          ";\n", pad, "}\n");
+        }
+        break;
+      }
+      case proto::Expr::LITERAL:
+        absl::StrAppend(&o, pad, "const ", RegType(e.dtype()), " ", name, " = ",
+                        LiteralSource(e.dtype(), e.literal(), e.int_literal()), ";\n");
+        break;
+      case proto::Expr::INDEX:
+      case proto::Expr::RANDOM: {
+        absl::StatusOr<std::string> v = Index(e.value());
+        if (!v.ok()) return v.status();
+        std::string value =
+            e.kind() == proto::Expr::INDEX
+                ? ConvertSource(absl::StrCat("(i64)(", *v, ")"), proto::INT64, e.dtype())
+                : ConvertSource(absl::StrCat("coil_philox_uniform(", e.seed(), "LL, (i64)(", *v,
+                                             "))"),
+                                proto::FLOAT64, e.dtype());
+        if (e.kind() == proto::Expr::RANDOM && !IsFloating(e.dtype())) {
+          return absl::InvalidArgumentError("RANDOM needs a floating dtype");
+        }
+        absl::StrAppend(&o, pad, "const ", RegType(e.dtype()), " ", name, " = ", value, ";\n");
+        break;
+      }
+      case proto::Expr::APPLY: {
+        if (e.args_size() < 1 || e.args_size() > 3) {
+          return absl::InvalidArgumentError("APPLY takes 1 to 3 arguments");
+        }
+        if (e.op() == "prims.convert_element_type") {
+          if (e.args_size() != 1) {
+            return absl::InvalidArgumentError("convert_element_type takes 1 arg");
+          }
+          absl::StrAppend(&o, pad, "const ", RegType(e.dtype()), " ", name, " = ",
+                          ConvertSource(absl::StrCat("e", e.args(0)), arg_dt[0], e.dtype()),
+                          ";\n");
+          break;
+        }
+        std::optional<ScalarOp> op = ScalarOpFromName(e.op());
+        if (!op.has_value()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("'", e.op(), "' is not an elementwise prim"));
+        }
+        if (e.args_size() != ScalarOpArity(*op)) {
+          return absl::InvalidArgumentError(absl::StrCat(e.op(), " takes ", ScalarOpArity(*op),
+                                                         " args, got ", e.args_size()));
+        }
+        std::vector<ApplyOperand> args;
+        for (int i = 0; i < e.args_size(); ++i) {
+          args.push_back({absl::StrCat("e", e.args(i)), arg_dt[i]});
+        }
+        absl::StatusOr<std::string> s = ApplySource(*op, args, e.dtype(), name, k_.id(), e.id());
+        if (!s.ok()) return s.status();
+        absl::StrAppend(&o, pad, RegType(e.dtype()), " ", name, ";\n", pad, *s, "\n");
+        break;
+      }
+      case proto::Expr::STORE: {
+        if (e.args_size() != 1) return absl::InvalidArgumentError("STORE takes 1 arg");
+        const proto::Buffer& b = *info_.buffers.at(e.buffer());
+        std::string inner = pad;
+        if (thread0_stores) {
+          absl::StrAppend(&o, pad, "if (threadIdx.x == 0) {\n");
+          inner = pad + "  ";
+        }
+        absl::StatusOr<std::string> el = Element(e, inner);
+        if (!el.ok()) return el.status();
+        absl::StrAppend(
+            &o, inner, *el, " = ",
+            StoreElementSource(ConvertSource(absl::StrCat("e", e.args(0)), arg_dt[0], b.dtype()),
+                               b.dtype()),
+            ";\n");
+        if (thread0_stores) absl::StrAppend(&o, pad, "}\n");
+        return absl::OkStatus();  // defines no value
+      }
+      default:
+        return absl::InvalidArgumentError("unknown expression kind");
+    }
+    dtypes_[e.id()] = e.dtype();
+    PublishV(e.id(), e.dtype(), pad);
+    return absl::OkStatus();
+  }
+
+  // _v<id>: the value as an int64 index variable.
+  void PublishV(int id, DType dt, const std::string& pad) {
+    if (!v_ids_.contains(id)) return;
+    absl::StrAppend(&out_.text, pad, "const i64 v", id, " = ",
+                    ToI64Source(absl::StrCat("e", id), dt), ";\n");
+  }
+
+  absl::Status ExprAt(int li, const proto::Expr& e, bool thread0_stores, const std::string& pad) {
+    absl::Status s = Expr(e, thread0_stores, pad);
+    if (s.ok()) return s;
+    return absl::Status(s.code(), absl::StrCat("loop ", li, " expr ", e.id(), " (",
+                                               proto::Expr::Kind_Name(e.kind()), "): ",
+                                               s.message()));
+  }
+
+  absl::Status FlatLoop(int li) {
+    for (const proto::Expr& e : k_.loops(li).body()) {
+      if (e.kind() == proto::Expr::REDUCE) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("loop ", li, " expr ", e.id(), ": REDUCE in a Loop without ranges"));
+      }
+      if (absl::Status s = ExprAt(li, e, out_.rows, "    "); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  struct Acc {
+    const proto::Expr* e = nullptr;
+    Red op = Red::kSum;
+    DType acc_dt = proto::FLOAT32;  // FLOAT32, FLOAT64 or INT64
+    std::string type;               // its C type
+  };
+
+  absl::Status RangedLoop(int li) {
+    const proto::Loop& l = k_.loops(li);
+    std::string& o = out_.text;
+    const std::string ix = out_.index64 ? "i64" : "int";
+    // Accumulators, declared at row scope with their results.
+    std::vector<Acc> accs;
+    for (const proto::Expr& e : l.body()) {
+      if (e.kind() != proto::Expr::REDUCE) continue;
+      std::optional<Red> op = RedFromName(e.op());
+      if (!op.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("loop ", li, " expr ", e.id(), ": unknown reduction '", e.op(), "'"));
+      }
+      if (e.args_size() != 1 || !IsValidDType(e.dtype())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("loop ", li, " expr ", e.id(), ": REDUCE takes 1 arg and a dtype"));
+      }
+      accs.push_back({&e, *op});
+    }
+    const std::string pad = "      ";
+    absl::StrAppend(&o, "    // loop ", li, "\n");
+    for (const Acc& a : accs) {
+      absl::StrAppend(&o, "    ", RegType(a.e->dtype()), " e", a.e->id(), ";\n");
+    }
+    absl::StrAppend(&o, "    {\n");
+    std::string count = "(i64)1";
+    for (int d = 0; d < l.ranges_size(); ++d) {
+      absl::StatusOr<std::string> r = Index(l.ranges(d));
+      if (!r.ok()) return r.status();
+      absl::StrAppend(&o, pad, "const ", ix, " m", d, " = ", *r, ";\n");
+      count = absl::StrCat(count, " * m", d);
+    }
+    absl::StrAppend(&o, pad, "const ", ix, " coil_m = (", ix, ")(", count, ");\n");
+    // The accumulators' types need their argument's dtype: declared when the body reaches them.
+    const size_t decl_at = o.size();
+    std::string decls;
+    absl::StrAppend(&o, pad, "for (", ix, " coil_p = threadIdx.x; coil_p < coil_m; coil_p += blockDim.x) {\n");
+    Decompose("coil_p", "m", "r", l.ranges_size(), pad + "  ");
+    const std::string body_pad = pad + "  ";
+    for (const proto::Expr& e : l.body()) {
+      if (e.kind() != proto::Expr::REDUCE) {
+        if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
+        continue;
+      }
+      Acc* a = nullptr;
+      for (Acc& x : accs) {
+        if (x.e == &e) a = &x;
+      }
+      absl::StatusOr<DType> in = Use(e.args(0));
+      if (!in.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("loop ", li, " expr ", e.id(), ": ",
+                                                       in.status().message()));
+      }
+      const bool fp = IsFloating(*in);
+      a->acc_dt = !fp ? proto::INT64 : (*in == proto::FLOAT64 ? proto::FLOAT64 : proto::FLOAT32);
+      a->type = RegType(a->acc_dt);
+      const std::string acc = absl::StrCat("a", e.id());
+      const std::string x = absl::StrCat("(", a->type, ")e", e.args(0));
+      const std::string inf = a->acc_dt == proto::FLOAT64 ? "coil_inf_d()" : "coil_inf_f()";
+      switch (a->op) {
+        case Red::kSum:
+          absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0;\n");
+          absl::StrAppend(&o, body_pad, acc, " = ", fp ? absl::StrCat(acc, " + ", x)
+                                                       : absl::StrCat("coil_wadd(", acc, ", ", x, ")"), ";\n");
+          break;
+        case Red::kProd:
+          absl::StrAppend(&decls, pad, a->type, " ", acc, " = 1;\n");
+          absl::StrAppend(&o, body_pad, acc, " = ", fp ? absl::StrCat(acc, " * ", x)
+                                                       : absl::StrCat("coil_wmul(", acc, ", ", x, ")"), ";\n");
+          break;
+        case Red::kMax:
+        case Red::kMin: {
+          const bool mx = a->op == Red::kMax;
+          absl::StrAppend(&decls, pad, a->type, " ", acc, " = ",
+                          fp ? absl::StrCat(mx ? "-" : "", inf)
+                             : (mx ? "(-0x7fffffffffffffffLL - 1)" : "0x7fffffffffffffffLL"),
+                          ";\n");
+          absl::StrAppend(&o, body_pad, acc, " = ",
+                          fp ? absl::StrCat(mx ? "coil_nanmax(" : "coil_nanmin(", acc, ", ", x, ")")
+                             : absl::StrCat(mx ? "coil_max<i64>(" : "coil_min<i64>(", acc, ", ", x, ")"),
+                          ";\n");
+          break;
+        }
+        case Red::kArgMax:
+        case Red::kArgMin:
+          absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0; i64 p", e.id(), " = -1;\n");
+          absl::StrAppend(&o, body_pad, "coil_arg_combine(", acc, ", p", e.id(), ", ", x,
+                          ", (i64)coil_p, ", a->op == Red::kArgMax ? "true" : "false", ");\n");
+          break;
+      }
+    }
+    absl::StrAppend(&o, pad, "}\n");
+    o.insert(decl_at, decls);
+    // Block reductions; every thread gets the results.
+    for (const Acc& a : accs) {
+      const int id = a.e->id();
+      const std::string sh = a.acc_dt == proto::FLOAT32   ? "coil_shf"
+                             : a.acc_dt == proto::FLOAT64 ? "coil_shd"
+                                                          : "coil_shl";
+      const bool fp = a.acc_dt != proto::INT64;
+      std::string result;
+      switch (a.op) {
+        case Red::kSum: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilSum()" : "CoilSumI()", ", ", sh, ")"); break;
+        case Red::kProd: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilProd()" : "CoilProdI()", ", ", sh, ")"); break;
+        case Red::kMax: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilMaxF()" : "CoilMaxI()", ", ", sh, ")"); break;
+        case Red::kMin: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilMinF()" : "CoilMinI()", ", ", sh, ")"); break;
+        case Red::kArgMax:
+        case Red::kArgMin:
+          result = absl::StrCat("coil_block_arg(a", id, ", p", id, ", ",
+                                a.op == Red::kArgMax ? "true" : "false", ", ", sh, ", coil_shp)");
+          break;
+      }
+      const DType from = (a.op == Red::kArgMax || a.op == Red::kArgMin) ? proto::INT64 : a.acc_dt;
+      absl::StrAppend(&o, pad, "e", id, " = ", ConvertSource(result, from, a.e->dtype()), ";\n");
+    }
+    absl::StrAppend(&o, "    }\n");
+    for (const Acc& a : accs) {
+      dtypes_[a.e->id()] = a.e->dtype();
+      PublishV(a.e->id(), a.e->dtype(), "    ");
+    }
+    return absl::OkStatus();
+  }
+
+  const proto::Kernel& k_;
+  const ScheduleInfo& info_;
+  KernelSource out_;
+  absl::flat_hash_set<int> v_ids_;
+  // Defined expressions (REDUCE results once their Loop ends) -> dtype.
+  absl::flat_hash_map<int, DType> dtypes_;
+};
+
+}  // namespace
+
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule) {
+  ScheduleInfo info;
+  for (int i = 0; i < schedule.graph().symbols_size(); ++i) {
+    info.symbol_index[schedule.graph().symbols(i).name()] = i;
+  }
+  for (const proto::Buffer& b : schedule.buffers()) info.buffers[b.id()] = &b;
+  return info;
+}
+
+absl::StatusOr<KernelSource> EmitKernelSource(const proto::Kernel& kernel,
+                                              const ScheduleInfo& info) {
+  return Emitter(kernel, info).Run();
+}
+
+}  // namespace coil::codegen_cuda_internal

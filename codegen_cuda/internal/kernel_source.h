@@ -1,0 +1,51 @@
+// One Schedule kernel (POINTWISE, REDUCTION, or an EXTERN kernel's epilogue Loops) as one CUDA
+// C++ `extern "C" __global__` function with the ABI of runtime/cuda/kernel_abi.h.
+//
+// Pointwise kernels (no ranged Loop): one thread per outer index, grid-stride, the outer index
+// decomposed row-major into _i0.. by div/mod. Row kernels (a ranged Loop): one block per outer
+// index; each ranged Loop runs its inner positions strided over the block's threads, each REDUCE
+// accumulates per thread (f32 for f32/f16/bf16 inputs, f64 for f64, wrapping int64 for
+// integers) and is combined by a block reduction (warp shuffles, then one shared slot per warp;
+// argmax/argmin keep the first occurrence, NaN as the extreme); range-less Loops run on every
+// thread with their stores done by thread 0.
+//
+// Index math is 32-bit when every range is constant and interval analysis shows every index
+// value, range product and buffer size fits in int32 (index_source.h), 64-bit otherwise (shape
+// symbols, indices from data). Indices from data (_v<id>) are checked against their dimension
+// and integer divisors against zero: failures go to the error record (kernel_abi.h).
+// Not an API: used by codegen_cuda.cc.
+#ifndef COIL_CODEGEN_CUDA_INTERNAL_KERNEL_SOURCE_H_
+#define COIL_CODEGEN_CUDA_INTERNAL_KERNEL_SOURCE_H_
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "ir/proto/schedule.pb.h"
+
+namespace coil::codegen_cuda_internal {
+
+// What every kernel of one schedule shares.
+struct ScheduleInfo {
+  // Schedule.graph.symbols by name -> position in the `symbols` table.
+  absl::flat_hash_map<std::string, int> symbol_index;
+  absl::flat_hash_map<int, const proto::Buffer*> buffers;
+};
+
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule);
+
+struct KernelSource {
+  std::string text;     // the __global__ function
+  bool rows = false;    // a block per outer index (a ranged Loop)
+  bool index64 = true;  // 64-bit index math
+};
+
+// Emits `kernel` as the function KernelSymbol(kernel.id()). Errors (InvalidArgument naming the
+// kernel, loop and expression): unknown buffers, ops or expression ids, rank mismatches,
+// unknown symbols, unsupported dtypes.
+absl::StatusOr<KernelSource> EmitKernelSource(const proto::Kernel& kernel,
+                                              const ScheduleInfo& info);
+
+}  // namespace coil::codegen_cuda_internal
+
+#endif  // COIL_CODEGEN_CUDA_INTERNAL_KERNEL_SOURCE_H_

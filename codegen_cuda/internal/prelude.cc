@@ -1,0 +1,155 @@
+// The generated modules' device prelude (see prelude.h).
+#include "codegen_cuda/internal/prelude.h"
+
+namespace coil::codegen_cuda_internal {
+
+const char* CudaPrelude() {
+  return R"CUDA(// coil CUDA prelude
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+struct CoilCudaError { int failed; int kind; int kernel; int expr; i64 dim; i64 value; i64 bound; };
+
+__device__ __forceinline__ void coil_fail(CoilCudaError* e, int kind, int kernel, int expr,
+                                          i64 dim, i64 value, i64 bound) {
+  if (atomicCAS(&e->failed, 0, 1) == 0) {
+    e->kind = kind; e->kernel = kernel; e->expr = expr; e->dim = dim; e->value = value;
+    e->bound = bound;
+  }
+}
+
+// f16 / bf16 <-> f32 (round to nearest even).
+__device__ __forceinline__ float coil_h2f(unsigned short h) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ unsigned short coil_f2h(float f) {
+  unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ float coil_bf2f(unsigned short h) {
+  return __uint_as_float(((u32)h) << 16);
+}
+__device__ __forceinline__ unsigned short coil_f2bf(float f) {
+  unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ float coil_round_f16(float x) { return coil_h2f(coil_f2h(x)); }
+__device__ __forceinline__ float coil_round_bf16(float x) { return coil_bf2f(coil_f2bf(x)); }
+
+__device__ __forceinline__ float coil_nan_f() { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double coil_nan_d() { return __longlong_as_double(0x7ff8000000000000LL); }
+__device__ __forceinline__ float coil_inf_f() { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ double coil_inf_d() { return __longlong_as_double(0x7ff0000000000000LL); }
+
+// Truncation toward zero saturating to int64, NaN -> 0 (the interpreter's TruncSat).
+__device__ __forceinline__ i64 coil_trunc_sat(double v) {
+  if (v != v) return 0;
+  if (v >= 9.2233720368547758e18) return 0x7fffffffffffffffLL;
+  if (v <= -9.2233720368547758e18) return -0x7fffffffffffffffLL - 1;
+  return (i64)v;
+}
+
+// NaN-propagating max / min (NanMax / NanMin).
+__device__ __forceinline__ float coil_nanmax(float a, float b) { return (a != a || b != b) ? coil_nan_f() : (a < b ? b : a); }
+__device__ __forceinline__ float coil_nanmin(float a, float b) { return (a != a || b != b) ? coil_nan_f() : (b < a ? b : a); }
+__device__ __forceinline__ double coil_nanmax(double a, double b) { return (a != a || b != b) ? coil_nan_d() : (a < b ? b : a); }
+__device__ __forceinline__ double coil_nanmin(double a, double b) { return (a != a || b != b) ? coil_nan_d() : (b < a ? b : a); }
+
+// Floating remainder with the divisor's sign (prims.remainder).
+__device__ __forceinline__ float coil_remainder(float a, float b) {
+  float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m;
+}
+__device__ __forceinline__ double coil_remainder(double a, double b) {
+  double m = fmod(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m;
+}
+template <class T> __device__ __forceinline__ T coil_sign(T x) { return (T)((0 < x) - (x < 0)); }
+
+// Wrapping int64 arithmetic.
+__device__ __forceinline__ i64 coil_wadd(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ __forceinline__ i64 coil_wsub(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
+__device__ __forceinline__ i64 coil_wmul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+__device__ __forceinline__ i64 coil_ipow(i64 b, i64 e) {
+  i64 r = 1; while (e > 0) { if (e & 1) r = coil_wmul(r, b); b = coil_wmul(b, b); e >>= 1; } return r;
+}
+__device__ __forceinline__ i64 coil_pymod(i64 a, i64 b) {
+  if (b == -1) return 0; i64 r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r;
+}
+
+// Index arithmetic: Python floordiv / mod (a zero divisor gives 0, as the CPU backend).
+template <class T> __device__ __forceinline__ T coil_floordiv(T a, T d) {
+  if (d == 0) return 0; if (d == -1) return -a;
+  T q = a / d, r = a % d; return q - ((r != 0) && ((r < 0) != (d < 0)));
+}
+template <class T> __device__ __forceinline__ T coil_mod(T a, T d) {
+  if (d == 0 || d == -1) return 0;
+  T r = a % d; return ((r != 0) && ((r < 0) != (d < 0))) ? r + d : r;
+}
+template <class T> __device__ __forceinline__ T coil_min(T a, T b) { return b < a ? b : a; }
+template <class T> __device__ __forceinline__ T coil_max(T a, T b) { return b > a ? b : a; }
+
+// philox_uniform(seed, counter): Philox4x32-10, first word, (u >> 8) * 2^-24.
+__device__ __forceinline__ double coil_philox_uniform(i64 seed, i64 counter) {
+  u32 c0 = (u32)(u64)counter, c1 = (u32)((u64)counter >> 32), c2 = 0, c3 = 0;
+  u32 k0 = (u32)(u64)seed, k1 = (u32)((u64)seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    u64 p0 = (u64)0xD2511F53u * c0, p1 = (u64)0xCD9E8D57u * c2;
+    u32 hi0 = (u32)(p0 >> 32), lo0 = (u32)p0, hi1 = (u32)(p1 >> 32), lo1 = (u32)p1;
+    u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
+  }
+  return (double)(c0 >> 8) * (1.0 / 16777216.0);
+}
+
+// Block reductions: every thread of the block gets the result. Every thread must call them
+// (they synchronize); blockDim.x is a multiple of 32.
+struct CoilSum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct CoilProd { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
+struct CoilMaxF { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return coil_nanmax(a, b); } };
+struct CoilMinF { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return coil_nanmin(a, b); } };
+struct CoilSumI { __device__ __forceinline__ i64 operator()(i64 a, i64 b) const { return coil_wadd(a, b); } };
+struct CoilProdI { __device__ __forceinline__ i64 operator()(i64 a, i64 b) const { return coil_wmul(a, b); } };
+struct CoilMaxI { __device__ __forceinline__ i64 operator()(i64 a, i64 b) const { return b > a ? b : a; } };
+struct CoilMinI { __device__ __forceinline__ i64 operator()(i64 a, i64 b) const { return b < a ? b : a; } };
+
+template <class T, class Op> __device__ __forceinline__ T coil_block_reduce(T v, Op op, T* sh) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T r = sh[0];
+  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) r = op(r, sh[w]);
+  return r;
+}
+
+// argmax / argmin: (value, position) pairs; the first occurrence wins, NaN counts as the extreme.
+template <class T> __device__ __forceinline__ bool coil_isnan(T v) { return v != v; }
+__device__ __forceinline__ bool coil_isnan(i64) { return false; }
+template <class T>
+__device__ __forceinline__ void coil_arg_combine(T& v, i64& p, T v2, i64 p2, bool is_max) {
+  if (p2 < 0) return;
+  if (p < 0) { v = v2; p = p2; return; }
+  const bool n1 = coil_isnan(v), n2 = coil_isnan(v2);
+  bool take;
+  if (n1 || n2) take = (n1 && n2) ? p2 < p : n2;
+  else if (v2 == v) take = p2 < p;
+  else take = is_max ? v2 > v : v2 < v;
+  if (take) { v = v2; p = p2; }
+}
+template <class T>
+__device__ __forceinline__ i64 coil_block_arg(T v, i64 p, bool is_max, T* shv, i64* shp) {
+  for (int o = 16; o > 0; o >>= 1) {
+    T v2 = __shfl_xor_sync(0xffffffffu, v, o);
+    i64 p2 = __shfl_xor_sync(0xffffffffu, p, o);
+    coil_arg_combine(v, p, v2, p2, is_max);
+  }
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) { shv[threadIdx.x >> 5] = v; shp[threadIdx.x >> 5] = p; }
+  __syncthreads();
+  T rv = shv[0]; i64 rp = shp[0];
+  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) coil_arg_combine(rv, rp, shv[w], shp[w], is_max);
+  return rp;
+}
+)CUDA";
+}
+
+}  // namespace coil::codegen_cuda_internal

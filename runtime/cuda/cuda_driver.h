@@ -1,0 +1,71 @@
+// The CUDA driver API, loaded with dlopen("libcuda.so.1") on first use: nothing links against
+// CUDA, so binaries start on machines without a GPU and CudaDriver::Get() says "no CUDA driver"
+// there as a clean FailedPrecondition. Only the calls the runtime needs are declared (types as
+// the driver ABI defines them; no CUDA header is needed to build).
+//
+//   absl::StatusOr<const CudaDriver*> d = CudaDriver::Get();
+//   if (!d.ok()) ...;                                   // "no CUDA driver (libcuda.so.1: ...)"
+//   absl::Status s = (*d)->Check((*d)->MemAlloc(&ptr, n), "cuMemAlloc", "kernel 3 'add'");
+#ifndef COIL_RUNTIME_CUDA_CUDA_DRIVER_H_
+#define COIL_RUNTIME_CUDA_CUDA_DRIVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace coil::cuda {
+
+using CUresult = int;  // 0: CUDA_SUCCESS
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+
+// CUdevice_attribute values used here.
+inline constexpr int kAttrComputeCapabilityMajor = 75;
+inline constexpr int kAttrComputeCapabilityMinor = 76;
+inline constexpr int kAttrMultiprocessorCount = 16;
+
+struct CudaDriver {
+  CUresult (*Init)(unsigned);
+  CUresult (*DriverGetVersion)(int*);
+  CUresult (*DeviceGetCount)(int*);
+  CUresult (*DeviceGet)(CUdevice*, int);
+  CUresult (*DeviceGetName)(char*, int, CUdevice);
+  CUresult (*DeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*StreamCreate)(CUstream*, unsigned);
+  CUresult (*StreamDestroy)(CUstream);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*ModuleLoadData)(CUmodule*, const void*);
+  CUresult (*ModuleUnload)(CUmodule);
+  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, CUstream, void**, void**);
+  CUresult (*MemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
+  CUresult (*MemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
+  CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*GetErrorName)(CUresult, const char**);
+  CUresult (*GetErrorString)(CUresult, const char**);
+
+  // The process-wide driver, loaded and cuInit'ed once. Errors (FailedPrecondition): no
+  // libcuda.so.1 ("no CUDA driver"), a driver without these entry points, cuInit failing (no
+  // device), each with the reason.
+  static absl::StatusOr<const CudaDriver*> Get();
+
+  // OK for CUDA_SUCCESS, else an Internal error "<call> for <where>: CUDA_ERROR_X (text)".
+  absl::Status Check(CUresult r, const char* call, const std::string& where) const;
+};
+
+}  // namespace coil::cuda
+
+#endif  // COIL_RUNTIME_CUDA_CUDA_DRIVER_H_

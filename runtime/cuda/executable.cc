@@ -1,0 +1,480 @@
+// The CUDA executable (see executable.h).
+#include "runtime/cuda/executable.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/attribute.h"
+#include "ir/graph.h"
+#include "ir/op_registry.h"
+#include "runtime/cpu/externs.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/kernel_abi.h"
+#include "runtime/interpreter.h"
+
+namespace coil::cuda {
+namespace {
+
+using Bindings = absl::flat_hash_map<std::string, int64_t>;
+
+// A SymExpr proto under concrete bindings, overflow-checked (floordiv/mod as Python).
+absl::StatusOr<int64_t> Eval(const proto::SymExpr& e, const Bindings& b) {
+  switch (e.kind()) {
+    case proto::SymExpr::KIND_UNSPECIFIED:
+      if (e.args_size() == 0) return 0;
+      break;
+    case proto::SymExpr::CONST:
+      return e.value();
+    case proto::SymExpr::SYMBOL: {
+      auto it = b.find(e.name());
+      if (it == b.end()) return absl::InvalidArgumentError(absl::StrCat("unbound symbol '", e.name(), "'"));
+      return it->second;
+    }
+    default:
+      break;
+  }
+  if (e.args_size() < 1) return absl::InvalidArgumentError("malformed size expression");
+  absl::StatusOr<int64_t> r = Eval(e.args(0), b);
+  if (!r.ok()) return r;
+  int64_t v = *r;
+  for (int i = 1; i < e.args_size(); ++i) {
+    absl::StatusOr<int64_t> x = Eval(e.args(i), b);
+    if (!x.ok()) return x;
+    bool overflow = false;
+    switch (e.kind()) {
+      case proto::SymExpr::ADD: overflow = __builtin_add_overflow(v, *x, &v); break;
+      case proto::SymExpr::MUL: overflow = __builtin_mul_overflow(v, *x, &v); break;
+      case proto::SymExpr::FLOORDIV:
+      case proto::SymExpr::MOD: {
+        if (*x == 0) return absl::InvalidArgumentError("a size expression divides by zero");
+        if (*x == -1) {
+          v = e.kind() == proto::SymExpr::MOD ? 0 : -v;
+          break;
+        }
+        int64_t q = v / *x, m = v % *x;
+        if (m != 0 && ((m < 0) != (*x < 0))) {
+          --q;
+          m += *x;
+        }
+        v = e.kind() == proto::SymExpr::MOD ? m : q;
+        break;
+      }
+      case proto::SymExpr::MIN: v = std::min(v, *x); break;
+      case proto::SymExpr::MAX: v = std::max(v, *x); break;
+      default: return absl::InvalidArgumentError("malformed size expression");
+    }
+    if (overflow) return absl::InvalidArgumentError("a size expression overflows int64");
+  }
+  return v;
+}
+
+std::string KernelWhere(const proto::Kernel& k) {
+  return absl::StrCat("kernel ", k.id(), " '", k.name(), "'");
+}
+
+// Device memory freed on scope exit.
+struct DeviceAllocs {
+  const CudaDriver* d = nullptr;
+  std::vector<CUdeviceptr> ptrs;
+  ~DeviceAllocs() {
+    for (CUdeviceptr p : ptrs) d->MemFree(p);
+  }
+};
+
+}  // namespace
+
+struct CudaExecutable::Impl {
+  const CudaDriver* d = nullptr;
+  CudaExecutableOptions options;
+  proto::KernelModule module;
+  Graph graph;
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  CUmodule mod = nullptr;
+  std::string device_name;
+  int max_id = 0;
+  absl::flat_hash_map<int, const proto::Buffer*> buffers;
+  absl::flat_hash_map<int, CUfunction> functions;  // kernel id -> entry
+  absl::flat_hash_map<int, bool> rows;             // kernel id -> a block per row
+  absl::flat_hash_map<int, AttrMap> extern_attrs;  // kernel id -> normalized attrs
+  absl::flat_hash_set<int> written;                // buffer ids some kernel writes
+  absl::flat_hash_map<int, CUdeviceptr> constants;
+  CUdeviceptr arena = 0;
+  int64_t arena_capacity = 0;
+  CUdeviceptr table = 0;  // buffer pointers, then symbols
+  CUdeviceptr error = 0;
+  std::vector<uint64_t> host_table;
+
+  ~Impl() {
+    if (d == nullptr) return;
+    if (ctx != nullptr) d->CtxSetCurrent(ctx);
+    for (auto& [id, p] : constants) d->MemFree(p);
+    if (arena != 0) d->MemFree(arena);
+    if (table != 0) d->MemFree(table);
+    if (error != 0) d->MemFree(error);
+    if (mod != nullptr) d->ModuleUnload(mod);
+    if (stream != nullptr) d->StreamDestroy(stream);
+    if (ctx != nullptr) d->DevicePrimaryCtxRelease(device);
+  }
+
+  absl::Status Check(CUresult r, const char* call, const std::string& where) const {
+    return d->Check(r, call, where);
+  }
+
+  absl::StatusOr<CUdeviceptr> Alloc(size_t bytes, const std::string& where) {
+    CUdeviceptr p = 0;
+    if (absl::Status s = Check(d->MemAlloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc", where);
+        !s.ok()) {
+      return s;
+    }
+    return p;
+  }
+
+  absl::Status Setup();
+  absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
+  absl::Status KernelError(const CoilCudaError& e) const;
+};
+
+absl::Status CudaExecutable::Impl::Setup() {
+  const proto::Schedule& s = module.schedule();
+  absl::StatusOr<Graph> g = Graph::FromProto(s.graph());
+  if (!g.ok()) return absl::InvalidArgumentError(absl::StrCat("schedule graph: ", g.status().message()));
+  graph = *std::move(g);
+  if (absl::Status st = Check(d->DeviceGet(&device, options.device), "cuDeviceGet", "the GPU"); !st.ok()) return st;
+  char name[256] = {0};
+  d->DeviceGetName(name, sizeof(name) - 1, device);
+  int major = 0, minor = 0;
+  d->DeviceGetAttribute(&major, kAttrComputeCapabilityMajor, device);
+  d->DeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, device);
+  device_name = absl::StrCat(name, " (sm_", major, minor, ")");
+  if (absl::Status st = Check(d->DevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain", device_name); !st.ok()) return st;
+  if (absl::Status st = Check(d->CtxSetCurrent(ctx), "cuCtxSetCurrent", device_name); !st.ok()) return st;
+  if (absl::Status st = Check(d->StreamCreate(&stream, 0), "cuStreamCreate", device_name); !st.ok()) return st;
+  // The CUBIN runs on its own architecture; elsewhere the driver JIT-compiles the PTX.
+  const bool native = absl::StrCat("sm_", major, minor) == module.cpu();
+  const std::string& image = native || module.ptx().empty() ? module.object_code() : module.ptx();
+  if (absl::Status st = Check(d->ModuleLoadData(&mod, image.c_str()), "cuModuleLoadData",
+                              absl::StrCat("the module (", module.cpu(), ") on ", device_name));
+      !st.ok()) {
+    return st;
+  }
+  for (const proto::Buffer& b : s.buffers()) {
+    if (b.id() <= 0 || buffers.contains(b.id())) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer id ", b.id(), " is invalid or repeated"));
+    }
+    buffers[b.id()] = &b;
+    max_id = std::max(max_id, b.id());
+  }
+  absl::flat_hash_set<int> with_code;
+  for (const proto::CompiledKernel& ck : module.kernels()) {
+    CUfunction f = nullptr;
+    if (absl::Status st = Check(d->ModuleGetFunction(&f, mod, ck.symbol().c_str()),
+                                "cuModuleGetFunction", absl::StrCat("kernel ", ck.kernel_id(), " '", ck.name(), "'"));
+        !st.ok()) {
+      return st;
+    }
+    functions[ck.kernel_id()] = f;
+  }
+  for (const proto::Kernel& k : s.kernels()) {
+    bool r = false;
+    for (const proto::Loop& l : k.loops()) {
+      r = r || l.ranges_size() > 0;
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() == proto::Expr::STORE) written.insert(e.buffer());
+      }
+    }
+    rows[k.id()] = r;
+    const bool needs_code = k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
+    if (needs_code && !functions.contains(k.id())) {
+      return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), " has no compiled function"));
+    }
+    if (k.kind() == proto::Kernel::EXTERN) {
+      written.insert(k.extern_output());
+      const OpSchema* schema = OpRegistry::Global().Find(k.extern_op());
+      if (schema == nullptr) return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": unknown extern op '", k.extern_op(), "'"));
+      AttrMap attrs;
+      for (const proto::NamedAttribute& a : k.extern_attrs()) {
+        absl::StatusOr<Attribute> v = AttrFromProto(a.value());
+        if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": attribute '", a.name(), "': ", v.status().message()));
+        attrs[a.name()] = *std::move(v);
+      }
+      if (absl::Status st = NormalizeAttrs(*schema, attrs); !st.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": ", st.message()));
+      }
+      extern_attrs[k.id()] = std::move(attrs);
+    }
+  }
+  // Constants, once.
+  for (const proto::Buffer& b : s.buffers()) {
+    if (b.kind() != proto::Buffer::CONSTANT) continue;
+    const Value* v = graph.FindValue(b.graph_value());
+    if (v == nullptr || v->kind() != Value::Kind::kConstant) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer ", b.id(), " ('", b.name(), "'): graph value %", b.graph_value(), " is not a constant"));
+    }
+    absl::StatusOr<HostTensor> t = LoadConstant(*v, options.external_data_dir);
+    if (!t.ok()) return t.status();
+    const std::string bytes = t->Bytes();
+    const std::string where = absl::StrCat("constant buffer ", b.id(), " ('", b.name(), "')");
+    absl::StatusOr<CUdeviceptr> p = Alloc(bytes.size(), where);
+    if (!p.ok()) return p.status();
+    constants[b.id()] = *p;
+    if (absl::Status st = Check(d->MemcpyHtoDAsync(*p, bytes.data(), bytes.size(), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
+    if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !st.ok()) return st;
+  }
+  host_table.assign(max_id + 1 + s.graph().symbols_size(), 0);
+  absl::StatusOr<CUdeviceptr> t = Alloc(host_table.size() * 8, "the buffer table");
+  if (!t.ok()) return t.status();
+  table = *t;
+  absl::StatusOr<CUdeviceptr> e = Alloc(sizeof(CoilCudaError), "the error record");
+  if (!e.ok()) return e.status();
+  error = *e;
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutable::Impl::KernelError(const CoilCudaError& e) const {
+  const proto::Kernel* kernel = nullptr;
+  for (const proto::Kernel& k : module.schedule().kernels()) {
+    if (k.id() == e.kernel) kernel = &k;
+  }
+  std::string at = kernel != nullptr ? KernelWhere(*kernel) : absl::StrCat("kernel ", e.kernel);
+  const proto::Expr* expr = nullptr;
+  if (kernel != nullptr) {
+    for (const proto::Loop& l : kernel->loops()) {
+      for (const proto::Expr& x : l.body()) {
+        if (x.id() == e.expr) expr = &x;
+      }
+    }
+  }
+  absl::StrAppend(&at, ": expr ", e.expr,
+                  expr != nullptr ? absl::StrCat(" (", proto::Expr::Kind_Name(expr->kind()), ")") : "");
+  switch (e.kind) {
+    case kCudaIndexOutOfBounds: {
+      std::string buf;
+      if (expr != nullptr && buffers.contains(expr->buffer())) {
+        const proto::Buffer& b = *buffers.at(expr->buffer());
+        buf = absl::StrCat(" of buffer ", b.id(), " ('", b.name(), "')");
+      }
+      return absl::OutOfRangeError(absl::StrCat(at, ": index ", e.value, " is out of bounds [0, ",
+                                                e.bound, ") for dimension ", e.dim, buf));
+    }
+    case kCudaIntDivByZero: return absl::InvalidArgumentError(absl::StrCat(at, ": integer division by zero"));
+    case kCudaIntRemByZero: return absl::InvalidArgumentError(absl::StrCat(at, ": integer remainder by zero"));
+    case kCudaIntFmodByZero: return absl::InvalidArgumentError(absl::StrCat(at, ": integer fmod by zero"));
+    case kCudaNegativeIntPow: return absl::InvalidArgumentError(absl::StrCat(at, ": integer to the negative power ", e.value, " is not allowed"));
+    default: return absl::InternalError(absl::StrCat(at, ": unknown kernel error kind ", e.kind));
+  }
+}
+
+absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<const HostTensor> inputs) {
+  const proto::Schedule& s = module.schedule();
+  absl::StatusOr<Bindings> bound = BindSymbols(graph, inputs);
+  if (!bound.ok()) return bound.status();
+  const Bindings& b = *bound;
+  if (absl::Status st = Check(d->CtxSetCurrent(ctx), "cuCtxSetCurrent", device_name); !st.ok()) return st;
+  DeviceAllocs run{d, {}};
+  // Shapes and places of every buffer.
+  absl::flat_hash_map<int, std::vector<int64_t>> shapes;
+  absl::flat_hash_map<int, int64_t> sizes;
+  absl::flat_hash_map<int, int> input_of;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    for (const proto::Buffer& pb : s.buffers()) {
+      if (pb.kind() == proto::Buffer::INPUT && pb.graph_value() == graph.inputs()[i]->id()) input_of[pb.id()] = static_cast<int>(i);
+    }
+  }
+  absl::StatusOr<int64_t> arena_bytes = Eval(s.memory_plan().arena_bytes(), b);
+  if (!arena_bytes.ok()) return arena_bytes.status();
+  if (*arena_bytes > arena_capacity) {
+    if (arena != 0) d->MemFree(arena);
+    arena = 0;
+    arena_capacity = 0;
+    absl::StatusOr<CUdeviceptr> a = Alloc(*arena_bytes, "the arena");
+    if (!a.ok()) return a.status();
+    arena = *a;
+    arena_capacity = *arena_bytes;
+  }
+  std::deque<std::string> input_bytes;  // alive (and in place) until the stream synchronizes
+  for (const proto::Buffer& pb : s.buffers()) {
+    const std::string where = absl::StrCat("buffer ", pb.id(), " ('", pb.name(), "')");
+    std::vector<int64_t> shape;
+    int64_t bytes = ElementSize(pb.dtype());
+    for (const proto::SymExpr& dim : pb.shape()) {
+      absl::StatusOr<int64_t> v = Eval(dim, b);
+      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(where, " shape: ", v.status().message()));
+      if (*v < 0 || __builtin_mul_overflow(bytes, *v, &bytes)) return absl::InvalidArgumentError(absl::StrCat(where, " has a bad size"));
+      shape.push_back(*v);
+    }
+    shapes[pb.id()] = shape;
+    sizes[pb.id()] = bytes;
+    CUdeviceptr p = 0;
+    switch (pb.kind()) {
+      case proto::Buffer::INPUT: {
+        auto it = input_of.find(pb.id());
+        if (it == input_of.end()) return absl::InvalidArgumentError(absl::StrCat(where, " is not a graph input"));
+        input_bytes.push_back(inputs[it->second].Bytes());
+        absl::StatusOr<CUdeviceptr> a = Alloc(bytes, where);
+        if (!a.ok()) return a.status();
+        p = *a;
+        run.ptrs.push_back(p);
+        if (absl::Status st = Check(d->MemcpyHtoDAsync(p, input_bytes.back().data(), input_bytes.back().size(), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
+        break;
+      }
+      case proto::Buffer::CONSTANT:
+        p = constants.at(pb.id());
+        break;
+      case proto::Buffer::INTERMEDIATE: {
+        absl::StatusOr<int64_t> off = Eval(pb.arena_offset(), b);
+        if (!off.ok()) return off.status();
+        if (*off < 0 || *off + bytes > *arena_bytes) return absl::InvalidArgumentError(absl::StrCat(where, " does not fit in the arena"));
+        p = arena + *off;
+        break;
+      }
+      case proto::Buffer::OUTPUT: {
+        absl::StatusOr<CUdeviceptr> a = Alloc(bytes, where);
+        if (!a.ok()) return a.status();
+        p = *a;
+        run.ptrs.push_back(p);
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(absl::StrCat(where, " has no kind"));
+    }
+    host_table[pb.id()] = p;
+  }
+  for (int i = 0; i < s.graph().symbols_size(); ++i) {
+    auto it = b.find(s.graph().symbols(i).name());
+    host_table[max_id + 1 + i] = it == b.end() ? 0 : static_cast<uint64_t>(it->second);
+  }
+  if (absl::Status st = Check(d->MemcpyHtoDAsync(table, host_table.data(), host_table.size() * 8, stream), "cuMemcpyHtoDAsync", "the buffer table"); !st.ok()) return st;
+  if (absl::Status st = Check(d->MemsetD8Async(error, 0, sizeof(CoilCudaError), stream), "cuMemsetD8Async", "the error record"); !st.ok()) return st;
+  CUdeviceptr bufs_arg = table, syms_arg = table + 8 * (max_id + 1), err_arg = error;
+  void* params[] = {&bufs_arg, &syms_arg, &err_arg};
+  auto read_error = [&](CoilCudaError* e, const std::string& where) -> absl::Status {
+    if (absl::Status st = Check(d->MemcpyDtoHAsync(e, error, sizeof(*e), stream), "cuMemcpyDtoHAsync", where); !st.ok()) return st;
+    return Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where);
+  };
+  for (const proto::Kernel& k : s.kernels()) {
+    const std::string where = KernelWhere(k);
+    if (k.kind() == proto::Kernel::EXTERN) {
+      // The host round trip (executable.h).
+      std::vector<std::string> host;
+      std::vector<cpu::ExternTensor> ins;
+      host.reserve(k.extern_inputs_size() + 1);
+      for (int id : k.extern_inputs()) {
+        if (!buffers.contains(id)) return absl::InvalidArgumentError(absl::StrCat(where, ": unknown buffer ", id));
+        host.emplace_back(sizes[id], '\0');
+        if (absl::Status st = Check(d->MemcpyDtoHAsync(host.back().data(), host_table[id], sizes[id], stream), "cuMemcpyDtoHAsync", where); !st.ok()) return st;
+        ins.push_back(cpu::ExternTensor{buffers.at(id)->dtype(), shapes[id], host.back().data(), false});
+      }
+      const int out = k.extern_output();
+      if (!buffers.contains(out)) return absl::InvalidArgumentError(absl::StrCat(where, ": unknown buffer ", out));
+      host.emplace_back(sizes[out], '\0');
+      if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !st.ok()) return st;
+      cpu::ExternTensor result{buffers.at(out)->dtype(), shapes[out], host.back().data(), false};
+      AttrMap attrs = extern_attrs.at(k.id());
+      if (absl::Status st = BindSymAttrs(attrs, b); !st.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", st.message()));
+      absl::Status st = cpu::RunExtern(k.extern_op(), cpu::ExternArgs{ins, result, attrs, 1, nullptr});
+      if (!st.ok()) return absl::Status(st.code(), absl::StrCat(where, " (extern ", k.extern_op(), "): ", st.message()));
+      if (absl::Status c = Check(d->MemcpyHtoDAsync(host_table[out], host.back().data(), sizes[out], stream), "cuMemcpyHtoDAsync", where); !c.ok()) return c;
+      if (absl::Status c = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !c.ok()) return c;
+    }
+    auto fn = functions.find(k.id());
+    if (fn == functions.end()) continue;
+    int64_t count = 1;
+    for (const proto::SymExpr& r : k.ranges()) {
+      absl::StatusOr<int64_t> v = Eval(r, b);
+      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(where, " range: ", v.status().message()));
+      if (__builtin_mul_overflow(count, *v, &count)) return absl::InvalidArgumentError(absl::StrCat(where, ": ranges overflow"));
+    }
+    const int64_t grid = CudaGridFor(rows[k.id()], count);
+    if (grid == 0) continue;
+    if (absl::Status st = Check(d->LaunchKernel(fn->second, static_cast<unsigned>(grid), 1, 1, kCudaBlockThreads, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel", where); !st.ok()) return st;
+    if (options.sync_each_kernel) {
+      CoilCudaError e{};
+      if (absl::Status st = read_error(&e, where); !st.ok()) return st;
+      if (e.failed != 0) return KernelError(e);
+    }
+  }
+  CoilCudaError e{};
+  if (absl::Status st = read_error(&e, "the run's kernels"); !st.ok()) return st;
+  if (e.failed != 0) return KernelError(e);
+  // Outputs (and inputs that kernels wrote) back to the host.
+  std::map<int, std::string> back;  // node-based: async copies target stable addresses
+  auto fetch = [&](int id) -> absl::Status {
+    if (back.contains(id)) return absl::OkStatus();
+    std::string& h = back[id];
+    h.resize(sizes[id]);
+    return Check(d->MemcpyDtoHAsync(h.data(), host_table[id], sizes[id], stream), "cuMemcpyDtoHAsync", absl::StrCat("output buffer ", id));
+  };
+  for (int id : s.outputs()) {
+    if (!buffers.contains(id)) return absl::InvalidArgumentError(absl::StrCat("output buffer ", id, " does not exist"));
+    if (!input_of.contains(id)) {
+      if (absl::Status st = fetch(id); !st.ok()) return st;
+    }
+  }
+  for (const auto& [id, pos] : input_of) {
+    if (written.contains(id)) {
+      if (absl::Status st = fetch(id); !st.ok()) return st;
+    }
+  }
+  if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", "the outputs"); !st.ok()) return st;
+  for (const auto& [id, pos] : input_of) {
+    if (!written.contains(id)) continue;
+    absl::StatusOr<HostTensor> t = HostTensor::FromBytes(buffers.at(id)->dtype(), shapes[id], back[id]);
+    if (!t.ok()) return t.status();
+    HostTensor dst = inputs[pos];  // shares the caller's storage
+    const bool fp = IsFloating(dst.dtype());
+    int64_t i = 0;
+    ForEachIndex(dst.shape(), [&](absl::Span<const int64_t> idx) {
+      if (fp) dst.StoreDouble(dst.StorageOffset(idx), t->LoadDouble(i));
+      else dst.StoreInt(dst.StorageOffset(idx), t->LoadInt(i));
+      ++i;
+    });
+  }
+  std::vector<HostTensor> outputs;
+  for (int id : s.outputs()) {
+    auto in = input_of.find(id);
+    if (in != input_of.end()) {
+      outputs.push_back(inputs[in->second]);
+      continue;
+    }
+    absl::StatusOr<HostTensor> t = HostTensor::FromBytes(buffers.at(id)->dtype(), shapes[id], back[id]);
+    if (!t.ok()) return t.status();
+    outputs.push_back(*std::move(t));
+  }
+  return outputs;
+}
+
+CudaExecutable::CudaExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaExecutable::~CudaExecutable() = default;
+
+absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Create(
+    proto::KernelModule module, const CudaExecutableOptions& options) {
+  if (module.backend() != "cuda") {
+    return absl::InvalidArgumentError(absl::StrCat("a '", module.backend(), "' module is not a CUDA module"));
+  }
+  absl::StatusOr<const CudaDriver*> d = CudaDriver::Get();
+  if (!d.ok()) return d.status();
+  auto impl = std::make_unique<Impl>();
+  impl->d = *d;
+  impl->options = options;
+  impl->module = std::move(module);
+  if (absl::Status s = impl->Setup(); !s.ok()) return s;
+  return std::unique_ptr<CudaExecutable>(new CudaExecutable(std::move(impl)));
+}
+
+absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Run(absl::Span<const HostTensor> inputs) {
+  absl::MutexLock lock(&mu_);
+  return impl_->Run(inputs);
+}
+
+const std::string& CudaExecutable::device_name() const { return impl_->device_name; }
+
+}  // namespace coil::cuda

@@ -1,0 +1,67 @@
+// The CUDA executable: runs a CUDA KernelModule (codegen_cuda/) on the GPU through the driver
+// API (cuda_driver.h, dlopen'ed). One retained primary context and one stream per executable;
+// the module's CUBIN (or, on a GPU of another architecture, its PTX) loaded once; CONSTANT
+// buffers uploaded once at Create; one device arena per memory plan (grown when a larger
+// binding needs more); inputs copied to the device and outputs back at the edges of each Run.
+//
+// Kernels run in program order on the stream with grids computed from the bound symbols
+// (kernel_abi.h). EXTERN ops run on the host (runtime/cpu/externs.h: oneDNN where it covers
+// the call, else the reference kernel) between a device->host copy of their inputs and a
+// host->device copy of their result: correct, slow, documented in docs/cuda_backend.md.
+//
+//   absl::StatusOr<std::unique_ptr<CudaExecutable>> exe = CudaExecutable::Create(module);
+//   absl::StatusOr<std::vector<HostTensor>> out = (*exe)->Run({x});
+#ifndef COIL_RUNTIME_CUDA_EXECUTABLE_H_
+#define COIL_RUNTIME_CUDA_EXECUTABLE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "ir/proto/kernel_module.pb.h"
+#include "runtime/host_tensor.h"
+
+namespace coil::cuda {
+
+struct CudaExecutableOptions {
+  // Folder that external constant data paths are relative to.
+  std::string external_data_dir;
+  // Synchronize after every kernel, so that an asynchronous CUDA error (an illegal address)
+  // names the kernel that caused it. Slower; for tests and debugging.
+  bool sync_each_kernel = false;
+  // The GPU (CUDA device ordinal).
+  int device = 0;
+};
+
+class CudaExecutable {
+ public:
+  // Errors: no CUDA driver or GPU (FailedPrecondition: "no CUDA driver ..."), a module of
+  // another backend or without code (InvalidArgument), a CUDA call failing (Internal, naming the
+  // call), a constant that cannot be loaded.
+  static absl::StatusOr<std::unique_ptr<CudaExecutable>> Create(
+      proto::KernelModule module, const CudaExecutableOptions& options = {});
+  ~CudaExecutable();
+
+  // Runs on `inputs` (one per graph input); outputs in Schedule.outputs order. Errors: bad
+  // inputs (as runtime/interpreter.h's BindSymbols), an extern's error, a data error a kernel
+  // reports (an index out of bounds: OutOfRange; an integer division by zero: InvalidArgument;
+  // naming the kernel, expression, index and dimension), a CUDA error naming the kernel and the
+  // call. Runs are serialized.
+  absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
+
+  // "NVIDIA H100 80GB HBM3 (sm_90)".
+  const std::string& device_name() const;
+
+ private:
+  struct Impl;
+  explicit CudaExecutable(std::unique_ptr<Impl> impl);
+  absl::Mutex mu_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace coil::cuda
+
+#endif  // COIL_RUNTIME_CUDA_EXECUTABLE_H_

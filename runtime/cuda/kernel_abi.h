@@ -1,0 +1,68 @@
+// The calling convention between generated CUDA kernels (codegen_cuda/) and the CUDA runtime
+// (runtime/cuda/executable.h): one definition both sides include.
+//
+// Every POINTWISE / REDUCTION kernel of a Schedule, and every EXTERN kernel's epilogue, is one
+// `extern "C" __global__` function named KernelSymbol(id):
+//
+//   __global__ void coil_k<id>(char* const* buffers, const long long* symbols,
+//                              CoilCudaError* error);
+//
+// - buffers[id] is the device address of buffer `id` (buffers[0] unused); symbols[i] is the value
+//   of Schedule.graph.symbols[i]. Both point into one device table the runtime uploads per run.
+// - Block: kCudaBlockThreads threads (the source says so with __launch_bounds__). Grid:
+//   CudaGridFor(rows, count), computed at launch from the kernel's outer ranges with the
+//   symbols bound, so a dynamic size never needs a recompile. Pointwise kernels (no ranged
+//   Loop) map one thread to each outer index with a grid-stride loop; row kernels (a ranged
+//   Loop: reductions) map one block to each outer index, also grid-strided.
+// - error: a data error (an index from data out of its dimension, an integer division by zero,
+//   a negative integer power) is recorded by the first thread that finds one (atomicCAS of
+//   `failed` 0 -> 1); the kernel then reads element 0 (or writes 0) instead and finishes. The
+//   runtime zeroes the record before a run and turns it into a Status after the run.
+#ifndef COIL_RUNTIME_CUDA_KERNEL_ABI_H_
+#define COIL_RUNTIME_CUDA_KERNEL_ABI_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace coil::cuda {
+
+inline constexpr int kCudaBlockThreads = 256;
+// Grids stride over the rest: at most this many blocks per launch.
+inline constexpr int64_t kCudaMaxGrid = int64_t{1} << 20;
+
+// CoilCudaError.kind.
+enum CudaErrorKind : int32_t {
+  kCudaOk = 0,
+  kCudaIndexOutOfBounds = 1,  // `value` not in [0, `bound`) for dimension `dim` of the access
+  kCudaIntDivByZero = 2,      // prims.div of integers
+  kCudaIntRemByZero = 3,      // prims.remainder of integers
+  kCudaIntFmodByZero = 4,     // prims.fmod of integers
+  kCudaNegativeIntPow = 5,    // prims.pow of integers with a negative exponent
+};
+
+// The device record (the generated prelude declares the same layout: 4 x int32, 3 x int64).
+struct CoilCudaError {
+  int32_t failed;
+  int32_t kind;
+  int32_t kernel;  // Schedule kernel id
+  int32_t expr;    // the expression id in that kernel
+  int64_t dim;
+  int64_t value;
+  int64_t bound;
+};
+static_assert(sizeof(CoilCudaError) == 40, "the generated prelude assumes this layout");
+
+// "coil_k<id>".
+inline std::string KernelSymbol(int kernel_id) { return "coil_k" + std::to_string(kernel_id); }
+
+// Blocks to launch for `count` outer indices (0: launch nothing).
+inline int64_t CudaGridFor(bool rows, int64_t count) {
+  if (count <= 0) return 0;
+  const int64_t blocks = rows ? count : (count + kCudaBlockThreads - 1) / kCudaBlockThreads;
+  return std::min(blocks, kCudaMaxGrid);
+}
+
+}  // namespace coil::cuda
+
+#endif  // COIL_RUNTIME_CUDA_KERNEL_ABI_H_

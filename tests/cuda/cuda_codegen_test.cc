@@ -1,0 +1,151 @@
+// The CUDA code generator without a GPU (CI): every test graph goes through the compile driver
+// (prims, inductor, codegen_cuda) and NVRTC, which must compile every kernel to an sm_90 CUBIN
+// and PTX; each kernel's launch configuration must be launchable (a 256-thread block within
+// the SM's registers and shared memory, the block size the source declares with
+// __launch_bounds__), and the source must say what the generator promises: 32-bit index math
+// for small static shapes, 64-bit with symbols, bounds checks only for indices from data.
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "codegen_cuda/codegen_cuda.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "tests/cuda/cuda_test_graphs.h"
+#include "tools/driver/cuda_backend.h"
+#include "tools/driver/driver.h"
+
+namespace coil {
+namespace {
+
+absl::StatusOr<proto::KernelModule> Generate(const std::string& text) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  if (!g.ok()) return g.status();
+  driver::DriverOptions options;
+  options.backend = driver::CudaBackend();
+  options.stop_after = driver::Stage::kCodegen;
+  options.cache = nullptr;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
+  if (!r.ok()) return r.status();
+  if (!r->module.has_value()) return absl::InternalError("no module");
+  return *std::move(r->module);
+}
+
+void ExpectLaunchable(const proto::KernelModule& m) {
+  EXPECT_EQ(m.backend(), "cuda");
+  EXPECT_EQ(m.cpu(), "sm_90");
+  EXPECT_FALSE(m.object_code().empty());
+  EXPECT_TRUE(absl::StartsWith(m.object_code(), "\x7f" "ELF")) << "the CUBIN is an ELF file";
+  EXPECT_TRUE(absl::StrContains(m.ptx(), ".target sm_90"));
+  EXPECT_GT(m.kernels_size(), 0);
+  for (const proto::CompiledKernel& k : m.kernels()) {
+    SCOPED_TRACE(k.name());
+    ASSERT_EQ(k.launch().block_size(), 1);
+    EXPECT_EQ(k.launch().block(0), 256);
+    EXPECT_TRUE(absl::StrContains(k.source(), "__launch_bounds__(256)"));
+    EXPECT_TRUE(absl::StrContains(m.ptx(), absl::StrCat(".entry ", k.symbol())));
+    EXPECT_GT(k.launch().registers(), 0) << "ptxas -v reports every kernel";
+    EXPECT_LE(k.launch().registers() * 256, 65536);
+    EXPECT_LE(k.launch().shared_bytes(), 48 * 1024);
+    if (k.launch().grid_size() == 1) {
+      EXPECT_GE(k.launch().grid(0), 0) << "0: an empty tensor, nothing to launch";
+      EXPECT_LE(k.launch().grid(0), int64_t{1} << 20);
+    }
+  }
+}
+
+TEST(CudaCodegenTest, EveryTestGraphCompilesWithNvrtc) {
+  for (const cuda_testing::TestGraph& t : cuda_testing::TestGraphs()) {
+    SCOPED_TRACE(t.name);
+    absl::StatusOr<proto::KernelModule> m = Generate(t.text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    ExpectLaunchable(*m);
+    // Every graph has the symbolic batch: kernels whose sizes use it have 64-bit index math and
+    // leave the grid to the launch.
+    int symbolic = 0;
+    for (const proto::CompiledKernel& k : m->kernels()) {
+      if (!absl::StrContains(k.source(), "coil_syms[")) continue;
+      ++symbolic;
+      EXPECT_TRUE(absl::StrContains(k.source(), "64-bit index")) << k.source();
+    }
+    EXPECT_GT(symbolic, 0);
+  }
+}
+
+TEST(CudaCodegenTest, StaticShapesUse32BitIndexMathAndStaticGrids) {
+  absl::StatusOr<proto::KernelModule> m = Generate(R"(
+graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
+  %2: f32[64, 1000] = aten.add(%0, %1) {alpha = 1}
+  %3: f32[64, 1000] = aten.softmax(%2) {dim = 1, dtype = none}
+  return %3
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectLaunchable(*m);
+  bool rows = false;
+  for (const proto::CompiledKernel& k : m->kernels()) {
+    EXPECT_TRUE(absl::StrContains(k.source(), "32-bit index")) << k.source();
+    ASSERT_EQ(k.launch().grid_size(), 1) << "static shapes: the grid is known";
+    if (absl::StrContains(k.source(), "a block per row")) {
+      rows = true;
+      EXPECT_EQ(k.launch().grid(0), 64) << "one block per softmax row";
+      EXPECT_TRUE(absl::StrContains(k.source(), "coil_block_reduce"));
+    }
+  }
+  EXPECT_TRUE(rows) << "softmax is a row kernel";
+}
+
+TEST(CudaCodegenTest, LargeStaticShapesUse64BitIndexMath) {
+  // 2^31 + 2^20 elements: offsets do not fit in int32 (nothing is allocated to generate).
+  absl::StatusOr<proto::KernelModule> m = Generate(R"(
+graph @big(%0 "x": f16[2049, 1048576]) {
+  %1: f16[2049, 1048576] = aten.exp(%0)
+  return %1
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectLaunchable(*m);
+  for (const proto::CompiledKernel& k : m->kernels()) {
+    EXPECT_TRUE(absl::StrContains(k.source(), "64-bit index")) << k.source();
+    EXPECT_EQ(k.launch().grid(0), int64_t{1} << 20) << "the grid is capped; threads stride";
+  }
+}
+
+TEST(CudaCodegenTest, OnlyIndicesFromDataAreChecked) {
+  absl::StatusOr<proto::KernelModule> m = Generate(R"(graph @g(%0 "x": f32[4, 3], %1 "idx": i64[2, 3]) {
+  %2: f32[2, 3] = aten.gather(%0, %1) {dim = 0, sparse_grad = false}
+  %3: f32[2, 3] = aten.exp(%2)
+  return %3
+})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectLaunchable(*m);
+  int checks = 0;
+  for (const proto::CompiledKernel& k : m->kernels()) {
+    for (size_t p = k.source().find("coil_fail(coil_err, 1,"); p != std::string::npos;
+         p = k.source().find("coil_fail(coil_err, 1,", p + 1)) {
+      ++checks;
+    }
+  }
+  EXPECT_EQ(checks, 1) << "one data-dependent dimension (dim 0 of the gather's input)";
+}
+
+TEST(CudaCodegenTest, MalformedScheduleIsAnErrorNamingTheKernel) {
+  proto::Schedule s;
+  proto::Kernel* k = s.add_kernels();
+  k->set_id(7);
+  k->set_name("broken");
+  k->set_kind(proto::Kernel::POINTWISE);
+  proto::Expr* e = k->add_loops()->add_body();
+  e->set_id(1);
+  e->set_kind(proto::Expr::LOAD);
+  e->set_dtype(proto::FLOAT32);
+  e->set_buffer(3);
+  absl::StatusOr<std::string> src = codegen_cuda::GenerateCudaSource(s);
+  ASSERT_FALSE(src.ok());
+  EXPECT_EQ(src.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "kernel 7 'broken'"));
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "unknown buffer 3"));
+}
+
+}  // namespace
+}  // namespace coil

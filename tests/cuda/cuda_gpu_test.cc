@@ -1,0 +1,207 @@
+// The CUDA backend on a GPU: every test graph compiled by the compile driver with the CUDA
+// backend and run at two batch sizes, each output compared with the Schedule interpreter (the
+// float64 oracle) on the same Schedule and inputs; data errors (a gather index out of bounds,
+// an integer division by zero) reported as Statuses naming the kernel.
+//
+// Tagged "gpu". Without a CUDA driver the tests check that loading fails cleanly with "no CUDA
+// driver" and skip, saying so.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "runtime/cuda/executable.h"
+#include "runtime/schedule_interpreter.h"
+#include "tests/cuda/cuda_test_graphs.h"
+#include "tools/driver/cuda_backend.h"
+#include "tools/driver/driver.h"
+
+namespace coil {
+namespace {
+
+using cuda_testing::InputSpec;
+
+// Whether a GPU is usable; without one, checks the error is the clean one.
+bool HaveGpu() {
+  proto::KernelModule m;
+  m.set_backend("cuda");
+  absl::StatusOr<std::unique_ptr<cuda::CudaExecutable>> e = cuda::CudaExecutable::Create(m);
+  if (e.status().code() == absl::StatusCode::kFailedPrecondition) {
+    EXPECT_TRUE(absl::StrContains(e.status().message(), "no CUDA driver") ||
+                absl::StrContains(e.status().message(), "no GPU") ||
+                absl::StrContains(e.status().message(), "cuInit"))
+        << e.status();
+    return false;
+  }
+  return true;
+}
+
+#define REQUIRE_GPU()                                                            \
+  if (!HaveGpu()) {                                                              \
+    GTEST_SKIP() << "no CUDA driver or GPU on this machine: GPU test skipped";   \
+  }
+
+std::vector<HostTensor> RandomInputs(const Graph& g, int64_t batch, int seed,
+                                     const InputSpec& spec) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> real(-2.0, 2.0), unit(0.0, 1.0);
+  std::vector<HostTensor> out;
+  for (const Value* in : g.inputs()) {
+    std::vector<int64_t> shape;
+    for (const SymExpr& d : in->type().shape) shape.push_back(*d.Evaluate({{"batch", batch}}));
+    HostTensor t = HostTensor::Zeros(in->type().dtype, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (IsFloating(t.dtype())) {
+        t.StoreDouble(i, unit(rng) < spec.nan_rate ? NAN : real(rng));
+      } else if (IsBool(t.dtype())) {
+        t.StoreInt(i, rng() % 2);
+      } else {
+        int64_t v = static_cast<int64_t>(rng() % spec.int_range);
+        if (spec.signed_nonzero) {
+          v = static_cast<int64_t>(rng() % (2 * spec.int_range)) - spec.int_range;
+          if (v == 0) v = 1;
+        }
+        t.StoreInt(i, v);
+      }
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+void ExpectClose(const HostTensor& want, const HostTensor& got, const std::string& what) {
+  ASSERT_EQ(want.shape(), got.shape()) << what;
+  ASSERT_EQ(want.dtype(), got.dtype()) << what;
+  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
+  // f32 transcendentals are CUDA's (a few ulp) and f32 sums are tree-ordered in f32.
+  double rel = 1e-4, abs = 1e-5;
+  if (want.dtype() == proto::FLOAT16) rel = abs = 2e-3;
+  if (want.dtype() == proto::BFLOAT16) rel = abs = 1.6e-2;
+  if (!IsFloating(want.dtype())) rel = abs = 0;
+  int bad = 0;
+  for (size_t i = 0; i < a.size() && bad < 5; ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (!(std::abs(a[i] - b[i]) <= abs + rel * std::abs(a[i]))) {
+      ADD_FAILURE() << what << " element " << i << ": interpreter " << a[i] << ", cuda " << b[i];
+      ++bad;
+    }
+  }
+}
+
+struct Compiled {
+  Graph graph;
+  proto::Schedule schedule;
+  std::unique_ptr<driver::Executable> exe;
+};
+
+std::unique_ptr<Compiled> Compile(const std::string& text) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return nullptr;
+  driver::CudaBackendOptions cuda;
+  cuda.runtime.sync_each_kernel = true;
+  driver::DriverOptions options;
+  options.backend = driver::CudaBackend(cuda);
+  options.cache = nullptr;
+  auto c = std::make_unique<Compiled>();
+  c->graph = g->Clone();
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return nullptr;
+  EXPECT_NE(r->executable, nullptr) << r->load_error;
+  if (r->executable == nullptr) return nullptr;
+  c->schedule = *r->schedule;
+  c->exe = std::move(r->executable);
+  return c;
+}
+
+TEST(CudaGpuTest, TestGraphsMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  for (const cuda_testing::TestGraph& t : cuda_testing::TestGraphs()) {
+    SCOPED_TRACE(t.name);
+    std::unique_ptr<Compiled> c = Compile(t.text);
+    ASSERT_NE(c, nullptr);
+    for (int64_t batch : {2, 37, 1000}) {
+      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 11 + batch, t.spec);
+      absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+      ASSERT_TRUE(want.ok()) << want.status();
+      absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(want->size(), got->size());
+      for (size_t o = 0; o < want->size(); ++o) {
+        ExpectClose((*want)[o], (*got)[o], absl::StrCat(t.name, " batch ", batch, " output ", o));
+      }
+    }
+  }
+}
+
+TEST(CudaGpuTest, LongRowsAndWholeTensorReductions) {
+  REQUIRE_GPU();
+  std::unique_ptr<Compiled> c = Compile(R"(
+graph @r(%0 "x": f32[batch, 100003]) {
+  symbol batch min 2 max 0 hint 4
+  %1: f32[batch] = aten.sum(%0) {dim = [1], keepdim = false, dtype = none}
+  %2: f32[] = aten.sum(%0) {dim = [0, 1], keepdim = false, dtype = none}
+  %3: i64[batch] = aten.argmax(%0) {dim = [1], keepdim = false}
+  %4: f32[batch, 100003] = aten.softmax(%0) {dim = 1, dtype = none}
+  return %1, %2, %3, %4
+}
+)");
+  ASSERT_NE(c, nullptr);
+  std::vector<HostTensor> inputs = RandomInputs(c->graph, 3, 5, {});
+  absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  for (size_t o = 0; o < want->size(); ++o) {
+    ExpectClose((*want)[o], (*got)[o], absl::StrCat("output ", o));
+  }
+}
+
+TEST(CudaGpuTest, GatherIndexOutOfBoundsIsAnError) {
+  REQUIRE_GPU();
+  std::unique_ptr<Compiled> c = Compile(R"(graph @g(%0 "x": f32[4, 3], %1 "idx": i64[2, 3]) {
+  %2: f32[2, 3] = aten.gather(%0, %1) {dim = 0, sparse_grad = false}
+  return %2
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = HostTensor::Zeros(proto::FLOAT32, {4, 3});
+  HostTensor idx = HostTensor::Zeros(proto::INT64, {2, 3});
+  idx.StoreInt(4, 9);
+  absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run({x, idx});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kOutOfRange) << got.status();
+  EXPECT_TRUE(absl::StrContains(got.status().message(), "index 9 is out of bounds [0, 4)"))
+      << got.status();
+  EXPECT_TRUE(absl::StrContains(got.status().message(), "kernel ")) << got.status();
+  // The executable runs again normally after a data error.
+  idx.StoreInt(4, 3);
+  absl::StatusOr<std::vector<HostTensor>> again = c->exe->Run({x, idx});
+  EXPECT_TRUE(again.ok()) << again.status();
+}
+
+TEST(CudaGpuTest, IntegerDivisionByZeroIsAnError) {
+  REQUIRE_GPU();
+  std::unique_ptr<Compiled> c = Compile(R"(graph @d(%0 "a": i64[5], %1 "b": i64[5]) {
+  %2: i64[5] = aten.floor_divide(%0, %1)
+  return %2
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor a = HostTensor::Zeros(proto::INT64, {5});
+  HostTensor b = HostTensor::Zeros(proto::INT64, {5});
+  for (int i = 0; i < 5; ++i) {
+    a.StoreInt(i, 10 + i);
+    b.StoreInt(i, i == 3 ? 0 : 2);
+  }
+  absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run({a, b});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << got.status();
+  EXPECT_TRUE(absl::StrContains(got.status().message(), "by zero")) << got.status();
+}
+
+}  // namespace
+}  // namespace coil

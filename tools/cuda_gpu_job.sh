@@ -1,0 +1,61 @@
+#!/bin/bash
+# The CUDA backend's checks on a GPU machine that has only the carried files (no Bazel, no Debian
+# packages): the GPU test binary, the ONNX conformance suites through `coil conformance` with the
+# cpu and cuda backends (every test that passes on cpu must pass on cuda), and compute-sanitizer
+# memcheck over the GPU tests. Results go to $OUT (or /tmp/cuda_gpu_job).
+#
+#   tools/cuda_gpu_job.sh CARRY_DIR
+# CARRY_DIR holds: zstd (Debian's static binary), coil.zst, cuda_gpu_test.zst, onnxdata.tar.zst
+# (Debian's /usr/share/libonnx-testdata/data). tools/cuda_gpu_pack.sh makes it.
+set -u
+G=$(cd "$1" && pwd)
+R=${OUT:-/tmp/cuda_gpu_job}
+mkdir -p "$R"
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+W=/tmp/coil_gpu && rm -rf $W && mkdir -p $W/data && cd $W
+chmod +x "$G/zstd"
+for f in coil cuda_gpu_test; do "$G/zstd" -dqf "$G/$f.zst" -o $f && chmod +x $f; done
+"$G/zstd" -dc "$G/onnxdata.tar.zst" | tar x -C data
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$R/gpu.txt"
+
+echo "== GPU tests"
+./cuda_gpu_test 2>&1 | tee "$R/cuda_gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" | head -40
+
+echo "== conformance (one process per test folder, 14 at a time)"
+find data -mindepth 2 -maxdepth 2 -type d | sort > tests.txt
+for b in cpu cuda; do
+  mkdir -p res_$b
+  start=$SECONDS
+  xargs -P 14 -I{} sh -c './coil conformance --backend '$b' --dir {} --timeout 120 --json res_'$b'/$(echo {} | tr / _).json >/dev/null 2>&1' < tests.txt
+  echo "$b: $((SECONDS - start)) s wall"
+done
+python3 - "$R" <<'PY'
+import json, glob, sys, os
+res = {}
+for b in ("cpu", "cuda"):
+    res[b] = {}
+    for f in glob.glob(f"res_{b}/*.json"):
+        for t in json.load(open(f))["tests"]:
+            res[b][(t["suite"], t["name"])] = t
+out = open(os.path.join(sys.argv[1], "conformance_summary.txt"), "w")
+def p(*a):
+    print(*a); print(*a, file=out)
+for b in ("cpu", "cuda"):
+    c = {}
+    for t in res[b].values(): c[t["result"]] = c.get(t["result"], 0) + 1
+    p(b, len(res[b]), "tests:", c)
+regress = [k for k, t in res["cpu"].items() if t["result"] == "passed" and res["cuda"].get(k, {}).get("result") != "passed"]
+p("passed on cpu, not on cuda:", len(regress))
+for k in sorted(regress)[:60]:
+    m = res["cuda"].get(k, {}).get("message", "(missing)").replace("\n", " ")[:300]
+    p("  ", k[0], k[1], res["cuda"].get(k, {}).get("result"), m)
+json.dump({b: {f"{k[0]}/{k[1]}": v["result"] for k, v in res[b].items()} for b in res}, open(os.path.join(sys.argv[1], "conformance.json"), "w"))
+PY
+
+echo "== compute-sanitizer memcheck of the GPU tests"
+if command -v compute-sanitizer >/dev/null; then
+  compute-sanitizer --tool memcheck --print-limit 20 ./cuda_gpu_test 2>&1 | tee "$R/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head
+  compute-sanitizer --tool racecheck --print-limit 20 ./cuda_gpu_test --gtest_filter='*TestGraphs*:*LongRows*' 2>&1 | tee "$R/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | head
+else
+  echo "compute-sanitizer not found"
+fi

@@ -1,0 +1,63 @@
+// CudaBackend: GenerateCuda + CudaExecutable::Create behind the driver::Backend interface.
+#include "tools/driver/cuda_backend.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace coil::driver {
+namespace {
+
+class CudaLoaded : public Executable {
+ public:
+  explicit CudaLoaded(std::unique_ptr<cuda::CudaExecutable> exe) : exe_(std::move(exe)) {}
+  absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs) override {
+    return exe_->Run(inputs);
+  }
+  cuda::CudaExecutable& executable() { return *exe_; }
+
+ private:
+  std::unique_ptr<cuda::CudaExecutable> exe_;
+};
+
+class CudaBackendImpl : public Backend {
+ public:
+  explicit CudaBackendImpl(CudaBackendOptions options) : options_(std::move(options)) {}
+  std::string name() const override { return "cuda"; }
+  BackendCapabilities capabilities() const override {
+    BackendCapabilities c;
+    // No extern epilogue fusion yet: externs run on the host (runtime/cuda/executable.h).
+    c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
+    c.vector_bits = 0;
+    c.alignment = 256;  // cuMemAlloc
+    return c;
+  }
+  std::string CacheIdentity() const override {
+    return absl::StrCat("backend=cuda ", codegen_cuda::CudaCodegenIdentity(options_.codegen));
+  }
+  absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) override {
+    return codegen_cuda::GenerateCuda(std::move(schedule), options_.codegen);
+  }
+  absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) override {
+    absl::StatusOr<std::unique_ptr<cuda::CudaExecutable>> exe =
+        cuda::CudaExecutable::Create(std::move(module), options_.runtime);
+    if (!exe.ok()) return exe.status();
+    return std::make_unique<CudaLoaded>(*std::move(exe));
+  }
+
+ private:
+  CudaBackendOptions options_;
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> CudaBackend(const CudaBackendOptions& options) {
+  return std::make_shared<CudaBackendImpl>(options);
+}
+
+cuda::CudaExecutable* AsCudaExecutable(Executable& executable) {
+  CudaLoaded* loaded = dynamic_cast<CudaLoaded*>(&executable);
+  return loaded != nullptr ? &loaded->executable() : nullptr;
+}
+
+}  // namespace coil::driver

@@ -1,0 +1,32 @@
+// The CUDA backend as a driver::Backend: codegen_cuda (Schedule -> CUDA C++ -> NVRTC CUBIN) and
+// runtime/cuda (CudaExecutable: driver API via dlopen, device arena, host copies at the edges).
+// Generate needs only NVRTC (no GPU: CI compiles every kernel); Load needs a CUDA driver and
+// GPU, and says "no CUDA driver" (FailedPrecondition) cleanly where there is none.
+//
+//   std::shared_ptr<driver::Backend> cuda = driver::CudaBackend();
+//   driver::DriverOptions options;  options.backend = cuda;
+//   absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(std::move(graph), options);
+#ifndef COIL_TOOLS_DRIVER_CUDA_BACKEND_H_
+#define COIL_TOOLS_DRIVER_CUDA_BACKEND_H_
+
+#include <memory>
+
+#include "codegen_cuda/codegen_cuda.h"
+#include "runtime/cuda/executable.h"
+#include "tools/driver/backend.h"
+
+namespace coil::driver {
+
+struct CudaBackendOptions {
+  codegen_cuda::CudaCodegenOptions codegen;  // target architecture
+  cuda::CudaExecutableOptions runtime;       // device, external data folder, per-kernel sync
+};
+
+std::shared_ptr<Backend> CudaBackend(const CudaBackendOptions& options = {});
+
+// The CudaExecutable behind an Executable the CUDA backend loaded; null for other backends'.
+cuda::CudaExecutable* AsCudaExecutable(Executable& executable);
+
+}  // namespace coil::driver
+
+#endif  // COIL_TOOLS_DRIVER_CUDA_BACKEND_H_
