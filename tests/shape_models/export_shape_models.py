@@ -1,7 +1,8 @@
 """Exports one shape-arithmetic model to ONNX with torch and records torch's outputs.
 
 Usage: /usr/bin/python3 export_shape_models.py MODEL OUT_DIR
-MODEL: window_pad | window_pad_static | heads_reshape | slice_from_shape
+MODEL: window_pad | window_pad_static | heads_reshape | slice_from_shape | floor_divide |
+       interpolate
 Writes OUT_DIR/model.onnx and, for each input shape of the model, OUT_DIR/set_N/input_0.pb and
 output_0.pb as ONNX TensorProtos. These models compute pad amounts, reshape targets and slice
 bounds from Shape -> Gather -> arithmetic -> Concat chains, as exports of real models do (a
@@ -79,12 +80,34 @@ class SliceFromShape(nn.Module):
         return torch.cat([first * last, mid], dim=2)
 
 
+class FloorDivide(nn.Module):
+    """torch.div(..., rounding_mode="floor") on sizes, which torch exports with a sign fix-up
+    (Div, then Where(Mod != 0 and signs differ, q - 1, q)), and a ceiling division."""
+
+    def forward(self, x):  # [B, C, L]
+        n = x.shape[2]
+        q = torch.div(n, 4, rounding_mode="floor")
+        c = torch.div(n + 3, 4, rounding_mode="floor")
+        return torch.cat([x[:, :, :q], x[:, :, n - c :]], dim=2)
+
+
+class Interpolate(nn.Module):
+    """Resize sizes computed from shapes: a downscale whose size torch recomputes in floating
+    point (floor(h * 0.5) through Cast and Floor), then back up to the input's size."""
+
+    def forward(self, x):  # [B, C, H, W]
+        y = F.interpolate(x, scale_factor=0.5, mode="nearest", recompute_scale_factor=True)
+        return F.interpolate(y * 2.0, size=x.shape[2:], mode="nearest")
+
+
 MODELS = {
     # name: (module, input shapes (first one traced), dynamic axes of the input or None)
     "window_pad": (WindowPad, [(2, 10, 12, 8), (2, 14, 7, 8), (2, 3, 16, 8)], {1: "h", 2: "w"}),
     "window_pad_static": (WindowPad, [(2, 10, 12, 8)], None),
     "heads_reshape": (HeadsReshape, [(2, 5, 32), (3, 11, 32)], {0: "batch", 1: "seq"}),
     "slice_from_shape": (SliceFromShape, [(2, 3, 9), (1, 3, 16), (2, 3, 2)], {0: "batch", 2: "len"}),
+    "floor_divide": (FloorDivide, [(1, 2, 9), (2, 2, 12), (1, 2, 3)], {0: "batch", 2: "len"}),
+    "interpolate": (Interpolate, [(1, 2, 9, 6), (1, 2, 8, 11)], {2: "h", 3: "w"}),
 }
 
 

@@ -8,7 +8,9 @@
 // H and W to a multiple of the window ((7 - h % 7) % 7 through Shape, Gather, Mod, Sub,
 // Concat, ConstantOfShape, Reshape, Slice, Transpose, Cast), attention splits heads with
 // Reshape([batch, -1, heads, dim]) from Shape + Gather + Concat, and slices take bounds
-// computed from the length (L // 2, -(L // 2), L - L // 4). With static shapes these fold to
+// computed from the length (L // 2, -(L // 2), L - L // 4), torch's floor division exports a
+// sign fix-up (Where over Mod and Less), and Resize sizes come from floor(h * 0.5) in floating
+// point and from another tensor's shape. With static shapes these fold to
 // constants; with symbolic ones they become SymExprs, and no run-time shape computation is left.
 #include <cmath>
 #include <cstdio>
@@ -130,5 +132,9 @@ TEST(ShapeModels, WindowPadSymbolic) { CheckModel("window_pad", 2); }
 TEST(ShapeModels, WindowPadStatic) { CheckModel("window_pad_static", 0); }
 TEST(ShapeModels, HeadsReshape) { CheckModel("heads_reshape", 2); }
 TEST(ShapeModels, SliceFromShape) { CheckModel("slice_from_shape", 2); }
+// torch's floor division on sizes: the exported sign fix-up folds away.
+TEST(ShapeModels, FloorDivide) { CheckModel("floor_divide", 2); }
+// Resize sizes from floating-point size arithmetic and from the input's shape.
+TEST(ShapeModels, Interpolate) { CheckModel("interpolate", 2); }
 
 }  // namespace

@@ -218,12 +218,32 @@ absl::StatusOr<std::optional<SymExpr>> IntOp(BinaryFold op, const SymExpr& a, co
       case BinaryFold::kGe: t = ProveLe(b, a, ranges); break;
       default: break;
     }
-    if (t == Truth::kUnknown) {
-      *why = absl::StrCat(OpName(op), " of ", a.ToString(), " and ", b.ToString(),
-                          " depends on the symbols' values");
-      return std::nullopt;
+    if (t != Truth::kUnknown) return SymExpr(t == Truth::kTrue ? 1 : 0);
+    // Undecided: the truth value as a 0/1 expression (exact on integers), so that exports'
+    // sign fix-ups (torch's floor division: q - (q * b != a and (a < 0) != (b < 0))) fold once
+    // a constant side decides them.
+    switch (op) {
+      case BinaryFold::kEq: return 1 - SymExpr::Min(1, SymExpr::Max(a - b, b - a));
+      case BinaryFold::kLt: return SymExpr::Min(1, SymExpr::Max(0, b - a));
+      case BinaryFold::kGt: return SymExpr::Min(1, SymExpr::Max(0, a - b));
+      case BinaryFold::kLe: return SymExpr::Min(1, SymExpr::Max(0, b - a + 1));
+      case BinaryFold::kGe: return SymExpr::Min(1, SymExpr::Max(0, a - b + 1));
+      default: break;
     }
-    return SymExpr(t == Truth::kTrue ? 1 : 0);
+  }
+  // Logical ops on 0/1 values (bool tensors hold nothing else): a constant side decides or
+  // passes the other through.
+  switch (op) {
+    case BinaryFold::kAnd:
+      if (ca || cb) return (ca ? *ca : *cb) == 0 ? SymExpr(0) : (ca ? b : a);
+      return SymExpr::Min(a, b);
+    case BinaryFold::kOr:
+      if (ca || cb) return (ca ? *ca : *cb) != 0 ? SymExpr(1) : (ca ? b : a);
+      return SymExpr::Max(a, b);
+    case BinaryFold::kXor:
+      if (ca || cb) return (ca ? *ca : *cb) == 0 ? (ca ? b : a) : 1 - (ca ? b : a);
+      return SymExpr::Max(a - b, b - a);
+    default: break;
   }
   *why = absl::StrCat(OpName(op), " of the symbolic value ", (ca ? b : a).ToString(),
                       " has no symbolic form");
@@ -421,8 +441,8 @@ std::optional<KnownValue> FoldUnary(UnaryFold op, const KnownValue& a, const Sym
   if (a.sym_float()) return SymFloatUnary(op, a, ranges);
   KnownValue out = a;
   if (op == UnaryFold::kNot) {
-    if (a.dtype != proto::BOOL || !a.IsConstant()) return std::nullopt;
-    for (SymExpr& e : out.ints) e = SymExpr(e.constant() == 0 ? 1 : 0);
+    if (a.dtype != proto::BOOL) return std::nullopt;
+    for (SymExpr& e : out.ints) e = 1 - e;  // 0/1 values
     return out;
   }
   if (a.is_float()) {
@@ -537,6 +557,12 @@ absl::StatusOr<KnownValue> FoldWhere(const KnownValue& cond, const KnownValue& a
   out.den = a.den;
   out.shape = *shape;
   for (size_t i = 0; i < ic.size(); ++i) {
+    if (cond.uses_ints() && !cond.ints[ic[i]].is_constant()) {
+      // A symbolic 0/1 condition over integers (the caller checked): c * a + (1 - c) * b.
+      const SymExpr& c = cond.ints[ic[i]];
+      out.ints.push_back(c * a.ints[ia[i]] + (1 - c) * b.ints[ib[i]]);
+      continue;
+    }
     bool c = cond.uses_ints() ? cond.ints[ic[i]].constant() != 0 : cond.floats[ic[i]] != 0;
     if (!a.uses_ints()) {
       out.floats.push_back(c ? a.floats[ia[i]] : b.floats[ib[i]]);

@@ -249,9 +249,14 @@ absl::StatusOr<bool> FoldWhereOp(OnnxNode& n) {
   const KnownValue& c = *n.Known(0);
   const KnownValue& a = *n.Known(1);
   const KnownValue& b = *n.Known(2);
-  if (!c.IsConstant() || a.dtype != b.dtype) return false;
+  if (a.dtype != b.dtype || c.dtype != proto::BOOL) return false;
   if (a.sym_float() || b.sym_float()) {
     n.set_fold_failure("Where over symbolic floating-point values");
+    return false;
+  }
+  if (!c.IsConstant() && a.is_float()) {
+    n.set_fold_failure("Where over floating-point values with a condition that depends on the "
+                       "symbols");
     return false;
   }
   absl::StatusOr<KnownValue> r = FoldWhere(c, a, b);

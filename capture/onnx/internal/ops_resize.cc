@@ -28,6 +28,8 @@ struct ResizeAttrs {
 struct AxisPlan {
   bool resized = false;
   int64_t out = 0;
+  SymExpr sym_out;  // the output size when given as a symbolic size (sizes input)
+  bool has_sym_out = false;
   double scale = 1;
   double roi_start = 0, roi_end = 1;
 };
@@ -137,7 +139,12 @@ absl::StatusOr<Value*> ResizeSymbolic(OnnxNode& n, const ResizeAttrs& a, Value* 
   }
   AttrMap attrs;
   if (from_sizes) {
-    attrs["output_size"] = SymList{plans[2].out, plans[3].out};
+    SymList out;
+    for (int64_t d : {2, 3}) {
+      const AxisPlan& p = plans[d];
+      out.push_back(!p.resized ? t.shape[d] : (p.has_sym_out ? p.sym_out : SymExpr(p.out)));
+    }
+    attrs["output_size"] = out;
   } else {
     attrs["scale_factors"] = FloatList{plans[2].scale, plans[3].scale};
   }
@@ -257,7 +264,8 @@ coord_ok:
       p.resized = true;
       if (!cin || !sz) {
         symbolic = true;
-        p.out = 0;
+        p.sym_out = sizes[i];  // the upsample op's output_size (a size computed from shapes)
+        p.has_sym_out = true;
         continue;
       }
       if (*sz <= 0 || *sz > (int64_t{1} << 24)) return n.Invalid("sizes must be positive");
