@@ -1,0 +1,149 @@
+"""Gradients from torch 1.13's autograd for coil's derivative rules (autograd/).
+
+Each case is one op: its inputs (every floating input requires grad), then as expected values
+the op's outputs followed by the gradient of every floating input, for the tangents
+t_i[k] = cos(0.7 k + i) (row-major k, rounded to output i's dtype), which
+autograd_oracle_test.cc recomputes the same way. Run by Bazel with Debian's /usr/bin/python3.
+"""
+import torch
+import torch.nn.functional as F
+
+from oracle import Suite
+
+torch.manual_seed(0)
+s = Suite("autograd")
+F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+TOL = {F32: (1e-4, 1e-5), F64: (1e-10, 1e-12), F16: (2e-2, 2e-2), BF16: (5e-2, 5e-2)}
+NAME = {F32: "f32", F64: "f64", F16: "f16", BF16: "bf16"}
+
+
+def tangent(out, i):
+    k = torch.arange(out.numel(), dtype=F64)
+    return torch.cos(0.7 * k + i).reshape(out.shape).to(out.dtype)
+
+
+def rand(shape, dt=F32, lo=None, hi=None):
+    if lo is not None:
+        return (torch.rand(shape, dtype=F64) * (hi - lo) + lo).to(dt)
+    return torch.randn(shape, dtype=F64).to(dt)
+
+
+def case(op, inputs, fn, attrs=None, name="", dt=F32, rtol=None, atol=None):
+    leaves = [x.detach().requires_grad_(x.is_floating_point()) for x in inputs]
+    # Views (non-contiguous inputs) are passed as torch holds them; gradients are w.r.t. them.
+    args = [l for l in leaves]
+    outs = fn(*args)
+    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    floating = [(i, o) for i, o in enumerate(outs) if o.is_floating_point()]
+    grads_in = [l for l in leaves if l.is_floating_point()]
+    grads = torch.autograd.grad([o for _, o in floating],
+                                grads_in,
+                                [tangent(o, i) for i, (_, o) in enumerate(floating)],
+                                allow_unused=True)
+    grads = [torch.zeros_like(x) if g is None else g for x, g in zip(grads_in, grads)]
+    r, a = TOL[dt]
+    s.case(op, [x.detach() for x in inputs], [o.detach() for o in outs] + list(grads),
+           attrs=attrs, name=(name + "_" if name else "") + NAME[dt],
+           rtol=rtol or r, atol=atol or a)
+
+
+x23 = rand((2, 3))
+# ---- elementwise, broadcasting, non-contiguous ----
+case("aten.add", [rand((2, 3)), rand((3,))], lambda a, b: torch.add(a, b, alpha=2.0),
+     {"alpha": 2.0}, "broadcast")
+case("aten.sub", [rand((4, 1, 3)), rand((2, 1))], lambda a, b: torch.sub(a, b), {}, "broadcast")
+case("aten.mul", [rand((3, 2)).t(), rand((1, 3))], torch.mul, {}, "transposed")
+case("aten.mul", [rand((2, 3), F64), rand((2, 1), F64)], torch.mul, {}, "", F64)
+case("aten.mul", [rand((2, 3), F16), rand((3,), F16)], torch.mul, {}, "", F16)
+case("aten.div", [rand((2, 3)), rand((3,), lo=0.5, hi=2)], torch.div, {}, "")
+case("aten.pow", [rand((2, 3), lo=0.5, hi=2), rand((3,))], torch.pow, {}, "")
+case("aten.maximum", [rand((2, 3)), rand((2, 1))], torch.maximum, {}, "")
+case("aten.where", [rand((2, 3)) > 0, rand((2, 3)), rand((3,))], torch.where, {}, "")
+case("aten.masked_fill", [rand((2, 3)), rand((3,)) > 0],
+     lambda a, m: a.masked_fill(m, 2.0), {"value": 2.0}, "")
+case("aten.add", [rand((0, 3)), rand((3,))], torch.add, {}, "empty")
+for op, fn in [("exp", torch.exp), ("tanh", torch.tanh), ("sigmoid", torch.sigmoid),
+               ("relu", torch.relu), ("silu", F.silu), ("abs", torch.abs), ("neg", torch.neg),
+               ("sin", torch.sin), ("erf", torch.erf), ("mish", F.mish),
+               ("log_sigmoid", F.logsigmoid), ("hardswish", F.hardswish)]:
+    case("aten." + op, [rand((2, 1, 3))], fn, {}, "")
+for op, fn in [("log", torch.log), ("sqrt", torch.sqrt), ("rsqrt", torch.rsqrt),
+               ("reciprocal", torch.reciprocal)]:
+    case("aten." + op, [rand((2, 3), lo=0.5, hi=2)], fn, {}, "")
+case("aten.gelu", [rand((2, 3))], F.gelu, {}, "")
+case("aten.gelu", [rand((2, 3))], lambda x: F.gelu(x, approximate="tanh"),
+     {"approximate": "tanh"}, "tanh")
+case("aten.gelu", [rand((4, 8), BF16)], F.gelu, {}, "", BF16)
+case("aten.softplus", [rand((6,))], lambda x: F.softplus(x, 2.0, 1.0),
+     {"beta": 2.0, "threshold": 1.0}, "")
+case("aten.leaky_relu", [rand((6,))], lambda x: F.leaky_relu(x, 0.2),
+     {"negative_slope": 0.2}, "")
+case("aten.elu", [rand((6,))], lambda x: F.elu(x, 0.5), {"alpha": 0.5}, "")
+case("aten.clamp", [rand((6,))], lambda x: torch.clamp(x, -0.5, 0.7),
+     {"min": -0.5, "max": 0.7, "has_min": True, "has_max": True}, "")
+# ---- reductions, normalizations ----
+case("aten.sum", [rand((2, 3, 4))], lambda x: torch.sum(x, [1], keepdim=True),
+     {"dim": [1], "keepdim": True}, "keepdim")
+case("aten.mean", [rand((2, 3, 4))], lambda x: torch.mean(x, [0, 2]), {"dim": [0, 2]}, "")
+case("aten.amax", [rand((3, 4))], lambda x: torch.amax(x, [1]), {"dim": [1]}, "")
+case("aten.max_dim", [rand((3, 4))], lambda x: torch.max(x, 1), {"dim": 1}, "")
+case("aten.logsumexp", [rand((3, 4))], lambda x: torch.logsumexp(x, [1]), {"dim": [1]}, "")
+case("aten.var", [rand((3, 4))], lambda x: torch.var(x, [1]), {"dim": [1]}, "")
+case("aten.std", [rand((3, 4))], lambda x: torch.std(x, [0], keepdim=True),
+     {"dim": [0], "keepdim": True}, "")
+case("aten.norm", [rand((3, 4))], lambda x: torch.norm(x, 2.0, [1]), {"dim": [1]}, "")
+case("aten.cumsum", [rand((3, 4))], lambda x: torch.cumsum(x, 1), {"dim": 1}, "")
+case("aten.softmax", [rand((3, 5))], lambda x: torch.softmax(x, -1), {"dim": -1}, "")
+case("aten.softmax", [rand((3, 5), F16)], lambda x: torch.softmax(x.float(), -1).half(),
+     {"dim": -1}, "", F16)
+case("aten.log_softmax", [rand((3, 5))], lambda x: torch.log_softmax(x, 1), {"dim": 1}, "")
+case("aten.layer_norm", [rand((2, 3, 8)), rand((8,)), rand((8,))],
+     lambda x, w, b: F.layer_norm(x, [8], w, b), {"normalized_shape": [8]}, "affine")
+case("aten.layer_norm", [rand((2, 8), BF16), rand((8,), BF16), rand((8,), BF16)],
+     lambda x, w, b: F.layer_norm(x, [8], w, b), {"normalized_shape": [8]}, "affine", BF16)
+case("aten.group_norm", [rand((2, 4, 3)), rand((4,)), rand((4,))],
+     lambda x, w, b: F.group_norm(x, 2, w, b), {"num_groups": 2}, "")
+rm, rv = rand((3,)), rand((3,), lo=0.5, hi=2)
+case("aten.batch_norm", [rand((2, 3, 2)), rm, rv, rand((3,)), rand((3,))],
+     lambda x, m, v, w, b: F.batch_norm(x, m.detach(), v.detach(), w, b, False, 0.1, 1e-5),
+     {}, "eval")
+# ---- shape ----
+case("aten.reshape", [rand((2, 3))], lambda x: x.reshape(3, 2), {"shape": [3, 2]}, "")
+case("aten.permute", [rand((2, 3, 4))], lambda x: x.permute(2, 0, 1), {"dims": [2, 0, 1]}, "")
+case("aten.transpose", [rand((2, 3))], lambda x: x.transpose(0, 1), {"dim0": 0, "dim1": 1}, "")
+case("aten.expand", [rand((3, 1))], lambda x: x.expand(2, 3, 4), {"size": [2, 3, 4]}, "")
+case("aten.slice", [rand((5, 3))], lambda x: x[1:5:2], {"dim": 0, "start": 1, "end": 5,
+                                                         "step": 2}, "")
+case("aten.select", [rand((2, 5))], lambda x: x[:, -2], {"dim": 1, "index": -2}, "")
+case("aten.cat", [rand((2, 3)), rand((1, 3))], lambda a, b: torch.cat([a, b]), {}, "")
+case("aten.stack", [rand((2, 3)), rand((2, 3))], lambda a, b: torch.stack([a, b], 1),
+     {"dim": 1}, "")
+case("aten.split", [rand((5, 2))], lambda x: torch.split(x, 2), {"split_size": 2}, "")
+case("aten.flip", [rand((2, 3))], lambda x: torch.flip(x, [1]), {"dims": [1]}, "")
+case("aten.roll", [rand((2, 3))], lambda x: torch.roll(x, 1, 1), {"shifts": [1], "dims": [1]},
+     "")
+case("aten.repeat", [rand((2, 3))], lambda x: x.repeat(2, 1, 2), {"repeats": [2, 1, 2]}, "")
+case("aten.pad", [rand((2, 3))], lambda x: F.pad(x, [1, 2]), {"pad": [1, 2]}, "")
+case("aten.tril", [rand((3, 4))], lambda x: torch.tril(x, 1), {"diagonal": 1}, "")
+# ---- nn ----
+case("aten.mm", [rand((2, 3)), rand((4, 3)).t()], torch.mm, {}, "transposed")
+case("aten.bmm", [rand((2, 2, 3)), rand((2, 3, 4))], torch.bmm, {}, "")
+case("aten.matmul", [rand((2, 1, 2, 3)), rand((3, 3, 4))], torch.matmul, {}, "broadcast")
+case("aten.matmul", [rand((3,)), rand((2, 3, 4))], torch.matmul, {}, "vector")
+case("aten.addmm", [rand((4,)), rand((2, 3)), rand((3, 4))],
+     lambda s_, a, b: torch.addmm(s_, a, b, beta=0.5, alpha=2.0), {"beta": 0.5, "alpha": 2.0},
+     "")
+case("aten.linear", [rand((2, 3, 5)), rand((4, 5)), rand((4,))], F.linear, {}, "")
+case("aten.linear", [rand((4, 8), BF16), rand((6, 8), BF16), rand((6,), BF16)], F.linear, {},
+     "", BF16)
+idx = torch.tensor([[0, 4, 0], [2, 2, 1]])
+case("aten.embedding", [rand((5, 3)), idx], lambda w, i: F.embedding(i, w), {}, "repeated")
+case("aten.embedding", [rand((5, 3)), idx], lambda w, i: F.embedding(i, w, padding_idx=0),
+     {"padding_idx": 0}, "padding")
+case("aten.gather", [rand((3, 4)), torch.randint(0, 3, (2, 4))],
+     lambda x, i: torch.gather(x, 0, i), {"dim": 0}, "")
+case("aten.index_select", [rand((3, 4)), torch.tensor([3, 0, 3])],
+     lambda x, i: torch.index_select(x, 1, i), {"dim": 1}, "")
+case("aten.scatter_add", [rand((3, 4)), torch.randint(0, 3, (2, 4)), rand((2, 4))],
+     lambda x, i, u: torch.scatter_add(x, 0, i, u), {"dim": 0}, "")
+s.main()
