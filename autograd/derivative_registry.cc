@@ -78,6 +78,7 @@ const DerivativeRegistry& DerivativeRegistry::Global() {
     RegisterReductionRules(*r);
     RegisterShapeRules(*r);
     RegisterNnRules(*r);
+    RegisterConvRules(*r);
     RegisterNotDifferentiable(*r);
     return r;
   }();

@@ -226,6 +226,15 @@ std::vector<Case> Cases() {
   // row like any other: torch drops that row's gradient by definition; autograd_oracle_test
   // checks it against torch.)
   c.push_back({"aten.dropout", {A({2, 3})}, {{"p", 0.5}, {"train", false}}});
+  c.push_back({"aten.convolution", {A({2, 2, 5, 6}), A({3, 2, 3, 2}), A({3})},
+               {{"stride", IntList{2, 1}}, {"padding", IntList{1}}}});
+  c.push_back({"aten.conv1d", {A({2, 3, 9}), A({2, 3, 3})},
+               {{"stride", IntList{2}}, {"dilation", IntList{2}}, {"padding", IntList{2}}}});
+  c.push_back({"aten.conv1d", {A({3, 7}), A({2, 3, 2}), A({2})}});
+  c.push_back({"aten.conv2d", {A({1, 2, 4, 5}), A({2, 2, 2, 3}), A({2})},
+               {{"stride", IntList{2}}}});
+  c.push_back({"aten.conv3d", {A({1, 1, 3, 4, 3}), A({2, 1, 2, 2, 2})},
+               {{"padding", IntList{1}}}});
   return c;
 }
 

@@ -17,6 +17,8 @@ void RegisterReductionRules(DerivativeRegistry& r);      // reduction.cc
 void RegisterShapeRules(DerivativeRegistry& r);          // shape.cc, indexing.cc
 // Matmul family, embedding, dropout, creation ops and the other nn ops.
 void RegisterNnRules(DerivativeRegistry& r);             // nn.cc
+// convolution and the conv{1,2,3}d wrappers.
+void RegisterConvRules(DerivativeRegistry& r);           // conv.cc
 // Ops that never carry gradients (creation, comparisons, index results, in-place, prims).
 void RegisterNotDifferentiable(DerivativeRegistry& r);   // not_differentiable.cc
 

@@ -26,9 +26,8 @@ const std::set<std::string> kStillMissing = {
     "aten.adaptive_max_pool1d", "aten.adaptive_max_pool2d", "aten.adaptive_max_pool3d",
     "aten.avg_pool1d", "aten.avg_pool2d", "aten.avg_pool3d", "aten.max_pool1d",
     "aten.max_pool2d", "aten.max_pool3d", "aten.upsample_bilinear2d", "aten.upsample_nearest2d",
-    // convolution: backward is two convolutions (transposed for the input)
-    "aten.convolution", "aten.conv1d", "aten.conv2d", "aten.conv3d", "aten.conv_transpose1d",
-    "aten.conv_transpose2d", "aten.conv_transpose3d",
+    // transposed convolution: backward is a convolution (input) and a correlation (weight)
+    "aten.conv_transpose1d", "aten.conv_transpose2d", "aten.conv_transpose3d",
     // products: need torch's care for zeros (prod / x is wrong there)
     "aten.prod", "aten.cumprod",
     // others

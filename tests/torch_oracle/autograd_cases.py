@@ -146,4 +146,9 @@ case("aten.index_select", [rand((3, 4)), torch.tensor([3, 0, 3])],
      lambda x, i: torch.index_select(x, 1, i), {"dim": 1}, "")
 case("aten.scatter_add", [rand((3, 4)), torch.randint(0, 3, (2, 4)), rand((2, 4))],
      lambda x, i, u: torch.scatter_add(x, 0, i, u), {"dim": 0}, "")
+case("aten.conv2d", [rand((2, 3, 7, 6)), rand((4, 3, 3, 3)), rand((4,))],
+     lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), {"stride": [2], "padding": [1]},
+     "")
+case("aten.conv1d", [rand((2, 3, 9)), rand((2, 3, 3))],
+     lambda x, w: F.conv1d(x, w, dilation=2), {"dilation": [2]}, "dilated")
 s.main()
