@@ -57,7 +57,11 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
   }
   Graph forward = forward_in.Clone();
   absl::StatusOr<bool> functionalized = prims::Functionalize(forward);
-  if (!functionalized.ok()) return functionalized.status();
+  if (!functionalized.ok()) {
+    return absl::Status(functionalized.status().code(),
+                        absl::StrCat("autograd: functionalizing: ",
+                                     functionalized.status().message()));
+  }
   for (const Node* n : forward.nodes()) {
     if (n->op() == "prims.copy_to") {
       return absl::UnimplementedError(absl::StrCat(

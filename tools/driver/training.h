@@ -1,0 +1,64 @@
+// Compiling a training step: the autograd stage between capture and prims. The forward graph
+// becomes a joint forward+backward graph (autograd/joint_graph.h), decomposed into prims and
+// partitioned (autograd/partition.h, min-cut by default); the forward and backward graphs are
+// then each compiled by CompileGraph (prims -> inductor -> codegen -> load) for the backend.
+//
+//   driver::TrainingOptions t;
+//   t.requires_grad = {false, true, true};        // one per graph input
+//   absl::StatusOr<driver::TrainingCompileResult> r =
+//       driver::CompileTraining(std::move(graph), t, options);
+//   // forward:  primals -> forward outputs, then saved values
+//   // backward: saved values, then tangents (one per floating forward output) -> gradients
+//   absl::StatusOr<driver::TrainingStepResult> step = r->Run(primals, tangents);
+#ifndef COIL_TOOLS_DRIVER_TRAINING_H_
+#define COIL_TOOLS_DRIVER_TRAINING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "autograd/partition.h"
+#include "ir/graph.h"
+#include "tools/driver/driver.h"
+
+namespace coil::driver {
+
+struct TrainingOptions {
+  // One entry per graph input: whether its gradient is wanted (floating inputs only).
+  std::vector<bool> requires_grad;
+  autograd::PartitionOptions partition;
+};
+
+struct TrainingStepResult {
+  std::vector<HostTensor> outputs;    // the forward outputs
+  std::vector<HostTensor> gradients;  // one per input that requires a gradient, in input order
+};
+
+struct TrainingCompileResult {
+  CompileResult forward;
+  CompileResult backward;
+  int num_forward_outputs = 0;
+  std::vector<autograd::SavedValue> saved;
+  int64_t saved_bytes = 0;
+  int64_t save_everything_bytes = 0;  // what kSaveEverything would save, for comparison
+  int recomputed_nodes = 0;
+  double autograd_seconds = 0;  // joint graph + decomposition + partition
+  // The autograd stage's report artifact: saved value ids (in the joint graph) and bytes
+  // always; the joint, forward and backward graphs when DriverOptions::record_artifacts is on
+  // (then it is also forward.report's "autograd" stage artifact).
+  proto::AutogradResult autograd;
+
+  // Runs the forward, then the backward with `tangents` (one per floating forward output).
+  // Requires both executables (a compile that went to kLoad).
+  absl::StatusOr<TrainingStepResult> Run(const std::vector<HostTensor>& primals,
+                                         const std::vector<HostTensor>& tangents) const;
+};
+
+// Errors name the stage: "autograd: ..." (joint graph or partition), then CompileGraph's
+// ("prims: ...", ...) prefixed with "forward " or "backward ".
+absl::StatusOr<TrainingCompileResult> CompileTraining(Graph graph, const TrainingOptions& training,
+                                                      const DriverOptions& options);
+
+}  // namespace coil::driver
+
+#endif  // COIL_TOOLS_DRIVER_TRAINING_H_
