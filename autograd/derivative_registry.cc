@@ -79,6 +79,7 @@ const DerivativeRegistry& DerivativeRegistry::Global() {
     RegisterShapeRules(*r);
     RegisterNnRules(*r);
     RegisterConvRules(*r);
+    RegisterPoolRules(*r);
     RegisterNotDifferentiable(*r);
     return r;
   }();

@@ -235,6 +235,21 @@ std::vector<Case> Cases() {
                {{"stride", IntList{2}}}});
   c.push_back({"aten.conv3d", {A({1, 1, 3, 4, 3}), A({2, 1, 2, 2, 2})},
                {{"padding", IntList{1}}}});
+  c.push_back({"aten.max_pool2d", {A({1, 2, 5, 6})},
+               {{"kernel_size", IntList{3, 2}}, {"stride", IntList{2}}, {"padding", IntList{1}}}});
+  c.push_back({"aten.max_pool2d", {A({2, 1, 5, 5})},
+               {{"kernel_size", IntList{2}}, {"ceil_mode", true}}});
+  c.push_back({"aten.max_pool1d", {A({2, 3, 9})},
+               {{"kernel_size", IntList{3}}, {"stride", IntList{2}}, {"dilation", IntList{2}}}});
+  c.push_back({"aten.max_pool3d", {A({1, 1, 4, 4, 3})}, {{"kernel_size", IntList{2}}}});
+  c.push_back({"aten.avg_pool2d", {A({1, 2, 5, 6})},
+               {{"kernel_size", IntList{3}}, {"stride", IntList{2}}, {"padding", IntList{1}}}});
+  c.push_back({"aten.avg_pool2d", {A({1, 2, 5, 6})},
+               {{"kernel_size", IntList{3}}, {"stride", IntList{2}}, {"padding", IntList{1}},
+                {"count_include_pad", false}}});
+  c.push_back({"aten.avg_pool1d", {A({3, 7})}, {{"kernel_size", IntList{3}}}});
+  c.push_back({"aten.avg_pool3d", {A({1, 1, 4, 4, 3})},
+               {{"kernel_size", IntList{2}}, {"divisor_override", int64_t{3}}}});
   return c;
 }
 

@@ -19,6 +19,8 @@ void RegisterShapeRules(DerivativeRegistry& r);          // shape.cc, indexing.c
 void RegisterNnRules(DerivativeRegistry& r);             // nn.cc
 // convolution and the conv{1,2,3}d wrappers.
 void RegisterConvRules(DerivativeRegistry& r);           // conv.cc
+// max_pool / avg_pool (1-3d).
+void RegisterPoolRules(DerivativeRegistry& r);           // pool.cc
 // Ops that never carry gradients (creation, comparisons, index results, in-place, prims).
 void RegisterNotDifferentiable(DerivativeRegistry& r);   // not_differentiable.cc
 

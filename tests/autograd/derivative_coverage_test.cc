@@ -21,11 +21,10 @@ using autograd::DerivativeRegistry;
 
 // Differentiable ops without a rule yet (docs/autograd.md, "What is missing"). Only shrinks.
 const std::set<std::string> kStillMissing = {
-    // pooling and upsampling: backward is a windowed scatter (max: at the argmax)
+    // adaptive pooling and upsampling: backward is a scatter over windows of varying size
     "aten.adaptive_avg_pool1d", "aten.adaptive_avg_pool2d", "aten.adaptive_avg_pool3d",
     "aten.adaptive_max_pool1d", "aten.adaptive_max_pool2d", "aten.adaptive_max_pool3d",
-    "aten.avg_pool1d", "aten.avg_pool2d", "aten.avg_pool3d", "aten.max_pool1d",
-    "aten.max_pool2d", "aten.max_pool3d", "aten.upsample_bilinear2d", "aten.upsample_nearest2d",
+    "aten.upsample_bilinear2d", "aten.upsample_nearest2d",
     // transposed convolution: backward is a convolution (input) and a correlation (weight)
     "aten.conv_transpose1d", "aten.conv_transpose2d", "aten.conv_transpose3d",
     // products: need torch's care for zeros (prod / x is wrong there)

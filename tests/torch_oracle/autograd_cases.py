@@ -151,4 +151,9 @@ case("aten.conv2d", [rand((2, 3, 7, 6)), rand((4, 3, 3, 3)), rand((4,))],
      "")
 case("aten.conv1d", [rand((2, 3, 9)), rand((2, 3, 3))],
      lambda x, w: F.conv1d(x, w, dilation=2), {"dilation": [2]}, "dilated")
+case("aten.max_pool2d", [rand((2, 3, 7, 6))],
+     lambda x: F.max_pool2d(x, 3, 2, 1), {"kernel_size": [3], "stride": [2], "padding": [1]}, "")
+case("aten.avg_pool2d", [rand((2, 3, 7, 6))],
+     lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+     {"kernel_size": [3], "stride": [2], "padding": [1], "count_include_pad": False}, "")
 s.main()
