@@ -15,6 +15,10 @@
 //     input and do not depend on each other merge into one kernel.
 //  4. FuseExternEpilogues: pointwise consumers of an EXTERN whose op is in
 //     Capabilities::extern_epilogues become its epilogue; others never fuse across externs.
+//  Bounds (fusion_util.h, fuse_horizontal.cc): no fusion makes a kernel of more than
+//  kMaxKernelExprs expressions, and horizontal fusion looks at the next 64 readers of each
+//  buffer a kernel reads; both keep fusion time near-linear in the program's size (issue 15,
+//  docs/inductor.md "Fusion time against graph size").
 //  5. ReuseLoopValues: a costly value (exp, tanh, ...) that a row kernel computes in an earlier
 //     Loop and again in the Loop storing its result is stored into the result by the earlier
 //     Loop and loaded back (softmax's exp; reuse_loop_values.cc, [Note: reusing loop values]).
