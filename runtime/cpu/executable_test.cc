@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "ir/parser.h"
@@ -188,6 +189,59 @@ TEST(CpuExecutableTest, PointwiseChainOverSymbolicBatches) {
       ASSERT_EQ(got->size(), 1u);
       ExpectClose((*want)[0], (*got)[0], 0, "batch " + std::to_string(batch));
     }
+  }
+}
+
+// AddRows that reports, as generated code does (kernel_abi.h), every row whose x[r, 0] is
+// below -100: value r, bound 10000 + r (so a torn record would show), first report wins.
+std::atomic<int> square_calls{0};
+extern "C" void ReportingAddRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms,
+                                 CoilKernelError* error) {
+  AddRows(b, e, bufs, syms, error);
+  const float* x = reinterpret_cast<const float*>(bufs[1]);
+  for (int64_t r = b; r < e; ++r) {
+    if (x[r * 4] >= -100) continue;
+    int64_t zero = 0;
+    if (__atomic_compare_exchange_n(&error->failed, &zero, 1, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST)) {
+      *error = CoilKernelError{1, COIL_KERNEL_INDEX_OUT_OF_BOUNDS, r, 10000 + r, 0, "row"};
+    }
+  }
+}
+extern "C" void CountedSquareRows(int64_t b, int64_t e, char* const* bufs, const int64_t* syms,
+                                  CoilKernelError* error) {
+  ++square_calls;
+  SquareRows(b, e, bufs, syms, error);
+}
+
+TEST(CpuExecutableTest, KernelErrorsStopTheRunAndTheFirstReportWins) {
+  std::unique_ptr<CpuExecutable> exe =
+      MustCreate(PointwiseChain(), {{1, &ReportingAddRows}, {2, &CountedSquareRows}}, 4);
+  ASSERT_NE(exe, nullptr);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    HostTensor x = Random({20000, 4}, 1);
+    for (int64_t bad : {7, 9000, 19999}) x.StoreDouble(bad * 4, -1000);  // rows in 3 slices
+    square_calls = 0;
+    absl::StatusOr<std::vector<HostTensor>> got = exe->Run({x, Random({20000, 4}, 2)});
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kOutOfRange);
+    EXPECT_EQ(square_calls.load(), 0) << "the kernel after the failed one ran";
+    const std::string m(got.status().message());
+    bool one_of_them = false;
+    for (int64_t bad : {7, 9000, 19999}) {
+      one_of_them = one_of_them ||
+                    m == absl::StrCat("kernel 1 'k1': index ", bad,
+                                      " is out of bounds for dimension 0 with size ", 10000 + bad,
+                                      " (row)");
+    }
+    EXPECT_TRUE(one_of_them) << m;
+    // The executable is not left in a bad state: a good input runs normally.
+    std::vector<HostTensor> in = {Random({20000, 4}, 3), Random({20000, 4}, 4)};
+    absl::StatusOr<std::vector<HostTensor>> good = exe->Run(in);
+    ASSERT_TRUE(good.ok()) << good.status();
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(PointwiseChain(), in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectClose((*want)[0], (*good)[0], 0, "after an error");
   }
 }
 
