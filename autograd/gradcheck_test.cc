@@ -248,6 +248,10 @@ std::vector<Case> Cases() {
                {{"kernel_size", IntList{3}}, {"stride", IntList{2}}, {"padding", IntList{1}},
                 {"count_include_pad", false}}});
   c.push_back({"aten.avg_pool1d", {A({3, 7})}, {{"kernel_size", IntList{3}}}});
+  c.push_back({"aten.adaptive_avg_pool2d", {A({1, 2, 5, 7})}, {{"output_size", IntList{3, 2}}}});
+  c.push_back({"aten.adaptive_avg_pool1d", {A({2, 3, 7})}, {{"output_size", IntList{3}}}});
+  c.push_back({"aten.adaptive_avg_pool3d", {A({1, 1, 4, 5, 3})},
+               {{"output_size", IntList{2, 2, 1}}}});
   c.push_back({"aten.avg_pool3d", {A({1, 1, 4, 4, 3})},
                {{"kernel_size", IntList{2}}, {"divisor_override", int64_t{3}}}});
   return c;
@@ -272,6 +276,7 @@ std::vector<Case> SymbolicCases() {
   c.push_back({"aten.expand", {A({kN, 1})}, {{"size", SymList{2, kN, 4}}}});
   c.push_back({"aten.cat", {A({kN, 2}), A({2, 2})}});
   c.push_back({"aten.embedding", {A({5, 2}), Idx({kN}, 5)}});
+  c.push_back({"aten.adaptive_avg_pool1d", {A({2, 3, kN})}, {{"output_size", IntList{2}}}});
   return c;
 }
 

@@ -7,6 +7,8 @@
 //        count_include_pad) the number of real elements in the window
 // place_o writes a window-shaped value back at its positions (slice_scatter per dim) and the
 // padding is cropped at the end.
+//   adaptive_avg: separable; along each pooled dim, g [.., Out] @ A [Out, In] with
+//        A[o, i] = 1 / |window o| for i in window o = [floor(o In / Out), ceil((o + 1) In / Out))
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -140,9 +142,41 @@ std::vector<Val> PoolGrad(const GradCall& c, int64_t n, bool is_max) {
   return {Pad(acc, crop_low, crop_high, 0.0)};
 }
 
+// A [Out, In] of adaptive average pooling along one dim (In may be symbolic).
+Val AdaptiveMatrix(Emitter& e, const SymExpr& in, int64_t out, DType dtype) {
+  Val o = Unsqueeze(Iota(e, out, 0, 1, proto::INT64), 1);  // [Out, 1]
+  Val i = Unsqueeze(Iota(e, in, 0, 1, proto::INT64), 0);   // [1, In]
+  Val n = SymValue(e, in, proto::INT64);
+  Val start = o * n / static_cast<double>(out);
+  Val end = ((o + 1.0) * n + static_cast<double>(out - 1)) / static_cast<double>(out);
+  Val inside = BitwiseAnd(Ge(i, start), Lt(i, end));
+  return Where(inside, 1.0 / Cast(end - start, dtype), 0.0);
+}
+
+std::vector<Val> AdaptiveAvgPoolGrad(const GradCall& c, int64_t n) {
+  Emitter& e = c.e();
+  Val x = c.in(0), g = c.grad();
+  int64_t last = g.rank() - 1;
+  for (int64_t d = 0; d < n; ++d) {
+    int64_t axis = x.rank() - n + d;
+    const SymExpr& out = g.size(axis);
+    if (!out.is_constant()) {
+      e.Fail(absl::UnimplementedError(absl::StrCat(c.op(), ": output size must be static")));
+      return {};
+    }
+    Val a = AdaptiveMatrix(e, x.size(axis), out.constant(), g.dtype());
+    g = Transpose(e.Op1("aten.matmul", {Transpose(g, axis, last), a}), axis, last);
+  }
+  return {g};
+}
+
 }  // namespace
 
 void RegisterPoolRules(DerivativeRegistry& r) {
+  for (int64_t n = 1; n <= 3; ++n) {
+    r.Add(absl::StrCat("aten.adaptive_avg_pool", n, "d"),
+          [n](const GradCall& c) { return AdaptiveAvgPoolGrad(c, n); });
+  }
   for (int64_t n = 1; n <= 3; ++n) {
     r.Add(absl::StrCat("aten.max_pool", n, "d"),
           [n](const GradCall& c) { return PoolGrad(c, n, /*is_max=*/true); });

@@ -21,8 +21,7 @@ using autograd::DerivativeRegistry;
 
 // Differentiable ops without a rule yet (docs/autograd.md, "What is missing"). Only shrinks.
 const std::set<std::string> kStillMissing = {
-    // adaptive pooling and upsampling: backward is a scatter over windows of varying size
-    "aten.adaptive_avg_pool1d", "aten.adaptive_avg_pool2d", "aten.adaptive_avg_pool3d",
+    // adaptive max pooling and upsampling: backward is a scatter over windows of varying size
     "aten.adaptive_max_pool1d", "aten.adaptive_max_pool2d", "aten.adaptive_max_pool3d",
     "aten.upsample_bilinear2d", "aten.upsample_nearest2d",
     // transposed convolution: backward is a convolution (input) and a correlation (weight)

@@ -156,4 +156,6 @@ case("aten.max_pool2d", [rand((2, 3, 7, 6))],
 case("aten.avg_pool2d", [rand((2, 3, 7, 6))],
      lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
      {"kernel_size": [3], "stride": [2], "padding": [1], "count_include_pad": False}, "")
+case("aten.adaptive_avg_pool2d", [rand((2, 3, 7, 6))],
+     lambda x: F.adaptive_avg_pool2d(x, (3, 4)), {"output_size": [3, 4]}, "")
 s.main()
