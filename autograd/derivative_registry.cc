@@ -80,6 +80,7 @@ const DerivativeRegistry& DerivativeRegistry::Global() {
     RegisterNnRules(*r);
     RegisterConvRules(*r);
     RegisterPoolRules(*r);
+    RegisterAttentionRules(*r);
     RegisterNotDifferentiable(*r);
     return r;
   }();

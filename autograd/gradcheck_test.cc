@@ -226,6 +226,17 @@ std::vector<Case> Cases() {
   // row like any other: torch drops that row's gradient by definition; autograd_oracle_test
   // checks it against torch.)
   c.push_back({"aten.dropout", {A({2, 3})}, {{"p", 0.5}, {"train", false}}});
+  c.push_back({"aten.scaled_dot_product_attention", {A({2, 3, 4}), A({2, 5, 4}), A({2, 5, 3})}});
+  c.push_back({"aten.scaled_dot_product_attention",
+               {A({1, 2, 4, 3}), A({2, 1, 4, 3}), A({2, 2, 4, 2})},
+               {{"is_causal", true}, {"scale", 0.7}}});
+  c.push_back({"aten.scaled_dot_product_attention",
+               {A({2, 3, 4}), A({2, 5, 4}), A({2, 5, 3}), A({3, 5})}});
+  c.push_back({"aten.scaled_dot_product_attention",
+               {A({2, 3, 4}), A({2, 5, 4}), A({2, 5, 3}), In{{3, 5}, Dist::kGiven, false, 0,
+                                                          proto::BOOL,
+                                                          {1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1,
+                                                           1, 1, 1}}}});
   c.push_back({"aten.convolution", {A({2, 2, 5, 6}), A({3, 2, 3, 2}), A({3})},
                {{"stride", IntList{2, 1}}, {"padding", IntList{1}}}});
   c.push_back({"aten.conv1d", {A({2, 3, 9}), A({2, 3, 3})},

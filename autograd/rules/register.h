@@ -21,6 +21,8 @@ void RegisterNnRules(DerivativeRegistry& r);             // nn.cc
 void RegisterConvRules(DerivativeRegistry& r);           // conv.cc
 // max_pool / avg_pool (1-3d).
 void RegisterPoolRules(DerivativeRegistry& r);           // pool.cc
+// scaled_dot_product_attention.
+void RegisterAttentionRules(DerivativeRegistry& r);      // attention.cc
 // Ops that never carry gradients (creation, comparisons, index results, in-place, prims).
 void RegisterNotDifferentiable(DerivativeRegistry& r);   // not_differentiable.cc
 

@@ -158,4 +158,10 @@ case("aten.avg_pool2d", [rand((2, 3, 7, 6))],
      {"kernel_size": [3], "stride": [2], "padding": [1], "count_include_pad": False}, "")
 case("aten.adaptive_avg_pool2d", [rand((2, 3, 7, 6))],
      lambda x: F.adaptive_avg_pool2d(x, (3, 4)), {"output_size": [3, 4]}, "")
+case("aten.scaled_dot_product_attention", [rand((2, 2, 5, 4)), rand((2, 2, 5, 4)),
+                                             rand((2, 2, 5, 3))],
+     lambda q, k, v: torch.softmax(
+         (q @ k.transpose(-2, -1) / 2.0).masked_fill(
+             torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf")), -1) @ v,
+     {"is_causal": True}, "causal")
 s.main()
