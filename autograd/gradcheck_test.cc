@@ -246,6 +246,18 @@ std::vector<Case> Cases() {
                {{"stride", IntList{2}}}});
   c.push_back({"aten.conv3d", {A({1, 1, 3, 4, 3}), A({2, 1, 2, 2, 2})},
                {{"padding", IntList{1}}}});
+  c.push_back({"aten.conv2d", {A({2, 4, 5, 4}), A({6, 2, 3, 2}), A({6})},
+               {{"groups", int64_t{2}}, {"stride", IntList{2, 1}}, {"padding", IntList{1}}}});
+  c.push_back({"aten.conv1d", {A({2, 3, 6}), A({3, 1, 3})},
+               {{"groups", int64_t{3}}, {"dilation", IntList{2}}}});
+  c.push_back({"aten.convolution", {A({2, 2, 3, 4}), A({2, 3, 2, 3}), A({3})},
+               {{"transposed", true}, {"stride", IntList{2}}, {"padding", IntList{1}},
+                {"output_padding", IntList{1}}}});
+  c.push_back({"aten.conv_transpose1d", {A({2, 4, 5}), A({4, 1, 3})},
+               {{"groups", int64_t{2}}, {"stride", IntList{2}}, {"dilation", IntList{2}}}});
+  c.push_back({"aten.conv_transpose2d", {A({1, 2, 3, 3}), A({2, 2, 2, 2}), A({2})},
+               {{"stride", IntList{2}}}});
+  c.push_back({"aten.conv_transpose3d", {A({2, 2, 2, 3}), A({2, 1, 2, 2, 1})}});
   c.push_back({"aten.max_pool2d", {A({1, 2, 5, 6})},
                {{"kernel_size", IntList{3, 2}}, {"stride", IntList{2}}, {"padding", IntList{1}}}});
   c.push_back({"aten.max_pool2d", {A({2, 1, 5, 5})},

@@ -1,10 +1,15 @@
-// Derivative rules of convolution (ir/ops/nn_ops_conv.cc): aten.convolution and the
-// conv{1,2,3}d wrappers, non-transposed, groups = 1 for the weight's gradient.
-//   input  <- convolution(g, w, transposed=true, same stride/padding/dilation, output_padding
-//             chosen so the result has the input's size)
-//   weight <- convolution(x^T, g^T, stride=dilation, dilation=stride, same padding)^T, cropped
-//             to the kernel size (x^T: batch and channels swapped)
-//   bias   <- sum(g) over every dim but channels
+// Derivative rules of convolution (ir/ops/nn_ops_conv.cc): aten.convolution (plain and
+// transposed) and the conv{1,2,3}d / conv_transpose{1,2,3}d wrappers; static spatial sizes.
+// Plain, y = conv(x, w [O, C/G, *k]):
+//   x <- conv_transpose(g, w, same stride/padding/dilation/groups, output_padding chosen so the
+//        result has x's size)
+//   w <- conv(x', g', stride=dilation, dilation=stride, same padding, groups=G)^T cropped to
+//        the kernel, where x' = x as [C/G, G*N, *] and g' = g^T [O, N, *] (group j's output
+//        channels read group j's copy of the batch)
+// Transposed, y = conv_transpose(x, w [C, O/G, *k]) (the adjoint of a plain convolution):
+//   x <- conv(g, w, same stride/padding/dilation/groups)
+//   w <- the plain rule's weight gradient with x and g swapped, transposed back
+//   bias <- sum(g) over every dim but channels (both)
 #include <cstdint>
 #include <vector>
 
@@ -23,47 +28,72 @@ IntList PerDim(const GradCall& c, const char* name, int64_t n) {
   return v;
 }
 
-// The gradients of x [N, C, *] and w [O, C, *k] (and the bias) for the output gradient g.
-std::vector<Val> ConvGrad(const GradCall& c, Val x, Val w, bool has_bias, Val g) {
+struct ConvAttrs {
+  IntList stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+// The gradient w.r.t. the weight of a plain convolution of `in` [N, C, *] producing `out`
+// [N, O, *], for a kernel of sizes `kernel`: [O, C/G, *k].
+Val WeightGrad(Emitter& e, Val in, Val out, const ConvAttrs& a, const SymList& kernel) {
+  int64_t n = in.rank() - 2, groups = a.groups;
+  Val x = in;
+  if (groups > 1) {
+    // [N, G*Cg, *] -> [N, G, Cg, *] -> [Cg, G, N, *] -> [Cg, G*N, *]
+    SymList split = {x.size(0), groups, SymExpr::FloorDiv(x.size(1), groups)};
+    for (int64_t d = 0; d < n; ++d) split.push_back(x.size(2 + d));
+    IntList perm = {2, 1, 0};
+    for (int64_t d = 0; d < n; ++d) perm.push_back(3 + d);
+    Val p = Permute(Reshape(x, split), perm);
+    SymList merged = {split[2], x.size(0) * groups};
+    for (int64_t d = 0; d < n; ++d) merged.push_back(x.size(2 + d));
+    x = Reshape(p, merged);
+  } else {
+    x = Transpose(x, 0, 1);
+  }
+  Val r = e.Op1("aten.convolution", {x, Transpose(out, 0, 1)},
+                {{"stride", a.dilation}, {"padding", a.padding}, {"dilation", a.stride},
+                 {"groups", groups}});
+  for (int64_t d = 0; d < n; ++d) r = Slice(r, 2 + d, 0, kernel[d]);
+  return Transpose(r, 0, 1);
+}
+
+// Gradients of (x, w, bias?) for output gradient g; x and g batched ([N, C, *]).
+std::vector<Val> ConvGrad(const GradCall& c, Val x, Val w, bool has_bias, Val g,
+                          bool transposed) {
   Emitter& e = c.e();
   int64_t n = x.rank() - 2;
-  IntList stride = PerDim(c, "stride", n), padding = PerDim(c, "padding", n);
-  IntList dilation = PerDim(c, "dilation", n);
-  int64_t groups = c.Int("groups");
-  if (c.Has("transposed") && c.Bool("transposed")) {
-    e.Fail(absl::UnimplementedError("convolution: no derivative of a transposed convolution yet"));
-    return {};
-  }
-  // output_padding that makes the transposed convolution's size the input's.
-  IntList output_padding;
+  ConvAttrs a{PerDim(c, "stride", n), PerDim(c, "padding", n), PerDim(c, "dilation", n),
+              c.Int("groups")};
+  SymList kernel(w.shape().begin() + 2, w.shape().end());
   for (int64_t d = 0; d < n; ++d) {
-    const SymExpr& in = x.size(2 + d);
-    const SymExpr& out = g.size(2 + d);
-    const SymExpr& k = w.size(2 + d);
-    if (!in.is_constant() || !out.is_constant() || !k.is_constant()) {
-      e.Fail(absl::UnimplementedError(
-          "convolution: derivative needs static spatial sizes (symbolic batch is fine)"));
+    if (!x.size(2 + d).is_constant() || !g.size(2 + d).is_constant() ||
+        !kernel[d].is_constant()) {
+      e.Fail(absl::UnimplementedError(absl::StrCat(
+          c.op(), ": derivative needs static spatial sizes (symbolic batch is fine)")));
       return {};
     }
-    output_padding.push_back(in.constant() + 2 * padding[d] - dilation[d] * (k.constant() - 1) -
-                             1 - (out.constant() - 1) * stride[d]);
   }
-  Val gx = e.Op1("aten.convolution", {g, w},
-                 {{"stride", stride}, {"padding", padding}, {"dilation", dilation},
-                  {"transposed", true}, {"output_padding", output_padding},
-                  {"groups", groups}});
-  Val gw;
-  if (c.needs_grad(1)) {
-    if (groups != 1) {
-      e.Fail(absl::UnimplementedError(
-          "convolution: no weight derivative with groups > 1 yet"));
-      return {};
+  Val gx, gw;
+  if (!transposed) {
+    IntList output_padding;
+    for (int64_t d = 0; d < n; ++d) {
+      output_padding.push_back(x.size(2 + d).constant() + 2 * a.padding[d] -
+                               a.dilation[d] * (kernel[d].constant() - 1) - 1 -
+                               (g.size(2 + d).constant() - 1) * a.stride[d]);
     }
-    Val r = e.Op1("aten.convolution", {Transpose(x, 0, 1), Transpose(g, 0, 1)},
-                  {{"stride", dilation}, {"padding", padding}, {"dilation", stride},
-                   {"groups", int64_t{1}}});
-    for (int64_t d = 0; d < n; ++d) r = Slice(r, 2 + d, 0, w.size(2 + d));
-    gw = Transpose(r, 0, 1);
+    gx = e.Op1("aten.convolution", {g, w},
+               {{"stride", a.stride}, {"padding", a.padding}, {"dilation", a.dilation},
+                {"transposed", true}, {"output_padding", output_padding},
+                {"groups", a.groups}});
+    if (c.needs_grad(1)) gw = WeightGrad(e, x, g, a, kernel);
+  } else {
+    gx = e.Op1("aten.convolution", {g, w},
+               {{"stride", a.stride}, {"padding", a.padding}, {"dilation", a.dilation},
+                {"groups", a.groups}});
+    // y = conv_transpose(x, w) is the adjoint of x = conv(y, w): the weight's gradient is the
+    // plain rule's with the roles of x and g exchanged.
+    if (c.needs_grad(1)) gw = WeightGrad(e, g, x, a, kernel);
   }
   std::vector<Val> out = {gx, gw};
   if (has_bias) {
@@ -74,26 +104,33 @@ std::vector<Val> ConvGrad(const GradCall& c, Val x, Val w, bool has_bias, Val g)
   return out;
 }
 
+// A wrapper's rule: convolution's, an unbatched x given a batch of 1.
+std::vector<Val> WrapperGrad(const GradCall& c, int64_t d, bool transposed) {
+  Val x = Upcast(c.in(0)), g = c.grad();
+  bool unbatched = x.rank() == d + 1;
+  if (unbatched) {
+    x = Unsqueeze(x, 0);
+    g = Unsqueeze(g, 0);
+  }
+  std::vector<Val> out = ConvGrad(c, x, Upcast(c.in(1)), c.has_in(2), g, transposed);
+  if (unbatched && !out.empty()) out[0] = Squeeze(out[0], {0});
+  return out;
+}
+
 }  // namespace
 
 void RegisterConvRules(DerivativeRegistry& r) {
-  // convolution(x, w, b?, stride, padding, dilation, transposed=false, groups): see above
+  // convolution(x, w, b?, stride, padding, dilation, transposed, output_padding, groups)
   r.Add("aten.convolution", [](const GradCall& c) -> std::vector<Val> {
-    return ConvGrad(c, Upcast(c.in(0)), Upcast(c.in(1)), c.has_in(2), c.grad());
+    return ConvGrad(c, Upcast(c.in(0)), Upcast(c.in(1)), c.has_in(2), c.grad(),
+                    c.Bool("transposed"));
   });
-  // conv{1,2,3}d(x, w, b?): convolution's rule, an unbatched x given a batch of 1
   for (int64_t d = 1; d <= 3; ++d) {
-    r.Add(absl::StrCat("aten.conv", d, "d"), [d](const GradCall& c) -> std::vector<Val> {
-      Val x = Upcast(c.in(0)), g = c.grad();
-      bool unbatched = x.rank() == d + 1;
-      if (unbatched) {
-        x = Unsqueeze(x, 0);
-        g = Unsqueeze(g, 0);
-      }
-      std::vector<Val> out = ConvGrad(c, x, Upcast(c.in(1)), c.has_in(2), g);
-      if (unbatched && !out.empty()) out[0] = Squeeze(out[0], {0});
-      return out;
-    });
+    // conv{d}d(x, w, b?) and conv_transpose{d}d(x, w, b?)
+    r.Add(absl::StrCat("aten.conv", d, "d"),
+          [d](const GradCall& c) { return WrapperGrad(c, d, /*transposed=*/false); });
+    r.Add(absl::StrCat("aten.conv_transpose", d, "d"),
+          [d](const GradCall& c) { return WrapperGrad(c, d, /*transposed=*/true); });
   }
 }
 

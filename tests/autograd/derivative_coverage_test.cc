@@ -24,8 +24,6 @@ const std::set<std::string> kStillMissing = {
     // adaptive max pooling and upsampling: backward is a scatter over windows of varying size
     "aten.adaptive_max_pool1d", "aten.adaptive_max_pool2d", "aten.adaptive_max_pool3d",
     "aten.upsample_bilinear2d", "aten.upsample_nearest2d",
-    // transposed convolution: backward is a convolution (input) and a correlation (weight)
-    "aten.conv_transpose1d", "aten.conv_transpose2d", "aten.conv_transpose3d",
     // products: need torch's care for zeros (prod / x is wrong there)
     "aten.prod", "aten.cumprod",
     // others

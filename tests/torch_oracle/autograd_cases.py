@@ -164,4 +164,11 @@ case("aten.scaled_dot_product_attention", [rand((2, 2, 5, 4)), rand((2, 2, 5, 4)
          (q @ k.transpose(-2, -1) / 2.0).masked_fill(
              torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf")), -1) @ v,
      {"is_causal": True}, "causal")
+case("aten.conv2d", [rand((2, 4, 6, 5)), rand((4, 1, 3, 3)), rand((4,))],
+     lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=4), {"padding": [1], "groups": 4},
+     "depthwise")
+case("aten.conv_transpose2d", [rand((2, 4, 3, 4)), rand((4, 3, 3, 2)), rand((6,))],
+     lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1,
+                                        groups=2),
+     {"stride": [2], "padding": [1], "output_padding": [1], "groups": 2}, "")
 s.main()
