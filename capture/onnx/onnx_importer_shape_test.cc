@@ -4,6 +4,7 @@
 // cannot express is an error naming the node that lost the value and why. Also the single-
 // assignment checks (a name written twice). Models are built in C++; values are checked with
 // the reference interpreter against hand-computed results.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -354,6 +355,35 @@ TEST(OnnxShapeOperands, CreationAndBroadcastFromShapes) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0].ToDoubles(), ElementsAre(5, 6, 5, 6, 5, 6));
   EXPECT_THAT((*out)[1].ToDoubles(), ElementsAre(5, 6, 5, 6, 5, 6));
+}
+
+// An undecided comparison is an exact 0/1 expression: size = Where(h < 4, 4, h) (max(h, 4)),
+// and Where(h % 2 == 0, h, h + 1) rounds h up to even.
+TEST(OnnxShapeOperands, UndecidedComparisonsAndWhereFold) {
+  ModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"h"});
+  Dim(m, "x", 0, "h");
+  m.InitInt64("four", {}, {4});
+  m.InitInt64("two", {}, {2});
+  m.InitInt64("zero", {}, {0});
+  m.InitInt64("one", {}, {1});
+  m.Node("Less", {"h", "four"}, {"small"});
+  m.Node("Where", {"small", "four", "h"}, {"n"});
+  Unsqueeze0(m, "n", "n1");
+  m.Node("ConstantOfShape", {"n1"}, {"y"});
+  m.Output("y");
+  m.Node("Mod", {"h", "two"}, {"r"});
+  m.Node("Equal", {"r", "zero"}, {"even"});
+  m.Node("Add", {"h", "one"}, {"h1"});
+  m.Node("Where", {"even", "h", "h1"}, {"z"});
+  m.Output("z", TensorProto::INT64);
+  Graph g = Import(m);
+  for (int64_t h : {2, 5, 6}) {
+    absl::StatusOr<std::vector<HostTensor>> out = Interpret(g, {Ones({h})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].shape(), std::vector<int64_t>({std::max<int64_t>(h, 4)})) << "h=" << h;
+    EXPECT_THAT((*out)[1].ToDoubles(), ElementsAre(h % 2 == 0 ? h : h + 1)) << "h=" << h;
+  }
 }
 
 // ---- single assignment
