@@ -81,6 +81,7 @@ const DerivativeRegistry& DerivativeRegistry::Global() {
     RegisterConvRules(*r);
     RegisterPoolRules(*r);
     RegisterAttentionRules(*r);
+    RegisterUpsampleRules(*r);
     RegisterNotDifferentiable(*r);
     return r;
   }();

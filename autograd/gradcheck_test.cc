@@ -46,6 +46,10 @@ In Idx(SymList s, int64_t hi) { return {std::move(s), Dist::kIndex, false, hi, p
 In Given(SymList s, std::vector<double> v) {
   return {std::move(s), Dist::kGiven, false, 0, proto::INT64, std::move(v)};
 }
+// Given floating values that need a gradient (zeros for prod, ties for max, ...).
+In GivenF(SymList s, std::vector<double> v) {
+  return {std::move(s), Dist::kGiven, true, 0, proto::FLOAT64, std::move(v)};
+}
 In B(SymList s) { return {std::move(s), Dist::kBool, false, 0, proto::BOOL}; }
 In NoGrad(In in) {
   in.grad = false;
@@ -193,6 +197,15 @@ std::vector<Case> Cases() {
   c.push_back({"aten.tile", {A({2, 3})}, {{"dims", SymList{2}}}});
   c.push_back({"aten.pad", {A({2, 3})}, {{"pad", IntList{1, 2, 0, 1}}, {"value", 0.5}}});
   c.push_back({"aten.tril", {A({3, 4})}, {{"diagonal", int64_t{1}}}});
+  c.push_back({"aten.diagonal", {A({3, 4})}, {{"offset", int64_t{1}}}});
+  c.push_back({"aten.diagonal", {A({2, 4, 3})},
+               {{"offset", int64_t{-1}}, {"dim1", int64_t{2}}, {"dim2", int64_t{1}}}});
+  c.push_back({"aten.prod", {A({2, 3, 4})}, {{"dim", IntList{1}}}});
+  c.push_back({"aten.prod", {A({3, 4})}, {{"keepdim", true}}});  // every dim
+  c.push_back({"aten.prod", {GivenF({2, 3}, {1.5, 0, 2, 0, 0, -1})}, {{"dim", IntList{1}}}});
+  c.push_back({"aten.upsample_nearest2d", {A({1, 2, 3, 2})}, {{"output_size", SymList{5, 4}}}});
+  c.push_back({"aten.upsample_nearest2d", {A({1, 1, 2, 3})},
+               {{"scale_factors", FloatList{2.0, 1.5}}}});
   c.push_back({"aten.triu", {A({2, 3, 3})}});
   c.push_back({"aten.pixel_shuffle", {A({1, 8, 2, 3})}, {{"upscale_factor", int64_t{2}}}});
   c.push_back({"aten.pixel_unshuffle", {A({1, 2, 4, 2})}, {{"downscale_factor", int64_t{2}}}});

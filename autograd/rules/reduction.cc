@@ -1,6 +1,7 @@
 // Derivative rules of reductions, scans, softmax/log_softmax and the normalizations (the ops of
 // ir/ops/reduction_ops.cc and ir/ops/normalization_ops.cc). A reduced gradient is brought
 // back to the input's shape by `Expand` (keepdim shape, then broadcast).
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -194,6 +195,42 @@ void RegisterReductionRules(DerivativeRegistry& r) {
   r.Add("aten.std", [](const GradCall& c) { return VarGrad(c, true, false); });
   r.Add("aten.var_mean", [](const GradCall& c) { return VarGrad(c, false, true); });
   r.Add("aten.std_mean", [](const GradCall& c) { return VarGrad(c, true, true); });
+  // prod(x, dim, keepdim): g times the product of the other reduced elements, computed
+  // without dividing (exact with zeros): the reduced dims moved last and flattened to K, then
+  // exclusive cumulative products from the left and from the right
+  r.Add("aten.prod", [](const GradCall& c) -> std::vector<Val> {
+    Val x = Upcast(c.in(0));
+    if (x.rank() == 0) return {c.grad()};
+    IntList dims = ReducedDims(c, x);
+    std::sort(dims.begin(), dims.end());
+    IntList perm, kept;
+    SymList kept_shape;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) {
+        perm.push_back(d);
+        kept_shape.push_back(x.size(d));
+      }
+    }
+    perm.insert(perm.end(), dims.begin(), dims.end());
+    SymExpr k = NumElements(x, dims);
+    SymList flat_shape = kept_shape;
+    flat_shape.push_back(k);
+    int64_t last = static_cast<int64_t>(kept_shape.size());
+    Val flat = Reshape(Permute(x, perm), flat_shape);
+    IntList no_pad(last + 1, 0), one_front = no_pad;
+    one_front[last] = 1;
+    // left[i] = prod(flat[:i]), right[i] = prod(flat[i+1:])
+    Val left = Slice(Pad(Cumprod(flat, last), one_front, no_pad, 1.0), last, 0, k);
+    Val right = Rev(Slice(Pad(Cumprod(Rev(flat, {last}), last), one_front, no_pad, 1.0), last, 0,
+                          k),
+                    {last});
+    SymList permuted;
+    for (int64_t d : perm) permuted.push_back(x.size(d));
+    IntList inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+    Val others = Permute(Reshape(left * right, permuted), inverse);
+    return {Expand(c.grad(), x, dims, c.Bool("keepdim")) * others};
+  });
   // cumsum(x, dim): reverse cumulative sum of g
   r.Add("aten.cumsum", [](const GradCall& c) -> std::vector<Val> {
     Val g = c.grad();

@@ -23,6 +23,8 @@ void RegisterConvRules(DerivativeRegistry& r);           // conv.cc
 void RegisterPoolRules(DerivativeRegistry& r);           // pool.cc
 // scaled_dot_product_attention.
 void RegisterAttentionRules(DerivativeRegistry& r);      // attention.cc
+// upsample_nearest2d.
+void RegisterUpsampleRules(DerivativeRegistry& r);       // upsample.cc
 // Ops that never carry gradients (creation, comparisons, index results, in-place, prims).
 void RegisterNotDifferentiable(DerivativeRegistry& r);   // not_differentiable.cc
 

@@ -177,6 +177,32 @@ void RegisterShapeRules(DerivativeRegistry& r) {
       return {c.e().Op1(op, {c.grad()}, {{"diagonal", c.Int("diagonal")}})};
     });
   }
+  // diagonal(x, offset, dim1, dim2): g written on that diagonal of zeros(x): g [..., L]
+  // padded to the length of the axis its index runs along (dim1 for offset >= 0, else dim2),
+  // broadcast over the other, kept where j - i == offset, the two axes moved back (static sizes)
+  r.Add("aten.diagonal", [](const GradCall& c) -> std::vector<Val> {
+    Val x = c.in(0), g = c.grad();
+    int64_t rank = x.rank(), off = c.Int("offset");
+    int64_t d1 = NormDim(c.Int("dim1"), rank), d2 = NormDim(c.Int("dim2"), rank);
+    const SymExpr &a = x.size(d1), &b = x.size(d2), &l = g.size(-1);
+    if (!a.is_constant() || !b.is_constant() || !l.is_constant()) {
+      c.e().Fail(absl::UnimplementedError("aten.diagonal: derivative needs static sizes"));
+      return {};
+    }
+    IntList low(g.rank(), 0), high(g.rank(), 0);
+    high.back() = (off >= 0 ? a.constant() : b.constant()) - l.constant();
+    Val line = Pad(g, low, high, 0.0);
+    SymList shape(g.shape().begin(), g.shape().end() - 1);
+    shape.push_back(a);
+    shape.push_back(b);
+    Val plane = BroadcastTo(Unsqueeze(line, off >= 0 ? -1 : -2), shape);
+    Emitter& e = c.e();
+    Val i = Unsqueeze(Iota(e, a, 0, 1, proto::INT64), 1);
+    Val j = Unsqueeze(Iota(e, b, 0, 1, proto::INT64), 0);
+    Val on = Where(Eq(j - i, static_cast<double>(off)), plane, 0.0);
+    return {e.Op1("aten.movedim", {on},
+                  {{"source", IntList{rank - 2, rank - 1}}, {"destination", IntList{d1, d2}}})};
+  });
   // pixel_shuffle(x, r) <-> pixel_unshuffle(x, r): each one's gradient is the other
   r.Add("aten.pixel_shuffle", [](const GradCall& c) -> std::vector<Val> {
     return {c.e().Op1("aten.pixel_unshuffle", {c.grad()},

@@ -171,4 +171,10 @@ case("aten.conv_transpose2d", [rand((2, 4, 3, 4)), rand((4, 3, 3, 2)), rand((6,)
      lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1,
                                         groups=2),
      {"stride": [2], "padding": [1], "output_padding": [1], "groups": 2}, "")
+case("aten.prod", [torch.tensor([[1.5, 0.0, 2.0], [0.0, 0.0, -1.0], [0.5, 3.0, -2.0]])],
+     lambda x: torch.prod(x, 1), {"dim": [1]}, "zeros")
+case("aten.diagonal", [rand((2, 4, 3))], lambda x: torch.diagonal(x, -1, 2, 1),
+     {"offset": -1, "dim1": 2, "dim2": 1}, "")
+case("aten.upsample_nearest2d", [rand((1, 2, 3, 2))],
+     lambda x: F.interpolate(x, size=(5, 4), mode="nearest"), {"output_size": [5, 4]}, "")
 s.main()
