@@ -5,8 +5,9 @@
 # memcheck over the GPU tests. Results go to $OUT (or /tmp/cuda_gpu_job).
 #
 #   tools/cuda_gpu_job.sh CARRY_DIR
-# CARRY_DIR holds: zstd (Debian's static binary), coil.zst, cuda_gpu_test.zst, onnxdata.tar.zst
-# (Debian's /usr/share/libonnx-testdata/data). tools/cuda_gpu_pack.sh makes it.
+# CARRY_DIR holds: zstd (Debian's), bin.tar.zst (coil, cuda_gpu_test and the shared libraries of
+# lib/ the test binary needs) and onnxdata.tar.zst (Debian's /usr/share/libonnx-testdata/data).
+# tools/cuda_gpu_pack.sh makes it.
 set -u
 G=$(cd "$1" && pwd)
 R=${OUT:-/tmp/cuda_gpu_job}
@@ -14,12 +15,13 @@ mkdir -p "$R"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 W=/tmp/coil_gpu && rm -rf $W && mkdir -p $W/data && cd $W
 chmod +x "$G/zstd"
-for f in coil cuda_gpu_test; do "$G/zstd" -dqf "$G/$f.zst" -o $f && chmod +x $f; done
+"$G/zstd" -dc "$G/bin.tar.zst" | tar x
+export LD_LIBRARY_PATH=$W/lib:$LD_LIBRARY_PATH
 "$G/zstd" -dc "$G/onnxdata.tar.zst" | tar x -C data
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$R/gpu.txt"
 
 echo "== GPU tests"
-./cuda_gpu_test 2>&1 | tee "$R/cuda_gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" | head -40
+timeout 240 ./cuda_gpu_test 2>&1 | tee "$R/cuda_gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" | head -40
 
 echo "== conformance (one process per test folder, 14 at a time)"
 find data -mindepth 2 -maxdepth 2 -type d | sort > tests.txt
@@ -54,8 +56,8 @@ PY
 
 echo "== compute-sanitizer memcheck of the GPU tests"
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --print-limit 20 ./cuda_gpu_test 2>&1 | tee "$R/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head
-  compute-sanitizer --tool racecheck --print-limit 20 ./cuda_gpu_test --gtest_filter='*TestGraphs*:*LongRows*' 2>&1 | tee "$R/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | head
+  timeout 200 compute-sanitizer --tool memcheck --print-limit 20 ./cuda_gpu_test 2>&1 | tee "$R/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head
+  timeout 120 compute-sanitizer --tool racecheck --print-limit 20 ./cuda_gpu_test --gtest_filter='*TestGraphs*:*LongRows*' 2>&1 | tee "$R/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | head
 else
   echo "compute-sanitizer not found"
 fi

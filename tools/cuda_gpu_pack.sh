@@ -8,11 +8,13 @@ set -eu
 DIR=${1:-.gpu}
 cd "$(dirname "$0")/.."
 bazel build --jobs=2 --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test
-mkdir -p "$DIR"
-for t in tools/coil/coil tests/cuda/cuda_gpu_test; do
-  zstd -q -f -19 -T2 "bazel-bin/$t" -o "$DIR/$(basename "$t").zst"
-done
+# bazel-bin may point at another output base: ask Bazel where this build's outputs are.
+BIN=$(bazel info --config=opt --config=portable bazel-bin)
+mkdir -p "$DIR" /tmp/cuda_gpu_bin/lib
+cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" /tmp/cuda_gpu_bin/
+ldd "$BIN/tests/cuda/cuda_gpu_test" | awk '/_solib_k8/{print $3}' | xargs -I{} cp -f {} /tmp/cuda_gpu_bin/lib/
+tar -C /tmp/cuda_gpu_bin -cf - . | zstd -q -f -10 -T2 -o "$DIR/bin.tar.zst"
 tar -C /usr/share/libonnx-testdata/data -cf - node pytorch-converted pytorch-operator simple |
-  zstd -q -f -19 -T2 -o "$DIR/onnxdata.tar.zst"
+  zstd -q -f -10 -T2 -o "$DIR/onnxdata.tar.zst"
 cp -f "$(command -v zstd)" "$DIR/zstd"
 du -sh "$DIR"/*
