@@ -151,6 +151,10 @@ std::vector<Case> Cases() {
   c.push_back({"aten.var_mean", {A({3, 4})}, {{"dim", IntList{1}}, {"correction", int64_t{0}}}});
   c.push_back({"aten.std_mean", {A({3, 4})}});
   c.push_back({"aten.cumsum", {A({3, 4})}, {{"dim", int64_t{1}}}});
+  c.push_back({"aten.cumprod", {A({3, 4})}, {{"dim", int64_t{1}}}});
+  c.push_back({"aten.cumprod", {GivenF({2, 4}, {1.5, 0, 2, -1, 0, 3, 0, 2})},
+               {{"dim", int64_t{-1}}}});
+  c.push_back({"aten.cumprod", {A({4, 2})}, {{"dim", int64_t{0}}}});
   c.push_back({"aten.softmax", {A({3, 4})}, {{"dim", int64_t{-1}}}});
   c.push_back({"aten.log_softmax", {A({3, 1, 4})}, {{"dim", int64_t{0}}}});
   c.push_back({"aten.layer_norm", {A({2, 3, 4}), A({4}), A({4})},

@@ -238,6 +238,27 @@ void RegisterReductionRules(DerivativeRegistry& r) {
     int64_t d = c.Int("dim");
     return {Rev(Cumsum(Rev(g, {d}), d), {d})};
   });
+  // cumprod(x, dim): x_i <- sum_{j >= i} g_j prod_{k <= j, k != i} x_k, exact with zeros: an
+  // [.., n (i), n (k)] copy of x with x_i replaced by 1 on row i, its cumulative product along
+  // k, masked to j >= i and contracted with g (O(n^2) in the scanned dim's size n)
+  r.Add("aten.cumprod", [](const GradCall& c) -> std::vector<Val> {
+    Val x = Upcast(c.in(0)), g = c.grad();
+    if (x.rank() == 0) return {g};
+    int64_t d = c.Int("dim");
+    if (d < 0) d += x.rank();
+    int64_t last = x.rank() - 1;
+    Val xl = Transpose(x, d, last), gl = Transpose(g, d, last);  // scanned dim last
+    SymExpr n = xl.size(-1);
+    SymList square(xl.shape().begin(), xl.shape().end());
+    square.push_back(n);  // [.., n (i), n (k)]
+    Emitter& e = c.e();
+    Val i = Unsqueeze(Iota(e, n, 0, 1, proto::INT64), 1);
+    Val k = Unsqueeze(Iota(e, n, 0, 1, proto::INT64), 0);
+    Val rows = Where(Eq(i, k), 1.0, BroadcastTo(Unsqueeze(xl, -2), square));
+    Val y = Cumprod(rows, last + 1);  // y[.., i, j] = prod_{k <= j, k != i} x_k
+    Val terms = Where(Ge(k, i), y * Unsqueeze(gl, -2), 0.0);
+    return {Transpose(Sum(terms, {last + 1}), d, last)};
+  });
   // softmax(x, dim): y (g - sum(g y, dim))
   r.Add("aten.softmax", [](const GradCall& c) -> std::vector<Val> {
     Val y = Upcast(c.out()), g = c.grad();

@@ -24,8 +24,6 @@ const std::set<std::string> kStillMissing = {
     // adaptive max pooling and upsampling: backward is a scatter over windows of varying size
     "aten.adaptive_max_pool1d", "aten.adaptive_max_pool2d", "aten.adaptive_max_pool3d",
     "aten.upsample_bilinear2d",
-    // cumulative product: needs torch's care for zeros (cumprod / x is wrong there)
-    "aten.cumprod",
     // others
     "aten.local_response_norm",
 };

@@ -177,4 +177,6 @@ case("aten.diagonal", [rand((2, 4, 3))], lambda x: torch.diagonal(x, -1, 2, 1),
      {"offset": -1, "dim1": 2, "dim2": 1}, "")
 case("aten.upsample_nearest2d", [rand((1, 2, 3, 2))],
      lambda x: F.interpolate(x, size=(5, 4), mode="nearest"), {"output_size": [5, 4]}, "")
+case("aten.cumprod", [torch.tensor([[1.5, 0.0, 2.0, -1.0], [0.0, 3.0, 0.0, 2.0]])],
+     lambda x: torch.cumprod(x, 1), {"dim": 1}, "zeros")
 s.main()
