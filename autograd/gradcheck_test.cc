@@ -165,6 +165,10 @@ std::vector<Case> Cases() {
                {{"eps", 0.01}}});
   c.push_back({"aten.group_norm", {A({2, 4, 3}), A({4}), A({4})}, {{"num_groups", int64_t{2}}}});
   c.push_back({"aten.instance_norm", {A({2, 3, 4}), A({3}), A({3})}});
+  c.push_back({"aten.local_response_norm", {A({2, 5, 3})},
+               {{"size", int64_t{3}}, {"alpha", 0.5}, {"beta", 0.75}, {"k", 1.5}}});
+  c.push_back({"aten.local_response_norm", {A({1, 4, 2, 2})},
+               {{"size", int64_t{2}}, {"alpha", 0.3}, {"beta", 0.6}, {"k", 2.0}}});
   // ---- shape ----
   c.push_back({"aten.reshape", {A({2, 3})}, {{"shape", SymList{3, 2}}}});
   c.push_back({"aten.view", {A({2, 3})}, {{"shape", SymList{6}}}});

@@ -313,6 +313,29 @@ void RegisterReductionRules(DerivativeRegistry& r) {
     if (c.has_in(4)) out.push_back(ChannelSum(g));
     return out;
   });
+  // local_response_norm(x, size, alpha, beta, k): y = x D^-beta, D = k + alpha/size * the sum of
+  // x^2 over a channel window [c - size/2, c + (size-1)/2];
+  //   x <- g D^-beta + 2 x alpha/size * sum over the windows holding x's channel of
+  //        h = -beta g x D^(-beta-1)   (the same window with its low and high ends swapped)
+  r.Add("aten.local_response_norm", [](const GradCall& c) -> std::vector<Val> {
+    Val x = Upcast(c.in(0)), g = c.grad();
+    int64_t size = c.Int("size");
+    double alpha = c.Float("alpha"), beta = c.Float("beta");
+    auto window_sum = [&](Val v, int64_t lo, int64_t hi) {
+      IntList low(v.rank(), 0), high(v.rank(), 0);
+      low[1] = lo;
+      high[1] = hi;
+      Val padded = Pad(v, low, high, 0.0);
+      Val sum = Slice(padded, 1, 0, x.size(1));
+      for (int64_t j = 1; j < size; ++j) sum = sum + Slice(padded, 1, j, SymExpr(j) + x.size(1));
+      return sum;
+    };
+    Val d = window_sum(x * x, size / 2, (size - 1) / 2) * (alpha / static_cast<double>(size)) +
+            c.Float("k");
+    Val h = g * x * -beta * Pow(d, -beta - 1.0);
+    Val back = window_sum(h, (size - 1) / 2, size / 2);
+    return {g * Pow(d, -beta) + back * x * (2.0 * alpha / static_cast<double>(size))};
+  });
   // group_norm(x, w?, b?, G, eps), instance_norm(x, w?, b?, eps) (G = C): standardization
   // per (sample, group), as layer_norm's backward on x viewed as [N, G, C/G * spatial]
   r.Add("aten.group_norm", [](const GradCall& c) {

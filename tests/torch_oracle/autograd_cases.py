@@ -179,4 +179,7 @@ case("aten.upsample_nearest2d", [rand((1, 2, 3, 2))],
      lambda x: F.interpolate(x, size=(5, 4), mode="nearest"), {"output_size": [5, 4]}, "")
 case("aten.cumprod", [torch.tensor([[1.5, 0.0, 2.0, -1.0], [0.0, 3.0, 0.0, 2.0]])],
      lambda x: torch.cumprod(x, 1), {"dim": 1}, "zeros")
+case("aten.local_response_norm", [rand((2, 6, 3, 2))],
+     lambda x: F.local_response_norm(x, 3, 0.1, 0.75, 1.0),
+     {"size": 3, "alpha": 0.1, "beta": 0.75, "k": 1.0}, "")
 s.main()
