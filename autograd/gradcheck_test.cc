@@ -214,6 +214,15 @@ std::vector<Case> Cases() {
   c.push_back({"aten.upsample_nearest2d", {A({1, 2, 3, 2})}, {{"output_size", SymList{5, 4}}}});
   c.push_back({"aten.upsample_nearest2d", {A({1, 1, 2, 3})},
                {{"scale_factors", FloatList{2.0, 1.5}}}});
+  c.push_back({"aten.upsample_bilinear2d", {A({1, 2, 3, 2})}, {{"output_size", SymList{5, 4}}}});
+  c.push_back({"aten.upsample_bilinear2d", {A({1, 1, 4, 3})},
+               {{"output_size", SymList{2, 5}}, {"align_corners", true}}});
+  c.push_back({"aten.upsample_bilinear2d", {A({2, 1, 2, 3})},
+               {{"scale_factors", FloatList{2.0, 1.5}}}});
+  c.push_back({"aten.adaptive_max_pool2d", {A({2, 2, 5, 7})}, {{"output_size", IntList{3, 2}}}});
+  c.push_back({"aten.adaptive_max_pool1d", {A({3, 7})}, {{"output_size", IntList{3}}}});
+  c.push_back({"aten.adaptive_max_pool3d", {A({1, 1, 4, 3, 3})},
+               {{"output_size", IntList{2, 2, 1}}}});
   c.push_back({"aten.triu", {A({2, 3, 3})}});
   c.push_back({"aten.pixel_shuffle", {A({1, 8, 2, 3})}, {{"upscale_factor", int64_t{2}}}});
   c.push_back({"aten.pixel_unshuffle", {A({1, 2, 4, 2})}, {{"downscale_factor", int64_t{2}}}});

@@ -7,6 +7,7 @@
 //        count_include_pad) the number of real elements in the window
 // place_o writes a window-shaped value back at its positions (slice_scatter per dim) and the
 // padding is cropped at the end.
+//   adaptive_max: g added at the forward's argmax positions (its second output);
 //   adaptive_avg: separable; along each pooled dim, g [.., Out] @ A [Out, In] with
 //        A[o, i] = 1 / |window o| for i in window o = [floor(o In / Out), ceil((o + 1) In / Out))
 #include <cstdint>
@@ -170,9 +171,31 @@ std::vector<Val> AdaptiveAvgPoolGrad(const GradCall& c, int64_t n) {
   return {g};
 }
 
+// adaptive_max_pool: g added into zeros at the forward's indices (output 1: positions in each
+// flattened spatial plane), the planes flattened.
+std::vector<Val> AdaptiveMaxPoolGrad(const GradCall& c, int64_t n) {
+  Val x = c.in(0), g = c.grad(0), idx = c.out(1);
+  int64_t lead = x.rank() - n;
+  SymList xs(x.shape().begin(), x.shape().begin() + lead), gs = xs;
+  SymExpr plane(1), window(1);
+  for (int64_t d = lead; d < x.rank(); ++d) {
+    plane = plane * x.size(d);
+    window = window * g.size(d);
+  }
+  xs.push_back(plane);
+  gs.push_back(window);
+  Val flat = Scatter(Full(c.e(), xs, 0.0, g.dtype()), lead, Reshape(idx, gs), Reshape(g, gs),
+                     "add");
+  return {Reshape(flat, x.shape())};
+}
+
 }  // namespace
 
 void RegisterPoolRules(DerivativeRegistry& r) {
+  for (int64_t n = 1; n <= 3; ++n) {
+    r.Add(absl::StrCat("aten.adaptive_max_pool", n, "d"),
+          [n](const GradCall& c) { return AdaptiveMaxPoolGrad(c, n); });
+  }
   for (int64_t n = 1; n <= 3; ++n) {
     r.Add(absl::StrCat("aten.adaptive_avg_pool", n, "d"),
           [n](const GradCall& c) { return AdaptiveAvgPoolGrad(c, n); });

@@ -1,9 +1,9 @@
 // Walks the op registry and puts every op in one class: has a derivative rule (autograd/rules/),
 // not differentiable (with the reason), or missing. Fails when a differentiable op has no rule,
-// except for the ops on kStillMissing below: an explicit list that may only shrink. The test
-// also fails when an op on that list gains a rule (take it off the list) and when a new op
-// appears with neither a rule nor a not-differentiable mark. Run with --test_output=all for
-// the table.
+// except for the ops on kStillMissing below: an explicit list that may only shrink (now
+// empty). The test also fails when an op on that list gains a rule (take it off the list) and
+// when a new op appears with neither a rule nor a not-differentiable mark. Run with
+// --test_output=all for the table.
 #include <cstdio>
 #include <set>
 #include <string>
@@ -19,12 +19,9 @@ namespace {
 
 using autograd::DerivativeRegistry;
 
-// Differentiable ops without a rule yet (docs/autograd.md, "What is missing"). Only shrinks.
-const std::set<std::string> kStillMissing = {
-    // adaptive max pooling (windows of varying size) and bilinear upsampling
-    "aten.adaptive_max_pool1d", "aten.adaptive_max_pool2d", "aten.adaptive_max_pool3d",
-    "aten.upsample_bilinear2d",
-};
+// Differentiable ops without a rule yet. Only shrinks; empty since every differentiable op
+// got a rule (a new op needs a rule or a not-differentiable reason).
+const std::set<std::string> kStillMissing = {};
 
 TEST(DerivativeCoverage, EveryDifferentiableOpHasARuleOrIsListedMissing) {
   const DerivativeRegistry& rules = DerivativeRegistry::Global();

@@ -182,4 +182,10 @@ case("aten.cumprod", [torch.tensor([[1.5, 0.0, 2.0, -1.0], [0.0, 3.0, 0.0, 2.0]]
 case("aten.local_response_norm", [rand((2, 6, 3, 2))],
      lambda x: F.local_response_norm(x, 3, 0.1, 0.75, 1.0),
      {"size": 3, "alpha": 0.1, "beta": 0.75, "k": 1.0}, "")
+case("aten.upsample_bilinear2d", [rand((1, 2, 3, 2))],
+     lambda x: F.interpolate(x, size=(5, 4), mode="bilinear", align_corners=False),
+     {"output_size": [5, 4]}, "")
+case("aten.adaptive_max_pool2d", [rand((2, 3, 7, 6))],
+     lambda x: F.adaptive_max_pool2d(x, (3, 4), return_indices=True),
+     {"output_size": [3, 4]}, "")
 s.main()
