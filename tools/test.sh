@@ -11,7 +11,7 @@
 # conformance, the torch oracle: numerics of code the stage tests already sanitize), tools/,
 # and the LLVM-linked code generator tests (LLVM itself is not instrumented; linking ~40 MB per
 # binary twice was most of the ASan rebuild). .bazelrc's asan config leaves the test files
-# themselves uninstrumented (the code under test is instrumented).
+# themselves at -O0 without UBSan (the code under test has both).
 # CI must finish in under 30 minutes on 2 cores; each phase's wall time is printed.
 # Test cases are counted per run from Bazel's XML reports.
 # Usage: tools/test.sh [--no-asan] [extra bazel test flags]
