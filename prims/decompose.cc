@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/op_registry.h"
 #include "ir/printer.h"
+#include "ir/shape_guards.h"
 #include "ir/verifier.h"
 #include "prims/decomposition_registry.h"
 #include "prims/emitter.h"
@@ -81,9 +82,14 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
 PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
   PassPipeline<Graph> p("prims", {.verify = [](const Graph& g) { return Verify(g); },
                                   .print = [](const Graph& g) { return PrintGraph(g); }});
-  // Decompositions are pure rewrites, so mutation and aliasing go first.
-  p.Add("functionalize", [](Graph& g) { return Functionalize(g); })
-      .Add("decompose", [options](Graph& g) { return DecomposeOps(g, options); });
+  // What the meta functions assumed about symbolic sizes becomes guards first (checked by
+  // every runner at run time, ir/shape_guards.h). Decompositions are pure rewrites, so
+  // mutation and aliasing go before them.
+  p.Add("shape_guards", [](Graph& g) { return AddShapeGuards(g); })
+      .Add("functionalize", [](Graph& g) { return Functionalize(g); })
+      .Add("decompose", [options](Graph& g) { return DecomposeOps(g, options); })
+      // The prims' own assumptions (slice bounds of a narrow, a reshape's element count).
+      .Add("shape_guards_decomposed", [](Graph& g) { return AddShapeGuards(g); });
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/io/data_path.h"
 #include "ir/op_registry.h"
+#include "ir/shape_guards.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"
 #include "runtime/tensor_storage.h"
@@ -127,6 +128,8 @@ absl::StatusOr<Bindings> BindSymbols(const Graph& graph, absl::Span<const HostTe
                                                      s.max == 0 ? "inf" : absl::StrCat(s.max), "]"));
     }
   }
+  // What the graph's code assumes about its sizes (ir/shape_guards.h).
+  if (absl::Status s = CheckGuards(graph, b); !s.ok()) return s;
   return b;
 }
 

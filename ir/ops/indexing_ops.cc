@@ -12,6 +12,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 namespace {
@@ -27,8 +28,10 @@ OpSchema Schema(std::string name, std::vector<OpInput> inputs, std::vector<AttrS
 
 bool IsIndexType(DType t) { return t == proto::INT64 || t == proto::INT32; }
 
-// a <= b unless provably not (symbolic sizes are checked by the kernel).
-bool MayBeLe(const SymExpr& a, const SymExpr& b) { return ProveLe(a, b) != Truth::kFalse; }
+// a <= b unless provably not (unknown: a shape assumption, checked at run time).
+bool MayBeLe(const SymExpr& a, const SymExpr& b) {
+  return coil::MayBeLe(a, b, "the index fits in the input outside the indexed dim");
+}
 
 // Rank as torch's ensure_nonempty_dim sees it (a 0-dim tensor counts as 1-D).
 int64_t NonemptyRank(const TensorType& t) { return std::max<int64_t>(t.rank(), 1); }
@@ -112,7 +115,7 @@ Types IndexSelectMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (!dim.ok()) return dim.status();
   std::vector<SymExpr> shape = self.shape;
   if (self.rank() == 0) {
-    if (ProveEq(index.NumElements(), 1) == Truth::kFalse) {
+    if (!MayEqual(index.NumElements(), 1, "index_select on a scalar: the index has one element")) {
       return Error("index_select(): Index to scalar can have only 1 value, got ",
                    index.NumElements().ToString(), " value(s)");
     }

@@ -11,12 +11,13 @@
 #include "ir/ops/meta_util.h"
 #include "ir/ops/nn_ops_internal.h"
 #include "ir/ops/register_ops.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 namespace nn_internal {
 
 absl::Status CheckMayEqual(const SymExpr& a, const SymExpr& b, absl::string_view what) {
-  if (ProveEq(a, b) == Truth::kFalse) {
+  if (!MayEqual(a, b, absl::StrCat(what, " are equal"))) {
     return meta::Error(what, " must be equal, got ", a.ToString(), " and ", b.ToString());
   }
   return absl::OkStatus();
@@ -83,7 +84,7 @@ absl::StatusOr<std::vector<SymExpr>> MatmulShape(const TensorType& a, const Tens
   bool a_vec = a.rank() == 1, b_vec = b.rank() == 1;
   if (a_vec) as.insert(as.begin(), SymExpr(1));
   if (b_vec) bs.push_back(SymExpr(1));
-  if (ProveEq(as.back(), bs[bs.size() - 2]) == Truth::kFalse) {
+  if (!MayEqual(as.back(), bs[bs.size() - 2], "the inner sizes of the product are equal")) {
     return meta::Error("shapes cannot be multiplied: ", Describe(a), " and ", Describe(b),
                        " (inner sizes ", as.back().ToString(), " and ",
                        bs[bs.size() - 2].ToString(), ")");
@@ -182,7 +183,7 @@ absl::StatusOr<std::vector<TensorType>> LinearMeta(absl::Span<const TensorType> 
     return meta::Error("weight must be 1-D or 2-D, got ", Describe(w));
   }
   const SymExpr& in_features = w.shape.back();
-  if (ProveEq(x.shape.back(), in_features) == Truth::kFalse) {
+  if (!MayEqual(x.shape.back(), in_features, "input and weight agree on in_features")) {
     return meta::Error("input ", Describe(x), " and weight ", Describe(w),
                        " disagree on in_features (", x.shape.back().ToString(), " vs ",
                        in_features.ToString(), ")");

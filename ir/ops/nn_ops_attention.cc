@@ -4,6 +4,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/nn_ops_internal.h"
+#include "ir/shape_assumption.h"
 
 namespace coil::nn_internal {
 namespace {
@@ -24,8 +25,8 @@ absl::StatusOr<std::vector<TensorType>> SdpaMeta(absl::Span<const TensorType> in
   }
   const SymExpr& l = q.shape[q.rank() - 2];
   const SymExpr& s = k.shape[k.rank() - 2];
-  if (ProveEq(q.shape.back(), k.shape.back()) == Truth::kFalse ||
-      ProveEq(s, v.shape[v.rank() - 2]) == Truth::kFalse) {
+  if (!MayEqual(q.shape.back(), k.shape.back(), "query and key have the same embedding size") ||
+      !MayEqual(s, v.shape[v.rank() - 2], "key and value have the same sequence length")) {
     return meta::Error("query ", Describe(q), ", key ", Describe(k), " and value ",
                        Describe(v), " disagree on the embedding or sequence size");
   }

@@ -11,6 +11,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/nn_ops_internal.h"
+#include "ir/shape_assumption.h"
 
 namespace coil::nn_internal {
 namespace {
@@ -84,14 +85,14 @@ absl::StatusOr<std::vector<TensorType>> ConvMeta(absl::Span<const TensorType> in
     if (auto w0 = w.shape[0].AsConstant(); w0.has_value() && *w0 == 0) {
       return meta::Error("weight ", Describe(w), " has no output channels");
     }
-    if (ProveEq(xs[1], w.shape[1] * groups) == Truth::kFalse) {
+    if (!MayEqual(xs[1], w.shape[1] * groups, "input channels match the weight's")) {
       return meta::Error("input ", Describe(x), " has ", xs[1].ToString(),
                          " channels, weight ", Describe(w), " with groups = ", groups,
                          " expects ", (w.shape[1] * groups).ToString());
     }
     c_out = w.shape[0];
   } else {
-    if (ProveEq(xs[1], w.shape[0]) == Truth::kFalse) {
+    if (!MayEqual(xs[1], w.shape[0], "input channels match the transposed weight's")) {
       return meta::Error("input ", Describe(x), " has ", xs[1].ToString(),
                          " channels, transposed weight ", Describe(w), " expects ",
                          w.shape[0].ToString());
@@ -108,7 +109,7 @@ absl::StatusOr<std::vector<TensorType>> ConvMeta(absl::Span<const TensorType> in
   }
   if (in.size() == 3) {
     const TensorType& b = in[2];
-    if (b.rank() != 1 || ProveEq(b.shape[0], c_out) == Truth::kFalse) {
+    if (b.rank() != 1 || !MayEqual(b.shape[0], c_out, "the bias has one element per output channel")) {
       return meta::Error("bias must be 1-D with ", c_out.ToString(), " elements, got ",
                          Describe(b));
     }

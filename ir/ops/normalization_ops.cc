@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 
@@ -19,12 +20,12 @@ namespace {
 using meta::Error;
 using Outs = absl::StatusOr<std::vector<TensorType>>;
 
-// Dims that are provably different are an error; symbolic dims that may be equal are left to
-// the reference kernel, which checks the concrete sizes.
-bool MayEqual(absl::Span<const SymExpr> a, absl::Span<const SymExpr> b) {
+// Dims that are provably different are an error; symbolic dims that may be equal become shape
+// assumptions (ir/shape_assumption.h), checked at run time.
+bool ShapesMayEqual(absl::Span<const SymExpr> a, absl::Span<const SymExpr> b, absl::string_view what) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (ProveEq(a[i], b[i]) == Truth::kFalse) return false;
+    if (!MayEqual(a[i], b[i], what)) return false;
   }
   return true;
 }
@@ -47,7 +48,7 @@ absl::Status CheckParam(const TensorType& x, const TensorType& p, absl::string_v
     return Error(name, " is ", DTypeName(p.dtype), " but the input is ", DTypeName(x.dtype),
                  " (expected the same dtype)");
   }
-  if (!MayEqual(p.shape, shape)) {
+  if (!ShapesMayEqual(p.shape, shape, "a parameter has the normalized shape")) {
     return Error(name, " has shape ", meta::ShapeText(p.shape), ", expected ",
                  meta::ShapeText(shape));
   }
@@ -98,7 +99,8 @@ absl::StatusOr<std::vector<SymExpr>> NormalizedShape(const TensorType& x, const 
   if (!ns.ok()) return ns.status();
   if (ns->empty()) return Error("normalized_shape must have at least one dimension");
   if (x.rank() < static_cast<int64_t>(ns->size()) ||
-      !MayEqual(absl::MakeConstSpan(x.shape).subspan(x.rank() - ns->size()), *ns)) {
+      !ShapesMayEqual(absl::MakeConstSpan(x.shape).subspan(x.rank() - ns->size()), *ns,
+                      "the input's last dims are normalized_shape")) {
     return Error("input of shape ", meta::ShapeText(x.shape),
                  " does not end with normalized_shape ", meta::ShapeText(*ns));
   }

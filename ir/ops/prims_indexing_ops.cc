@@ -12,6 +12,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 namespace {
@@ -20,7 +21,6 @@ using meta::Error;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 using Inputs = absl::Span<const TensorType>;
 
-bool ProvablyFalse(Truth t) { return t == Truth::kFalse; }
 
 // Shared checks of gather and scatter: index dtype and rank, dim, index.size(d) <= x.size(d).
 absl::Status CheckIndex(const TensorType& x, const TensorType& index,
@@ -38,7 +38,7 @@ absl::Status CheckIndex(const TensorType& x, const TensorType& index,
   }
   if (index.device != x.device) return Error("operands are on different devices");
   for (int64_t d = 0; d < x.rank(); ++d) {
-    if (d != dim && ProvablyFalse(ProveLe(index.shape[d], x.shape[d]))) {
+    if (d != dim && !MayBeLe(index.shape[d], x.shape[d], "the index fits in the input outside the indexed dim")) {
       return Error("index size ", index.shape[d].ToString(), " in dim ", d,
                    " exceeds the input size ", x.shape[d].ToString());
     }

@@ -12,6 +12,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 namespace {
@@ -57,7 +58,7 @@ Types ReshapeMeta(Inputs in, const AttrMap& attrs) {
     }
     numel *= d;
   }
-  if (ProvablyFalse(ProveEq(numel, x.NumElements()))) {
+  if (!MayEqual(numel, x.NumElements(), "prims.reshape keeps the element count")) {
     return Error("shape ", meta::ShapeText(shape), " has ", numel.ToString(),
                  " elements but the input ", meta::ShapeText(x.shape), " has ",
                  x.NumElements().ToString());
@@ -126,8 +127,9 @@ Types SliceMeta(Inputs in, const AttrMap& attrs) {
   std::vector<SymExpr> shape;
   for (int64_t d = 0; d < x.rank(); ++d) {
     if (strides[d] < 1) return Error("stride ", strides[d], " of dim ", d, " is not >= 1");
-    if (ProvablyFalse(ProveLe(0, start[d])) || ProvablyFalse(ProveLe(start[d], limit[d])) ||
-        ProvablyFalse(ProveLe(limit[d], x.shape[d]))) {
+    if (!MayBeLe(0, start[d], "a slice starts at 0 or later") ||
+        !MayBeLe(start[d], limit[d], "a slice's start is at most its limit") ||
+        !MayBeLe(limit[d], x.shape[d], "a slice ends within its input")) {
       return Error("dim ", d, " slice [", start[d].ToString(), ", ", limit[d].ToString(),
                    ") is out of range for size ", x.shape[d].ToString(),
                    " (need 0 <= start <= limit <= size)");
@@ -198,7 +200,7 @@ Types PadMeta(Inputs in, const AttrMap& attrs) {
   std::vector<SymExpr> shape;
   for (int64_t d = 0; d < x.rank(); ++d) {
     SymExpr n = x.shape[d] + low[d] + high[d];
-    if (ProvablyFalse(ProveLe(0, n))) {
+    if (!MayBeLe(0, n, "a padded size is not negative")) {
       return Error("dim ", d, " of size ", x.shape[d].ToString(), " padded by (",
                    low[d], ", ", high[d], ") would have negative size ", n.ToString());
     }

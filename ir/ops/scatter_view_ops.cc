@@ -9,6 +9,7 @@
 #include "ir/check.h"
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 
@@ -26,7 +27,7 @@ MetaFn ScatterMeta(const char* view_name, MetaFn view_meta) {
     const TensorType& want = (*view)[0];
     bool same = want.rank() == in[1].rank();
     for (int64_t d = 0; same && d < want.rank(); ++d) {
-      same = want.shape[d] == in[1].shape[d] || ProveEq(want.shape[d], in[1].shape[d]) != Truth::kFalse;
+      same = MayEqual(want.shape[d], in[1].shape[d], "src has the size of the slice of self");
     }
     if (!same) {
       return meta::Error(view_name, "_scatter: expected src to have a size equal to the slice of "

@@ -12,6 +12,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 
@@ -53,7 +54,7 @@ absl::StatusOr<std::vector<SymExpr>> InferShape(const SymList& target, const Sym
                  numel.ToString());
   };
   if (infer < 0) {
-    if (ProveEq(numel, known) == Truth::kFalse) return invalid();
+    if (!MayEqual(numel, known, "the input has as many elements as the shape")) return invalid();
     return out;
   }
   if (meta::IsConst(known, 0)) {
@@ -62,7 +63,9 @@ absl::StatusOr<std::vector<SymExpr>> InferShape(const SymList& target, const Sym
                  " because the unspecified dimension size -1 can be any value",
                  " and is ambiguous");
   }
-  if (ProveEq(SymExpr::Mod(numel, known), 0) == Truth::kFalse) return invalid();
+  if (!MayEqual(SymExpr::Mod(numel, known), 0, "the shape's other dims divide the element count")) {
+    return invalid();
+  }
   out[infer] = SymExpr::FloorDiv(numel, known);
   return out;
 }

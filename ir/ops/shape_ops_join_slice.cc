@@ -9,6 +9,7 @@
 
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 
@@ -25,9 +26,10 @@ OpSchema Schema(std::string name, std::vector<OpInput> inputs, std::vector<AttrS
                           std::move(meta), std::move(doc));
 }
 
-// Checks that two dims that must agree can: equal, or not provably different.
+// Checks that two dims that must agree can: equal, or not provably different (then a shape
+// assumption, checked at run time).
 bool MayBeEqual(const SymExpr& a, const SymExpr& b) {
-  return a == b || ProveEq(a, b) != Truth::kFalse;
+  return MayEqual(a, b, "the joined tensors agree outside the joined dim");
 }
 
 Types CatMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
@@ -159,7 +161,7 @@ Types SplitMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
     shape[*dim] = s;
     out.push_back(meta::Like(x, shape));
   }
-  if (ProveEq(total, x.shape[*dim]) == Truth::kFalse) {
+  if (!MayEqual(total, x.shape[*dim], "split sizes sum to the split dimension")) {
     return Error("split_with_sizes expects split_sizes to sum exactly to ",
                  x.shape[*dim].ToString(), " (input tensor's size at dimension ", *dim,
                  "), but got split_sizes=", meta::ShapeText(sizes));

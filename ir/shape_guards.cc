@@ -1,0 +1,103 @@
+// Shape guards from meta functions' assumptions, and their check at run time (shape_guards.h).
+#include "ir/shape_guards.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/op_registry.h"
+#include "ir/shape_assumption.h"
+
+namespace coil {
+namespace {
+
+bool SameGuard(const GuardInfo& a, const GuardInfo& b) {
+  return a.relation == b.relation && a.lhs == b.lhs && a.rhs == b.rhs;
+}
+
+bool Holds(proto::Guard::Relation r, int64_t lhs, int64_t rhs) {
+  switch (r) {
+    case proto::Guard::EQ:
+      return lhs == rhs;
+    case proto::Guard::NE:
+      return lhs != rhs;
+    case proto::Guard::LT:
+      return lhs < rhs;
+    case proto::Guard::LE:
+      return lhs <= rhs;
+    default:
+      return false;
+  }
+}
+
+const char* RelationText(proto::Guard::Relation r) {
+  switch (r) {
+    case proto::Guard::EQ:
+      return "==";
+    case proto::Guard::NE:
+      return "!=";
+    case proto::Guard::LT:
+      return "<";
+    case proto::Guard::LE:
+      return "<=";
+    default:
+      return "?";
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<bool> AddShapeGuards(Graph& graph) {
+  const OpRegistry& registry = OpRegistry::Global();
+  std::vector<GuardInfo> added;
+  ShapeAssumptionScope scope;
+  for (const Node* n : graph.nodes()) {
+    const OpSchema* schema = registry.Find(n->op());
+    if (schema == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": unknown op"));
+    }
+    std::vector<TensorType> in_types;
+    for (const Value* in : n->inputs()) in_types.push_back(in->type());
+    AttrMap attrs = n->attrs();
+    scope.Clear();
+    absl::StatusOr<std::vector<TensorType>> out = InferOutputTypes(*schema, in_types, attrs);
+    if (!out.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": ", out.status().message()));
+    }
+    for (const ShapeAssumption& a : scope.assumptions()) {
+      GuardInfo g{a.relation, a.lhs, a.rhs, absl::StrCat(n->Describe(), ": ", a.what),
+                  n->loc()};
+      bool known = false;
+      for (const GuardInfo& h : graph.guards()) known = known || SameGuard(g, h);
+      for (const GuardInfo& h : added) known = known || SameGuard(g, h);
+      if (!known) added.push_back(std::move(g));
+    }
+  }
+  for (GuardInfo& g : added) graph.guards().push_back(std::move(g));
+  return !added.empty();
+}
+
+absl::Status CheckGuards(const Graph& graph,
+                         const absl::flat_hash_map<std::string, int64_t>& bindings) {
+  for (const GuardInfo& g : graph.guards()) {
+    absl::StatusOr<int64_t> lhs = g.lhs.Evaluate(bindings);
+    absl::StatusOr<int64_t> rhs = lhs.ok() ? g.rhs.Evaluate(bindings) : lhs;
+    if (!lhs.ok() || !rhs.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("guard ", g.lhs.ToString(), " ", RelationText(g.relation), " ",
+                       g.rhs.ToString(), " (", g.reason, ") cannot be checked: ",
+                       (lhs.ok() ? rhs : lhs).status().message()));
+    }
+    if (!Holds(g.relation, *lhs, *rhs)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the inputs break a guard of graph '", graph.name(), "': ", g.lhs.ToString(), " ",
+          RelationText(g.relation), " ", g.rhs.ToString(), " is ", *lhs, " ",
+          RelationText(g.relation), " ", *rhs, " (", g.reason, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace coil

@@ -1,0 +1,34 @@
+// Shape guards: the assumptions meta functions make about symbolic sizes
+// (ir/shape_assumption.h) as graph guards, and the check every runner makes of a graph's guards
+// once the inputs bind its symbols (BindSymbols in runtime/interpreter.h calls CheckGuards).
+// PyTorch's equivalent is the deferred runtime assert (torch._check on symbolic sizes).
+//
+//   absl::StatusOr<bool> added = AddShapeGuards(graph);   // once per compile (prims' first pass)
+//   absl::Status ok = CheckGuards(graph, bindings);       // at each run
+#ifndef COIL_IR_SHAPE_GUARDS_H_
+#define COIL_IR_SHAPE_GUARDS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+
+namespace coil {
+
+// Runs every node's meta function again under a ShapeAssumptionScope and adds each assumption
+// as a guard (EQ or LE) whose reason names the node ("%3 = aten.view(%1): element counts ..."),
+// unless the graph has that guard already. Returns whether a guard was added. Errors: a node
+// whose op is unknown or whose meta function fails (the graph does not verify).
+absl::StatusOr<bool> AddShapeGuards(Graph& graph);
+
+// Whether `bindings` satisfy every guard of `graph`. The error (InvalidArgument) names the
+// guard's reason and both sides' values, or the symbol no input binds.
+absl::Status CheckGuards(const Graph& graph,
+                         const absl::flat_hash_map<std::string, int64_t>& bindings);
+
+}  // namespace coil
+
+#endif  // COIL_IR_SHAPE_GUARDS_H_
