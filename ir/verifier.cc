@@ -47,19 +47,32 @@ class DeclaredSymbols {
  public:
   explicit DeclaredSymbols(const Graph& graph) {
     for (const SymbolInfo& s : graph.symbols()) names_.insert(s.name);
+    // Runners bind a symbol from an input dimension that is that symbol alone (BindSymbols).
+    for (const Value* in : graph.inputs()) {
+      for (const SymExpr& d : in->type().shape) {
+        if (d.is_symbol()) bound_.insert(d.ToString());
+      }
+    }
     std::vector<std::string> sorted(names_.begin(), names_.end());
     std::sort(sorted.begin(), sorted.end());
     declared_ = sorted.empty() ? "the graph declares no symbols"
                                : absl::StrCat("declared: ", absl::StrJoin(sorted, ", "));
   }
 
-  // OK when every symbol of `e` is declared; otherwise InvalidArgument "WHAT uses symbol 't',
-  // which the graph does not declare (declared: s)".
+  // OK when every symbol of `e` is declared and bound by an input; otherwise InvalidArgument
+  // "WHAT uses symbol 't', which the graph does not declare (declared: s)" or "..., which no
+  // graph input binds ...".
   absl::Status Check(const SymExpr& e, absl::string_view what) const {
     for (const std::string& name : e.Symbols()) {
       if (!names_.contains(name)) {
         return absl::InvalidArgumentError(absl::StrCat(
             what, " uses symbol '", name, "', which the graph does not declare (", declared_, ")"));
+      }
+      if (!bound_.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, " uses symbol '", name,
+            "', which no graph input binds (a symbol takes its value at run time from an input "
+            "dimension that is the symbol alone)"));
       }
     }
     return absl::OkStatus();
@@ -90,6 +103,7 @@ class DeclaredSymbols {
 
  private:
   absl::flat_hash_set<std::string> names_;
+  absl::flat_hash_set<std::string> bound_;
   std::string declared_;
 };
 

@@ -288,6 +288,32 @@ TEST(VerifierTest, UndeclaredSymbolInAGuard) {
               "guard 0 (s EQ v) uses symbol 'v', which the graph does not declare (declared: s)");
 }
 
+// A declared symbol no graph input binds has no value at run time (found by the CPU
+// differential fuzzer: the reference interpreter failed, the CPU backend ran anyway).
+TEST(VerifierTest, SymbolNoInputBinds) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"s", 1, 0, 3});
+  Value* x = g.AddInput(F32({4}));
+  AttrMap attrs = Full();
+  attrs.emplace("end", Attribute(SymExpr::Symbol("s") + 1));
+  Node* n = g.AddNode("test.scale", {x}, attrs, {x->type()});
+  g.SetOutputs({n->output(0)});
+  ExpectError(g, TestRegistry(),
+              "node 0 %1 = test.scale(%0): attribute 'end' = sym(s + 1) uses symbol 's', which no "
+              "graph input binds (a symbol takes its value at run time from an input dimension "
+              "that is the symbol alone)");
+}
+
+TEST(VerifierTest, SymbolBoundOnlyInACompoundInputDim) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"s", 1, 0, 3});
+  g.AddInput(F32({SymExpr::Symbol("s") * 2}));
+  ExpectError(g, TestRegistry(),
+              "graph input %0 of type f32[2*s] uses symbol 's', which no graph input binds (a "
+              "symbol takes its value at run time from an input dimension that is the symbol "
+              "alone)");
+}
+
 TEST(VerifierTest, GraphOutputNotDefined) {
   Graph other("other");
   Value* foreign = other.AddInput(F32({2}));

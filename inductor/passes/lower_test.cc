@@ -167,7 +167,7 @@ TEST(LowerTest, ViewsComposeWithoutCopies) {
 }
 
 TEST(LowerTest, BroadcastOfSizeOneDims) {
-  Program p = LowerText(R"(graph @f(%0: f32[1, 4], %1: f32[s0]) {
+  Program p = LowerText(R"(graph @f(%0: f32[1, 4], %1: f32[s0], %9: f32[s1]) {
     symbol s0 min 1 max 0 hint 4
     symbol s1 min 1 max 0 hint 4
     %2: f32[3, 4] = prims.broadcast_in_dim(%0) {broadcast_dimensions = [0, 1], shape = syms[3, 4]}
@@ -237,7 +237,7 @@ TEST(LowerTest, OutputsThatAreNotOwnBuffersAreCopied) {
 }
 
 TEST(LowerTest, CreationOps) {
-  Program p = LowerText(R"(graph @f() {
+  Program p = LowerText(R"(graph @f(%9: f32[s0]) {
     symbol s0 min 1 max 0 hint 4
     %0: f32[s0] = prims.iota() {dtype = f32, length = sym(s0), start = 2, step = 3}
     %1: i64[] = prims.sym_value() {dtype = i64, value = sym(2*s0)}

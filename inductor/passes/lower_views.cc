@@ -2,7 +2,9 @@
 // lower_internal.h): for a view node, the index of its input written over the
 // output's loop variables. Index maps compose by substitution, so only these
 // per-op rules live here.
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -58,6 +60,12 @@ std::vector<SymExpr> ReshapeIndex(const std::vector<SymExpr>& in, const std::vec
                                   const SymRanges& ranges) {
   const int n = static_cast<int>(in.size()), m = static_cast<int>(out.size());
   std::vector<SymExpr> at(n, SymExpr(0));
+  // An empty tensor (a dim statically 0) has no element to index: zeros will do, and a
+  // group's unflattening would divide by the zero size.
+  auto is_zero = [](const SymExpr& d) { return d.AsConstant() == std::optional<int64_t>(0); };
+  if (std::any_of(in.begin(), in.end(), is_zero) || std::any_of(out.begin(), out.end(), is_zero)) {
+    return at;
+  }
   std::vector<std::pair<std::vector<int>, std::vector<int>>> groups;
   int i = 0, j = 0;
   bool ok = true;
