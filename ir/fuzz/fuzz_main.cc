@@ -2,7 +2,7 @@
 // (and every prefix of each, so truncated inputs are covered too). Arguments are files or
 // folders (a regression test passes its seed corpus, relative to the runfiles root). Used by
 // the *_fuzzer_regression_test targets and by the non-fuzz builds of the fuzzers (to replay
-// crashes); see tools/build_defs/fuzz.bzl.
+// crashes); see tools/build_defs/fuzz.bzl. `--whole-files` first: each file once, no prefixes.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -26,9 +26,16 @@ std::string ReadFile(const std::filesystem::path& path) {
 
 int main(int argc, char** argv) {
   std::vector<std::filesystem::path> roots;
-  for (int i = 1; i < argc; ++i) roots.emplace_back(argv[i]);
+  bool prefixes = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--whole-files") {
+      prefixes = false;
+    } else {
+      roots.emplace_back(argv[i]);
+    }
+  }
   if (roots.empty()) {
-    std::cerr << "usage: " << argv[0] << " FILE_OR_FOLDER...\n";
+    std::cerr << "usage: " << argv[0] << " [--whole-files] FILE_OR_FOLDER...\n";
     return 2;
   }
   std::vector<std::filesystem::path> files;
@@ -49,7 +56,7 @@ int main(int argc, char** argv) {
   for (const auto& f : files) {
     std::string data = ReadFile(f);
     std::cerr << "running " << f.string() << " (" << data.size() << " bytes)\n";
-    for (size_t n = 0; n <= data.size(); ++n) {
+    for (size_t n = prefixes ? 0 : data.size(); n <= data.size(); ++n) {
       LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), n);
       ++runs;
     }

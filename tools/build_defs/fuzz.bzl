@@ -8,11 +8,13 @@ With `--config=fuzz` (.bazelrc: clang, -fsanitize=fuzzer-no-link,address, --defi
 
 load("//tools/build_defs:copts.bzl", "COIL_COPTS")
 
-def coil_fuzz_target(name, lib, corpus, testonly = False):
+def coil_fuzz_target(name, lib, corpus, testonly = False, prefixes = True):
     """lib: a cc_library (alwayslink) defining LLVMFuzzerTestOneInput; corpus: a folder.
 
     testonly: for a `lib` that is testonly (e.g. one that compiles through //tools/driver from a
     package below it in the package graph).
+    prefixes: whether the regression test also replays every prefix of each seed (off for
+    targets where one input costs a compile, e.g. the CPU differential fuzzer).
     """
     native.cc_binary(
         name = name,
@@ -30,7 +32,7 @@ def coil_fuzz_target(name, lib, corpus, testonly = False):
     native.cc_test(
         name = name + "_regression_test",
         copts = COIL_COPTS,
-        args = [native.package_name() + "/" + corpus],
+        args = ([] if prefixes else ["--whole-files"]) + [native.package_name() + "/" + corpus],
         data = native.glob([corpus + "/**"]),
         deps = [lib, "//ir/fuzz:fuzz_main"],
     )
