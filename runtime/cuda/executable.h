@@ -45,6 +45,10 @@ class CudaExecutable {
       proto::KernelModule module, const CudaExecutableOptions& options = {});
   ~CudaExecutable();
 
+  // OK when the CUDA driver loads and sees a GPU; else the FailedPrecondition Create would
+  // return ("no CUDA driver (libcuda.so.1: ...)", "the CUDA driver sees no GPU").
+  static absl::Status DriverStatus();
+
   // Runs on `inputs` (one per graph input); outputs in Schedule.outputs order. Errors: bad
   // inputs (as runtime/interpreter.h's BindSymbols), an extern's error, a data error a kernel
   // reports (an index out of bounds: OutOfRange; an integer division by zero: InvalidArgument;
