@@ -591,6 +591,10 @@ class KernelEmitter {
                                                     : COIL_KERNEL_INT_FMOD_BY_ZERO,
                       absl::StrCat("expr ", e.id(), " (", e.op(), ")"));
     }
+    if (*op == ScalarOp::kPow && IsIntegral(args[0].dt) && IsIntegral(args[1].dt)) {
+      checks_.NonNegativeExponent(b_, EmitToI64(b_, args[1]),
+                                  absl::StrCat("expr ", e.id(), " (", e.op(), ")"));
+    }
     absl::StatusOr<TypedValue> r = EmitApply(b_, *op, args, e.dtype());
     if (!r.ok()) return r.status();
     // [Note: division by a row value] Inside a ranged Loop, a division by a value of an earlier

@@ -168,6 +168,23 @@ void RuntimeChecks::NonZero(llvm::IRBuilder<>& b, llvm::Value* divisor, CoilKern
   sites_.push_back(std::move(s));
 }
 
+void RuntimeChecks::NonNegativeExponent(llvm::IRBuilder<>& b, llvm::Value* exponent,
+                                        const std::string& what) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(exponent); c != nullptr && !c->isNegative()) {
+    return;
+  }
+  Site s;
+  s.acc = Accumulator(b.getInt8Ty());
+  s.bound = b.getInt64(1);
+  s.kind = COIL_KERNEL_INT_NEGATIVE_POWER;
+  s.what = what;
+  llvm::Value* acc = b.CreateLoad(b.getInt8Ty(), s.acc);
+  llvm::Value* negative =
+      b.CreateZExt(b.CreateICmpSLT(exponent, b.getInt64(0)), b.getInt8Ty());
+  b.CreateStore(b.CreateOr(acc, negative), s.acc);
+  sites_.push_back(std::move(s));
+}
+
 void RuntimeChecks::EmitReport(llvm::IRBuilder<>& b) {
   if (sites_.empty()) return;
   llvm::Function* f = b.GetInsertBlock()->getParent();

@@ -78,6 +78,9 @@ class RuntimeChecks {
   // Checks that the i64 `divisor` is not 0 (none when it is a constant) (kind: COIL_KERNEL_INT_DIV_BY_ZERO, _REM_, _FMOD_).
   void NonZero(llvm::IRBuilder<>& b, llvm::Value* divisor, CoilKernelErrorKind kind,
                const std::string& what);
+  // Checks that the i64 integer `exponent` of a pow is not negative
+  // (COIL_KERNEL_INT_NEGATIVE_POWER).
+  void NonNegativeExponent(llvm::IRBuilder<>& b, llvm::Value* exponent, const std::string& what);
 
   // Emits the comparisons and the report at `b`'s insertion point, the end of the function
   // (every check site dominates it); `b` is left in the block where the function goes on.

@@ -48,6 +48,7 @@ enum CoilKernelErrorKind {
   COIL_KERNEL_INT_DIV_BY_ZERO = 3,   // prims.div of integers
   COIL_KERNEL_INT_REM_BY_ZERO = 4,   // prims.remainder of integers
   COIL_KERNEL_INT_FMOD_BY_ZERO = 5,  // prims.fmod of integers
+  COIL_KERNEL_INT_NEGATIVE_POWER = 6,  // prims.pow of integers with a negative exponent
 };
 
 // Every field is 8 bytes wide (no padding): generated code writes it at fixed offsets

@@ -28,6 +28,10 @@ absl::Status KernelErrorStatus(const CoilKernelError& e, absl::string_view where
     case COIL_KERNEL_INT_REM_BY_ZERO:
     case COIL_KERNEL_INT_FMOD_BY_ZERO:
       return absl::InvalidArgumentError(absl::StrCat(where, ": integer division by zero", what));
+    // As torch ("Integers to negative integer powers are not allowed") and the reference.
+    case COIL_KERNEL_INT_NEGATIVE_POWER:
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": an integer to a negative power is not allowed", what));
     default:
       return absl::InternalError(absl::StrCat(where, ": the kernel reported error kind ", e.kind,
                                               what, " (coil bug: unknown kind)"));
