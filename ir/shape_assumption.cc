@@ -45,6 +45,17 @@ bool MayBeLe(const SymExpr& a, const SymExpr& b, absl::string_view what) {
   return true;
 }
 
+bool MayBroadcast(const SymExpr& from, const SymExpr& to, absl::string_view what) {
+  if (from == to || from == SymExpr(1)) return true;
+  const Truth equal = ProveEq(from, to);
+  const Truth one = ProveEq(from, 1);
+  if (equal == Truth::kTrue || one == Truth::kTrue) return true;
+  if (equal == Truth::kFalse && one == Truth::kFalse) return false;
+  RecordAssumption(ShapeAssumption{proto::Guard::EQ, (from - SymExpr(1)) * (from - to), SymExpr(0),
+                                   std::string(what)});
+  return true;
+}
+
 void RecordAssumption(ShapeAssumption a) {
   if (active_scope != nullptr) active_scope->assumptions_.push_back(std::move(a));
 }

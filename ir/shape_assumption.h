@@ -52,6 +52,11 @@ bool MayEqual(const SymExpr& a, const SymExpr& b, absl::string_view what);
 // The same for a <= b (bounds: 0 <= start <= limit <= size).
 bool MayBeLe(const SymExpr& a, const SymExpr& b, absl::string_view what);
 
+// For broadcasting a size `from` to `to` (expand, broadcast_in_dim): `from` must be 1 or
+// `to`. False when both provably fail; otherwise records (from - 1) * (from - to) == 0 unless
+// one provably holds.
+bool MayBroadcast(const SymExpr& from, const SymExpr& to, absl::string_view what);
+
 // Adds `a` to the active scope (nothing without one).
 void RecordAssumption(ShapeAssumption a);
 

@@ -17,7 +17,9 @@ bool SameGuard(const GuardInfo& a, const GuardInfo& b) {
   return a.relation == b.relation && a.lhs == b.lhs && a.rhs == b.rhs;
 }
 
-bool Holds(proto::Guard::Relation r, int64_t lhs, int64_t rhs) {
+}  // namespace
+
+bool GuardHolds(proto::Guard::Relation r, int64_t lhs, int64_t rhs) {
   switch (r) {
     case proto::Guard::EQ:
       return lhs == rhs;
@@ -32,7 +34,7 @@ bool Holds(proto::Guard::Relation r, int64_t lhs, int64_t rhs) {
   }
 }
 
-const char* RelationText(proto::Guard::Relation r) {
+const char* GuardRelationSymbol(proto::Guard::Relation r) {
   switch (r) {
     case proto::Guard::EQ:
       return "==";
@@ -46,8 +48,6 @@ const char* RelationText(proto::Guard::Relation r) {
       return "?";
   }
 }
-
-}  // namespace
 
 absl::StatusOr<bool> AddShapeGuards(Graph& graph) {
   const OpRegistry& registry = OpRegistry::Global();
@@ -86,15 +86,15 @@ absl::Status CheckGuards(const Graph& graph,
     absl::StatusOr<int64_t> rhs = lhs.ok() ? g.rhs.Evaluate(bindings) : lhs;
     if (!lhs.ok() || !rhs.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("guard ", g.lhs.ToString(), " ", RelationText(g.relation), " ",
+          absl::StrCat("guard ", g.lhs.ToString(), " ", GuardRelationSymbol(g.relation), " ",
                        g.rhs.ToString(), " (", g.reason, ") cannot be checked: ",
                        (lhs.ok() ? rhs : lhs).status().message()));
     }
-    if (!Holds(g.relation, *lhs, *rhs)) {
+    if (!GuardHolds(g.relation, *lhs, *rhs)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the inputs break a guard of graph '", graph.name(), "': ", g.lhs.ToString(), " ",
-          RelationText(g.relation), " ", g.rhs.ToString(), " is ", *lhs, " ",
-          RelationText(g.relation), " ", *rhs, " (", g.reason, ")"));
+          GuardRelationSymbol(g.relation), " ", g.rhs.ToString(), " is ", *lhs, " ",
+          GuardRelationSymbol(g.relation), " ", *rhs, " (", g.reason, ")"));
     }
   }
   return absl::OkStatus();

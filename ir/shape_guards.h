@@ -18,6 +18,11 @@
 
 namespace coil {
 
+// Whether `lhs RELATION rhs` holds (false for an unspecified relation), and its symbol
+// ("==", "!=", "<", "<="; "?" when unspecified). Shared with capture's guard programs.
+bool GuardHolds(proto::Guard::Relation relation, int64_t lhs, int64_t rhs);
+const char* GuardRelationSymbol(proto::Guard::Relation relation);
+
 // Runs every node's meta function again under a ShapeAssumptionScope and adds each assumption
 // as a guard (EQ or LE) whose reason names the node ("%3 = aten.view(%1): element counts ..."),
 // unless the graph has that guard already. Returns whether a guard was added. Errors: a node

@@ -143,5 +143,21 @@ TEST(ShapeGuardsTest, SplitSizesAreGuarded) {
               HasSubstr("split sizes sum to the split dimension"));
 }
 
+// expand of a symbolic dim: it must be 1 or the target, one guard (s0 - 1) * (s0 - 4) == 0.
+TEST(ShapeGuardsTest, ExpandOfSymbolicDimIsGuarded) {
+  Graph g("expand");
+  g.symbols().push_back(SymbolInfo{"s0", 1, 64, 4});
+  GraphBuilder b(g);
+  Value* x = b.Input(TensorType(proto::FLOAT32, {S("s0"), 3}), "x");
+  Value* y = *b.Op("aten.expand", {x}, {{"size", Attribute(SymList{4, 3})}});
+  g.SetOutputs({y});
+  ASSERT_TRUE(*AddShapeGuards(g));
+  EXPECT_TRUE(CheckGuards(g, Bindings{{"s0", 1}}).ok());
+  EXPECT_TRUE(CheckGuards(g, Bindings{{"s0", 4}}).ok());
+  absl::Status broken = CheckGuards(g, Bindings{{"s0", 6}});
+  EXPECT_EQ(broken.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(broken.message(), HasSubstr("an expanded dim is 1 or the target size"));
+}
+
 }  // namespace
 }  // namespace coil

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "capture/internal/tensor_impl.h"
 #include "ir/check.h"
+#include "ir/shape_guards.h"
 
 namespace coil::capture_internal {
 namespace {
@@ -25,36 +26,6 @@ int64_t FloorMod(int64_t a, int64_t b) {
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
-}
-
-bool Holds(proto::Guard::Relation relation, int64_t a, int64_t b) {
-  switch (relation) {
-    case proto::Guard::EQ:
-      return a == b;
-    case proto::Guard::NE:
-      return a != b;
-    case proto::Guard::LT:
-      return a < b;
-    case proto::Guard::LE:
-      return a <= b;
-    default:
-      return false;
-  }
-}
-
-const char* RelationSymbol(proto::Guard::Relation relation) {
-  switch (relation) {
-    case proto::Guard::EQ:
-      return "==";
-    case proto::Guard::NE:
-      return "!=";
-    case proto::Guard::LT:
-      return "<";
-    case proto::Guard::LE:
-      return "<=";
-    default:
-      return "?";
-  }
 }
 
 bool SameScalar(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
@@ -83,7 +54,7 @@ void NegateRelation(proto::Guard::Relation& relation, SymExpr& lhs, SymExpr& rhs
 }
 
 std::string RelationText(proto::Guard::Relation relation, const SymExpr& lhs, const SymExpr& rhs) {
-  return absl::StrCat(lhs.ToString(), " ", RelationSymbol(relation), " ", rhs.ToString());
+  return absl::StrCat(lhs.ToString(), " ", GuardRelationSymbol(relation), " ", rhs.ToString());
 }
 
 int GuardProgram::AddSymbol(std::string name, int64_t min, int64_t max) {
@@ -330,7 +301,7 @@ bool GuardProgram::Run(const FlatArgs& args, std::string* why) const {
   for (const RelationCheck& r : relations_) {
     int64_t a = 0, b = 0;
     bool ok = Eval(r.lhs_begin, r.lhs_end, values.data(), &a) &&
-              Eval(r.rhs_begin, r.rhs_end, values.data(), &b) && Holds(r.relation, a, b);
+              Eval(r.rhs_begin, r.rhs_end, values.data(), &b) && GuardHolds(r.relation, a, b);
     if (!ok) {
       if (why) {
         *why = absl::StrCat(RelationText(r.relation, r.lhs, r.rhs), " failed (", a, " vs ", b,

@@ -45,7 +45,6 @@ absl::Status CheckDimSet(const IntList& dims, int64_t rank) {
   return absl::OkStatus();
 }
 
-bool ProvablyFalse(Truth t) { return t == Truth::kFalse; }
 
 Types ReshapeMeta(Inputs in, const AttrMap& attrs) {
   const TensorType& x = in[0];
@@ -105,7 +104,7 @@ Types BroadcastInDimMeta(Inputs in, const AttrMap& attrs) {
   for (int64_t i = 0; i < x.rank(); ++i) {
     const SymExpr& from = x.shape[i];
     const SymExpr& to = shape[bd[i]];
-    if (ProvablyFalse(ProveEq(from, to)) && ProvablyFalse(ProveEq(from, 1))) {
+    if (!MayBroadcast(from, to, "a broadcast input dim is 1 or the output size")) {
       return Error("input dim ", i, " of size ", from.ToString(),
                    " cannot broadcast to output dim ", bd[i], " of size ", to.ToString(),
                    " (it must be equal or 1)");

@@ -145,10 +145,9 @@ Types ExpandMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
       continue;
     }
     if (tc && *tc < 0) return Error("invalid expanded size ", *tc, " at dimension ", i);
-    // A symbolic dim may be 1 or equal to the target: only static mismatches are errors here
-    // (the kernel checks the rest).
-    bool bad = d.is_constant() && d.constant() != 1 &&
-               (tc ? d.constant() != *tc : ProveEq(d, t) == Truth::kFalse);
+    // A symbolic dim may be 1 or equal to the target: what is not provable is a shape
+    // assumption ((d - 1) * (d - t) == 0), checked at run time.
+    bool bad = !MayBroadcast(d, t, "an expanded dim is 1 or the target size");
     if (bad) {
       return Error("the expanded size of the tensor (", t.ToString(),
                    ") must match the existing size (", d.ToString(),
