@@ -36,7 +36,7 @@ check run_dim 0 'output 0: f32\[5, 2\]' -- $coil run "$tmp/mlp.txt" --dim batch=
 check run_f64 0 'output 0: f64\[3, 2\]' -- $coil run "$tmp/mlp.txt" --float64
 check run_schedule 0 'check \(schedule vs float64' -- $coil run "$tmp/mlp.txt" --backend schedule --check
 check run_cpu 0 'check \(cpu vs float64' -- $coil run "$tmp/mlp.txt" --backend cpu --check --dim batch=5
-check run_bad_backend 1 '--backend must be reference, schedule or cpu' -- $coil run "$tmp/mlp.txt" --backend tpu
+check run_bad_backend 1 '--backend must be reference, schedule, cpu or cuda; got .tpu.' -- $coil run "$tmp/mlp.txt" --backend tpu
 check run_profile 0 'outside kernels' -- $coil run "$tmp/mlp.txt" --backend cpu --repeat 3 --profile --threads 2
 check run_profile_ref 1 '--profile and --threads need --backend cpu' -- $coil run "$tmp/mlp.txt" --profile
 check run_bad_threads 1 '--threads expects an integer' -- $coil run "$tmp/mlp.txt" --backend cpu --threads 0
