@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "capture/onnx/onnx_importer.h"
 #include "ir/printer.h"
+#include "runtime/cuda/executable.h"
 #include "tests/onnx_conformance/conformance.h"
 #include "tools/coil/args.h"
 #include "tools/coil/graph_io.h"
@@ -137,7 +138,13 @@ int ConformanceCommand(const std::vector<std::string>& argv) {
   onnx_testing::RunOptions options;
   if (backend != "reference" && onnx_testing::FindPipeline(backend) == nullptr) {
     return Fail(absl::UnimplementedError(absl::StrCat(
-        "backend '", backend, "' is not built yet (available: reference, schedule, cpu)")));
+        "backend '", backend, "' is not built yet (available: reference, schedule, cpu, cuda, cuda_nvrtc)")));
+  }
+  // Without a driver every test would fail the same way: say it once.
+  if (backend == "cuda") {
+    if (absl::Status s = cuda::CudaExecutable::DriverStatus(); !s.ok()) {
+      return Fail(absl::FailedPreconditionError(absl::StrCat("--backend cuda: ", s.message())));
+    }
   }
   options.pipeline = backend;
   if (args->values.count("timeout") &&
