@@ -4,10 +4,10 @@
 # Two runs: every test in the default configuration, then again under AddressSanitizer +
 # UndefinedBehaviorSanitizer (--config=asan) the small and medium tests of the code that reads
 # outside bytes and manages memory itself, i.e. the stages' own packages (ir, runtime, the ONNX
-# importer, prims, inductor, inspector_web/core; autograd once it exists) and every fuzzer's
+# importer, prims, inductor, inspector_web/core) and every fuzzer's
 # regression test, except tests that link LLVM. Left out of the ASan run (each runs once, in the
-# default configuration): C++ capture's tracing tests (no outside bytes; their buffers are
-# runtime's, which is sanitized), the cross-stage suites under tests/ (real models, ONNX
+# default configuration): C++ capture's tracing tests and autograd (no outside bytes; they
+# build graphs through ir and prims and their buffers are runtime's, all sanitized), the cross-stage suites under tests/ (real models, ONNX
 # conformance, the torch oracle: numerics of code the stage tests already sanitize), tools/,
 # and the LLVM-linked code generator tests (LLVM itself is not instrumented; linking ~40 MB per
 # binary twice was most of the ASan rebuild). .bazelrc's asan config leaves the test files
