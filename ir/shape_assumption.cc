@@ -9,6 +9,12 @@ namespace {
 
 thread_local ShapeAssumptionScope* active_scope = nullptr;
 
+// True when `t` proves the relation, false when it refutes it; unknown records `a`.
+bool Decide(Truth t, ShapeAssumption a) {
+  if (t == Truth::kUnknown) RecordAssumption(std::move(a));
+  return t != Truth::kFalse;
+}
+
 }  // namespace
 
 ShapeAssumptionScope::ShapeAssumptionScope() : previous_(active_scope) { active_scope = this; }
@@ -19,30 +25,12 @@ ShapeAssumptionScope* ShapeAssumptionScope::Active() { return active_scope; }
 
 bool MayEqual(const SymExpr& a, const SymExpr& b, absl::string_view what) {
   if (a == b) return true;
-  switch (ProveEq(a, b)) {
-    case Truth::kTrue:
-      return true;
-    case Truth::kFalse:
-      return false;
-    case Truth::kUnknown:
-      break;
-  }
-  RecordAssumption(ShapeAssumption{proto::Guard::EQ, a, b, std::string(what)});
-  return true;
+  return Decide(ProveEq(a, b), ShapeAssumption{proto::Guard::EQ, a, b, std::string(what)});
 }
 
 bool MayBeLe(const SymExpr& a, const SymExpr& b, absl::string_view what) {
   if (a == b) return true;
-  switch (ProveLe(a, b)) {
-    case Truth::kTrue:
-      return true;
-    case Truth::kFalse:
-      return false;
-    case Truth::kUnknown:
-      break;
-  }
-  RecordAssumption(ShapeAssumption{proto::Guard::LE, a, b, std::string(what)});
-  return true;
+  return Decide(ProveLe(a, b), ShapeAssumption{proto::Guard::LE, a, b, std::string(what)});
 }
 
 bool MayBroadcast(const SymExpr& from, const SymExpr& to, absl::string_view what) {
