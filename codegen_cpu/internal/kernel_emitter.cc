@@ -1,9 +1,9 @@
-// Schedule kernel -> LLVM function: loop nests, loads/stores, reductions.
+// Schedule kernel -> LLVM function: loop nests, loads/stores, expressions (the REDUCE
+// accumulators are reduction_emitter.cc's).
 #include "codegen_cpu/internal/kernel_emitter.h"
 
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -14,6 +14,7 @@
 #include "codegen_cpu/internal/alias_scopes.h"
 #include "codegen_cpu/internal/index_emitter.h"
 #include "codegen_cpu/internal/math_emitter.h"
+#include "codegen_cpu/internal/reduction_emitter.h"
 #include "codegen_cpu/internal/runtime_checks.h"
 #include "codegen_cpu/internal/streaming_stores.h"
 #include "codegen_cpu/internal/target.h"
@@ -22,54 +23,6 @@
 
 namespace coil::codegen_cpu_internal {
 namespace {
-
-enum class RedOp { kSum, kProd, kMax, kMin, kArgMax, kArgMin };
-
-std::optional<RedOp> RedOpFromName(const std::string& s) {
-  if (s == "sum") return RedOp::kSum;
-  if (s == "prod") return RedOp::kProd;
-  if (s == "max") return RedOp::kMax;
-  if (s == "min") return RedOp::kMin;
-  if (s == "argmax") return RedOp::kArgMax;
-  if (s == "argmin") return RedOp::kArgMin;
-  return std::nullopt;
-}
-
-// One REDUCE of the current ranged Loop: its accumulator slots and how to finish it.
-struct Reduction {
-  const proto::Expr* expr = nullptr;
-  RedOp op = RedOp::kSum;
-  DType acc_dt = proto::DTYPE_UNSPECIFIED;  // F64 / F32 / INT64
-  // Floating max/min: `acc` holds the OrderKey of acc_dt's value (an i32 / i64).
-  bool keyed = false;
-  // A floating sum/prod of f32 (f16, bf16) values in an f64 accumulator.
-  bool f32_sum_in_f64 = false;
-  llvm::AllocaInst* acc = nullptr;
-  llvm::AllocaInst* arg = nullptr;  // argmax/argmin position
-};
-
-// [Note: max/min as integers] A NaN-propagating floating max (min) reduction is a select chain
-// the loop vectorizer of LLVM 16 does not recognize (it wants nnan/nsz fast-math flags, which
-// would make NaN inputs poison). So the accumulator holds an integer key with the floats'
-// order: the bits, with the magnitude bits flipped for negative values (-inf < ... < -0 < +0
-// < ... < +inf), NaN mapped to the extreme key (INT_MAX for max, INT_MIN for min). An integer
-// max (min) reduction vectorizes; the result is decoded once after the loop. Exact, except that
-// max(-0, +0) is +0 and min(-0, +0) is -0 whatever their order (the interpreter keeps the
-// first of equal values); a NaN result is the canonical quiet NaN.
-
-// The signed integer with `x`'s float order (x: float or double).
-llvm::Value* OrderKey(llvm::IRBuilder<>& b, llvm::Value* x) {
-  const unsigned bits = x->getType()->getPrimitiveSizeInBits();
-  llvm::Type* it = b.getIntNTy(bits);
-  llvm::Value* i = b.CreateBitCast(x, it);
-  return b.CreateXor(i, b.CreateLShr(b.CreateAShr(i, bits - 1), 1));
-}
-
-// The float of type `ft` whose OrderKey is `k` (the same bit operation, an involution).
-llvm::Value* FromOrderKey(llvm::IRBuilder<>& b, llvm::Value* k, llvm::Type* ft) {
-  const unsigned bits = ft->getPrimitiveSizeInBits();
-  return b.CreateBitCast(b.CreateXor(k, b.CreateLShr(b.CreateAShr(k, bits - 1), 1)), ft);
-}
 
 class KernelEmitter {
  public:
@@ -350,7 +303,7 @@ class KernelEmitter {
     std::vector<Reduction> reds;
     for (const proto::Expr& e : l.body()) {
       if (e.kind() != proto::Expr::REDUCE) continue;
-      absl::StatusOr<Reduction> r = StartReduction(e);
+      absl::StatusOr<Reduction> r = StartReduction(b_, eb_, e, k_, values_);
       if (!r.ok()) {
         return absl::Status(r.status().code(),
                             absl::StrCat("expr ", e.id(), " (REDUCE): ", r.status().message()));
@@ -385,7 +338,7 @@ class KernelEmitter {
     // Only the REDUCE results leave a ranged Loop.
     values_ = visible_before;
     inner_.clear();
-    for (const Reduction& r : reds) values_[r.expr->id()] = FinishReduction(r);
+    for (const Reduction& r : reds) values_[r.expr->id()] = FinishReduction(b_, r);
     return absl::OkStatus();
   }
 
@@ -630,134 +583,12 @@ class KernelEmitter {
     return stores > 0;
   }
 
-  // ---- Reductions. ----
-  absl::StatusOr<Reduction> StartReduction(const proto::Expr& e) {
-    std::optional<RedOp> op = RedOpFromName(e.op());
-    if (!op.has_value()) return absl::InvalidArgumentError(absl::StrCat("unknown reduction '", e.op(), "'"));
-    if (e.args_size() != 1) return absl::InvalidArgumentError("REDUCE takes 1 arg");
-    if (RegType(c_, e.dtype()) == nullptr) return absl::InvalidArgumentError("has no valid dtype");
-    absl::StatusOr<TypedValue> in = Use(e.args(0));
-    // The argument is defined inside the Loop; its dtype is known from the body.
-    DType in_dt = proto::DTYPE_UNSPECIFIED;
-    if (in.ok()) in_dt = in->dt;
-    for (const proto::Loop& l : k_.loops()) {
-      for (const proto::Expr& x : l.body()) {
-        if (x.id() == e.args(0)) in_dt = x.dtype();
-      }
-    }
-    if (RegType(c_, in_dt) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("argument ", e.args(0), " is unknown"));
-    }
-    Reduction r;
-    r.expr = &e;
-    r.op = *op;
-    const bool fp = IsFloating(in_dt);
-    if (!fp) {
-      r.acc_dt = proto::INT64;
-    } else if (*op == RedOp::kSum || *op == RedOp::kProd || in_dt == proto::FLOAT64) {
-      r.acc_dt = proto::FLOAT64;
-    } else {
-      r.acc_dt = proto::FLOAT32;  // max/min/arg*: exact in the input's precision
-    }
-    llvm::Type* t = RegType(c_, r.acc_dt);
-    r.keyed = fp && (*op == RedOp::kMax || *op == RedOp::kMin);
-    r.f32_sum_in_f64 = fp && in_dt != proto::FLOAT64 && r.acc_dt == proto::FLOAT64;
-    llvm::Type* slot = r.keyed ? b_.getIntNTy(t->getPrimitiveSizeInBits()) : t;
-    r.acc = eb_.CreateAlloca(slot, nullptr, absl::StrCat("acc", e.id()));
-    llvm::Value* init = nullptr;
-    const double inf = std::numeric_limits<double>::infinity();
-    switch (*op) {
-      case RedOp::kSum: init = fp ? llvm::ConstantFP::get(t, 0.0) : b_.getInt64(0); break;
-      case RedOp::kProd: init = fp ? llvm::ConstantFP::get(t, 1.0) : b_.getInt64(1); break;
-      case RedOp::kMax:
-        init = fp ? OrderKey(b_, llvm::ConstantFP::get(t, -inf)) : b_.getInt64(INT64_MIN);
-        break;
-      case RedOp::kMin:
-        init = fp ? OrderKey(b_, llvm::ConstantFP::get(t, inf)) : b_.getInt64(INT64_MAX);
-        break;
-      case RedOp::kArgMax:
-      case RedOp::kArgMin:
-        init = fp ? llvm::ConstantFP::get(t, 0.0) : b_.getInt64(0);
-        r.arg = eb_.CreateAlloca(b_.getInt64Ty(), nullptr, absl::StrCat("arg", e.id()));
-        b_.CreateStore(b_.getInt64(-1), r.arg);
-        break;
-    }
-    b_.CreateStore(init, r.acc);
-    return r;
-  }
-
+  // One iteration's update of a REDUCE's accumulator (reduction_emitter.h).
   absl::Status Accumulate(const Reduction& r, llvm::Value* pos) {
     absl::StatusOr<TypedValue> in = Use(r.expr->args(0));
     if (!in.ok()) return in.status();
-    llvm::Value* v = r.acc_dt == proto::INT64 ? EmitToI64(b_, *in) : EmitConvert(b_, *in, r.acc_dt);
-    if (r.acc_dt == proto::FLOAT32 && IsFloating(in->dt)) v = in->v;  // f16/bf16: exact floats
-    llvm::Value* acc = b_.CreateLoad(r.acc->getAllocatedType(), r.acc);
-    const bool fp = r.acc_dt != proto::INT64;
-    llvm::Value* next = nullptr;
-    if (r.keyed) {  // [Note: max/min as integers]
-      const bool is_max = r.op == RedOp::kMax;
-      llvm::IntegerType* kt = llvm::cast<llvm::IntegerType>(acc->getType());
-      const unsigned w = kt->getBitWidth();
-      llvm::Value* nan_key = llvm::ConstantInt::get(
-          kt, is_max ? llvm::APInt::getSignedMaxValue(w) : llvm::APInt::getSignedMinValue(w));
-      llvm::Value* key = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan_key, OrderKey(b_, v));
-      llvm::Value* take = is_max ? b_.CreateICmpSGT(key, acc) : b_.CreateICmpSLT(key, acc);
-      b_.CreateStore(b_.CreateSelect(take, key, acc), r.acc);
-      return absl::OkStatus();
-    }
-    switch (r.op) {
-      case RedOp::kSum:
-      case RedOp::kProd: {
-        const bool sum = r.op == RedOp::kSum;
-        if (fp) {
-          llvm::FastMathFlags fmf;
-          fmf.setAllowReassoc();  // lets the vectorizer keep one partial sum per lane
-          llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
-          b_.setFastMathFlags(fmf);
-          next = sum ? b_.CreateFAdd(acc, v) : b_.CreateFMul(acc, v);
-        } else {
-          next = sum ? b_.CreateAdd(acc, v) : b_.CreateMul(acc, v);
-        }
-        break;
-      }
-      case RedOp::kMax:
-      case RedOp::kMin: {  // integral (floating ones are keyed)
-        const bool is_max = r.op == RedOp::kMax;
-        llvm::Value* take = is_max ? b_.CreateICmpSLT(acc, v) : b_.CreateICmpSLT(v, acc);
-        next = b_.CreateSelect(take, v, acc);
-        break;
-      }
-      case RedOp::kArgMax:
-      case RedOp::kArgMin: {
-        const bool is_max = r.op == RedOp::kArgMax;
-        llvm::Value* arg = b_.CreateLoad(b_.getInt64Ty(), r.arg);
-        llvm::Value* better;
-        if (fp) {
-          llvm::Value* cmp = is_max ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc);
-          better = b_.CreateAnd(b_.CreateFCmpORD(acc, acc),
-                                b_.CreateOr(b_.CreateFCmpUNO(v, v), cmp));
-        } else {
-          better = is_max ? b_.CreateICmpSGT(v, acc) : b_.CreateICmpSLT(v, acc);
-        }
-        llvm::Value* take = b_.CreateOr(b_.CreateICmpSLT(arg, b_.getInt64(0)), better);
-        b_.CreateStore(b_.CreateSelect(take, pos, arg), r.arg);
-        next = b_.CreateSelect(take, v, acc);
-        break;
-      }
-    }
-    b_.CreateStore(next, r.acc);
+    codegen_cpu_internal::Accumulate(b_, r, *in, pos);
     return absl::OkStatus();
-  }
-
-  TypedValue FinishReduction(const Reduction& r) {
-    const DType dt = r.expr->dtype();
-    if (r.op == RedOp::kArgMax || r.op == RedOp::kArgMin) {
-      llvm::Value* arg = b_.CreateLoad(b_.getInt64Ty(), r.arg);
-      return {EmitConvert(b_, {arg, proto::INT64}, dt), dt};
-    }
-    llvm::Value* acc = b_.CreateLoad(r.acc->getAllocatedType(), r.acc);
-    if (r.keyed) acc = FromOrderKey(b_, acc, RegType(c_, r.acc_dt));
-    return {EmitConvert(b_, {acc, r.acc_dt}, dt), dt};
   }
 
   const proto::Kernel& k_;

@@ -10,12 +10,10 @@
 // inline, ranged Loops as nested loops over their ranges with REDUCE accumulators carried
 // across the nest. Shape symbols, buffer bases and strides are computed once in the entry block.
 //
-// Numerics (see math_emitter.h for elementwise values): floating sum/prod accumulate in f64
-// (as the interpreter) with the `reassoc` fast-math flag on the accumulating fadd/fmul only, so
-// the loop vectorizer may split the accumulator into lanes (loops summing f32 values ask for
-// the f32 vector width); max/min/argmax/argmin are exact and NaN-propagating (argmax: first
-// occurrence, NaN counts as the extreme); floating max/min accumulate integer order keys so
-// they vectorize (only the sign of a zero result may differ from the interpreter's).
+// Numerics: elementwise values as math_emitter.h; REDUCE accumulators as reduction_emitter.h
+// (floating sum/prod in f64 with `reassoc` on the accumulating op only; exact NaN-propagating
+// max/min/argmax/argmin). Loops whose f64 accumulators sum f32 values ask for the f32 vector
+// width ([Note: f64 sums of f32 values]).
 //
 // Indices from data and integer divisors are checked (runtime_checks.h, [Note: deferred
 // checks]); failures are reported through `error` once the loops are done.
