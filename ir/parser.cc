@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/io/data_path.h"
 #include "ir/internal/text_lexer.h"
+#include "ir/sym_expr_parser.h"
 
 namespace coil {
 namespace {
@@ -27,6 +28,7 @@ using text_internal::IsDigit;
 using text_internal::IsIdentChar;
 using text_internal::IsIdentStart;
 using text_internal::Lexer;
+using text_internal::ParseSymExprTokens;
 using text_internal::Tok;
 using text_internal::Token;
 using text_internal::Where;
@@ -72,11 +74,7 @@ class Parser {
     return true;
   }
 
-  static std::string Describe(const Token& t) {
-    if (t.kind == Tok::kEnd) return "the end of the input";
-    absl::string_view text = t.text.substr(0, 40);
-    return absl::StrCat("'", absl::CHexEscape(text), t.text.size() > 40 ? "...'" : "'");
-  }
+  static std::string Describe(const Token& t) { return DescribeToken(t); }
   static absl::Status ErrorAt(const Token& t, absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(Where(t.line, t.col), what));
   }
@@ -162,89 +160,10 @@ class Parser {
     return absl::OkStatus();
   }
 
-  // An upper bound on the number of terms SymExpr's canonical (expanded) form of the tokens
-  // [i, end) can have: sums add, products multiply, calls count as their arguments' sum.
-  // Saturates at kMaxTerms. Malformed input is estimated loosely; SymExpr::Parse reports it.
-  static constexpr uint64_t kMaxTerms = 4096;
-  static uint64_t Sat(uint64_t v) { return std::min(v, kMaxTerms + 1); }
-  uint64_t EstimateSum(size_t& i, size_t end, int depth) const {
-    if (depth > 250) return 1;
-    uint64_t total = EstimateProduct(i, end, depth);
-    while (i < end && IsPunctAt(i, "+", "-")) total = Sat(total + EstimateProduct(++i, end, depth));
-    return total;
-  }
-  uint64_t EstimateProduct(size_t& i, size_t end, int depth) const {
-    uint64_t total = EstimateFactor(i, end, depth);
-    while (i < end && IsPunctAt(i, "*", "*")) total = Sat(total * EstimateFactor(++i, end, depth));
-    return total;
-  }
-  uint64_t EstimateFactor(size_t& i, size_t end, int depth) const {
-    while (i < end && IsPunctAt(i, "-", "-")) ++i;
-    if (i >= end) return 1;
-    bool call = tokens_[i].kind == Tok::kIdent && i + 1 < end && IsPunctAt(i + 1, "(", "(");
-    if (call) ++i;
-    if (!IsPunctAt(i, "(", "(")) return (++i, 1);
-    ++i;  // '('
-    uint64_t total = EstimateSum(i, end, depth + 1);
-    while (call && i < end && IsPunctAt(i, ",", ",")) total = Sat(total + EstimateSum(++i, end, depth + 1));
-    if (i < end && IsPunctAt(i, ")", ")")) ++i;
-    return total;
-  }
-  bool IsPunctAt(size_t i, absl::string_view a, absl::string_view b) const {
-    return tokens_[i].kind == Tok::kPunct && (tokens_[i].text == a || tokens_[i].text == b);
-  }
-
-  // A symbolic expression: the longest run of tokens that can continue one (see the grammar in
-  // ir/sym_expr.h), handed to SymExpr::Parse. Expressions whose expansion could be huge are
-  // refused first, since SymExpr expands products of sums.
+  // A symbolic expression (sym_expr_parser.h).
   absl::Status ParseExpr(SymExpr& out) {
-    const Token& start = Peek();
-    const size_t first = pos_;
-    std::string text;
-    int depth = 0;
-    bool want_operand = true;
-    while (true) {
-      const Token& t = Peek();
-      bool take = false;
-      if (want_operand) {
-        if (t.kind == Tok::kInt || t.kind == Tok::kIdent) {
-          take = true;
-          want_operand = false;
-          if (t.kind == Tok::kIdent && IsPunct("(", 1)) {
-            absl::StrAppend(&text, t.text, "(");
-            Next();
-            Next();
-            ++depth;
-            want_operand = true;
-            continue;
-          }
-        } else if (IsPunct("-") || IsPunct("(")) {
-          take = true;
-          if (IsPunct("(")) ++depth;
-        }
-      } else {
-        if (IsPunct("+") || IsPunct("-") || IsPunct("*")) {
-          take = true;
-          want_operand = true;
-        } else if (depth > 0 && IsPunct(")")) {
-          take = true;
-          --depth;
-        } else if (depth > 0 && IsPunct(",")) {
-          take = true;
-          want_operand = true;
-        }
-      }
-      if (!take) break;
-      absl::StrAppend(&text, text.empty() ? "" : " ", Next().text);
-    }
-    if (text.empty()) return Expected("a symbolic expression");
-    size_t i = first;
-    if (EstimateSum(i, pos_, 0) > kMaxTerms) {
-      return ErrorAt(start, absl::StrCat("symbolic expression too large: its expansion could "
-                                         "have more than ", kMaxTerms, " terms"));
-    }
-    absl::StatusOr<SymExpr> e = SymExpr::Parse(text);
-    if (!e.ok()) return ErrorAt(start, e.status().message());
+    absl::StatusOr<SymExpr> e = ParseSymExprTokens(tokens_, pos_);
+    if (!e.ok()) return e.status();
     out = *std::move(e);
     return absl::OkStatus();
   }

@@ -38,6 +38,14 @@ struct Token {
 
 inline std::string Where(int line, int col) { return absl::StrCat(line, ":", col, ": "); }
 
+// `t` for an error message: its text, quoted and escaped (at most 40 characters), or "the end
+// of the input".
+inline std::string DescribeToken(const Token& t) {
+  if (t.kind == Tok::kEnd) return "the end of the input";
+  absl::string_view text = t.text.substr(0, 40);
+  return absl::StrCat("'", absl::CHexEscape(text), t.text.size() > 40 ? "...'" : "'");
+}
+
 inline bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c) || c == '.'; }
