@@ -49,11 +49,17 @@ const char* GuardRelationSymbol(proto::Guard::Relation r) {
   }
 }
 
-absl::StatusOr<bool> AddShapeGuards(Graph& graph) {
+std::string GuardSource(const Node& n) {
+  if (n.name().empty()) return n.Describe();
+  return absl::StrCat(n.Describe(), " (node '", n.name(), "')");
+}
+
+absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nodes,
+                                       const Node* source) {
   const OpRegistry& registry = OpRegistry::Global();
   std::vector<GuardInfo> added;
   ShapeAssumptionScope scope;
-  for (const Node* n : graph.nodes()) {
+  for (const Node* n : nodes) {
     const OpSchema* schema = registry.Find(n->op());
     if (schema == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": unknown op"));
@@ -67,8 +73,13 @@ absl::StatusOr<bool> AddShapeGuards(Graph& graph) {
       return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": ", out.status().message()));
     }
     for (const ShapeAssumption& a : scope.assumptions()) {
-      GuardInfo g{a.relation, a.lhs, a.rhs, absl::StrCat(n->Describe(), ": ", a.what),
-                  n->loc()};
+      // The op the user wrote, and the prim of its decomposition that assumed it.
+      std::string reason =
+          source == nullptr
+              ? absl::StrCat(GuardSource(*n), ": ", a.what)
+              : absl::StrCat(GuardSource(*source), ": ", a.what, " (", n->op(), ")");
+      GuardInfo g{a.relation, a.lhs, a.rhs, std::move(reason),
+                  source == nullptr ? n->loc() : source->loc()};
       bool known = false;
       for (const GuardInfo& h : graph.guards()) known = known || SameGuard(g, h);
       for (const GuardInfo& h : added) known = known || SameGuard(g, h);
@@ -77,6 +88,10 @@ absl::StatusOr<bool> AddShapeGuards(Graph& graph) {
   }
   for (GuardInfo& g : added) graph.guards().push_back(std::move(g));
   return !added.empty();
+}
+
+absl::StatusOr<bool> AddShapeGuards(Graph& graph) {
+  return AddShapeGuardsFor(graph, graph.nodes(), nullptr);
 }
 
 absl::Status CheckGuards(const Graph& graph,

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "ir/graph.h"
 
 namespace coil {
@@ -28,6 +29,17 @@ const char* GuardRelationSymbol(proto::Guard::Relation relation);
 // unless the graph has that guard already. Returns whether a guard was added. Errors: a node
 // whose op is unknown or whose meta function fails (the graph does not verify).
 absl::StatusOr<bool> AddShapeGuards(Graph& graph);
+
+// The same for `nodes` of `graph` only; with a `source` (a node of another graph: the aten node
+// these prims were decomposed from), each reason names the source, as the user wrote it, and
+// then the prim ("%3 = aten.narrow(%1): a slice ends within its input (prims.slice)"), and the
+// guard takes the source's location.
+absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nodes,
+                                       const Node* source);
+
+// How a guard's reason names node `n`: n.Describe() ("%3 = aten.view(%1)", with " at FILE:LINE"
+// when it has a location), then " (node 'NAME')" when it has a name (an ONNX node's).
+std::string GuardSource(const Node& n);
 
 // Whether `bindings` satisfy every guard of `graph`. The error (InvalidArgument) names the
 // guard's reason and both sides' values, or the symbol no input binds.

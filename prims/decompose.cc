@@ -28,6 +28,30 @@ bool NeedsDecomposition(const Graph& graph, const DecomposeOptions& options) {
   return false;
 }
 
+// Adds the guards of the nodes of `graph` that `source_of` maps to the aten node they were
+// decomposed from, each run of nodes from one source named after it (AddShapeGuardsFor).
+absl::Status GuardDecomposedNodes(
+    Graph& graph, const absl::flat_hash_map<const Node*, const Node*>& source_of) {
+  std::vector<Node*> run;
+  const Node* source = nullptr;
+  auto flush = [&]() -> absl::Status {
+    if (run.empty()) return absl::OkStatus();
+    absl::StatusOr<bool> added = AddShapeGuardsFor(graph, run, source);
+    run.clear();
+    return added.status();
+  };
+  for (Node* n : graph.nodes()) {
+    auto it = source_of.find(n);
+    const Node* s = it == source_of.end() ? nullptr : it->second;
+    if (s != source) {
+      if (absl::Status st = flush(); !st.ok()) return st;
+      source = s;
+    }
+    if (s != nullptr) run.push_back(n);
+  }
+  return flush();
+}
+
 }  // namespace
 
 absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options) {
@@ -43,6 +67,12 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   for (const Value* c : graph.constants()) {
     map[c] = out.AddConstant(c->type(), c->constant(), c->name());
   }
+  // The nodes [begin, end) of `out` that aten node `source` decomposed into.
+  struct Emitted {
+    int begin, end;
+    const Node* source;
+  };
+  std::vector<Emitted> emitted_from;
   const DecompositionRegistry& table = DecompositionRegistry::Global();
   Emitter e(
       out, [&table](absl::string_view op) { return table.Find(op); },
@@ -54,6 +84,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
     std::vector<Val> inputs;
     for (const Value* v : n->inputs()) inputs.push_back(e.Wrap(map.at(v)));
     e.set_loc(n->loc());
+    const int first = out.num_nodes();
     std::vector<Val> outs = e.Op(n->op(), std::move(inputs), n->attrs());
     if (!e.ok()) {
       return absl::Status(e.status().code(), absl::StrCat("decomposing ", n->Describe(),
@@ -61,6 +92,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
                                                           n->loc().ToString(), ": ",
                                                           e.status().message()));
     }
+    if (!IsPrim(n->op())) emitted_from.push_back({first, out.num_nodes(), n});
     for (int i = 0; i < n->num_outputs(); ++i) {
       Value* v = outs[i].value();
       if (v->name().empty() && !n->output(i)->name().empty()) v->set_name(n->output(i)->name());
@@ -70,11 +102,21 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   std::vector<Value*> outputs;
   for (const Value* v : graph.outputs()) outputs.push_back(map.at(v));
   out.SetOutputs(std::move(outputs));
+  absl::flat_hash_map<const Node*, const Node*> source_of;
+  {
+    std::vector<Node*> all = out.nodes();
+    for (const Emitted& r : emitted_from) {
+      for (int i = r.begin; i < r.end; ++i) source_of[all[i]] = r.source;
+    }
+  }
   // Keep the write-backs of mutated inputs (prims.copy_to) that Functionalize appended.
   out.RemoveDeadCode([](const Node& n) {
     const OpSchema* schema = OpRegistry::Global().Find(n.op());
     return schema != nullptr && schema->mutated_input >= 0;
   });
+  // What the emitted prims that are still used assume about symbolic sizes becomes guards
+  // named after the op the user wrote (shape_guards_decomposed then finds them known).
+  if (absl::Status s = GuardDecomposedNodes(out, source_of); !s.ok()) return s;
   graph = std::move(out);
   return true;
 }
