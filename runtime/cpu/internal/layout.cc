@@ -1,0 +1,148 @@
+// ComputeLayout (layout.h): shapes, sizes, arena offsets, parallel splits and extern calls of
+// one binding of a CpuExecutable's symbols.
+#include "runtime/cpu/internal/layout.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "runtime/cpu/kernel_abi.h"
+#include "runtime/interpreter.h"
+
+namespace coil::cpu {
+namespace {
+
+using Bindings = absl::flat_hash_map<std::string, int64_t>;
+
+// Loop iterations (elements) one ParallelFor chunk should hold at least.
+constexpr int64_t kGrainWork = 16384;
+// Below this many iterations in all a kernel runs on the calling thread: waking the pool costs
+// several microseconds (more on a loaded machine), as much as this work (docs/cpu_backend.md,
+// "Runtime performance").
+constexpr int64_t kMinParallelWork = 65536;
+
+absl::StatusOr<int64_t> Product(absl::Span<const int64_t> dims, int64_t init = 1) {
+  int64_t n = init;
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative size ", d));
+    if (__builtin_mul_overflow(n, d, &n)) return absl::InvalidArgumentError("size overflows int64");
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<int64_t> LayoutKey(const Graph& graph, const Bindings& b) {
+  std::vector<int64_t> key;
+  for (const SymbolInfo& s : graph.symbols()) {
+    auto it = b.find(s.name);
+    key.push_back(it == b.end() ? INT64_MIN : it->second);
+  }
+  return key;
+}
+
+absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vector<int64_t> key,
+                                     const Bindings& b) {
+  const std::vector<BufferInfo>& buffers = schedule.buffers;
+  const std::vector<int>& index_of_id = schedule.index_of_id;
+  const std::vector<KernelInfo>& kernels = schedule.kernels;
+  Layout l;
+  l.key = std::move(key);
+  absl::StatusOr<int64_t> arena = schedule.arena_bytes.Evaluate(b);
+  if (!arena.ok() || *arena < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "memory plan arena_bytes: ",
+        arena.ok() ? absl::StrCat("negative size ", *arena) : std::string(arena.status().message())));
+  }
+  l.arena_bytes = *arena;
+  for (const BufferInfo& buf : buffers) {
+    std::vector<int64_t> shape;
+    for (const SymExpr& d : buf.shape) {
+      absl::StatusOr<int64_t> v = d.Evaluate(b);
+      if (!v.ok() || *v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            buf.Describe(), " shape: ", v.ok() ? absl::StrCat("negative size ", *v)
+                                               : std::string(v.status().message())));
+      }
+      shape.push_back(*v);
+    }
+    absl::StatusOr<int64_t> bytes = Product(shape, buf.elem_size);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(buf.Describe(), " of shape [",
+                                                     absl::StrJoin(shape, ", "), "]: ",
+                                                     bytes.status().message()));
+    }
+    int64_t offset = 0;
+    if (buf.proto->kind() == proto::Buffer::INTERMEDIATE) {
+      absl::StatusOr<int64_t> off = buf.arena_offset.Evaluate(b);
+      if (!off.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(buf.Describe(), " arena_offset: ", off.status().message()));
+      }
+      if (*off < 0 || *off > l.arena_bytes - *bytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            buf.Describe(), " at arena offset ", *off, " with ", *bytes,
+            " bytes does not fit in the arena of ", l.arena_bytes, " bytes"));
+      }
+      offset = *off;
+    }
+    l.shapes.push_back(std::move(shape));
+    l.bytes.push_back(*bytes);
+    l.offsets.push_back(offset);
+  }
+  for (const KernelInfo& k : kernels) {
+    std::vector<int64_t> ranges;
+    for (const SymExpr& r : k.ranges) {
+      absl::StatusOr<int64_t> v = r.Evaluate(b);
+      if (!v.ok() || *v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            k.where, " ranges: ", v.ok() ? absl::StrCat("negative size ", *v)
+                                         : std::string(v.status().message())));
+      }
+      ranges.push_back(*v);
+    }
+    const int prefix = ParallelPrefixRank(static_cast<int>(ranges.size()));
+    absl::StatusOr<int64_t> p = Product(absl::MakeSpan(ranges).subspan(0, prefix));
+    absl::StatusOr<int64_t> inner = Product(absl::MakeSpan(ranges).subspan(prefix));
+    if (!p.ok() || !inner.ok()) return absl::InvalidArgumentError(absl::StrCat(k.where, ": ranges overflow"));
+    // Work per prefix index: the inner outer dims times the Loops' iterations (an estimate:
+    // a loop range that does not evaluate counts as 1).
+    int64_t loop_work = 0;
+    for (const std::vector<SymExpr>& lr : k.loop_ranges) {
+      int64_t n = 1;
+      for (const SymExpr& r : lr) {
+        absl::StatusOr<int64_t> v = r.Evaluate(b);
+        n = v.ok() && *v > 0 ? std::min<int64_t>(n * *v, int64_t{1} << 40) : n;
+      }
+      loop_work += n;
+    }
+    const int64_t row = std::max<int64_t>(1, std::min<int64_t>(*inner, int64_t{1} << 20) *
+                                                 std::max<int64_t>(loop_work, 1));
+    l.parallel.push_back(*p);
+    // Too little work in all to pay for waking the pool: one chunk on the calling thread.
+    const bool tiny = *p <= kMinParallelWork / row;
+    l.grain.push_back(tiny ? std::max<int64_t>(*p, 1) : std::max<int64_t>(1, kGrainWork / row));
+    l.externs.emplace_back();
+    if (k.proto->kind() != proto::Kernel::EXTERN) continue;
+    ExternCall& call = l.externs.back();
+    auto tensor = [&](int id) {
+      const int i = index_of_id[id];
+      return ExternTensor{buffers[i].dtype, l.shapes[i], nullptr,
+                          buffers[i].proto->kind() == proto::Buffer::CONSTANT};
+    };
+    for (int id : k.proto->extern_inputs()) call.inputs.push_back(tensor(id));
+    call.output = tensor(k.proto->extern_output());
+    call.attrs = k.attrs;
+    if (k.symbolic_attrs) {
+      if (absl::Status s = coil::BindSymAttrs(call.attrs, b); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(k.where, ": ", s.message()));
+      }
+    }
+  }
+  return l;
+}
+
+}  // namespace coil::cpu
