@@ -1,0 +1,20 @@
+// f32 aten.convolution (1-3 spatial dims, not transposed) through oneDNN (dnnl_externs.cc
+// registers it). A convolution plan measures, on its first call, oneDNN's blocked activation
+// layouts (with reorders) against the plain layout and keeps the faster (COIL_CONV_LAYOUT=
+// blocked or =plain forces one); constant weights are reordered once per call site.
+// Unsupported dtypes, variants or sizes, or no oneDNN: false (the reference kernel runs).
+// Not an API: used by dnnl_externs.cc.
+#ifndef COIL_RUNTIME_CPU_INTERNAL_DNNL_CONV_H_
+#define COIL_RUNTIME_CPU_INTERNAL_DNNL_CONV_H_
+
+#include "absl/status/statusor.h"
+#include "runtime/cpu/externs.h"
+
+namespace coil::cpu::dnnl_internal {
+
+// InvalidArgument when the output's shape is not the convolution's.
+absl::StatusOr<bool> Convolution(const ExternArgs& a);
+
+}  // namespace coil::cpu::dnnl_internal
+
+#endif  // COIL_RUNTIME_CPU_INTERNAL_DNNL_CONV_H_

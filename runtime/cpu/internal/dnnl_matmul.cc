@@ -1,0 +1,132 @@
+// aten.mm and aten.bmm through oneDNN (dnnl_matmul.h).
+#include "runtime/cpu/internal/dnnl_matmul.h"
+
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/cpu/internal/dnnl_plans.h"
+
+namespace coil::cpu::dnnl_internal {
+namespace {
+
+// ---- aten.mm: x[m, k] @ y[k, n].
+
+struct MmPlan {
+  DnnlPrimitive prim;
+  std::unique_ptr<Operand> x, y, out;
+};
+
+struct MmState : ExternState {
+  PlanCache<MmPlan> plans;
+  WeightCache weights;
+};
+
+// ---- aten.bmm: x[b, m, k] @ y[b, k, n].
+
+struct BmmPlan {
+  DnnlPrimitive prim;
+  DnnlMemory x, y, out;
+};
+
+struct BmmState : ExternState {
+  PlanCache<BmmPlan> plans;
+};
+
+}  // namespace
+
+absl::StatusOr<bool> Mm(const ExternArgs& a) {
+  if (a.inputs.size() != 2 || !AllF32(a)) return false;
+  const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
+  if (x.shape.size() != 2 || y.shape.size() != 2 || out.shape.size() != 2 ||
+      x.shape[1] != y.shape[0] || out.shape[0] != x.shape[0] || out.shape[1] != y.shape[1]) {
+    return ShapeError("aten.mm", a);
+  }
+  const int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
+  if (m == 0 || n == 0) return true;
+  if (k == 0) {
+    std::memset(out.data, 0, m * n * sizeof(float));
+    return true;
+  }
+  if (Dnnl() == nullptr) return false;
+  const int threads = ThreadsFor(a, 2.0 * m * n * k);
+  Api().omp_set_num_threads(threads);
+  MmState* state = y.constant ? StateOf<MmState>(a.state) : nullptr;
+  if (state == nullptr) {
+    // Weights computed at run time: a plain GEMM, nothing to keep.
+    dnnl_status_t s =
+        Api().sgemm('N', 'N', m, n, k, 1.0f, reinterpret_cast<const float*>(x.data), k,
+                    reinterpret_cast<const float*>(y.data), n, 0.0f,
+                    reinterpret_cast<float*>(out.data), n);
+    if (s != dnnl_success) return absl::InternalError(absl::StrCat("dnnl_sgemm failed: ", s));
+    return true;
+  }
+  // Constant weights: a matmul whose weights oneDNN packs once into its blocked layout.
+  return Guarded("aten.mm", [&] {
+    std::unique_ptr<MmPlan> one_off;
+    MmPlan* plan = FindPlan(state, {m, k, n, threads}, one_off, [&] {
+      const dnnl_memory_desc_t xd = Desc({m, k}, dnnl_ab), yd = Desc({k, n}, dnnl_ab),
+                               od = Desc({m, n}, dnnl_ab),
+                               y_any = Desc({k, n}, dnnl_format_tag_any);
+      dnnl_matmul_desc_t desc;
+      Check(Api().matmul_desc_init(&desc, &xd, &y_any, nullptr, &od), "matmul_desc_init");
+      auto p = std::make_unique<MmPlan>();
+      const dnnl_memory_desc_t yw = QueryDesc(&desc, dnnl_query_weights_md, p->prim);
+      p->x = std::make_unique<Operand>(xd, xd, false);
+      p->y = std::make_unique<Operand>(yd, yw, false);
+      p->out = std::make_unique<Operand>(od, od, true);
+      return p;
+    });
+    plan->x->Bind(x.data, kScratchSrc);
+    plan->out->Bind(out.data, kScratchDst);
+    dnnl_memory_t w = Weights(*plan->y, y, &state->weights);
+    Execute(plan->prim.get(), {{DNNL_ARG_SRC, plan->x->inner()},
+                               {DNNL_ARG_WEIGHTS, w},
+                               {DNNL_ARG_DST, plan->out->inner()}});
+    Check(Api().stream_wait(Stream()), "stream_wait");
+  });
+}
+
+absl::StatusOr<bool> Bmm(const ExternArgs& a) {
+  if (a.inputs.size() != 2 || !AllF32(a)) return false;
+  const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
+  if (x.shape.size() != 3 || y.shape.size() != 3 || out.shape.size() != 3 ||
+      x.shape[0] != y.shape[0] || x.shape[2] != y.shape[1] || out.shape[0] != x.shape[0] ||
+      out.shape[1] != x.shape[1] || out.shape[2] != y.shape[2]) {
+    return ShapeError("aten.bmm", a);
+  }
+  const int64_t b = x.shape[0], m = x.shape[1], k = x.shape[2], n = y.shape[2];
+  if (b == 0 || m == 0 || n == 0) return true;
+  if (k == 0) {
+    std::memset(out.data, 0, b * m * n * sizeof(float));
+    return true;
+  }
+  if (Dnnl() == nullptr) return false;
+  const int threads = ThreadsFor(a, 2.0 * b * m * n * k);
+  Api().omp_set_num_threads(threads);
+  return Guarded("aten.bmm", [&] {
+    std::unique_ptr<BmmPlan> one_off;
+    BmmPlan* plan = FindPlan(StateOf<BmmState>(a.state), {b, m, k, n, threads}, one_off,
+                             [&] {
+      const dnnl_memory_desc_t xd = Desc({b, m, k}, dnnl_abc), yd = Desc({b, k, n}, dnnl_abc),
+                               od = Desc({b, m, n}, dnnl_abc);
+      dnnl_matmul_desc_t desc;
+      Check(Api().matmul_desc_init(&desc, &xd, &yd, nullptr, &od), "matmul_desc_init");
+      auto p = std::make_unique<BmmPlan>();
+      p->prim = Primitive(&desc);
+      p->x = Memory(xd, DNNL_MEMORY_NONE);
+      p->y = Memory(yd, DNNL_MEMORY_NONE);
+      p->out = Memory(od, DNNL_MEMORY_NONE);
+      return p;
+    });
+    SetData(plan->x.get(), x.data);
+    SetData(plan->y.get(), y.data);
+    SetData(plan->out.get(), out.data);
+    Execute(plan->prim.get(), {{DNNL_ARG_SRC, plan->x.get()},
+                               {DNNL_ARG_WEIGHTS, plan->y.get()},
+                               {DNNL_ARG_DST, plan->out.get()}});
+    Check(Api().stream_wait(Stream()), "stream_wait");
+  });
+}
+
+}  // namespace coil::cpu::dnnl_internal

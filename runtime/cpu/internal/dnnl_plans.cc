@@ -1,0 +1,153 @@
+// The shared oneDNN plumbing of dnnl_plans.h: checks, streams, scratch, C API helpers.
+#include "runtime/cpu/internal/dnnl_plans.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_join.h"
+
+namespace coil::cpu::dnnl_internal {
+namespace {
+
+// Calls with fewer floating-point operations run on the calling thread alone: waking OpenMP's
+// sleeping workers and putting them back to sleep costs about as much as such a call
+// (docs/cpu_backend.md, "Runtime performance").
+constexpr double kMinParallelFlops = 8e6;
+
+}  // namespace
+
+int ThreadsFor(const ExternArgs& a, double flops) {
+  return flops < kMinParallelFlops ? 1 : std::max(1, a.num_threads);
+}
+
+const DnnlApi& Api() { return *Dnnl(); }
+
+void Check(dnnl_status_t status, const char* what) {
+  if (status != dnnl_success) throw DnnlFailure{absl::StrCat(what, " (status ", status, ")")};
+}
+
+dnnl_stream_t Stream() {
+  thread_local DnnlStream stream = [] {
+    dnnl_stream_t s = nullptr;
+    Check(Api().stream_create(&s, Api().engine, dnnl_stream_default_flags), "stream_create");
+    return DnnlStream(s);
+  }();
+  return stream.get();
+}
+
+void* Scratch(ScratchSlot slot, size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<char, decltype(&std::free)> data{nullptr, &std::free};
+    size_t size = 0;
+  };
+  thread_local Buffer buffers[kNumScratch];
+  Buffer& b = buffers[slot];
+  if (b.size < bytes) {
+    const size_t size = (bytes + 4095) / 4096 * 4096;
+    b.data.reset(static_cast<char*>(std::aligned_alloc(64, size)));
+    if (b.data == nullptr) throw std::bad_alloc();
+    b.size = size;
+  }
+  return b.data.get();
+}
+
+dnnl_memory_desc_t Desc(absl::Span<const int64_t> dims, dnnl_format_tag_t tag) {
+  dnnl_memory_desc_t md;
+  dnnl_dims_t d;
+  std::copy(dims.begin(), dims.end(), d);
+  Check(Api().memory_desc_init_by_tag(&md, static_cast<int>(dims.size()), d, dnnl_f32, tag),
+        "memory_desc_init_by_tag");
+  return md;
+}
+
+bool Same(const dnnl_memory_desc_t& a, const dnnl_memory_desc_t& b) {
+  return Api().memory_desc_equal(&a, &b) != 0;
+}
+
+DnnlMemory Memory(const dnnl_memory_desc_t& md, void* handle) {
+  dnnl_memory_t m = nullptr;
+  Check(Api().memory_create(&m, &md, Api().engine, handle), "memory_create");
+  return DnnlMemory(m);
+}
+
+void SetData(dnnl_memory_t m, void* data) {
+  Check(Api().memory_set_data_handle(m, data), "memory_set_data_handle");
+}
+
+DnnlPrimitive Primitive(const void* op_desc) {
+  dnnl_primitive_desc_t pd = nullptr;
+  Check(Api().primitive_desc_create(&pd, op_desc, nullptr, Api().engine, nullptr),
+        "primitive_desc_create");
+  DnnlPrimitiveDesc owned(pd);
+  dnnl_primitive_t p = nullptr;
+  Check(Api().primitive_create(&p, pd), "primitive_create");
+  return DnnlPrimitive(p);
+}
+
+// The primitive's layout for one of its arguments.
+dnnl_memory_desc_t QueryDesc(const void* op_desc, dnnl_query_t what, DnnlPrimitive& out) {
+  dnnl_primitive_desc_t pd = nullptr;
+  Check(Api().primitive_desc_create(&pd, op_desc, nullptr, Api().engine, nullptr),
+        "primitive_desc_create");
+  DnnlPrimitiveDesc owned(pd);
+  if (out == nullptr) {
+    dnnl_primitive_t p = nullptr;
+    Check(Api().primitive_create(&p, pd), "primitive_create");
+    out.reset(p);
+  }
+  const dnnl_memory_desc_t* md = Api().primitive_desc_query_md(pd, what, 0);
+  if (md == nullptr) throw DnnlFailure{"primitive_desc_query_md"};
+  return *md;
+}
+
+DnnlPrimitive Reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to) {
+  dnnl_primitive_desc_t pd = nullptr;
+  Check(Api().reorder_primitive_desc_create(&pd, &from, Api().engine, &to, Api().engine,
+                                            nullptr),
+        "reorder_primitive_desc_create");
+  DnnlPrimitiveDesc owned(pd);
+  dnnl_primitive_t p = nullptr;
+  Check(Api().primitive_create(&p, pd), "primitive_create (reorder)");
+  return DnnlPrimitive(p);
+}
+
+void Execute(dnnl_primitive_t p, std::initializer_list<dnnl_exec_arg_t> args) {
+  Check(Api().primitive_execute(p, Stream(), static_cast<int>(args.size()), args.begin()),
+        "primitive_execute");
+}
+
+void RunReorder(dnnl_primitive_t reorder, dnnl_memory_t from, dnnl_memory_t to) {
+  Execute(reorder, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+dnnl_memory_t Weights(Operand& w, const ExternTensor& t, WeightCache* cache) {
+  if (w.blocked != nullptr && t.constant && cache != nullptr) return cache->Get(w, t.data);
+  w.Bind(t.data, kScratchWeights);
+  w.Fill();
+  return w.inner();
+}
+
+void AppendKey(PlanKey& key, absl::Span<const int64_t> values) {
+  key.push_back(static_cast<int64_t>(values.size()));
+  key.insert(key.end(), values.begin(), values.end());
+}
+
+bool AllF32(const ExternArgs& a) {
+  if (a.output.dtype != proto::FLOAT32) return false;
+  for (const ExternTensor& t : a.inputs) {
+    if (t.dtype != proto::FLOAT32) return false;
+  }
+  return true;
+}
+
+std::string Shape(const ExternTensor& t) {
+  return absl::StrCat("[", absl::StrJoin(t.shape, ", "), "]");
+}
+
+absl::Status ShapeError(absl::string_view op, const ExternArgs& a) {
+  std::vector<std::string> ins;
+  for (const ExternTensor& t : a.inputs) ins.push_back(Shape(t));
+  return absl::InvalidArgumentError(absl::StrCat(op, " of ", absl::StrJoin(ins, ", "),
+                                                 " cannot produce ", Shape(a.output)));
+}
+
+}  // namespace coil::cpu::dnnl_internal
