@@ -1,10 +1,10 @@
 // `coil compile MODEL`: import -> prims -> inductor -> codegen_cpu -> load as a straight list
 // of named stages, each timed, printed as it finishes and recorded in a CompileReport; plus
-// max-autotune, --check and --aot (see compile_commands.h).
+// max-autotune, --check and --aot (see compile_commands.h). Flags: compile_flags.h; the --dump
+// files: compile_dump.h.
 #include "tools/coil/compile_commands.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,15 +15,12 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen_cpu/aot.h"
 #include "codegen_cpu/codegen_cpu.h"
 #include "codegen_cpu/cpu_program.h"
 #include "inductor/schedule.h"
-#include "ir/constant_refs.h"
-#include "ir/printer.h"
 #include "ir/proto/report.pb.h"
 #include "ir/verifier.h"
 #include "runtime/compile_cache.h"
@@ -32,6 +29,8 @@
 #include "tools/coil/args.h"
 #include "tools/coil/backend_run.h"
 #include "tools/coil/compile_autotune.h"
+#include "tools/coil/compile_dump.h"
+#include "tools/coil/compile_flags.h"
 #include "tools/coil/graph_io.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/driver.h"
@@ -44,125 +43,6 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-constexpr char kUsage[] =
-    "usage: coil compile MODEL [--backend cpu|schedule] [--mode default|max-autotune]\n"
-    "                    [--dump DIR] [--aot DIR [--name ID]] [--cpu NAME]\n"
-    "                    [--check] [--dim s=N,...] [--seed N] [--runs N]\n"
-    "  Compiles MODEL (.onnx, text IR or a binary coil.proto.Graph) stage by stage, printing\n"
-    "  each stage's wall time and size as it finishes: import, prims (functionalize +\n"
-    "  decompose), inductor (fusion + memory plan), codegen_cpu (LLVM O3, through the compile\n"
-    "  cache unless COIL_CACHE=off), load (JIT + CPU executable).\n"
-    "  --backend cpu        native code for this CPU (default)\n"
-    "            schedule   stop after inductor; nothing is compiled or run\n"
-    "  --mode max-autotune  compile every inductor variant (epilogue fusion, memory reuse) for\n"
-    "                       1, half and all threads, time each on seeded random inputs (median\n"
-    "                       of --runs runs after 2 warm-ups, default 5; one run when over 3x\n"
-    "                       the best so far) and keep the fastest\n"
-    "  --dump DIR           write DIR/report.pb (a CompileReport: options, every stage's\n"
-    "                       artifact, timings, logs) and one file per stage\n"
-    "  --aot DIR            also write the AOT package DIR/ID.o + DIR/ID.h (links without LLVM)\n"
-    "  --name ID            the AOT package's C identifier (default: MODEL's file stem)\n"
-    "  --cpu NAME           LLVM CPU to generate code for (default: this host), e.g. x86-64-v3;\n"
-    "                       code for a CPU this host cannot run is generated but not loaded\n"
-    "  --check              run once on random inputs against the Schedule interpreter\n"
-    "                       (--backend schedule: the Schedule interpreter against the graph\n"
-    "                       interpreter); exit 1 above 1e-4 max relative error\n"
-    "  --dim s=N,...        symbol sizes of the random inputs (default: the symbols' hints)\n"
-    "  --seed N             seed of the random inputs (default 0)\n";
-
-struct Flags {
-  std::string model;
-  std::string backend = "cpu";  // "cpu" or "schedule"
-  std::string mode = "default";  // "default" or "max-autotune"
-  std::string dump_dir;
-  std::string aot_dir;
-  std::string name;  // the AOT package's identifier
-  std::string cpu;   // "" = the host
-  std::string dims;
-  uint64_t seed = 0;
-  int runs = 5;
-  bool check = false;
-};
-
-// An AOT package name from a file stem: "resnet-18.v2" -> "resnet_18_v2"; a name that would
-// still be refused (starts with a digit, a C++ keyword, reserved) gets an "m_" prefix.
-std::string AotNameFromStem(const std::string& stem) {
-  std::string out;
-  for (char c : stem) {
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  }
-  if (out.empty()) return "model";
-  if (!ValidateAotName(out).ok()) out = "m_" + out;
-  return ValidateAotName(out).ok() ? out : "model";
-}
-
-absl::StatusOr<Flags> ToFlags(const Args& args) {
-  Flags f;
-  f.model = args.positional[0];
-  f.backend = args.Get("backend", "cpu");
-  if (f.backend != "cpu" && f.backend != "schedule") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--backend must be cpu or schedule; got '", f.backend,
-                     "' (cpu compiles to native code; schedule stops after inductor)"));
-  }
-  f.mode = args.Get("mode", "default");
-  if (f.mode != "default" && f.mode != "max-autotune") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mode must be default or max-autotune; got '", f.mode, "'"));
-  }
-  if (f.mode == "max-autotune" && f.backend != "cpu") {
-    return absl::InvalidArgumentError(
-        "--mode max-autotune times compiled code: it needs --backend cpu");
-  }
-  f.dump_dir = args.Get("dump");
-  f.aot_dir = args.Get("aot");
-  f.cpu = args.Get("cpu");
-  if (f.cpu == "native") f.cpu.clear();
-  if (args.values.count("cpu") && f.backend != "cpu" && f.aot_dir.empty()) {
-    return absl::InvalidArgumentError(
-        "--cpu selects the CPU to generate code for: it needs --backend cpu or --aot DIR");
-  }
-  if (args.values.count("name")) {
-    if (f.aot_dir.empty()) {
-      return absl::InvalidArgumentError("--name names the AOT package: it needs --aot DIR");
-    }
-    f.name = args.Get("name");
-    if (absl::Status s = ValidateAotName(f.name); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--name: ", s.message()));
-    }
-  } else {
-    f.name = AotNameFromStem(std::filesystem::path(f.model).stem().string());
-  }
-  if (args.values.count("aot") && f.aot_dir.empty()) {
-    return absl::InvalidArgumentError("--aot needs a directory");
-  }
-  if (args.values.count("dump") && f.dump_dir.empty()) {
-    return absl::InvalidArgumentError("--dump needs a directory");
-  }
-  f.dims = args.Get("dim");
-  if (args.values.count("seed") && !absl::SimpleAtoi(args.Get("seed"), &f.seed)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--seed expects a non-negative integer; got '", args.Get("seed"), "'"));
-  }
-  if (args.values.count("runs")) {
-    if (f.mode != "max-autotune") {
-      return absl::InvalidArgumentError("--runs only applies to --mode max-autotune");
-    }
-    if (!absl::SimpleAtoi(args.Get("runs"), &f.runs) || f.runs < 1 || f.runs > 1000) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--runs expects an integer in [1, 1000]; got '", args.Get("runs"), "'"));
-    }
-  }
-  f.check = args.Has("check");
-  for (const char* flag : {"dim", "seed"}) {
-    if (args.values.count(flag) && !f.check && f.mode != "max-autotune") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", flag, " sets the random inputs of --check and --mode max-autotune; neither is on"));
-    }
-  }
-  return f;
 }
 
 std::string HumanBytes(int64_t n) {
@@ -182,27 +62,11 @@ std::vector<HostTensor> Copies(const std::vector<HostTensor>& inputs) {
   return out;
 }
 
-// Every kernel's LLVM IR, one function after another (for reading: not one parseable module).
-std::string KernelsText(const proto::KernelModule& module) {
-  std::string out = absl::StrCat("; coil compile: LLVM IR of every kernel after optimization\n",
-                                 "; target ", module.target_triple(), ", cpu ", module.cpu(),
-                                 ", ", module.compiler_version(), ", ", module.options(), "\n");
-  for (const proto::CompiledKernel& k : module.kernels()) {
-    absl::StrAppend(&out, "\n; kernel ", k.kernel_id(), " '", k.name(), "' -> @", k.symbol(),
-                    "\n", k.source());
-  }
-  if (!module.wrapper_source().empty()) {
-    absl::StrAppend(&out, "\n; wrapper @", module.wrapper_symbol(), "\n",
-                    module.wrapper_source());
-  }
-  return out;
-}
-
 // One `coil compile`: the driver's stages (import, capture, prims, inductor, codegen, load) with
 // progress lines, then max-autotune, --check and --aot; the report and the dump files.
 class CompileRun {
  public:
-  explicit CompileRun(Flags flags) : flags_(std::move(flags)) {}
+  explicit CompileRun(CompileFlags flags) : flags_(std::move(flags)) {}
 
   absl::Status Run() {
     start_ = Clock::now();
@@ -241,54 +105,11 @@ class CompileRun {
     if (!outcome.ok() && !has_error_log_) {
       Log("error", absl::StrCat(stage_, ": ", outcome.message()));
     }
-    driver::StoreConstantsOnce(report_);
-    // Stage files stand alone: constants the report stores once are put back into each.
-    int files = 0;
-    ConstantStore constants;
-    for (int i = 0; i < report_.stages_size(); ++i) {
-      const proto::StageArtifact& a = report_.stages(i);
-      const std::string base =
-          absl::StrFormat("%s/%02d_%s", flags_.dump_dir, i + 1, a.stage());
-      std::vector<std::pair<std::string, std::string>> out;
-      if (a.has_graph()) {
-        proto::Graph graph = a.graph();
-        if (absl::Status s = ResolveConstantReferences(graph, constants); !s.ok()) return s;
-        out.push_back({".pb", graph.SerializeAsString()});
-        absl::StatusOr<Graph> g = Graph::FromProto(graph);
-        if (g.ok()) out.push_back({".txt", PrintGraph(*g)});
-      } else if (a.has_schedule()) {
-        proto::Schedule schedule = a.schedule();
-        if (absl::Status s = ResolveConstantReferences(*schedule.mutable_graph(), constants);
-            !s.ok()) {
-          return s;
-        }
-        out.push_back({".schedule.pb", schedule.SerializeAsString()});
-        out.push_back({".txt", inductor::SummarizeSchedule(schedule)});
-      } else if (a.has_kernel_module()) {
-        proto::KernelModule module = a.kernel_module();
-        if (absl::Status s = ResolveConstantReferences(
-                *module.mutable_schedule()->mutable_graph(), constants);
-            !s.ok()) {
-          return s;
-        }
-        out.push_back({".module.pb", module.SerializeAsString()});
-        out.push_back({".kernels.ll", KernelsText(module)});
-        out.push_back({".o", module.object_code()});
-      }
-      for (const auto& [suffix, bytes] : out) {
-        if (absl::Status s = WriteFile(base + suffix, bytes); !s.ok()) return s;
-        ++files;
-      }
-      const proto::Graph* held = a.has_graph()      ? &a.graph()
-                                 : a.has_schedule() ? &a.schedule().graph()
-                                 : a.has_kernel_module() ? &a.kernel_module().schedule().graph()
-                                                         : nullptr;
-      if (held != nullptr) constants.AddGraph(*held);
-    }
+    absl::StatusOr<int> files = WriteCompileDump(report_, flags_.dump_dir);
+    if (!files.ok()) return files.status();
     const std::string path = flags_.dump_dir + "/report.pb";
-    if (absl::Status s = WriteFile(path, report_.SerializeAsString()); !s.ok()) return s;
     std::printf("wrote %s (%d stages) and %s in %s\n", path.c_str(), report_.stages_size(),
-                Plural(files, "stage file").c_str(), flags_.dump_dir.c_str());
+                Plural(*files, "stage file").c_str(), flags_.dump_dir.c_str());
     return absl::OkStatus();
   }
 
@@ -585,7 +406,7 @@ class CompileRun {
     return absl::OkStatus();
   }
 
-  Flags flags_;
+  CompileFlags flags_;
   proto::CompileReport report_;
   std::string stage_;  // the stage running (or failed)
   bool has_error_log_ = false;  // the driver logged the error into report_ already
@@ -606,10 +427,10 @@ int CompileCommand(const std::vector<std::string>& argv) {
     return 1;
   }
   if (args->positional.size() != 1 || args->Has("help")) {
-    std::cerr << kUsage;
+    std::cerr << kCompileUsage;
     return 2;
   }
-  absl::StatusOr<Flags> flags = ToFlags(*args);
+  absl::StatusOr<CompileFlags> flags = ParseCompileFlags(*args);
   if (!flags.ok()) {
     std::cerr << "coil compile: " << flags.status().message() << "\n";
     return 1;
