@@ -163,6 +163,12 @@ std::vector<Case> Cases() {
   c.push_back({"aten.rms_norm", {A({2, 3, 4}), A({4})}, {{"normalized_shape", SymList{4}}}});
   c.push_back({"aten.batch_norm", {A({2, 3, 2}), NoGrad(A({3})), NoGrad(P({3})), A({3}), A({3})},
                {{"eps", 0.01}}});
+  // training=true: batch statistics; the updated running statistics are outputs 1 and 2 (their
+  // random tangents check the derivative through them too).
+  c.push_back({"aten.batch_norm", {A({3, 2, 2}), A({2}), P({2}), A({2}), A({2})},
+               {{"training", true}, {"momentum", 0.3}, {"eps", 0.01}}});
+  c.push_back({"aten.batch_norm", {A({4, 3}), NoGrad(A({3})), NoGrad(P({3}))},
+               {{"training", true}}});
   c.push_back({"aten.group_norm", {A({2, 4, 3}), A({4}), A({4})}, {{"num_groups", int64_t{2}}}});
   c.push_back({"aten.instance_norm", {A({2, 3, 4}), A({3}), A({3})}});
   c.push_back({"aten.local_response_norm", {A({2, 5, 3})},
@@ -256,6 +262,9 @@ std::vector<Case> Cases() {
   // row like any other: torch drops that row's gradient by definition; autograd_oracle_test
   // checks it against torch.)
   c.push_back({"aten.dropout", {A({2, 3})}, {{"p", 0.5}, {"train", false}}});
+  // train=true: the mask is fixed by (seed, offset), so the differences see the same mask.
+  c.push_back({"aten.dropout", {A({3, 5})},
+               {{"p", 0.4}, {"train", true}, {"seed", int64_t{11}}, {"offset", int64_t{5}}}});
   c.push_back({"aten.scaled_dot_product_attention", {A({2, 3, 4}), A({2, 5, 4}), A({2, 5, 3})}});
   c.push_back({"aten.scaled_dot_product_attention",
                {A({1, 2, 4, 3}), A({2, 1, 4, 3}), A({2, 2, 4, 2})},
@@ -330,6 +339,10 @@ std::vector<Case> SymbolicCases() {
   c.push_back({"aten.cat", {A({kN, 2}), A({2, 2})}});
   c.push_back({"aten.embedding", {A({5, 2}), Idx({kN}, 5)}});
   c.push_back({"aten.adaptive_avg_pool1d", {A({2, 3, kN})}, {{"output_size", IntList{2}}}});
+  c.push_back({"aten.batch_norm", {A({kN, 2, 3}), A({2}), P({2}), A({2}), A({2})},
+               {{"training", true}, {"eps", 0.01}}});
+  c.push_back({"aten.dropout", {A({kN, 4})},
+               {{"p", 0.5}, {"train", true}, {"seed", int64_t{3}}, {"offset", int64_t{0}}}});
   return c;
 }
 

@@ -29,6 +29,10 @@ bool Recomputable(const Node& n, bool allow_reductions) {
     case OpClass::kReduction:
     case OpClass::kNormalization:
       return allow_reductions;
+    case OpClass::kRandom:
+      // philox_uniform is a function of its attributes (seed, offset): drawing it again in the
+      // backward gives the forward's values, so a dropout mask is recomputed, never saved.
+      return n.op() == "prims.philox_uniform";
     default:
       return false;
   }

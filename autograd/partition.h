@@ -11,8 +11,9 @@
 // inputs joined to the source, values the backward uses joined to the sink) and saves the
 // values on a minimum cut; the backward recomputes everything between the cut and its uses.
 // Only cheap ops may be recomputed: pointwise, views/layout and creation ops
-// (OpClass kElementwise, kShape, kCreation); matmul, convolution, attention, indexing and
-// random ops never are. `activation_memory_budget` in [0, 1] trades memory for recomputation:
+// (OpClass kElementwise, kShape, kCreation) and prims.philox_uniform, a function of its seed
+// and offset attributes (so a dropout mask is drawn again, not saved); matmul, convolution,
+// attention and indexing ops never are. `activation_memory_budget` in [0, 1] trades memory for recomputation:
 // at 1 reductions are never recomputed either; below 1, when that cut saves more than
 // budget x (save-everything bytes), reductions become recomputable too (a second, cheaper
 // cut; budget 0 always takes it). Sizes of symbolic dims are estimated from the graph's

@@ -202,6 +202,56 @@ TEST(Partition, RandomGraphsMatchJoint) {
   }
 }
 
+// y = dropout(x * w, p = 0.3, seed 5, offset 2): the mask is a function of (seed, offset), so
+// the min-cut backward draws it again (prims.philox_uniform in both graphs, nothing saved for
+// it) and the mask it draws is the forward's: with tangent 1, dL/dx = w mask / (1 - p), which is
+// zero exactly where y is and equals y / x elsewhere.
+TEST(Partition, DropoutMaskIsRecomputedAndEqualsTheForwardMask) {
+  Graph g("dropout");
+  GraphBuilder b(g);
+  Value* x = b.Input(TensorType(proto::FLOAT32, {6, 8}), "x");
+  Value* w = b.Input(TensorType(proto::FLOAT32, {8}), "w");
+  g.SetOutputs({Op(b, "aten.dropout", {Op(b, "aten.mul", {x, w})},
+                   {{"p", 0.3}, {"train", true}, {"seed", int64_t{5}}, {"offset", int64_t{2}}})});
+  Bytes bytes = CheckPartitions(g, 3);
+  EXPECT_LT(bytes.mincut, bytes.everything);
+
+  absl::StatusOr<JointGraph> joint = BuildJointGraph(g, {true, true});
+  ASSERT_TRUE(joint.ok()) << joint.status();
+  ASSERT_TRUE(prims::Decompose(joint->graph).ok());
+  absl::StatusOr<Partition> p = PartitionJoint(*joint, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto philox = [](const Graph& graph) {
+    int n = 0;
+    for (const Node* node : graph.nodes()) n += node->op() == "prims.philox_uniform";
+    return n;
+  };
+  EXPECT_EQ(philox(p->forward), 1);
+  EXPECT_EQ(philox(p->backward), 1) << "the backward draws the mask again";
+  for (const SavedValue& v : p->saved) {
+    EXPECT_NE(v.type.dtype, proto::BOOL) << "the mask " << v.name << " is saved";
+  }
+  std::mt19937_64 rng(9);
+  std::vector<HostTensor> primals = {Random(x->type(), rng), Random(w->type(), rng)};
+  absl::StatusOr<std::vector<HostTensor>> fw = Interpret(p->forward, primals, F32Mode());
+  ASSERT_TRUE(fw.ok()) << fw.status();
+  std::vector<HostTensor> bw_args(fw->begin() + 1, fw->end());
+  bw_args.push_back(HostTensor::FromDoubles(proto::FLOAT32, {6, 8}, std::vector<double>(48, 1)));
+  absl::StatusOr<std::vector<HostTensor>> bw = Interpret(p->backward, bw_args, F32Mode());
+  ASSERT_TRUE(bw.ok()) << bw.status();
+  std::vector<double> y = (*fw)[0].ToDoubles(), gx = (*bw)[0].ToDoubles();
+  std::vector<double> xs = primals[0].ToDoubles();
+  int dropped = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    EXPECT_EQ(y[i] == 0, gx[i] == 0) << "element " << i << ": the masks differ";
+    EXPECT_NEAR(gx[i] * xs[i], y[i], 1e-6 * std::fabs(y[i])) << "element " << i;
+    dropped += y[i] == 0;
+  }
+  // 48 draws at p = 0.3: some dropped, most kept.
+  EXPECT_GT(dropped, 4);
+  EXPECT_LT(dropped, 30);
+}
+
 TEST(Partition, BudgetOutOfRangeIsAnError) {
   absl::StatusOr<JointGraph> joint = BuildJointGraph(Mlp(), {true, true, true, true});
   ASSERT_TRUE(joint.ok()) << joint.status();

@@ -158,15 +158,12 @@ void RegisterNnRules(DerivativeRegistry& r) {
     if (pad >= 0) g2 = Where(Unsqueeze(Eq(flat, static_cast<double>(pad)), 1), 0.0, g2);
     return {IndexAdd(c, w, flat, 0, g2), Val()};
   });
-  // dropout(x, p, train=false): g (train with p > 0 has no seed to replay the mask yet)
+  // dropout(x, p, train=false): g
+  // dropout(x, p, train=true, seed, offset): dropout(g) with the same seed and offset, i.e.
+  //   g * mask / (1 - p) with the forward's mask drawn again from (seed, offset)
   r.Add("aten.dropout", [](const GradCall& c) -> std::vector<Val> {
-    if (c.Bool("train") && c.Float("p") != 0) {
-      c.e().Fail(absl::UnimplementedError(
-          "aten.dropout: no derivative with train=true yet (the op has no seed to replay the "
-          "mask)"));
-      return {};
-    }
-    return {c.grad()};
+    if (!c.Bool("train") || c.Float("p") == 0) return {c.grad()};
+    return {c.e().Op1("aten.dropout", {c.grad()}, c.attrs())};
   });
 }
 

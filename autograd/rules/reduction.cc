@@ -86,6 +86,37 @@ Val ChannelSum(Val v) {
   return Sum(v, dims);
 }
 
+// batch_norm with training=true: outputs y = xhat w + b (xhat standardized over every dim but
+// 1, n values per channel), rm' = (1 - m) rm + m mean, rv' = (1 - m) rv + m var n / (n - 1):
+//   x  <- standardize's gradient of g w, + g_rm m / n, + g_rv m 2 (x - mean) / (n - 1)
+//   rm <- (1 - m) g_rm, rv <- (1 - m) g_rv, w <- sum(g xhat), b <- sum(g)
+// (a training step gives the running statistics zero tangents: PyTorch updates them outside
+// autograd; the terms are exact derivatives of the outputs, as the gradcheck demands).
+std::vector<Val> BatchNormTrainingGrad(const GradCall& c) {
+  Val x = Upcast(c.in(0)), g = c.grad(0);
+  IntList dims = {0};
+  for (int64_t d = 2; d < x.rank(); ++d) dims.push_back(d);
+  Standardized s = Standardize(x, dims, c.Float("eps"));
+  Val gxhat = c.has_in(3) ? g * PerChannel(c.in(3), x) : g;
+  Val gx = StandardizeGrad(s, gxhat, dims);
+  double m = c.Float("momentum");
+  Val n = Count(x, dims, x.dtype());
+  std::vector<Val> out = {Val(), Val(), Val()};
+  if (c.has_grad(1)) {
+    gx = gx + PerChannel(c.grad(1), x) * m / n;
+    out[1] = c.grad(1) * (1 - m);
+  }
+  if (c.has_grad(2)) {
+    Val centered = x - Mean(x, dims, /*keepdim=*/true);
+    gx = gx + PerChannel(c.grad(2), x) * centered * (2 * m) / (n - 1.0);
+    out[2] = c.grad(2) * (1 - m);
+  }
+  out[0] = gx;
+  if (c.has_in(3)) out.push_back(ChannelSum(g * s.xhat));
+  if (c.has_in(4)) out.push_back(ChannelSum(g));
+  return out;
+}
+
 // group_norm / instance_norm backward: x [N, C, *] standardized per (n, group).
 std::vector<Val> GroupNormGrad(const GradCall& c, int64_t groups, double eps) {
   Val x = Upcast(c.in(0)), g = c.grad();
@@ -299,12 +330,9 @@ void RegisterReductionRules(DerivativeRegistry& r) {
   });
   // batch_norm(x, mean, var, w?, b?, training=false, eps): x <- g w rsqrt(var + eps);
   //   w <- sum(g xhat), b <- sum(g) over every dim but channels; running stats: none
+  // training=true: see BatchNormTrainingGrad
   r.Add("aten.batch_norm", [](const GradCall& c) -> std::vector<Val> {
-    if (c.Bool("training")) {
-      c.e().Fail(absl::UnimplementedError(
-          "aten.batch_norm: no derivative with training=true yet (only the inference form)"));
-      return {};
-    }
+    if (c.Bool("training")) return BatchNormTrainingGrad(c);
     Val x = Upcast(c.in(0)), g = c.grad();
     Val rstd = Rsqrt(PerChannel(c.in(2), x) + c.Float("eps"));
     Val scale = c.has_in(3) ? rstd * PerChannel(c.in(3), x) : rstd;

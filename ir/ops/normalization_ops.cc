@@ -139,10 +139,6 @@ Outs BatchNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (!s.ok()) return s;
   absl::StatusOr<bool> training = GetBool(attrs, "training");
   if (!training.ok()) return training.status();
-  if (*training) {
-    return Error("training=true is not supported (it updates the running statistics in "
-                 "place); coil's batch_norm is the inference form");
-  }
   if (x.rank() < 2) {
     return Error("expected an input with at least 2 dims (N, C, ...), got ", x.ToString());
   }
@@ -151,7 +147,27 @@ Outs BatchNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (!s.ok()) return s;
   s = CheckEps(attrs, false);
   if (!s.ok()) return s;
-  return std::vector<TensorType>{meta::Out(x.dtype, x.shape, x.device)};
+  std::vector<TensorType> out = {meta::Out(x.dtype, x.shape, x.device)};
+  if (*training) {
+    // Batch statistics over every dim but 1; the updated running statistics are outputs 1
+    // and 2 (the functional form of PyTorch's in-place update).
+    absl::StatusOr<double> momentum = GetFloat(attrs, "momentum");
+    if (!momentum.ok()) return momentum.status();
+    if (!(*momentum >= 0 && *momentum <= 1)) {
+      return Error("momentum must be in [0, 1], got ", *momentum);
+    }
+    SymExpr per_channel(1);
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (d != 1) per_channel = per_channel * x.shape[d];
+    }
+    if (per_channel.is_constant() && per_channel.constant() <= 1) {
+      return Error("expected more than 1 value per channel when training, got input size ",
+                   meta::ShapeText(x.shape));
+    }
+    out.push_back(meta::Out(in[1].dtype, in[1].shape, in[1].device));
+    out.push_back(meta::Out(in[2].dtype, in[2].shape, in[2].device));
+  }
+  return out;
 }
 
 Outs GroupNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
@@ -218,10 +234,15 @@ Outs DropoutMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   }
   absl::StatusOr<bool> train = GetBool(attrs, "train");
   if (!train.ok()) return train.status();
-  if (*train) {
-    return Error("train=true is not supported yet: random ops need a seed (coil will take one "
-                 "as an explicit input later); train=false is the identity");
+  absl::StatusOr<int64_t> seed = GetInt(attrs, "seed");
+  if (!seed.ok()) return seed.status();
+  absl::StatusOr<int64_t> offset = GetInt(attrs, "offset");
+  if (!offset.ok()) return offset.status();
+  if (*train && *p != 0 && *seed < 0) {
+    return Error("train=true needs a seed attribute (seed >= 0; the mask is "
+                 "prims.philox_uniform(seed, offset)); train=false is the identity");
   }
+  if (*offset < 0) return Error("offset must be >= 0, got ", *offset);
   return std::vector<TensorType>{meta::Out(in[0].dtype, in[0].shape, in[0].device)};
 }
 
@@ -255,8 +276,11 @@ void RegisterNormalizationOps(OpRegistry& r) {
             {"momentum", AttrKind::kFloat, Attribute(0.1)}, Eps()},
            OpClass::kNormalization, BatchNormMeta,
            "F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, "
-           "eps): inference form only (training=true is an error; momentum is unused); f32 "
-           "parameters with a bf16/f16 input are accepted, as PyTorch's CPU kernel");
+           "eps): training=false: y only, normalized with the running statistics; "
+           "training=true: (y, new running_mean, new running_var), y normalized with the batch "
+           "statistics over every dim but 1 and the running statistics blended with momentum "
+           "(the unbiased batch variance), the functional form of PyTorch's in-place update; "
+           "f32 parameters with a bf16/f16 input are accepted, as PyTorch's CPU kernel");
   Register(r, "aten.group_norm", {{"input"}, {"weight", true}, {"bias", true}},
            {{"num_groups", AttrKind::kInt, std::nullopt}, Eps()}, OpClass::kNormalization,
            GroupNormMeta, "F.group_norm(input, num_groups, weight, bias, eps)");
@@ -281,10 +305,14 @@ void RegisterNormalizationOps(OpRegistry& r) {
            "F.local_response_norm(input, size, alpha, beta, k): x / (k + alpha * "
            "mean of x^2 over a zero-padded window of `size` channels)^beta");
   Register(r, "aten.dropout", {{"input"}},
-           {{"p", AttrKind::kFloat, std::nullopt}, {"train", AttrKind::kBool, std::nullopt}},
+           {{"p", AttrKind::kFloat, std::nullopt}, {"train", AttrKind::kBool, std::nullopt},
+            {"seed", AttrKind::kInt, Attribute(int64_t{-1})},
+            {"offset", AttrKind::kInt, Attribute(int64_t{0})}},
            OpClass::kRandom, DropoutMeta,
-           "aten.dropout(input, p, train): train=false is the identity; train=true is an error "
-           "until random ops take a seed");
+           "aten.dropout(input, p, train, seed=-1, offset=0): train=false is the identity; "
+           "train=true keeps element i where prims.philox_uniform(seed, offset)[i] < 1 - p and "
+           "scales it by 1 / (1 - p) (p = 1: zeros); it needs seed >= 0, so the same mask can "
+           "be drawn again (the backward recomputes it)");
 }
 
 }  // namespace coil

@@ -16,6 +16,7 @@ using ::testing::HasSubstr;
 using meta_test::ErrorOf;
 using meta_test::F32;
 using meta_test::TypeOf;
+using meta_test::TypesOf;
 
 const SymExpr kS = SymExpr::Symbol("s");
 const SymExpr kT = SymExpr::Symbol("t");
@@ -142,9 +143,18 @@ TEST(NormalizationErrors, LayerNorm) {
 }
 
 TEST(NormalizationErrors, BatchAndGroupNorm) {
-  EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({2, 3}), F32({3}), F32({3})},
+  // training=true: y and the two updated running statistics.
+  EXPECT_EQ(TypesOf("aten.batch_norm",
+                    {TensorType(proto::BFLOAT16, {kS, 3, 4}), F32({3}), F32({3})},
+                    {{"training", true}}),
+            "bf16[s, 3, 4]; f32[3]; f32[3]");
+  EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({1, 3}), F32({3}), F32({3})},
                       {{"training", true}}),
-              HasSubstr("training=true is not supported"));
+              HasSubstr("expected more than 1 value per channel when training, got input size "
+                        "[1, 3]"));
+  EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({2, 3}), F32({3}), F32({3})},
+                      {{"training", true}, {"momentum", 1.5}}),
+              HasSubstr("momentum must be in [0, 1], got 1.5"));
   EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({3}), F32({3}), F32({3})}),
               HasSubstr("expected an input with at least 2 dims (N, C, ...), got f32[3]"));
   EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({2, 3}), F32({4}), F32({3})}),
@@ -182,7 +192,13 @@ TEST(NormalizationErrors, InstanceAndLocalResponseNorm) {
 
 TEST(NormalizationErrors, Dropout) {
   EXPECT_THAT(ErrorOf("aten.dropout", {F32({2})}, {{"p", 0.5}, {"train", true}}),
-              HasSubstr("train=true is not supported yet: random ops need a seed"));
+              HasSubstr("train=true needs a seed attribute"));
+  EXPECT_EQ(TypeOf("aten.dropout", {F32({kS, 2})},
+                   {{"p", 0.5}, {"train", true}, {"seed", int64_t{7}}, {"offset", int64_t{3}}}),
+            "f32[s, 2]");
+  EXPECT_THAT(ErrorOf("aten.dropout", {F32({2})},
+                      {{"p", 0.5}, {"train", true}, {"seed", int64_t{7}}, {"offset", int64_t{-3}}}),
+              HasSubstr("offset must be >= 0, got -3"));
   EXPECT_THAT(ErrorOf("aten.dropout", {F32({2})}, {{"p", 1.5}, {"train", false}}),
               HasSubstr("dropout probability has to be between 0 and 1, but got 1.5"));
   EXPECT_THAT(ErrorOf("aten.dropout", {F32({2})}, {{"p", 0.5}}), HasSubstr("needs attribute"));

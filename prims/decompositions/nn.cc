@@ -147,12 +147,17 @@ void RegisterNnDecompositions(DecompositionRegistry& r) {
     return {Reshape(Gather(w, 0, index), c.out_shape())};
   });
   // dropout(x, p, train=false) -> x
+  // dropout(x, p, train=true, seed, offset)
+  //   -> where(philox_uniform(shape, seed, offset, f32) < 1 - p, x * (1 / (1 - p)), 0)
+  // (p = 1: zeros). The mask is a function of (seed, offset) alone, so the backward draws it
+  // again instead of saving it (autograd's rule is dropout of the gradient).
   r.Add("aten.dropout", [](const OpCall& c) -> std::vector<Val> {
-    if (c.Bool("train") && c.Float("p") != 0) {
-      c.e().Fail("aten.dropout: train=true needs a seed attribute (the op has none)");
-      return {};
-    }
-    return {c.in(0)};
+    double p = c.Float("p");
+    if (!c.Bool("train") || p == 0) return {c.in(0)};
+    if (p == 1) return {FullLike(c.in(0), 0.0, c.out_dtype())};
+    Val x = Upcast(c.in(0));
+    Val u = PhiloxUniform(c.e(), x.shape(), c.Int("seed"), c.Int("offset"), proto::FLOAT32);
+    return {Cast(Where(Lt(u, 1 - p), x * (1 / (1 - p)), 0.0), c.out_dtype())};
   });
 
   nn_internal::RegisterPoolDecompositions(r);

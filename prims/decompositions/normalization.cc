@@ -65,6 +65,24 @@ IntList NormalizedDims(const OpCall& c, const Val& x) {
   return DimsFrom(x, x.rank() - static_cast<int64_t>(c.Syms("normalized_shape").size()));
 }
 
+// batch_norm with training=true: y from the batch statistics, and the updated running
+// statistics (n values per channel; the meta function refused n <= 1 when it is known).
+std::vector<Val> BatchNormTraining(const OpCall& c) {
+  Val x = Upcast(c.in(0));
+  IntList dims = {0};
+  for (int64_t d = 2; d < x.rank(); ++d) dims.push_back(d);
+  Val mean = Mean(x, dims, /*keepdim=*/true);
+  Val d = x - mean;
+  Val var = Mean(d * d, dims, /*keepdim=*/true);
+  Val y = ChannelAffine(c, d * Rsqrt(var + c.Float("eps")), 3);
+  double m = c.Float("momentum");
+  Val n = SymValue(c.e(), NumElements(x, dims), x.dtype());
+  SymList channels = {x.size(1)};
+  Val rm = Upcast(c.in(1)) * (1 - m) + Reshape(mean, channels) * m;
+  Val rv = Upcast(c.in(2)) * (1 - m) + Reshape(var, channels) * n / (n - 1.0) * m;
+  return {Cast(y, c.out_dtype(0)), Cast(rm, c.out_dtype(1)), Cast(rv, c.out_dtype(2))};
+}
+
 }  // namespace
 
 void RegisterNormalizationDecompositions(DecompositionRegistry& r) {
@@ -96,11 +114,11 @@ void RegisterNormalizationDecompositions(DecompositionRegistry& r) {
     return {Cast(TrailingAffine(c, y), c.out_dtype())};
   });
   // batch_norm(x, mean, var, w?, b?, training=false, eps) -> (x - mean) * rsqrt(var + eps) * w + b
+  // batch_norm(x, rm, rv, w?, b?, training=true, momentum m, eps)
+  //   -> (standardize(x over every dim but 1) * w + b,
+  //       (1 - m) rm + m batch_mean, (1 - m) rv + m batch_var * n / (n - 1))
   r.Add("aten.batch_norm", [](const OpCall& c) -> std::vector<Val> {
-    if (c.Bool("training")) {
-      c.e().Fail("aten.batch_norm: training=true has no decomposition (inference form only)");
-      return {};
-    }
+    if (c.Bool("training")) return BatchNormTraining(c);
     Val x = Upcast(c.in(0));
     Val y = (x - PerChannel(c.in(1), x)) * Rsqrt(PerChannel(c.in(2), x) + c.Float("eps"));
     return {Cast(ChannelAffine(c, y, 3), c.out_dtype())};

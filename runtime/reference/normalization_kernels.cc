@@ -12,6 +12,7 @@
 #include "ir/ops/meta_util.h"
 #include "runtime/reference/kernel_registry.h"
 #include "runtime/reference/kernel_util.h"
+#include "runtime/reference/philox.h"
 
 namespace coil {
 
@@ -154,6 +155,46 @@ ReferenceKernel TrailingNormKernel(bool rms) {
   };
 }
 
+// Training batch_norm: statistics of each channel over every other dim (biased variance for
+// y), and the running statistics blended with momentum (unbiased variance), as PyTorch.
+Outputs BatchNormTraining(const KernelContext& ctx, double eps) {
+  const HostTensor& x = ctx.inputs[0];
+  int64_t channels = x.shape()[1];
+  int64_t count = channels == 0 ? 0 : x.numel() / channels;
+  if (count <= 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected more than 1 value per channel when training, got input size [",
+                     absl::StrJoin(x.shape(), ", "), "]"));
+  }
+  absl::StatusOr<double> momentum = GetFloat(ctx.attrs, "momentum");
+  if (!momentum.ok()) return momentum.status();
+  std::vector<double> sum(channels, 0.0), sq(channels, 0.0);
+  ForEachIndex(x.shape(), [&](absl::Span<const int64_t> idx) { sum[idx[1]] += x.GetDouble(idx); });
+  for (double& s : sum) s /= static_cast<double>(count);  // now the mean
+  ForEachIndex(x.shape(), [&](absl::Span<const int64_t> idx) {
+    double d = x.GetDouble(idx) - sum[idx[1]];
+    sq[idx[1]] += d * d;
+  });
+  const HostTensor* weight = Input(ctx, 3);
+  const HostTensor* bias = Input(ctx, 4);
+  HostTensor out = HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
+  ForEachIndex(x.shape(), [&](absl::Span<const int64_t> idx) {
+    std::vector<int64_t> ci = {idx[1]};
+    double var = sq[idx[1]] / static_cast<double>(count);
+    double y = (x.GetDouble(idx) - sum[idx[1]]) / std::sqrt(var + eps);
+    out.SetDouble(idx, y * Param(weight, ci, 1.0) + Param(bias, ci, 0.0));
+  });
+  HostTensor mean = HostTensor::Zeros(ctx.output_dtypes[1], ctx.output_shapes[1]);
+  HostTensor var = HostTensor::Zeros(ctx.output_dtypes[2], ctx.output_shapes[2]);
+  for (int64_t c = 0; c < channels; ++c) {
+    std::vector<int64_t> ci = {c};
+    double unbiased = sq[c] / static_cast<double>(count - 1);
+    mean.SetDouble(ci, (1 - *momentum) * ctx.inputs[1].GetDouble(ci) + *momentum * sum[c]);
+    var.SetDouble(ci, (1 - *momentum) * ctx.inputs[2].GetDouble(ci) + *momentum * unbiased);
+  }
+  return std::vector<HostTensor>{out, mean, var};
+}
+
 // Inference batch_norm: y = (x - running_mean[c]) / sqrt(running_var[c] + eps) * w[c] + b[c].
 Outputs BatchNorm(const KernelContext& ctx) {
   const HostTensor& x = ctx.inputs[0];
@@ -165,6 +206,9 @@ Outputs BatchNorm(const KernelContext& ctx) {
   }
   absl::StatusOr<double> eps = Eps(ctx);
   if (!eps.ok()) return eps.status();
+  absl::StatusOr<bool> training = GetBool(ctx.attrs, "training");
+  if (!training.ok()) return training.status();
+  if (*training) return BatchNormTraining(ctx, *eps);
   const HostTensor* weight = Input(ctx, 3);
   const HostTensor* bias = Input(ctx, 4);
   HostTensor out = HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
@@ -257,9 +301,27 @@ Outputs LocalResponseNorm(const KernelContext& ctx) {
   return std::vector<HostTensor>{out};
 }
 
-// Dropout in eval mode (the meta function rejects train=true).
+// Dropout: the identity with train=false; with train=true element i (row-major) is kept,
+// times 1 / (1 - p), where philox_uniform(seed, offset + i) < 1 - p (the same f32 value
+// the decomposition's prims.philox_uniform draws), zero otherwise.
 Outputs Dropout(const KernelContext& ctx) {
-  return std::vector<HostTensor>{ctx.inputs[0].To(ctx.output_dtypes[0])};
+  absl::StatusOr<bool> train = GetBool(ctx.attrs, "train");
+  if (!train.ok()) return train.status();
+  absl::StatusOr<double> p = GetFloat(ctx.attrs, "p");
+  if (!p.ok()) return p.status();
+  if (!*train || *p == 0) return std::vector<HostTensor>{ctx.inputs[0].To(ctx.output_dtypes[0])};
+  absl::StatusOr<int64_t> seed = GetInt(ctx.attrs, "seed");
+  if (!seed.ok()) return seed.status();
+  absl::StatusOr<int64_t> offset = GetInt(ctx.attrs, "offset");
+  if (!offset.ok()) return offset.status();
+  const HostTensor& x = ctx.inputs[0];
+  HostTensor out = HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
+  int64_t i = 0;
+  ForEachIndex(x.shape(), [&](absl::Span<const int64_t> idx) {
+    bool keep = PhiloxUniformAt(*seed, *offset + i++) < static_cast<float>(1 - *p);
+    out.SetDouble(idx, keep ? x.GetDouble(idx) * (1 / (1 - *p)) : 0.0);
+  });
+  return std::vector<HostTensor>{out};
 }
 
 }  // namespace
