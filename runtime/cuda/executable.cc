@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,7 +16,10 @@
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cuda/cublaslt.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/gemm.h"
+#include "runtime/cuda/gemm_plan.h"
 #include "runtime/cuda/kernel_abi.h"
 #include "runtime/interpreter.h"
 
@@ -112,10 +116,18 @@ struct CudaExecutable::Impl {
   CUdeviceptr table = 0;  // buffer pointers, then symbols
   CUdeviceptr error = 0;
   std::vector<uint64_t> host_table;
+  // GEMMs (gemm_plan.h): the plan per aten.mm / aten.bmm kernel, cuBLASLt and its workspace.
+  absl::flat_hash_map<int, GemmPlan> gemm_plans;
+  std::unique_ptr<CublasGemm> gemm;
+  CUdeviceptr gemm_workspace = 0;
+  std::string gemm_library = "none (the module has no aten.mm / aten.bmm)";
+  bool gemm_on_host = false;
 
   ~Impl() {
     if (d == nullptr) return;
     if (ctx != nullptr) d->CtxSetCurrent(ctx);
+    gemm.reset();
+    if (gemm_workspace != 0) d->MemFree(gemm_workspace);
     for (auto& [id, p] : constants) d->MemFree(p);
     if (arena != 0) d->MemFree(arena);
     if (table != 0) d->MemFree(table);
@@ -139,6 +151,12 @@ struct CudaExecutable::Impl {
   }
 
   absl::Status Setup();
+  absl::Status SetupGemm();
+  // Runs EXTERN kernel `k` on the GPU when it is a GEMM cuBLASLt can run: nullopt when it
+  // cannot (the caller runs it on the host), else whether its epilogue ran fused.
+  absl::StatusOr<std::optional<bool>> RunGemm(
+      const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
+      const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where);
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
   absl::Status KernelError(const CoilCudaError& e) const;
 };
@@ -229,6 +247,7 @@ absl::Status CudaExecutable::Impl::Setup() {
     if (absl::Status st = Check(d->MemcpyHtoDAsync(*p, bytes.data(), bytes.size(), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
     if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !st.ok()) return st;
   }
+  if (absl::Status st = SetupGemm(); !st.ok()) return st;
   host_table.assign(max_id + 1 + s.graph().symbols_size(), 0);
   absl::StatusOr<CUdeviceptr> t = Alloc(host_table.size() * 8, "the buffer table");
   if (!t.ok()) return t.status();
@@ -237,6 +256,80 @@ absl::Status CudaExecutable::Impl::Setup() {
   if (!e.ok()) return e.status();
   error = *e;
   return absl::OkStatus();
+}
+
+absl::Status CudaExecutable::Impl::SetupGemm() {
+  for (const proto::Kernel& k : module.schedule().kernels()) {
+    if (std::optional<GemmPlan> p = PlanGemm(module.schedule(), k); p.has_value()) gemm_plans[k.id()] = *p;
+  }
+  if (gemm_plans.empty()) return absl::OkStatus();
+  if (!options.use_cublaslt) {
+    gemm_library = "none (use_cublaslt is off: aten.mm / aten.bmm run on the host)";
+    return absl::OkStatus();
+  }
+  absl::StatusOr<const CublasLt*> lt = CublasLt::Get();
+  if (!lt.ok()) {
+    gemm_library = absl::StrCat(lt.status().message(), ": aten.mm / aten.bmm run on the host");
+    gemm_on_host = true;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<CUdeviceptr> ws = Alloc(options.gemm_workspace_bytes, "cuBLASLt's workspace");
+  if (!ws.ok()) return ws.status();
+  gemm_workspace = *ws;
+  absl::StatusOr<std::unique_ptr<CublasGemm>> g =
+      CublasGemm::Create(*lt, gemm_workspace, options.gemm_workspace_bytes, options.allow_tf32);
+  if (!g.ok()) return g.status();
+  gemm = *std::move(g);
+  gemm_library = gemm->Describe();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<bool>> CudaExecutable::Impl::RunGemm(
+    const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
+    const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where) {
+  auto it = gemm_plans.find(k.id());
+  if (gemm == nullptr || it == gemm_plans.end() || !it->second.unsupported.empty()) return std::nullopt;
+  const GemmPlan& p = it->second;
+  const std::vector<int64_t>& a = shapes.at(p.a);
+  const std::vector<int64_t>& b = shapes.at(p.b);
+  GemmCall call;
+  call.dtype = p.dtype;
+  const size_t r = p.batched ? 1 : 0;
+  if (p.batched) {
+    if (a[0] != b[0]) return std::nullopt;  // the host kernel reports it
+    call.batch = a[0];
+  }
+  call.m = a[r];
+  call.k = a[r + 1];
+  call.n = b[r + 1];
+  if (b[r] != call.k) return std::nullopt;
+  // Empty problems (K = 0 means zeros, then the epilogue) stay on the host path.
+  if (call.batch == 0 || call.m == 0 || call.n == 0 || call.k == 0) return std::nullopt;
+  const int64_t limit = int64_t{1} << 31;  // cuBLASLt's dimensions are 64-bit, but stay sane
+  if (call.m >= limit || call.n >= limit || call.k >= limit) return std::nullopt;
+  auto overlaps = [&](int x, int y) {
+    const uint64_t px = host_table[x], py = host_table[y];
+    return px < py + sizes.at(y) && py < px + sizes.at(x);
+  };
+  call.a = host_table[p.a];
+  call.b = host_table[p.b];
+  if (overlaps(p.out, p.a) || overlaps(p.out, p.b)) return std::nullopt;
+  if (p.fused && !overlaps(p.d, p.a) && !overlaps(p.d, p.b) && (p.bias == 0 || !overlaps(p.d, p.bias)) &&
+      (p.c == 0 || host_table[p.c] == host_table[p.d] || !overlaps(p.d, p.c))) {
+    GemmCall fused = call;
+    fused.d = host_table[p.d];
+    fused.c = p.c != 0 ? host_table[p.c] : 0;
+    fused.bias = p.bias != 0 ? host_table[p.bias] : 0;
+    fused.relu = p.relu;
+    absl::StatusOr<bool> ran = gemm->Run(fused, stream, where);
+    if (!ran.ok()) return ran.status();
+    if (*ran) return true;
+  }
+  call.d = host_table[p.out];
+  absl::StatusOr<bool> ran = gemm->Run(call, stream, where);
+  if (!ran.ok()) return ran.status();
+  if (!*ran) return std::nullopt;
+  return false;
 }
 
 absl::Status CudaExecutable::Impl::KernelError(const CoilCudaError& e) const {
@@ -362,7 +455,13 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
   };
   for (const proto::Kernel& k : s.kernels()) {
     const std::string where = KernelWhere(k);
-    if (k.kind() == proto::Kernel::EXTERN) {
+    bool epilogue_done = false;
+    absl::StatusOr<std::optional<bool>> on_gpu =
+        k.kind() == proto::Kernel::EXTERN ? RunGemm(k, shapes, sizes, where) : std::optional<bool>();
+    if (!on_gpu.ok()) return on_gpu.status();
+    if (on_gpu->has_value()) {
+      epilogue_done = **on_gpu;
+    } else if (k.kind() == proto::Kernel::EXTERN) {
       // The host round trip (executable.h).
       std::vector<std::string> host;
       std::vector<cpu::ExternTensor> ins;
@@ -386,7 +485,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
       if (absl::Status c = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !c.ok()) return c;
     }
     auto fn = functions.find(k.id());
-    if (fn == functions.end()) continue;
+    if (fn == functions.end() || epilogue_done) continue;
     int64_t count = 1;
     for (const proto::SymExpr& r : k.ranges()) {
       absl::StatusOr<int64_t> v = Eval(r, b);
@@ -478,5 +577,9 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Run(absl::Span<const Hos
 }
 
 const std::string& CudaExecutable::device_name() const { return impl_->device_name; }
+
+const std::string& CudaExecutable::gemm_library() const { return impl_->gemm_library; }
+
+bool CudaExecutable::gemm_on_host() const { return impl_->gemm_on_host; }
 
 }  // namespace coil::cuda

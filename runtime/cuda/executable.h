@@ -5,8 +5,11 @@
 // binding needs more); inputs copied to the device and outputs back at the edges of each Run.
 //
 // Kernels run in program order on the stream with grids computed from the bound symbols
-// (kernel_abi.h). EXTERN ops run on the host (runtime/cpu/externs.h: oneDNN where it covers
-// the call, else the reference kernel) between a device->host copy of their inputs and a
+// (kernel_abi.h). aten.mm / aten.bmm run on the GPU through cuBLASLt (gemm.h, dlopen'ed), with
+// their epilogue applied by cuBLASLt where gemm_plan.h says it can (the generated epilogue
+// kernel is then not launched). Other EXTERN ops, and GEMMs cuBLASLt cannot run (integer
+// dtypes, no library), run on the host (runtime/cpu/externs.h: oneDNN where it covers the
+// call, else the reference kernel) between a device->host copy of their inputs and a
 // host->device copy of their result: correct, slow, documented in docs/cuda_backend.md.
 //
 //   absl::StatusOr<std::unique_ptr<CudaExecutable>> exe = CudaExecutable::Create(module);
@@ -34,6 +37,14 @@ struct CudaExecutableOptions {
   bool sync_each_kernel = false;
   // The GPU (CUDA device ordinal).
   int device = 0;
+  // aten.mm / aten.bmm through cuBLASLt when it loads (else on the host, and gemm_library()
+  // says why). Off: always on the host.
+  bool use_cublaslt = true;
+  // f32 GEMMs in TF32 (CUBLAS_COMPUTE_32F_FAST_TF32): faster, about 1e-3 relative error, outside
+  // the CPU backend's tolerance. Off by default.
+  bool allow_tf32 = false;
+  // cuBLASLt's workspace (device memory, one per executable).
+  size_t gemm_workspace_bytes = size_t{32} << 20;
 };
 
 class CudaExecutable {
@@ -58,6 +69,14 @@ class CudaExecutable {
 
   // "NVIDIA H100 80GB HBM3 (sm_90)".
   const std::string& device_name() const;
+
+  // Who runs the module's GEMMs: "cuBLASLt 130000 (libcublasLt.so.13)", "none (the module has
+  // no aten.mm / aten.bmm)", or why the host does ("no cuBLASLt (libcublasLt.so.13: cannot
+  // open ...): aten.mm / aten.bmm run on the host").
+  const std::string& gemm_library() const;
+  // Whether the GEMMs run on the host for want of cuBLASLt (the module has some, and
+  // use_cublaslt is on, but it did not load).
+  bool gemm_on_host() const;
 
  private:
   struct Impl;

@@ -1,6 +1,8 @@
 // CudaBackend: GenerateCuda + CudaExecutable::Create behind the driver::Backend interface.
 #include "tools/driver/cuda_backend.h"
 
+#include <cstdio>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +28,10 @@ class CudaBackendImpl : public Backend {
   std::string name() const override { return "cuda"; }
   BackendCapabilities capabilities() const override {
     BackendCapabilities c;
-    // No extern epilogue fusion yet: externs run on the host (runtime/cuda/executable.h).
+    // aten.mm / aten.bmm run through cuBLASLt, which applies bias / matrix / relu epilogues
+    // itself where runtime/cuda/gemm_plan.h allows; other epilogues (and convolution's, which
+    // runs on the host) are one generated kernel after the extern.
+    c.inductor.extern_epilogues = {"aten.bmm", "aten.convolution", "aten.mm"};
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
     c.vector_bits = 0;
     c.alignment = 256;  // cuMemAlloc
@@ -42,6 +47,11 @@ class CudaBackendImpl : public Backend {
     absl::StatusOr<std::unique_ptr<cuda::CudaExecutable>> exe =
         cuda::CudaExecutable::Create(std::move(module), options_.runtime);
     if (!exe.ok()) return exe.status();
+    if ((*exe)->gemm_on_host()) {
+      // Said once per process: binaries run without cuBLASLt, GEMMs on the host.
+      static std::once_flag said;
+      std::call_once(said, [&] { std::fprintf(stderr, "coil: %s\n", (*exe)->gemm_library().c_str()); });
+    }
     return std::make_unique<CudaLoaded>(*std::move(exe));
   }
 

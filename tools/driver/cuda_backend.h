@@ -1,7 +1,10 @@
 // The CUDA backend as a driver::Backend: codegen_cuda (Schedule -> CUDA C++ -> NVRTC CUBIN) and
-// runtime/cuda (CudaExecutable: driver API via dlopen, device arena, host copies at the edges).
+// runtime/cuda (CudaExecutable: driver API via dlopen, device arena, host copies at the edges,
+// aten.mm / aten.bmm through cuBLASLt with fused epilogues). Declares aten.mm, aten.bmm and
+// aten.convolution to inductor as externs with epilogues.
 // Generate needs only NVRTC (no GPU: CI compiles every kernel); Load needs a CUDA driver and
-// GPU, and says "no CUDA driver" (FailedPrecondition) cleanly where there is none.
+// GPU, and says "no CUDA driver" (FailedPrecondition) cleanly where there is none; without
+// cuBLASLt it loads anyway, GEMMs run on the host, and the first Load says so on stderr.
 //
 //   std::shared_ptr<driver::Backend> cuda = driver::CudaBackend();
 //   driver::DriverOptions options;  options.backend = cuda;

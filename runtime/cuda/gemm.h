@@ -1,0 +1,71 @@
+// Row-major GEMMs on the GPU through cuBLASLt (cublaslt.h): D[b] = relu?(A[b] B[b] + C[b] + bias)
+// for A [M, K], B [K, N], D and C [M, N] contiguous, bias [N], b over a batch (strided). One
+// handle and one device workspace per executable; per problem (shape, dtype, epilogue,
+// pointer alignments) the descriptors and cuBLASLt's heuristic choice of algorithm are made
+// once and cached.
+//
+// cuBLASLt is column-major: a row-major [M, N] = [M, K] x [K, N] is computed as the
+// column-major D^T [N, M] = B^T [N, K] x A^T [K, M], so B is cuBLASLt's "A" and the bias,
+// one value per column of D, is its per-row bias of D^T.
+//
+// Precision: f32 GEMMs use CUBLAS_COMPUTE_32F, which never uses TF32, so results stay within
+// the CPU backend's tolerance; `allow_tf32` switches to CUBLAS_COMPUTE_32F_FAST_TF32. f16 and
+// bf16 accumulate in f32 (and add the epilogue in f32, rounding once); f64 in f64.
+#ifndef COIL_RUNTIME_CUDA_GEMM_H_
+#define COIL_RUNTIME_CUDA_GEMM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "ir/proto/graph.pb.h"
+#include "runtime/cuda/cublaslt.h"
+#include "runtime/cuda/cuda_driver.h"
+
+namespace coil::cuda {
+
+struct GemmCall {
+  proto::DType dtype = proto::FLOAT32;  // of A, B, C, D and bias
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  CUdeviceptr a = 0, b = 0, d = 0;
+  CUdeviceptr c = 0;     // 0: none (beta = 0)
+  CUdeviceptr bias = 0;  // 0: none
+  bool relu = false;
+};
+
+class CublasGemm {
+ public:
+  // `workspace` (`workspace_bytes` of device memory) stays owned by the caller and must outlive
+  // this object. Errors: cublasLtCreate failing.
+  static absl::StatusOr<std::unique_ptr<CublasGemm>> Create(const CublasLt* lt, CUdeviceptr workspace,
+                                                            size_t workspace_bytes, bool allow_tf32);
+  ~CublasGemm();
+
+  // Enqueues the GEMM on `stream`. Returns false (nothing enqueued) when cuBLASLt has no
+  // algorithm for it (the caller runs it another way); errors name `where` and the call.
+  absl::StatusOr<bool> Run(const GemmCall& call, CUstream stream, const std::string& where);
+
+  // The cuBLASLt version and where it was loaded from: "cuBLASLt 130000 (libcublasLt.so.13)".
+  std::string Describe() const;
+
+ private:
+  struct Problem;
+  CublasGemm(const CublasLt* lt, lt::Handle handle, CUdeviceptr workspace, size_t bytes, bool tf32);
+  absl::StatusOr<Problem*> Prepare(const GemmCall& call, const std::string& where);
+
+  const CublasLt* lt_;
+  lt::Handle handle_;
+  CUdeviceptr workspace_;
+  size_t workspace_bytes_;
+  bool allow_tf32_;
+  // (dtype, batch, m, n, k, has c, has bias, relu, alignments of a/b/c/d) -> its descriptors.
+  using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, int, int, int, int>;
+  absl::flat_hash_map<Key, std::unique_ptr<Problem>> problems_;
+};
+
+}  // namespace coil::cuda
+
+#endif  // COIL_RUNTIME_CUDA_GEMM_H_

@@ -1,0 +1,190 @@
+// The cuBLASLt plan of an EXTERN GEMM kernel (see gemm_plan.h).
+#include "runtime/cuda/gemm_plan.h"
+
+#include <functional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace coil::cuda {
+namespace {
+
+bool SameExpr(const proto::SymExpr& x, const proto::SymExpr& y) {
+  return x.SerializeAsString() == y.SerializeAsString();
+}
+
+bool IsVar(const proto::SymExpr& e, int d) {
+  return e.kind() == proto::SymExpr::SYMBOL && e.name() == absl::StrCat("_i", d);
+}
+
+bool IsIdentity(const proto::Expr& e, int rank) {
+  if (e.index_size() != rank) return false;
+  for (int d = 0; d < rank; ++d) {
+    if (!IsVar(e.index(d), d)) return false;
+  }
+  return true;
+}
+
+bool IsHalf(proto::DType t) { return t == proto::FLOAT16 || t == proto::BFLOAT16; }
+
+std::string Unsupported(const proto::Buffer& a, const proto::Buffer& b, const proto::Buffer& o) {
+  if (a.dtype() != b.dtype() || a.dtype() != o.dtype()) return "operands of different dtypes";
+  switch (a.dtype()) {
+    case proto::FLOAT32: case proto::FLOAT16: case proto::BFLOAT16: case proto::FLOAT64:
+      return "";
+    default:
+      return absl::StrCat("cuBLASLt has no ", proto::DType_Name(a.dtype()), " GEMM");
+  }
+}
+
+// Fills the fused epilogue of `p` from `k`'s loop, or returns why it cannot.
+std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
+                         const absl::flat_hash_map<int, const proto::Buffer*>& buffers,
+                         GemmPlan& p) {
+  if (p.batched) return "cuBLASLt epilogues are fused for aten.mm only";
+  if (k.loops_size() != 1 || k.loops(0).ranges_size() != 0) return "the epilogue is not one pointwise loop";
+  const proto::Buffer& out = *buffers.at(p.out);
+  if (out.shape_size() != 2 || k.ranges_size() != 2) return "the epilogue is not over the [M, N] output";
+  for (const proto::Kernel& other : s.kernels()) {
+    if (other.id() == k.id()) continue;
+    for (int in : other.extern_inputs()) {
+      if (in == p.out) return "another kernel reads the GEMM's result";
+    }
+    for (const proto::Loop& l : other.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) && e.buffer() == p.out) {
+          return "another kernel reads the GEMM's result";
+        }
+      }
+    }
+  }
+  for (int o : s.outputs()) {
+    if (o == p.out) return "the GEMM's result is a graph output";
+  }
+  absl::flat_hash_map<int, const proto::Expr*> by_id;
+  const proto::Expr* store = nullptr;
+  for (const proto::Expr& e : k.loops(0).body()) {
+    by_id[e.id()] = &e;
+    if (e.kind() == proto::Expr::STORE) {
+      if (store != nullptr) return "the epilogue stores more than one buffer";
+      store = &e;
+    }
+  }
+  if (store == nullptr || store->args_size() != 1) return "the epilogue stores nothing";
+  if (!IsIdentity(*store, 2) || !buffers.contains(store->buffer())) return "the epilogue's store is not at the output's positions";
+  const proto::Buffer& d = *buffers.at(store->buffer());
+  if (d.dtype() != p.dtype) return "the epilogue stores another dtype";
+  const bool half = IsHalf(p.dtype);
+  const proto::DType compute = half ? proto::FLOAT32 : p.dtype;
+  absl::flat_hash_set<int> used = {store->id()};
+  auto get = [&](int id) -> const proto::Expr* {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) return nullptr;
+    used.insert(id);
+    return it->second;
+  };
+  auto is_convert = [](const proto::Expr* e) {
+    return e != nullptr && e->kind() == proto::Expr::APPLY && e->op() == "prims.convert_element_type" &&
+           e->args_size() == 1;
+  };
+  const proto::Expr* v = get(store->args(0));
+  // relu: maximum(v, 0), in f32 or (after the narrowing, which keeps signs and zeros) in f16/bf16.
+  auto strip_relu = [&]() -> std::string {
+    if (p.relu || v == nullptr || v->kind() != proto::Expr::APPLY || v->op() != "prims.maximum" ||
+        v->args_size() != 2) {
+      return "";
+    }
+    const proto::Expr* x = get(v->args(0));
+    const proto::Expr* z = get(v->args(1));
+    if (x != nullptr && x->kind() == proto::Expr::LITERAL) std::swap(x, z);
+    if (z == nullptr || z->kind() != proto::Expr::LITERAL || z->literal() != 0.0) {
+      return "the epilogue's maximum is not a relu";
+    }
+    p.relu = true;
+    v = x;
+    return "";
+  };
+  if (std::string why = strip_relu(); !why.empty()) return why;
+  if (half) {  // narrowed once at the end
+    if (!is_convert(v)) return "the epilogue does not compute in f32";
+    v = get(v->args(0));
+    if (std::string why = strip_relu(); !why.empty()) return why;
+  }
+  if (v == nullptr || v->dtype() != compute) return "the epilogue computes in another dtype";
+  int acc = 0;
+  std::string why;
+  std::function<void(const proto::Expr*)> addend = [&](const proto::Expr* e) {
+    if (!why.empty()) return;
+    if (e == nullptr) {
+      why = "the epilogue refers to an unknown expression";
+      return;
+    }
+    if (e->kind() == proto::Expr::APPLY && e->op() == "prims.add" && e->args_size() == 2) {
+      if (e->dtype() != compute) why = "the epilogue adds in another dtype";
+      addend(get(e->args(0)));
+      addend(get(e->args(1)));
+      return;
+    }
+    if (half && is_convert(e) && e->dtype() == proto::FLOAT32) e = get(e->args(0));
+    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->mask() != 0 || !buffers.contains(e->buffer())) {
+      why = "the epilogue computes more than relu(GEMM + bias + matrix)";
+      return;
+    }
+    const proto::Buffer& b = *buffers.at(e->buffer());
+    if (b.dtype() != p.dtype) {
+      why = "the epilogue loads another dtype";
+    } else if (b.id() == p.out && IsIdentity(*e, 2)) {
+      ++acc;
+    } else if (b.shape_size() == 1 && SameExpr(b.shape(0), out.shape(1)) && e->index_size() == 1 &&
+               IsVar(e->index(0), 1) && p.bias == 0) {
+      p.bias = b.id();
+    } else if (b.shape_size() == 2 && SameExpr(b.shape(0), out.shape(0)) &&
+               SameExpr(b.shape(1), out.shape(1)) && IsIdentity(*e, 2) && p.c == 0 && b.id() != d.id()) {
+      p.c = b.id();
+    } else {
+      why = absl::StrCat("the epilogue loads ", b.name(), " in a way cuBLASLt cannot add");
+    }
+  };
+  addend(v);
+  if (!why.empty()) return why;
+  if (acc != 1) return "the epilogue does not use the GEMM's result exactly once";
+  if (static_cast<int>(used.size()) != k.loops(0).body_size()) return "the epilogue computes values it does not store";
+  p.d = d.id();
+  p.fused = true;
+  return "";
+}
+
+}  // namespace
+
+std::optional<GemmPlan> PlanGemm(const proto::Schedule& s, const proto::Kernel& k) {
+  if (k.kind() != proto::Kernel::EXTERN || (k.extern_op() != "aten.mm" && k.extern_op() != "aten.bmm")) {
+    return std::nullopt;
+  }
+  GemmPlan p;
+  p.batched = k.extern_op() == "aten.bmm";
+  absl::flat_hash_map<int, const proto::Buffer*> buffers;
+  for (const proto::Buffer& b : s.buffers()) buffers[b.id()] = &b;
+  if (k.extern_inputs_size() != 2 || !buffers.contains(k.extern_inputs(0)) ||
+      !buffers.contains(k.extern_inputs(1)) || !buffers.contains(k.extern_output())) {
+    p.unsupported = "malformed GEMM kernel (operands)";
+    return p;
+  }
+  p.a = k.extern_inputs(0);
+  p.b = k.extern_inputs(1);
+  p.out = k.extern_output();
+  const proto::Buffer &a = *buffers[p.a], &b = *buffers[p.b], &o = *buffers[p.out];
+  const int rank = p.batched ? 3 : 2;
+  if (a.shape_size() != rank || b.shape_size() != rank || o.shape_size() != rank) {
+    p.unsupported = "malformed GEMM kernel (ranks)";
+    return p;
+  }
+  p.dtype = o.dtype();
+  p.unsupported = Unsupported(a, b, o);
+  if (!p.unsupported.empty() || k.loops_size() == 0) return p;
+  p.not_fused = FuseEpilogue(s, k, buffers, p);
+  if (!p.fused) p.bias = p.c = 0, p.relu = false;
+  return p;
+}
+
+}  // namespace coil::cuda
