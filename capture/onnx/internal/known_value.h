@@ -13,6 +13,10 @@
 // proven (symbol ranges), since floor and truncation differ for a negative quotient. Mod
 // (fmod=0) takes the divisor's sign like SymExpr::Mod; fmod=1 takes the dividend's. A symbolic
 // fold that a SymExpr cannot express returns nullopt and says why.
+//
+// Implemented in known_value.cc (the type, bytes, broadcasting), known_value_elementwise.cc
+// (binary, unary, Cast, Where, Sum/Prod), known_value_layout.cc (Gather, Slice, Concat,
+// Transpose, Reshape, Expand) and known_value_sym_float.cc (symbolic floating-point values).
 #ifndef COIL_CAPTURE_ONNX_INTERNAL_KNOWN_VALUE_H_
 #define COIL_CAPTURE_ONNX_INTERNAL_KNOWN_VALUE_H_
 
@@ -29,6 +33,8 @@ namespace coil::onnx_internal {
 
 // Largest tensor kept as a KnownValue (initializers and folded results).
 inline constexpr int64_t kMaxKnownElements = 4096;
+// Constants this large are not folded symbolically (SymExpr CHECK-fails on overflow).
+inline constexpr int64_t kMaxSymConstant = int64_t{1} << 40;
 
 struct KnownValue {
   DType dtype = proto::INT64;
@@ -131,6 +137,11 @@ std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in, const std::v
 // Numpy broadcasting of two static shapes.
 absl::StatusOr<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a,
                                                      const std::vector<int64_t>& b);
+
+// The number of elements of a static shape.
+int64_t ShapeNumel(const std::vector<int64_t>& shape);
+// `v` rounded to floating dtype `t` (f32, f16, bf16; other dtypes: unchanged).
+double RoundToDType(DType t, double v);
 
 }  // namespace coil::onnx_internal
 
