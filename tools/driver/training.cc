@@ -1,5 +1,6 @@
 // CompileTraining: autograd (joint graph, decompose, partition), then the forward and backward
-// graphs through CompileGraph.
+// graphs through CompileGraph. CompileOptimizer: an optimizer graph through CompileGraph, with
+// its zero state.
 #include "tools/driver/training.h"
 
 #include <chrono>
@@ -88,6 +89,55 @@ absl::StatusOr<TrainingStepResult> TrainingCompileResult::Run(
   if (!bw.ok()) return Prefixed(bw.status(), "backward: ");
   r.gradients = *std::move(bw);
   return r;
+}
+
+absl::StatusOr<CompiledOptimizer> CompileOptimizer(autograd::OptimizerGraph graph,
+                                                   const DriverOptions& options) {
+  CompiledOptimizer r;
+  r.num_params = graph.num_params;
+  r.state_names = graph.state_names;
+  const std::vector<Value*>& inputs = graph.graph.inputs();
+  for (size_t i = 2 * graph.num_params; i < inputs.size(); ++i) {
+    std::vector<int64_t> shape;
+    for (const SymExpr& d : inputs[i]->type().shape) {
+      if (!d.is_constant()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "optimizer: parameter shapes must be static, got ", inputs[i]->type().ToString()));
+      }
+      shape.push_back(d.constant());
+    }
+    r.state.push_back(HostTensor::Zeros(inputs[i]->type().dtype, shape));
+  }
+  absl::StatusOr<CompileResult> c = CompileGraph(std::move(graph.graph), options);
+  if (!c.ok()) return Prefixed(c.status(), "optimizer ");
+  if (c->executable == nullptr) {
+    return absl::FailedPreconditionError("optimizer: the graph was not loaded (stop_after)");
+  }
+  r.compiled = *std::move(c);
+  return r;
+}
+
+absl::Status CompiledOptimizer::Step(const std::vector<HostTensor>& params,
+                                     const std::vector<HostTensor>& grads) {
+  if (static_cast<int>(params.size()) != num_params ||
+      static_cast<int>(grads.size()) != num_params) {
+    return absl::InvalidArgumentError(absl::StrCat("optimizer step: expected ", num_params,
+                                                   " parameters and gradients, got ",
+                                                   params.size(), " and ", grads.size()));
+  }
+  for (int i = 0; i < num_params; ++i) {
+    const HostTensor& p = params[i];
+    if (grads[i].shape() != p.shape() || grads[i].dtype() != p.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "optimizer step: gradient ", i, " differs from its parameter in shape or dtype"));
+    }
+  }
+  std::vector<HostTensor> args = params;
+  args.insert(args.end(), grads.begin(), grads.end());
+  args.insert(args.end(), state.begin(), state.end());
+  absl::StatusOr<std::vector<HostTensor>> out = compiled.executable->Run(args);
+  if (!out.ok()) return Prefixed(out.status(), "optimizer step: ");
+  return absl::OkStatus();
 }
 
 }  // namespace coil::driver

@@ -14,9 +14,11 @@
 #define COIL_TOOLS_DRIVER_TRAINING_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "autograd/optimizer.h"
 #include "autograd/partition.h"
 #include "ir/graph.h"
 #include "tools/driver/driver.h"
@@ -58,6 +60,28 @@ struct TrainingCompileResult {
 // ("prims: ...", ...) prefixed with "forward " or "backward ".
 absl::StatusOr<TrainingCompileResult> CompileTraining(Graph graph, const TrainingOptions& training,
                                                       const DriverOptions& options);
+
+// An optimizer step (autograd/optimizer.h: SGD, Adam, AdamW) compiled once. It owns the
+// optimizer state, zero-initialized as torch initializes it; each Step updates the caller's
+// parameter tensors and the state in place (the graph's prims.copy_to write-backs).
+//
+//   absl::StatusOr<CompiledOptimizer> opt =
+//       CompileOptimizer(*autograd::SgdGraph(types, {.lr = 0.1, .momentum = 0.9}), options);
+//   opt->Step(params, step->gradients);   // params: HostTensors sharing the caller's storage
+struct CompiledOptimizer {
+  CompileResult compiled;
+  int num_params = 0;
+  std::vector<std::string> state_names;  // per parameter
+  // State tensors, parameter-major (state_names.size() per parameter), then Adam's step count.
+  std::vector<HostTensor> state;
+
+  // Errors: a count, shape or dtype mismatch (InvalidArgument naming the tensor), a run error.
+  absl::Status Step(const std::vector<HostTensor>& params,
+                    const std::vector<HostTensor>& grads);
+};
+
+absl::StatusOr<CompiledOptimizer> CompileOptimizer(autograd::OptimizerGraph graph,
+                                                   const DriverOptions& options);
 
 }  // namespace coil::driver
 

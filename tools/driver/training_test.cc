@@ -8,9 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,41 +16,15 @@
 #include "ir/builder.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/schedule_backend.h"
+#include "tools/driver/training_test_data.h"
 
 namespace coil::driver {
 namespace {
 
-std::string g_data_path;
-
-struct Named {
-  std::vector<int64_t> shape;
-  std::vector<double> values;
-};
-
-std::map<std::string, Named> LoadData() {
-  std::map<std::string, Named> out;
-  std::ifstream in(g_data_path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream s(line);
-    std::string name, tok;
-    s >> name;
-    Named n;
-    while (s >> tok && tok != ":") n.shape.push_back(std::stoll(tok));
-    double v;
-    while (s >> v) n.values.push_back(v);
-    out[name] = n;
-  }
-  return out;
-}
-
-HostTensor F32(const Named& n) { return HostTensor::FromDoubles(proto::FLOAT32, n.shape, n.values); }
-
-Value* Op(GraphBuilder& b, const std::string& op, std::vector<Value*> in, AttrMap attrs = {}) {
-  absl::StatusOr<Value*> v = b.Op(op, std::move(in), std::move(attrs));
-  EXPECT_TRUE(v.ok()) << v.status();
-  return *v;
-}
+using testing::F32;
+using testing::LoadData;
+using testing::Named;
+using testing::Op;
 
 // loss = -mean_n sum_c onehot[n, c] * log_softmax(linear(relu(linear(x, w1, b1)), w2, b2))[n, c]
 Graph MlpLoss() {
@@ -76,8 +48,8 @@ Graph MlpLoss() {
 }
 
 void TrainAndCompare(std::shared_ptr<Backend> backend) {
-  std::map<std::string, Named> data = LoadData();
-  ASSERT_EQ(data.count("losses"), 1u) << "no data in " << g_data_path;
+  std::map<std::string, Named> data = LoadData(testing::Paths().mlp);
+  ASSERT_EQ(data.count("losses"), 1u) << "no data in " << testing::Paths().mlp;
   DriverOptions options;
   options.backend = std::move(backend);
   options.cache = nullptr;
@@ -146,12 +118,19 @@ TEST(Training, NonFloatingRequiresGradIsAnAutogradError) {
 }  // namespace
 }  // namespace coil::driver
 
+namespace coil::driver::testing {
+DataPaths& Paths() {
+  static DataPaths* paths = new DataPaths();
+  return *paths;
+}
+}  // namespace coil::driver::testing
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s MLP_DATA.txt\n", argv[0]);
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s MLP_DATA.txt OPTIMIZER_DATA.txt CNN_DATA.txt\n", argv[0]);
     return 2;
   }
-  coil::driver::g_data_path = argv[1];
+  coil::driver::testing::Paths() = {argv[1], argv[2], argv[3]};
   return RUN_ALL_TESTS();
 }

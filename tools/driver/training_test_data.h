@@ -1,0 +1,71 @@
+// Test support for tools/driver:training_test: torch 1.13's numbers as text lines
+// `name dim... : value...` (written by training_*.py), and graph-building helpers.
+#ifndef COIL_TOOLS_DRIVER_TRAINING_TEST_DATA_H_
+#define COIL_TOOLS_DRIVER_TRAINING_TEST_DATA_H_
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/builder.h"
+#include "runtime/host_tensor.h"
+
+namespace coil::driver::testing {
+
+// The data files, from the command line (training_test.cc's main).
+struct DataPaths {
+  std::string mlp, optimizers, cnn;
+};
+DataPaths& Paths();
+
+struct Named {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+inline std::map<std::string, Named> LoadData(const std::string& path) {
+  std::map<std::string, Named> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream s(line);
+    std::string name, tok;
+    s >> name;
+    Named n;
+    while (s >> tok && tok != ":") n.shape.push_back(std::stoll(tok));
+    double v;
+    while (s >> v) n.values.push_back(v);
+    out[name] = n;
+  }
+  return out;
+}
+
+inline HostTensor F32(const Named& n) {
+  return HostTensor::FromDoubles(proto::FLOAT32, n.shape, n.values);
+}
+
+inline Value* Op(GraphBuilder& b, const std::string& op, std::vector<Value*> in,
+                 AttrMap attrs = {}) {
+  absl::StatusOr<Value*> v = b.Op(op, std::move(in), std::move(attrs));
+  EXPECT_TRUE(v.ok()) << v.status();
+  return *v;
+}
+
+// Whether `got` matches `want` within rtol * |want| + atol per element; reports the first miss.
+inline void ExpectClose(const std::vector<double>& got, const std::vector<double>& want,
+                        double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::abs(got[i] - want[i]) > rtol * std::abs(want[i]) + atol) {
+      ADD_FAILURE() << what << " element " << i << ": coil " << got[i] << ", torch " << want[i];
+      return;
+    }
+  }
+}
+
+}  // namespace coil::driver::testing
+
+#endif  // COIL_TOOLS_DRIVER_TRAINING_TEST_DATA_H_
