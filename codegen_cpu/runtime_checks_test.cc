@@ -237,10 +237,91 @@ TEST(RuntimeChecksTest, IndexPutIndexOutOfRange) {
   auto c = Compile(kIndexPut);
   ASSERT_NE(c, nullptr);
   HostTensor x = Iota({4, 3}), v = Iota({2, 3});
-  // The scatter extern sees the index after index_put wrapped it (-5 + 4 = -1), so only the
-  // dimension and size are the reference's here.
-  ExpectError(*c, {x, I64({2}, {1, -5}), v}, "is out of bounds for dimension 0 with size 4",
-              {x, I64({2}, {1, 3}), v});
+  // The message names the index as given (-5): index_put wraps only indices in [-4, 0), so the
+  // scatter extern sees -5, not -5 + 4.
+  ExpectError(*c, {x, I64({2}, {1, -5}), v}, "index -5 is out of bounds for dimension 0 with size 4",
+              {x, I64({2}, {1, -4}), v});
+  ExpectError(*c, {x, I64({2}, {4, -1}), v}, "index 4 is out of bounds for dimension 0 with size 4",
+              {x, I64({2}, {-1, 0}), v});
+}
+
+// [Note: checked gather] in inductor/passes/lower_ops.cc: views of x that would drop the
+// gathered index (or check it against another size) before the load. Found by the CPU
+// differential fuzzer (docs/fuzzing.md): a gather from a rank-0 x returned x for any index.
+TEST(RuntimeChecksTest, GatherFromScalar) {  // torch treats a 0-d x as size 1 along dim 0
+  auto c = Compile(R"(graph @g(%0 "x": f32[], %1 "idx": i64[]) {
+  %2: f32[] = aten.gather(%0, %1) {dim = 0, sparse_grad = false}
+  return %2
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = HostTensor::FromDoubles(proto::FLOAT32, {}, {5});
+  ExpectError(*c, {x, I64({}, {4})}, "index 4 is out of bounds for dimension 0 with size 1",
+              {x, I64({}, {0})});
+  ExpectError(*c, {x, I64({}, {-2})}, "index -2 is out of bounds for dimension 0 with size 1",
+              {x, I64({}, {0})});
+}
+
+TEST(RuntimeChecksTest, GatherFromBroadcastRows) {  // x.expand(4, 3).gather(0, idx)
+  auto c = Compile(R"(graph @g(%0 "x": f32[1, 3], %1 "idx": i64[2, 3]) {
+  %2: f32[4, 3] = aten.expand(%0) {size = [4, 3]}
+  %3: f32[2, 3] = aten.gather(%2, %1) {dim = 0, sparse_grad = false}
+  return %3
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({1, 3});
+  ExpectError(*c, {x, I64({2, 3}, {0, 3, 0, 1, 7, 2})},
+              "index 7 is out of bounds for dimension 0 with size 4",
+              {x, I64({2, 3}, {0, 3, 0, 1, 2, 2})});
+}
+
+TEST(RuntimeChecksTest, GatherFromUnsqueezedDim) {  // an indexed dim of size 1
+  auto c = Compile(R"(graph @g(%0 "x": f32[3], %1 "idx": i64[2, 3]) {
+  %2: f32[1, 3] = aten.unsqueeze(%0) {dim = 0}
+  %3: f32[2, 3] = aten.gather(%2, %1) {dim = 0, sparse_grad = false}
+  return %3
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({3});
+  ExpectError(*c, {x, I64({2, 3}, {0, 0, 0, 0, 1, 0})},
+              "index 1 is out of bounds for dimension 0 with size 1",
+              {x, I64({2, 3}, {0, 0, 0, 0, 0, 0})});
+}
+
+TEST(RuntimeChecksTest, IndexSelectFromSlice) {  // x[1:3].index_select(0, idx): within x[1:3]
+  auto c = Compile(R"(graph @g(%0 "x": f32[5, 2], %1 "idx": i64[2]) {
+  %2: f32[2, 2] = aten.slice(%0) {dim = 0, start = sym(1), end = sym(3), step = 1}
+  %3: f32[2, 2] = aten.index_select(%2, %1) {dim = 0}
+  return %3
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({5, 2});
+  ExpectError(*c, {x, I64({2}, {0, 3})}, "index 3 is out of bounds for dimension 0 with size 2",
+              {x, I64({2}, {1, 0})});
+}
+
+// one_hot of a class outside [0, num_classes): torch raises ("Class values must be
+// non-negative.", "... smaller than num_classes."), so do the reference and the CPU program
+// (its gather of the classes reports the class as an index); once it gave a row of zeros.
+TEST(RuntimeChecksTest, OneHotClassOutOfRange) {
+  auto c = Compile(R"(graph @g(%0 "i": i64[2, 2]) {
+  %1: i64[2, 2, 3] = aten.one_hot(%0) {num_classes = 3}
+  return %1
+})");
+  ASSERT_NE(c, nullptr);
+  for (double bad : {-5.0, 3.0}) {
+    SCOPED_TRACE(bad);
+    const std::vector<HostTensor> inputs = {I64({2, 2}, {0, 2, bad, 1})};
+    absl::StatusOr<std::vector<HostTensor>> want = Interpret(c->graph, inputs);
+    ASSERT_FALSE(want.ok());
+    EXPECT_THAT(std::string(want.status().message()),
+                HasSubstr(absl::StrCat("one_hot: class value ", bad, " is out of range [0, 3)")));
+    absl::StatusOr<std::vector<HostTensor>> got = c->program->Run(inputs);
+    ASSERT_FALSE(got.ok()) << "the CPU program ran a bad class without an error";
+    EXPECT_THAT(std::string(got.status().message()),
+                HasSubstr(absl::StrCat("index ", bad, " is out of bounds for dimension 0 with size 3")));
+    EXPECT_EQ(got.status().code(), want.status().code()) << got.status() << "\n" << want.status();
+  }
+  ExpectSameResults(*c, {I64({2, 2}, {0, 2, 2, 1})});
 }
 
 // The index is computed in the same fused kernel as the gather (idx + idx).
@@ -405,7 +486,8 @@ TEST(RuntimeChecksTest, IntegerNegativePower) {
   for (const char* dt : {"i32", "i64"}) {
     SCOPED_TRACE(dt);
     const DType t = std::string(dt) == "i32" ? proto::INT32 : proto::INT64;
-    // prims.pow (the reference's aten.pow kernel does not refuse it yet: docs/fuzzing.md).
+    // prims.pow; aten.pow of integer tensors computes torch.pow's values instead (0, or +-1
+    // for a base of +-1), as torch does for a tensor exponent (tests/torch_oracle).
     std::string graph = Binary("pow", dt, "");
     graph.replace(graph.find("aten.pow"), 8, "prims.pow");
     auto c = Compile(graph);

@@ -48,6 +48,10 @@ std::string TryConsumer(const Program& program, const KernelIndex& index, int p,
     return absl::StrCat("consumer is an extern (", consumer.extern_op,
                         ") reading the materialized buffer ", bname);
   }
+  if (!KeepsDataIndexChecks(program, producer, consumer, buffer)) {
+    return absl::StrCat("consumer indexes ", bname,
+                        " with data, which inlining would leave unchecked");
+  }
   const std::vector<int>& reads = index.access(p).reads;
   absl::flat_hash_set<int> inputs(reads.begin(), reads.end());
   // The first kernel between them writing one of the producer's inputs, through the writers of

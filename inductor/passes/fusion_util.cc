@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "inductor/passes/fusion_util.h"
@@ -123,6 +124,43 @@ std::optional<int> PointwiseOutput(const Kernel& k) {
     out = e.buffer;
   }
   return out;
+}
+
+namespace {
+
+// Whether `e` refers to a value of the kernel (a _v<id> symbol): an index from data.
+bool RefersToValue(const SymExpr& e) {
+  for (const std::string& s : e.Symbols()) {
+    if (absl::StartsWith(s, "_v")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool KeepsDataIndexChecks(const Program& program, const Kernel& producer, const Kernel& consumer,
+                          int buffer) {
+  for (const Loop& l : consumer.loops) {
+    for (const Expr& e : l.body) {
+      if (e.kind != proto::Expr::LOAD || e.buffer != buffer) continue;
+      for (size_t d = 0; d < e.index.size() && d < producer.ranges.size(); ++d) {
+        if (!RefersToValue(e.index[d])) continue;
+        const SymExpr var = LoopVar(static_cast<int>(d));
+        bool kept = false;
+        for (const Loop& pl : producer.loops) {
+          for (const Expr& x : pl.body) {
+            if (x.kind != proto::Expr::LOAD) continue;
+            const Buffer& b = program.buffer(x.buffer);
+            for (size_t i = 0; i < x.index.size() && !kept; ++i) {
+              kept = x.index[i] == var && i < b.shape.size() && b.shape[i] == producer.ranges[d];
+            }
+          }
+        }
+        if (!kept) return false;
+      }
+    }
+  }
+  return true;
 }
 
 std::vector<std::pair<int, int>> LoadsOf(const Kernel& k, int buffer) {

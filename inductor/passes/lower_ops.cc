@@ -216,19 +216,61 @@ absl::Status LowerConcat(LowerContext& ctx, const Node& node) {
   return absl::OkStatus();
 }
 
+// [Note: checked gather] The index a gather reads from data is checked where the kernel loads
+// x's buffer with it (codegen's run-time checks compare each buffer index that refers to a
+// value with that buffer dimension's size). A view of x that does not carry position `dim`
+// to a buffer dimension of the same size (x broadcast along dim, an unsqueezed dim of size 1,
+// a slice, a reshape) would drop the index or check it against the wrong size, so such an x is
+// copied first into a buffer of its own shape (a rank-0 x: shape [1], as torch treats it), and
+// FuseVertical does not inline that copy back (KeepsDataIndexChecks).
+namespace {
+
+bool KeepsPosition(LowerContext& ctx, const View& view, const Value* x, int64_t dim) {
+  const Buffer& b = ctx.program().buffer(view.buffer);
+  const SymExpr var = LoopVar(static_cast<int>(dim));
+  for (size_t i = 0; i < view.index.size(); ++i) {
+    if (view.index[i] == var && i < b.shape.size() && b.shape[i] == x->type().shape[dim]) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A buffer holding x with every dim of x (rank 0: [1]), written by a copy kernel.
+int CheckableCopy(LowerContext& ctx, const Value* x, const Node& node) {
+  if (x->type().rank() > 0) return ctx.Materialize(x, proto::Buffer::INTERMEDIATE, &node);
+  Kernel k = Kernel::Pointwise("", {SymExpr(1)});
+  int value = ctx.Load(k, 0, x, {});
+  Buffer b;
+  b.dtype = x->type().dtype;
+  b.shape = {SymExpr(1)};
+  int buf = ctx.program().AddBuffer(std::move(b));
+  k.Store(0, buf, IdentityIndex(1), value);
+  ctx.AddKernel(std::move(k), "copy", &node);
+  return buf;
+}
+
+}  // namespace
+
 absl::Status LowerGather(LowerContext& ctx, const Node& node) {
   absl::StatusOr<int64_t> dim = GetInt(node.attrs(), "dim");
   if (!dim.ok()) return BadAttr(node, dim.status());
   const Value* x = node.input(0);
   const Value* index = node.input(1);
   const int64_t rank = node.output(0)->type().rank();
+  int copy = 0;  // [Note: checked gather]
+  if (x->type().rank() == 0 || !KeepsPosition(ctx, ctx.ViewOf(x), x, *dim)) {
+    copy = CheckableCopy(ctx, x, node);
+  }
   ctx.PointwiseNode(node, "", [&](Kernel& k) {
     int idx = ctx.Load(k, 0, index, IdentityIndex(rank));
-    std::vector<SymExpr> at;
-    if (x->type().rank() > 0) {
-      at = IdentityIndex(rank);
-      at[*dim] = ValueVar(idx);
+    if (copy != 0) {
+      std::vector<SymExpr> at = rank == 0 ? std::vector<SymExpr>{SymExpr(0)} : IdentityIndex(rank);
+      at[rank == 0 ? 0 : *dim] = ValueVar(idx);
+      return k.Load(0, copy, x->type().dtype, at);
     }
+    std::vector<SymExpr> at = IdentityIndex(rank);
+    at[*dim] = ValueVar(idx);
     return ctx.Load(k, 0, x, at);
   });
   return absl::OkStatus();

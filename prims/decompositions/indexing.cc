@@ -27,6 +27,14 @@ Val WrapNegative(Val i, const SymExpr& n) {
   return Where(Lt(i, 0.0), i + size, i);
 }
 
+// -n <= i < 0 ? i + n : i: as WrapNegative, but an index below -n stays as the user gave it,
+// so that the scatter that uses it reports that index (index_put: the extern's own check
+// sees only the wrapped value, unlike generated code, which recognizes WrapNegative).
+Val WrapNegativeInRange(Val i, const SymExpr& n) {
+  Val shifted = i + SymValue(i.emitter(), n, i.dtype());
+  return Where(BitwiseAnd(Lt(i, 0.0), Ge(shifted, 0.0)), shifted, i);
+}
+
 // A 1-D index of k entries broadcast to x's shape with `dim` of size k, for gathering or
 // scattering whole slices of x along `dim`.
 Val SliceIndex(Val x, int64_t dim, Val index1d) {
@@ -74,7 +82,7 @@ Val IndexPut(const OpCall& c) {
   Val x = c.in(0), index = c.in(1), values = c.in(2);
   int64_t dim = NormDim(c.e(), c.Int("dim"), x.rank());
   if (IsStaticEmpty(index)) return x;
-  Val flat = WrapNegative(Reshape(index, {NumElements(index, {})}), x.size(dim));
+  Val flat = WrapNegativeInRange(Reshape(index, {NumElements(index, {})}), x.size(dim));
   SymList indexed(x.shape().begin(), x.shape().begin() + dim);
   indexed.insert(indexed.end(), index.shape().begin(), index.shape().end());
   indexed.insert(indexed.end(), x.shape().begin() + dim + 1, x.shape().end());
@@ -111,14 +119,22 @@ void RegisterIndexingDecompositions(DecompositionRegistry& r) {
     int64_t dim = NormDim(c.e(), c.Int("dim"), x.rank());
     return {TakeAsOut(c, x, dim, WrapNegative(c.in(1), x.size(dim)))};
   });
-  // index_put(x, index, values, dim, accumulate) -> prims.scatter(x, wrap(index), values,
+  // index_put(x, index, values, dim, accumulate) -> prims.scatter(x, wrap(index) (in range
+  // only), values,
   // accumulate ? "add" : "none") along dim
   r.Add("aten.index_put", [](const OpCall& c) -> std::vector<Val> { return {IndexPut(c)}; });
-  // one_hot(i, n) -> convert(unsqueeze(i, -1) == iota(n), int64)
+  // one_hot(i, n) -> convert(gather(classes, -1, unsqueeze(i, -1)) == classes, int64) with
+  // classes = iota(n) broadcast to i's shape + [n]: the gather reads each class back from the
+  // classes, so a class outside [0, n) is an index error at run time (as torch refuses it)
+  // instead of a row of zeros.
   r.Add("aten.one_hot", [](const OpCall& c) -> std::vector<Val> {
-    Val i = c.in(0);
+    Val i = Unsqueeze(c.in(0), -1);
+    const int64_t last = i.rank() - 1;
     Val classes = Iota(c.e(), c.Int("num_classes"), 0, 1, proto::INT64);
-    return {AsOut(c, Cast(Eq(Unsqueeze(i, -1), classes), proto::INT64))};
+    SymList shape = i.shape();
+    shape[last] = classes.size(0);
+    Val checked = Gather(BroadcastInDim(classes, shape, {last}), last, i);
+    return {AsOut(c, Cast(Eq(checked, classes), proto::INT64))};
   });
 }
 
