@@ -10,6 +10,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/nn_ops_internal.h"
+#include "ir/shape_assumption.h"
 
 namespace coil::nn_internal {
 namespace {
@@ -81,7 +82,10 @@ absl::StatusOr<std::vector<TensorType>> ShuffleMeta(absl::Span<const TensorType>
   // The sizes that must be divisible by r*r (channels, up) or r (height and width, down).
   for (int64_t i = up ? n - 3 : n - 2; i < (up ? n - 2 : n); ++i) {
     int64_t divisor = up ? r * r : r;
-    if (auto c = x.shape[i].AsConstant(); c.has_value() && *c % divisor != 0) {
+    // A symbolic size is assumed divisible (a guard checks it at run time).
+    if (!MayEqual(SymExpr::FloorDiv(x.shape[i], divisor) * divisor, x.shape[i],
+                  up ? "the channels are divisible by the factor squared"
+                     : "the height and width are divisible by the factor")) {
       return meta::Error("input ", Describe(x), ": dimension ", i, " is not divisible by ",
                          divisor);
     }

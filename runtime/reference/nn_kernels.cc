@@ -123,6 +123,15 @@ absl::StatusOr<Product> MatmulProduct(HostTensor a, HostTensor b) {
   return p;
 }
 
+// bmm / baddbmm do not broadcast: batch2 must be [b, k, *] for batch1 [b, n, k] (torch's
+// check and wording; a symbolic batch the meta function could not compare gets here).
+absl::Status CheckBatched(const HostTensor& a, const HostTensor& b) {
+  if (a.shape()[0] == b.shape()[0] && a.shape()[2] == b.shape()[1]) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Expected size for first two dimensions of batch2 tensor to be: [", a.shape()[0], ", ",
+      a.shape()[2], "] but got: [", b.shape()[0], ", ", b.shape()[1], "]."));
+}
+
 absl::StatusOr<std::vector<HostTensor>> MatmulKernel(const KernelContext& ctx) {
   absl::StatusOr<Product> p = MatmulProduct(ctx.inputs[0], ctx.inputs[1]);
   if (!p.ok()) return p.status();
@@ -200,11 +209,19 @@ absl::StatusOr<std::vector<HostTensor>> OuterKernel(const KernelContext& ctx) {
 }  // namespace
 
 void RegisterMatmulKernels(ReferenceKernels& k) {
-  for (const char* op : {"aten.mm", "aten.bmm", "aten.matmul", "aten.dot", "aten.mv"}) {
+  for (const char* op : {"aten.mm", "aten.matmul", "aten.dot", "aten.mv"}) {
     k.Register(op, MatmulKernel);
   }
+  k.Register("aten.bmm", [](const KernelContext& ctx) -> absl::StatusOr<std::vector<HostTensor>> {
+    if (absl::Status s = CheckBatched(ctx.inputs[0], ctx.inputs[1]); !s.ok()) return s;
+    return MatmulKernel(ctx);
+  });
   k.Register("aten.addmm", AddMatmulKernel);
-  k.Register("aten.baddbmm", AddMatmulKernel);
+  k.Register("aten.baddbmm",
+             [](const KernelContext& ctx) -> absl::StatusOr<std::vector<HostTensor>> {
+               if (absl::Status s = CheckBatched(ctx.inputs[1], ctx.inputs[2]); !s.ok()) return s;
+               return AddMatmulKernel(ctx);
+             });
   k.Register("aten.linear", LinearKernel);
   k.Register("aten.outer", OuterKernel);
 }

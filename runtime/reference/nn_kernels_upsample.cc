@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "runtime/reference/nn_kernels_internal.h"
 
 namespace coil::nn_kernels {
@@ -100,6 +101,21 @@ absl::StatusOr<std::vector<HostTensor>> Upsample(const KernelContext& ctx, bool 
 absl::StatusOr<std::vector<HostTensor>> Shuffle(const KernelContext& ctx, bool up) {
   const HostTensor& x = ctx.inputs[0];
   int64_t r = *GetInt(ctx.attrs, up ? "upscale_factor" : "downscale_factor");
+  // torch's checks and wording; a symbolic size the meta function could not check gets here.
+  const int64_t xr = x.rank();
+  if (up && x.shape()[xr - 3] % (r * r) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+        "upscale_factor, but input.size(-3)=", x.shape()[xr - 3], " is not divisible by ", r * r));
+  }
+  for (int64_t i = xr - 2; !up && i < xr; ++i) {
+    if (x.shape()[i] % r != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pixel_unshuffle expects ", i == xr - 2 ? "height" : "width",
+          " to be divisible by downscale_factor, but input.size(", i - xr, ")=", x.shape()[i],
+          " is not divisible by ", r));
+    }
+  }
   HostTensor out = HostTensor::Zeros(ctx.output_dtypes[0], ctx.output_shapes[0]);
   int64_t n = out.rank();
   std::vector<int64_t> xi(n);

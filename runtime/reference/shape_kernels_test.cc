@@ -105,6 +105,35 @@ TEST(ShapeKernels, SymbolicSizesThatTurnOutWrong) {
               HasSubstr("reflect padding must be less than the corresponding input dimension"));
 }
 
+// Ops whose meta functions assume a relation of symbolic sizes that the reference kernel then
+// checks, with torch 1.13's messages (read from torch.bmm, F.pixel_shuffle, F.pixel_unshuffle
+// on the same shapes).
+TEST(ShapeKernels, SymbolicSizesThatTurnOutWrongTorchWording) {
+  TensorType a(proto::FLOAT32, {kS, 2, 3}), b(proto::FLOAT32, {1, 3, 2});
+  EXPECT_THAT(RunError("aten.bmm", {a, b}, {F32({4, 2, 3}), F32({1, 3, 2})}, {}),
+              HasSubstr("Expected size for first two dimensions of batch2 tensor to be: [4, 3] "
+                        "but got: [1, 3]."));
+  EXPECT_THAT(RunError("aten.baddbmm", {TensorType(proto::FLOAT32, {1, 2, 2}), a, b},
+                       {F32({1, 2, 2}), F32({4, 2, 3}), F32({1, 3, 2})}, {}),
+              HasSubstr("Expected size for first two dimensions of batch2 tensor to be: [4, 3] "
+                        "but got: [1, 3]."));
+  EXPECT_THAT(RunError("aten.pixel_shuffle", {TensorType(proto::FLOAT32, {1, kS, 2, 2})},
+                       {F32({1, 5, 2, 2})}, {{"upscale_factor", int64_t{2}}}),
+              HasSubstr("pixel_shuffle expects its input's 'channel' dimension to be divisible "
+                        "by the square of upscale_factor, but input.size(-3)=5 is not divisible "
+                        "by 4"));
+  EXPECT_THAT(RunError("aten.pixel_unshuffle", {TensorType(proto::FLOAT32, {1, 5, kS, 2})},
+                       {F32({1, 5, 3, 2})}, {{"downscale_factor", int64_t{2}}}),
+              HasSubstr("pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                        "input.size(-2)=3 is not divisible by 2"));
+  // Sizes that do fit still run.
+  absl::StatusOr<std::vector<HostTensor>> r =
+      RunOp("aten.bmm", {a, TensorType(proto::FLOAT32, {kS, 3, 2})},
+            {F32({1, 2, 3}), F32({1, 3, 2})}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT((*r)[0].ToDoubles(), ElementsAre(10, 13, 28, 40));
+}
+
 TEST(IndexingKernels, OutOfRangeIndices) {
   TensorType x(proto::FLOAT32, {3, 4});
   EXPECT_THAT(RunError("aten.gather", {x, TensorType(proto::INT64, {3, 1})},
