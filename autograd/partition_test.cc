@@ -100,10 +100,11 @@ struct Bytes {
   int64_t everything = 0, mincut = 0, budget0 = 0;
 };
 
-// Partitions `forward`'s decomposed joint graph three ways and checks each against the joint.
-Bytes CheckPartitions(const Graph& forward, uint64_t seed) {
+// Partitions `forward`'s decomposed joint graph three ways and checks each against the joint
+// (every input needs a gradient unless `rg` says which).
+Bytes CheckPartitions(const Graph& forward, uint64_t seed, std::vector<bool> rg = {}) {
   Bytes bytes;
-  std::vector<bool> rg(forward.inputs().size(), true);
+  if (rg.empty()) rg.assign(forward.inputs().size(), true);
   absl::StatusOr<JointGraph> joint = BuildJointGraph(forward, rg);
   EXPECT_TRUE(joint.ok()) << joint.status();
   if (!joint.ok()) return bytes;
@@ -250,6 +251,46 @@ TEST(Partition, DropoutMaskIsRecomputedAndEqualsTheForwardMask) {
   // 48 draws at p = 0.3: some dropped, most kept.
   EXPECT_GT(dropped, 4);
   EXPECT_LT(dropped, 30);
+}
+
+// tools/driver:training_test's CNN (x [8, 2, 6, 6], conv2d 2 -> 4 3x3 padding 1, batch_norm in
+// training mode, relu, max_pool2d 2, linear 36 -> 3, cross entropy against one-hot labels),
+// gradients for the six parameters only, as in training.
+TEST(Partition, CnnWithTrainingBatchNormMatchesJoint) {
+  Graph g("cnn");
+  GraphBuilder b(g);
+  auto in = [&](std::vector<SymExpr> shape, const char* name) {
+    return b.Input(TensorType(proto::FLOAT32, std::move(shape)), name);
+  };
+  Value* x = in({8, 2, 6, 6}, "x");
+  Value* onehot = in({8, 3}, "onehot");
+  Value* cw = in({4, 2, 3, 3}, "conv_w");
+  Value* cb = in({4}, "conv_b");
+  Value* bw = in({4}, "bn_w");
+  Value* bb = in({4}, "bn_b");
+  Value* fw = in({3, 36}, "fc_w");
+  Value* fb = in({3}, "fc_b");
+  Value* rm = in({4}, "running_mean");
+  Value* rv = in({4}, "running_var");
+  absl::StatusOr<std::vector<Value*>> bn = b.OpMulti(
+      "aten.batch_norm",
+      {Op(b, "aten.conv2d", {x, cw, cb}, {{"padding", IntList{1}}}), rm, rv, bw, bb},
+      {{"training", true}});
+  ASSERT_TRUE(bn.ok()) << bn.status();
+  Value* h = Op(b, "aten.max_pool2d", {Op(b, "aten.relu", {(*bn)[0]})},
+                {{"kernel_size", IntList{2}}});
+  Value* lp = Op(b, "aten.log_softmax",
+                 {Op(b, "aten.linear",
+                     {Op(b, "aten.flatten", {h}, {{"start_dim", int64_t{1}}}), fw, fb})},
+                 {{"dim", int64_t{-1}}});
+  Value* picked = Op(b, "aten.sum", {Op(b, "aten.mul", {onehot, lp})}, {{"dim", IntList{-1}}});
+  g.SetOutputs({Op(b, "aten.neg", {Op(b, "aten.mean", {picked})}), (*bn)[1], (*bn)[2]});
+  Bytes bytes = CheckPartitions(
+      g, 5, {false, false, true, true, true, true, true, true, false, false});
+  std::printf("CNN saved bytes: save-everything %lld, min-cut %lld, budget 0 %lld\n",
+              static_cast<long long>(bytes.everything), static_cast<long long>(bytes.mincut),
+              static_cast<long long>(bytes.budget0));
+  EXPECT_LT(bytes.mincut, bytes.everything);
 }
 
 TEST(Partition, BudgetOutOfRangeIsAnError) {
