@@ -107,6 +107,34 @@ rm, rv = rand((3,)), rand((3,), lo=0.5, hi=2)
 case("aten.batch_norm", [rand((2, 3, 2)), rm, rv, rand((3,)), rand((3,))],
      lambda x, m, v, w, b: F.batch_norm(x, m.detach(), v.detach(), w, b, False, 0.1, 1e-5),
      {}, "eval")
+
+
+def bn_train(mom, eps, dims):
+    """batch_norm(training=True) as coil's functional op: (y, new running_mean, new running_var).
+
+    y is torch's own batch_norm (its backward is what is checked); the running statistics are
+    written out as the formula torch applies in place, checked against that update first.
+    """
+    def fn(x, m, v, w=None, b=None):
+        m2, v2 = m.detach().clone(), v.detach().clone()
+        y = F.batch_norm(x, m2, v2, w, b, True, mom, eps)
+        new_m = (1 - mom) * m + mom * x.mean(dims)
+        new_v = (1 - mom) * v + mom * x.var(dims, unbiased=True)
+        tol = 1e-2 if x.dtype in (F16, BF16) else 1e-5
+        assert torch.allclose(new_m.detach().to(m2.dtype), m2, rtol=tol, atol=tol)
+        assert torch.allclose(new_v.detach().to(v2.dtype), v2, rtol=tol, atol=tol)
+        return y, new_m.to(m.dtype), new_v.to(v.dtype)
+    return fn
+
+
+for dt in (F32, F64):
+    case("aten.batch_norm",
+         [rand((4, 3, 2, 2), dt), rand((3,), dt), rand((3,), dt, 0.5, 2), rand((3,), dt),
+          rand((3,), dt)],
+         bn_train(0.3, 1e-3, (0, 2, 3)), {"training": True, "momentum": 0.3, "eps": 1e-3},
+         "train", dt)
+case("aten.batch_norm", [rand((5, 3)), rand((3,)), rand((3,), lo=0.5, hi=2)],
+     bn_train(0.1, 1e-5, (0,)), {"training": True}, "train_2d")
 # ---- shape ----
 case("aten.reshape", [rand((2, 3))], lambda x: x.reshape(3, 2), {"shape": [3, 2]}, "")
 case("aten.permute", [rand((2, 3, 4))], lambda x: x.permute(2, 0, 1), {"dims": [2, 0, 1]}, "")
