@@ -210,7 +210,8 @@ std::vector<Val> AdaptiveAvgPool(const OpCall& c, int64_t d) {
 
 // adaptive_max_pool{d}d(x) -> gather every window into [..., O1, K1, ..., Od, Kd], move the
 // K dims last and flatten them; values = amax, indices = the window position (row-major in
-// the spatial plane) at argmax (first occurrence: clamped repeats come after their original)
+// the spatial plane) at argmax (first occurrence: clamped repeats come after their original;
+// the last NaN where there are NaNs, as torch)
 std::vector<Val> AdaptiveMaxPool(const OpCall& c, int64_t d) {
   IntList out_size = OutputSize(c, d);
   if (AnyZero(out_size)) {
@@ -251,7 +252,16 @@ std::vector<Val> AdaptiveMaxPool(const OpCall& c, int64_t d) {
   plane_flat.push_back(volume);
   positions = BroadcastTo(Reshape(positions, plane_flat), flat);
   Val arg = Argmax(g, -1, /*keepdim=*/true);
-  return {Amax(g, {-1}), Squeeze(Gather(positions, -1, arg), {-1})};
+  Val m = Amax(g, {-1}, /*keepdim=*/true);
+  if (IsFloating(g.dtype())) {
+    // A window with NaNs: torch's index is its last NaN's (the kernel keeps `v > max ||
+    // isnan(v)`), argmax's the first: the last NaN is the first NaN of the reversed window.
+    Val rev = Rev(g, {g.rank() - 1});
+    Val last_nan =
+        Int64Of(c.e(), volume - 1) - Argmax(Cast(Ne(rev, rev), proto::INT32), -1, /*keepdim=*/true);
+    arg = Where(Ne(m, m), last_nan, arg);
+  }
+  return {Squeeze(m, {-1}), Squeeze(Gather(positions, -1, arg), {-1})};
 }
 
 }  // namespace

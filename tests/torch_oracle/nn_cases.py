@@ -344,6 +344,17 @@ def pool_cases():
     ties = torch.randint(0, 3, (2, 2, 6, 7)).float()
     s.case("aten.adaptive_max_pool2d", [ties], F.adaptive_max_pool2d(ties, (3, 2), True),
            name="ties", attrs={"output_size": [3, 2]})
+    # Windows with several NaNs: torch's index is the last NaN's (argmax's is the first); found
+    # by the CPU differential fuzzer (docs/fuzzing.md).
+    nans = torch.asin(torch.tensor([-1, -2, 2, 1, 2, -1, -1, 1, -4, -2, -1, 4, 0, -1, -2.0]))
+    nans = nans.reshape(1, 3, 5)
+    s.case("aten.adaptive_max_pool2d", [nans], F.adaptive_max_pool2d(nans, (3, 3), True),
+           name="nan_windows", attrs={"output_size": [3, 3]})
+    grid = rand(1, 2, 6, 6)
+    grid[0, 0, 0, 0] = grid[0, 0, 1, 2] = grid[0, 1, 2, 1] = grid[0, 1, 5, 5] = float("nan")
+    grid[0, 1, 3, 3] = grid[0, 1, 4, 4] = float("nan")
+    s.case("aten.adaptive_max_pool2d", [grid], F.adaptive_max_pool2d(grid, (2, 2), True),
+           name="nan_windows_2d", attrs={"output_size": [2, 2]})
 
 
 # ---------------------------------------------------------------------------------------------
