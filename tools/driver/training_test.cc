@@ -3,7 +3,8 @@
 // trained for 8 SGD steps from torch's initial weights and data (training_mlp.py); coil's loss
 // at each step must match torch's F.cross_entropy within 1e-4 (relative), on the CPU backend
 // and on the Schedule interpreter. Also: the default partition saves no more bytes than
-// save-everything, and a bad requires_grad is an autograd error.
+// save-everything, dropout's mask on the CPU backend is the reference's (forward and the
+// backward's redrawn one), and a bad requires_grad is an autograd error.
 #include "tools/driver/training.h"
 
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "runtime/interpreter.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/schedule_backend.h"
 #include "tools/driver/training_test_data.h"
@@ -100,6 +102,45 @@ TEST(Training, MlpSgdMatchesTorchOnCpuBackend) { TrainAndCompare(CpuBackend()); 
 
 TEST(Training, MlpSgdMatchesTorchOnScheduleInterpreter) {
   TrainAndCompare(ScheduleInterpreterBackend());
+}
+
+// Dropout with train=true compiled for the CPU backend: the forward's mask (generated code's
+// Philox) is the reference kernel's, and the backward, which draws the mask again, sends the
+// gradient exactly through the kept elements: dL/dx = t * w / (1 - p) there, 0 elsewhere.
+TEST(Training, DropoutOnCpuBackendMatchesReferenceMask) {
+  Graph g("dropout");
+  GraphBuilder b(g);
+  Value* x = b.Input(TensorType(proto::FLOAT32, {5, 7}), "x");
+  Value* w = b.Input(TensorType(proto::FLOAT32, {7}), "w");
+  const double p = 0.25;
+  g.SetOutputs({Op(b, "aten.dropout", {Op(b, "aten.mul", {x, w})},
+                   {{"p", p}, {"train", true}, {"seed", int64_t{1234}}, {"offset", int64_t{7}}})});
+  std::vector<double> xs(35), ws(7), ts(35);
+  for (int i = 0; i < 35; ++i) xs[i] = 0.5 + 0.03 * i, ts[i] = 1.0 - 0.05 * i;
+  for (int i = 0; i < 7; ++i) ws[i] = 1.5 - 0.2 * i;
+  std::vector<HostTensor> primals = {HostTensor::FromDoubles(proto::FLOAT32, {5, 7}, xs),
+                                     HostTensor::FromDoubles(proto::FLOAT32, {7}, ws)};
+  absl::StatusOr<std::vector<HostTensor>> want = Interpret(g, primals);
+  ASSERT_TRUE(want.ok()) << want.status();
+  DriverOptions options;
+  options.backend = CpuBackend();
+  options.cache = nullptr;
+  absl::StatusOr<TrainingCompileResult> r = CompileTraining(g.Clone(), {{true, true}, {}}, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<TrainingStepResult> s =
+      r->Run(primals, {HostTensor::FromDoubles(proto::FLOAT32, {5, 7}, ts)});
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<double> y = s->outputs[0].ToDoubles(), ref = (*want)[0].ToDoubles();
+  std::vector<double> gx = s->gradients[0].ToDoubles();
+  int kept = 0;
+  for (int i = 0; i < 35; ++i) {
+    EXPECT_NEAR(y[i], ref[i], 1e-6 * std::fabs(ref[i])) << "element " << i;
+    double expect = ref[i] == 0 ? 0.0 : ts[i] * ws[i % 7] / (1 - p);
+    EXPECT_NEAR(gx[i], expect, 1e-6 * std::fabs(expect)) << "element " << i;
+    kept += ref[i] != 0;
+  }
+  EXPECT_GT(kept, 15);
+  EXPECT_LT(kept, 35);
 }
 
 TEST(Training, NonFloatingRequiresGradIsAnAutogradError) {
