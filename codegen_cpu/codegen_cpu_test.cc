@@ -18,60 +18,20 @@
 #include "ir/parser.h"
 #include "prims/decompose.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 
 namespace coil {
 namespace {
 
-struct InputSpec {
-  int int_range = 3;      // integers drawn from [0, int_range)
-  double nan_rate = 0.0;  // fraction of floating elements set to NaN
-  bool signed_nonzero = false;  // integers from [-int_range, int_range) without 0 instead
-};
+using InputSpec = test_kit::RandomInputSpec;
 
-std::vector<HostTensor> RandomInputs(const Graph& g, int64_t batch, int seed,
-                                     const InputSpec& spec) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> real(-2.0, 2.0), unit(0.0, 1.0);
-  std::vector<HostTensor> out;
-  for (const Value* in : g.inputs()) {
-    std::vector<int64_t> shape;
-    for (const SymExpr& d : in->type().shape) shape.push_back(*d.Evaluate({{"batch", batch}}));
-    HostTensor t = HostTensor::Zeros(in->type().dtype, shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (IsFloating(t.dtype())) {
-        t.StoreDouble(i, unit(rng) < spec.nan_rate ? NAN : real(rng));
-      } else if (IsBool(t.dtype())) {
-        t.StoreInt(i, rng() % 2);
-      } else {
-        int64_t v = static_cast<int64_t>(rng() % spec.int_range);
-        if (spec.signed_nonzero) {
-          v = static_cast<int64_t>(rng() % (2 * spec.int_range)) - spec.int_range;
-          if (v == 0) v = 1;
-        }
-        t.StoreInt(i, v);
-      }
-    }
-    out.push_back(t);
-  }
-  return out;
-}
-
-void ExpectClose(const HostTensor& want, const HostTensor& got, const std::string& what) {
-  ASSERT_EQ(want.shape(), got.shape()) << what;
-  ASSERT_EQ(want.dtype(), got.dtype()) << what;
-  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
-  double rel = 1e-5, abs = 1e-6;
-  if (want.dtype() == proto::FLOAT16) rel = abs = 1e-3;
-  if (want.dtype() == proto::BFLOAT16) rel = abs = 8e-3;
-  if (!IsFloating(want.dtype())) rel = abs = 0;
-  int bad = 0;
-  for (size_t i = 0; i < a.size() && bad < 5; ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    if (!(std::abs(a[i] - b[i]) <= abs + rel * std::abs(a[i]))) {
-      ADD_FAILURE() << what << " element " << i << ": interpreter " << a[i] << ", jit " << b[i];
-      ++bad;
-    }
-  }
+// The JIT against the Schedule interpreter: NaN where both have NaN; f16/bf16 values are
+// rounded after every expression (math_emitter.h), so their tolerance is the dtype's.
+test_kit::Tolerance JitTolerance(DType t) {
+  if (t == proto::FLOAT16) return {.abs = 1e-3, .rel = 1e-3};
+  if (t == proto::BFLOAT16) return {.abs = 8e-3, .rel = 8e-3};
+  if (!IsFloating(t)) return {};
+  return {.abs = 1e-6, .rel = 1e-5};
 }
 
 struct Compiled {
@@ -122,7 +82,8 @@ void Check(const std::string& text, const InputSpec& spec = {}, bool epilogues =
   std::unique_ptr<Compiled> c = Compile(text, epilogues);
   ASSERT_NE(c, nullptr);
   for (int64_t batch : {2, 37}) {
-    std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 11 + batch, spec);
+    std::vector<HostTensor> inputs =
+        test_kit::RandomInputs(c->graph, {{"batch", batch}}, 11 + batch, spec);
     absl::StatusOr<std::vector<HostTensor>> want =
         InterpretSchedule(c->module.schedule(), inputs);
     ASSERT_TRUE(want.ok()) << want.status();
@@ -131,8 +92,8 @@ void Check(const std::string& text, const InputSpec& spec = {}, bool epilogues =
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(want->size(), got->size());
     for (size_t o = 0; o < want->size(); ++o) {
-      ExpectClose((*want)[o], (*got)[o],
-                  absl::StrCat(c->graph.name(), " batch ", batch, " output ", o));
+      test_kit::ExpectClose((*want)[o], (*got)[o], JitTolerance((*want)[o].dtype()),
+                            absl::StrCat(c->graph.name(), " batch ", batch, " output ", o));
     }
   }
 }

@@ -14,48 +14,20 @@
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 #include "tools/driver/driver.h"
 #include "tools/driver/schedule_backend.h"
 
 namespace coil {
 namespace {
 
-std::vector<HostTensor> RandomInputs(const Graph& g, int64_t batch, int seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> real(-2.0, 2.0);
-  std::vector<HostTensor> out;
-  for (const Value* in : g.inputs()) {
-    std::vector<int64_t> shape;
-    for (const SymExpr& d : in->type().shape) {
-      shape.push_back(*d.Evaluate({{"batch", batch}}));
-    }
-    HostTensor t = HostTensor::Zeros(in->type().dtype, shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (IsFloating(t.dtype())) {
-        t.StoreDouble(i, real(rng));
-      } else {
-        t.StoreInt(i, static_cast<int64_t>(rng() % 3));  // valid indices for the gathers below
-      }
-    }
-    out.push_back(t);
-  }
-  return out;
-}
+// The Schedule interpreter against the graph interpreter: NaN where both have NaN.
+constexpr test_kit::Tolerance kClose = {.abs = 1e-5, .rel = 1e-4};
 
 std::vector<HostTensor> Copies(const std::vector<HostTensor>& in) {
   std::vector<HostTensor> out;
   for (const HostTensor& t : in) out.push_back(t.To(t.dtype()));
   return out;
-}
-
-void ExpectClose(const HostTensor& want, const HostTensor& got, const std::string& what) {
-  ASSERT_EQ(want.shape(), got.shape()) << what;
-  ASSERT_EQ(want.dtype(), got.dtype()) << what;
-  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    ASSERT_NEAR(a[i], b[i], 1e-5 + 1e-4 * std::abs(a[i])) << what << " element " << i;
-  }
 }
 
 void CheckGraph(const std::string& text) {
@@ -73,7 +45,7 @@ void CheckGraph(const std::string& text) {
   ASSERT_TRUE(g.ok()) << g.status();
   const proto::Schedule* s = &*r->schedule;
   for (int64_t batch : {2, 5}) {
-    std::vector<HostTensor> inputs = RandomInputs(*g, batch, 7 + batch);
+    std::vector<HostTensor> inputs = test_kit::RandomInputs(*g, {{"batch", batch}}, 7 + batch);
     std::vector<HostTensor> graph_in = Copies(inputs), sched_in = Copies(inputs);
     absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, graph_in);
     ASSERT_TRUE(want.ok()) << want.status();
@@ -83,10 +55,12 @@ void CheckGraph(const std::string& text) {
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(want->size(), got->size());
     for (size_t o = 0; o < want->size(); ++o) {
-      ExpectClose((*want)[o], (*got)[o], g->name() + " output " + std::to_string(o));
+      test_kit::ExpectClose((*want)[o], (*got)[o], kClose,
+                            g->name() + " output " + std::to_string(o));
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
-      ExpectClose(graph_in[i], sched_in[i], g->name() + " input " + std::to_string(i));
+      test_kit::ExpectClose(graph_in[i], sched_in[i], kClose,
+                            g->name() + " input " + std::to_string(i));
     }
   }
 }

@@ -21,13 +21,21 @@
 #include "ir/graph.h"
 #include "ir/verifier.h"
 #include "prims/decompose.h"
-#include "runtime/host_tensor.h"
 #include "runtime/constant_evaluator.h"
+#include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 
 namespace coil::inductor {
 namespace {
+
+using test_kit::ExpectClose;
+
+// |want - got| <= tol * (1 + |want|); dtypes are not compared.
+test_kit::Tolerance Tol(double tol) {
+  return {.abs = tol, .rel = tol, .nan_matches_nan = false, .compare_dtypes = false};
+}
 
 const SymExpr kBatch = SymExpr::Symbol("batch");
 
@@ -71,15 +79,6 @@ std::vector<HostTensor> Inputs(const Graph& g, int64_t batch) {
   return in;
 }
 
-void ExpectClose(const HostTensor& want, const HostTensor& got, double tol,
-                 const std::string& what) {
-  ASSERT_EQ(want.shape(), got.shape()) << what;
-  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_NEAR(a[i], b[i], tol * (1 + std::abs(a[i]))) << what << " element " << i;
-  }
-}
-
 int CountOps(const Graph& g, const std::string& op) {
   int n = 0;
   for (const Node* node : g.nodes()) n += node->op() == op;
@@ -117,7 +116,7 @@ Folded FoldAndCheck(Graph g, double tol = 0, FoldConstantsOptions options = {}) 
     EXPECT_EQ(want.ok(), got.ok()) << want.status() << " / " << got.status();
     if (!want.ok() || !got.ok()) continue;
     for (size_t i = 0; i < want->size(); ++i) {
-      ExpectClose((*want)[i], (*got)[i], tol, absl::StrCat("output ", i, " batch ", batch));
+      ExpectClose((*want)[i], (*got)[i], Tol(tol), absl::StrCat("output ", i, " batch ", batch));
     }
   }
   return f;
@@ -141,7 +140,7 @@ std::pair<int, int> KernelsWithoutAndWithFolding(const Graph& prims_graph) {
     EXPECT_TRUE(want.ok() && got.ok()) << want.status() << got.status();
     if (!want.ok() || !got.ok()) break;
     for (size_t i = 0; i < want->size(); ++i) {
-      ExpectClose((*want)[i], (*got)[i], 1e-5, absl::StrCat("schedule output ", i));
+      ExpectClose((*want)[i], (*got)[i], Tol(1e-5), absl::StrCat("schedule output ", i));
     }
   }
   return {a->kernels_size(), b->kernels_size()};

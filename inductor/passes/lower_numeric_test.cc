@@ -21,9 +21,13 @@
 #include "prims/decompose.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 
 namespace coil::inductor {
 namespace {
+
+// The Schedule interpreter against the graph interpreter: NaN where both have NaN.
+constexpr test_kit::Tolerance kClose = {.abs = 1e-5, .rel = 1e-4};
 
 // Builds the graph's body over a batch size (a symbol or a constant); returns
 // the outputs.
@@ -65,16 +69,6 @@ std::vector<HostTensor> DeepCopy(const std::vector<HostTensor>& ts) {
   for (const HostTensor& t : ts)
     out.push_back(*HostTensor::FromBytes(t.dtype(), t.shape(), t.Bytes()));
   return out;
-}
-
-void ExpectClose(const HostTensor& want, const HostTensor& got, const std::string& what) {
-  ASSERT_EQ(want.dtype(), got.dtype()) << what;
-  ASSERT_EQ(want.shape(), got.shape()) << what;
-  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    EXPECT_NEAR(a[i], b[i], 1e-5 + 1e-4 * std::abs(a[i])) << what << " element " << i;
-  }
 }
 
 // Builds, decomposes, lowers and runs the graph for each batch size, static and
@@ -131,10 +125,12 @@ void CheckLowering(const std::string& name, const std::vector<std::vector<SymExp
       ASSERT_TRUE(got.ok()) << what << ": " << got.status();
       ASSERT_EQ(want->size(), got->size()) << what;
       for (size_t i = 0; i < want->size(); ++i) {
-        ExpectClose((*want)[i], (*got)[i], absl::StrCat(what, " output ", i));
+        test_kit::ExpectClose((*want)[i], (*got)[i], kClose,
+                              absl::StrCat(what, " output ", i));
       }
       for (size_t i = 0; i < args.size(); ++i) {
-        ExpectClose(args_graph[i], args_sched[i], absl::StrCat(what, " input ", i));
+        test_kit::ExpectClose(args_graph[i], args_sched[i], kClose,
+                              absl::StrCat(what, " input ", i));
       }
     }
   }

@@ -20,11 +20,20 @@
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 #include "tools/driver/driver.h"
 #include "tools/driver/schedule_backend.h"
 
 namespace coil::cpu {
 namespace {
+
+using test_kit::ExpectClose;
+
+// tol 0: exactly equal (NaN never matches); else |want - got| <= tol * (1 + |want|).
+test_kit::Tolerance Tol(double tol) {
+  if (tol == 0) return {.nan_matches_nan = false, .equal_values_match = true};
+  return {.abs = tol, .rel = tol, .nan_matches_nan = false};
+}
 
 // ---- Building schedules by hand.
 SymExpr Sy(const char* name) { return SymExpr::Symbol(name); }
@@ -95,20 +104,6 @@ HostTensor Random(std::vector<int64_t> shape, int seed) {
   HostTensor t = HostTensor::Zeros(proto::FLOAT32, shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.StoreDouble(i, u(rng));
   return t;
-}
-
-void ExpectClose(const HostTensor& want, const HostTensor& got, double tol,
-                 const std::string& what) {
-  ASSERT_EQ(want.shape(), got.shape()) << what;
-  ASSERT_EQ(want.dtype(), got.dtype()) << what;
-  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (tol == 0) {
-      ASSERT_EQ(a[i], b[i]) << what << " element " << i;
-    } else {
-      ASSERT_NEAR(a[i], b[i], tol * (1 + std::abs(a[i]))) << what << " element " << i;
-    }
-  }
 }
 
 std::unique_ptr<CpuExecutable> MustCreate(const proto::Schedule& s, KernelTable t, int threads) {
@@ -187,7 +182,7 @@ TEST(CpuExecutableTest, PointwiseChainOverSymbolicBatches) {
       absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
       ASSERT_TRUE(want.ok()) << want.status();
       ASSERT_EQ(got->size(), 1u);
-      ExpectClose((*want)[0], (*got)[0], 0, "batch " + std::to_string(batch));
+      ExpectClose((*want)[0], (*got)[0], Tol(0), "batch " + std::to_string(batch));
     }
   }
 }
@@ -241,7 +236,7 @@ TEST(CpuExecutableTest, KernelErrorsStopTheRunAndTheFirstReportWins) {
     ASSERT_TRUE(good.ok()) << good.status();
     absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(PointwiseChain(), in);
     ASSERT_TRUE(want.ok()) << want.status();
-    ExpectClose((*want)[0], (*good)[0], 0, "after an error");
+    ExpectClose((*want)[0], (*good)[0], Tol(0), "after an error");
   }
 }
 
@@ -253,7 +248,7 @@ TEST(CpuExecutableTest, OutputsAreFreshAndAdopted) {
   absl::StatusOr<std::vector<HostTensor>> b = exe->Run(in);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE((*a)[0].RawData(), (*b)[0].RawData());
-  ExpectClose((*a)[0], (*b)[0], 0, "second run");
+  ExpectClose((*a)[0], (*b)[0], Tol(0), "second run");
 }
 
 extern "C" void SumRows(int64_t b, int64_t e, char* const* bufs, const int64_t*,
@@ -293,7 +288,7 @@ TEST(CpuExecutableTest, Reduction) {
     ASSERT_TRUE(got.ok()) << got.status();
     absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
     ASSERT_TRUE(want.ok()) << want.status();
-    ExpectClose((*want)[0], (*got)[0], 1e-6, "sum");
+    ExpectClose((*want)[0], (*got)[0], Tol(1e-6), "sum");
   }
 }
 
@@ -357,7 +352,7 @@ TEST(CpuExecutableTest, MmExternWithEpilogueAndConstant) {
     ASSERT_TRUE(got.ok()) << got.status();
     absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
     ASSERT_TRUE(want.ok()) << want.status();
-    ExpectClose((*want)[0], (*got)[0], 1e-5, "mm + abs");
+    ExpectClose((*want)[0], (*got)[0], Tol(1e-5), "mm + abs");
   }
 }
 
@@ -424,8 +419,8 @@ TEST(CpuExecutableTest, StoreIntoInputWritesThrough) {
     ASSERT_TRUE(got.ok()) << got.status();
     absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, {x_interp});
     ASSERT_TRUE(want.ok()) << want.status();
-    ExpectClose((*want)[0], (*got)[0], 0, "old values");
-    ExpectClose(x_interp, x, 0, "written input");
+    ExpectClose((*want)[0], (*got)[0], Tol(0), "old values");
+    ExpectClose(x_interp, x, Tol(0), "written input");
     EXPECT_EQ((*got)[1].RawData(), x.RawData()) << "the caller's tensor is returned";
     std::vector<double> after = x.ToDoubles();
     for (size_t i = 0; i < after.size(); ++i) {
@@ -541,7 +536,7 @@ void CheckPipeline(const std::string& text, bool expect_extern_only) {
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_EQ(got->size(), want->size());
     for (size_t o = 0; o < got->size(); ++o) {
-      ExpectClose((*want)[o], (*got)[o], 1e-5, g->name());
+      ExpectClose((*want)[o], (*got)[o], Tol(1e-5), g->name());
     }
   }
 }
@@ -599,7 +594,7 @@ TEST(CpuExecutableTest, ConvolutionWithConstantWeightsAcrossBatches) {
     ASSERT_TRUE(got.ok()) << got.status();
     absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(*s, in);
     ASSERT_TRUE(want.ok()) << want.status();
-    ExpectClose((*want)[0], (*got)[0], 1e-5, "batch " + std::to_string(batch));
+    ExpectClose((*want)[0], (*got)[0], Tol(1e-5), "batch " + std::to_string(batch));
   }
 }
 
