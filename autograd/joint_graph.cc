@@ -42,7 +42,8 @@ class GradAccumulator {
 }  // namespace
 
 absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
-                                           const std::vector<bool>& requires_grad) {
+                                           const std::vector<bool>& requires_grad,
+                                           const std::vector<bool>& output_tangents) {
   if (requires_grad.size() != forward_in.inputs().size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("autograd: requires_grad has ", requires_grad.size(), " entries for ",
@@ -53,6 +54,20 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
       return absl::InvalidArgumentError(absl::StrCat(
           "autograd: input ", i, " (", forward_in.inputs()[i]->type().ToString(),
           ") needs a gradient but is not floating"));
+    }
+  }
+  if (!output_tangents.empty()) {
+    if (output_tangents.size() != forward_in.outputs().size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("autograd: output_tangents has ", output_tangents.size(), " entries for ",
+                       forward_in.outputs().size(), " graph outputs"));
+    }
+    for (size_t i = 0; i < output_tangents.size(); ++i) {
+      if (output_tangents[i] && !IsFloating(forward_in.outputs()[i]->type().dtype)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "autograd: output ", i, " (", forward_in.outputs()[i]->type().ToString(),
+            ") takes a tangent but is not floating"));
+      }
     }
   }
   Graph forward = forward_in.Clone();
@@ -124,7 +139,7 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
   GradAccumulator grads;
   for (size_t i = 0; i < forward.outputs().size(); ++i) {
     const TensorType& t = forward.outputs()[i]->type();
-    if (!IsFloating(t.dtype)) {
+    if (!IsFloating(t.dtype) || (!output_tangents.empty() && !output_tangents[i])) {
       joint.tangent_of_output.push_back(-1);
       continue;
     }

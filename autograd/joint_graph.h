@@ -3,6 +3,7 @@
 //
 //   absl::StatusOr<JointGraph> joint = BuildJointGraph(forward, {true, false});
 //   // joint->graph: inputs  = forward inputs (primals), then one tangent per floating output
+//   //                         (or per output that output_tangents selects)
 //   //               outputs = forward outputs, then one gradient per input that needs one
 //
 // The forward graph is functionalized first (prims::Functionalize); graphs that write into
@@ -23,7 +24,7 @@ struct JointGraph {
   Graph graph;
   int num_primals = 0;
   // Forward output i's tangent is graph input num_primals + tangent_of_output[i], or -1 for
-  // outputs that take none (integer and bool outputs).
+  // outputs that take none (integer and bool outputs, and those output_tangents leaves out).
   std::vector<int> tangent_of_output;
   int num_tangents = 0;
   int num_forward_outputs = 0;
@@ -32,13 +33,17 @@ struct JointGraph {
   std::vector<int> grad_inputs;
 };
 
-// `requires_grad[i]`: whether forward input i needs a gradient (it must be floating). Errors:
-// a size mismatch or non-floating input asked for a gradient (InvalidArgument), an op on
-// the gradient's path without a rule (Unimplemented naming the op and node), a rule's limits
-// (e.g. dropout with train=true). Outputs of ops marked not differentiable (comparisons,
-// creation from a shape) never carry a gradient, as in PyTorch.
+// `requires_grad[i]`: whether forward input i needs a gradient (it must be floating).
+// `output_tangents[i]`: whether forward output i takes a tangent (it must be floating); empty:
+// every floating output does. Outputs without one (a training-mode batch_norm's running
+// statistics, metrics) send no gradient back. Errors: a size mismatch or a non-floating input
+// or output asked for a gradient or tangent (InvalidArgument), an op on the gradient's path
+// without a rule (Unimplemented naming the op and node), a rule's limits. Outputs of ops
+// marked not differentiable (comparisons, creation from a shape) never carry a gradient, as
+// in PyTorch.
 absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward,
-                                           const std::vector<bool>& requires_grad);
+                                           const std::vector<bool>& requires_grad,
+                                           const std::vector<bool>& output_tangents = {});
 
 }  // namespace coil::autograd
 

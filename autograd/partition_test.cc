@@ -102,10 +102,11 @@ struct Bytes {
 
 // Partitions `forward`'s decomposed joint graph three ways and checks each against the joint
 // (every input needs a gradient unless `rg` says which).
-Bytes CheckPartitions(const Graph& forward, uint64_t seed, std::vector<bool> rg = {}) {
+Bytes CheckPartitions(const Graph& forward, uint64_t seed, std::vector<bool> rg = {},
+                      const std::vector<bool>& output_tangents = {}) {
   Bytes bytes;
   if (rg.empty()) rg.assign(forward.inputs().size(), true);
-  absl::StatusOr<JointGraph> joint = BuildJointGraph(forward, rg);
+  absl::StatusOr<JointGraph> joint = BuildJointGraph(forward, rg, output_tangents);
   EXPECT_TRUE(joint.ok()) << joint.status();
   if (!joint.ok()) return bytes;
   absl::StatusOr<bool> decomposed = prims::Decompose(joint->graph);
@@ -255,7 +256,7 @@ TEST(Partition, DropoutMaskIsRecomputedAndEqualsTheForwardMask) {
 
 // tools/driver:training_test's CNN (x [8, 2, 6, 6], conv2d 2 -> 4 3x3 padding 1, batch_norm in
 // training mode, relu, max_pool2d 2, linear 36 -> 3, cross entropy against one-hot labels),
-// gradients for the six parameters only, as in training.
+// gradients for the six parameters only and a tangent for the loss only, as in training.
 TEST(Partition, CnnWithTrainingBatchNormMatchesJoint) {
   Graph g("cnn");
   GraphBuilder b(g);
@@ -286,7 +287,7 @@ TEST(Partition, CnnWithTrainingBatchNormMatchesJoint) {
   Value* picked = Op(b, "aten.sum", {Op(b, "aten.mul", {onehot, lp})}, {{"dim", IntList{-1}}});
   g.SetOutputs({Op(b, "aten.neg", {Op(b, "aten.mean", {picked})}), (*bn)[1], (*bn)[2]});
   Bytes bytes = CheckPartitions(
-      g, 5, {false, false, true, true, true, true, true, true, false, false});
+      g, 5, {false, false, true, true, true, true, true, true, false, false}, {true, false, false});
   std::printf("CNN saved bytes: save-everything %lld, min-cut %lld, budget 0 %lld\n",
               static_cast<long long>(bytes.everything), static_cast<long long>(bytes.mincut),
               static_cast<long long>(bytes.budget0));

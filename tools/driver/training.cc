@@ -22,7 +22,7 @@ absl::StatusOr<TrainingCompileResult> CompileTraining(Graph graph, const Trainin
                                                       const DriverOptions& options) {
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<autograd::JointGraph> joint =
-      autograd::BuildJointGraph(graph, training.requires_grad);
+      autograd::BuildJointGraph(graph, training.requires_grad, training.output_tangents);
   if (!joint.ok()) return joint.status();  // already "autograd: ..."
   // The partitioner sees prims (pointwise chains it may recompute) and externs (never).
   absl::StatusOr<bool> decomposed = prims::Decompose(joint->graph, options.decompose);

@@ -8,7 +8,8 @@
 //   absl::StatusOr<driver::TrainingCompileResult> r =
 //       driver::CompileTraining(std::move(graph), t, options);
 //   // forward:  primals -> forward outputs, then saved values
-//   // backward: saved values, then tangents (one per floating forward output) -> gradients
+//   // backward: saved values, then tangents (one per floating forward output, or per output
+//   //           that t.output_tangents selects) -> gradients
 //   absl::StatusOr<driver::TrainingStepResult> step = r->Run(primals, tangents);
 #ifndef COIL_TOOLS_DRIVER_TRAINING_H_
 #define COIL_TOOLS_DRIVER_TRAINING_H_
@@ -28,6 +29,9 @@ namespace coil::driver {
 struct TrainingOptions {
   // One entry per graph input: whether its gradient is wanted (floating inputs only).
   std::vector<bool> requires_grad;
+  // One entry per graph output: whether it takes a tangent (floating outputs only); empty:
+  // every floating output does. A loss takes one; running statistics and metrics need not.
+  std::vector<bool> output_tangents;
   autograd::PartitionOptions partition;
 };
 
@@ -50,7 +54,8 @@ struct TrainingCompileResult {
   // (then it is also forward.report's "autograd" stage artifact).
   proto::AutogradResult autograd;
 
-  // Runs the forward, then the backward with `tangents` (one per floating forward output).
+  // Runs the forward, then the backward with `tangents` (one per forward output that takes
+  // one: TrainingOptions::output_tangents).
   // Requires both executables (a compile that went to kLoad).
   absl::StatusOr<TrainingStepResult> Run(const std::vector<HostTensor>& primals,
                                          const std::vector<HostTensor>& tangents) const;

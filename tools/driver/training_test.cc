@@ -156,6 +156,30 @@ TEST(Training, NonFloatingRequiresGradIsAnAutogradError) {
   EXPECT_EQ(r.status().message().rfind("autograd: input 0", 0), 0u) << r.status();
 }
 
+TEST(Training, BadOutputTangentsAreAutogradErrors) {
+  Graph g("f");
+  GraphBuilder b(g);
+  Value* x = b.Input(TensorType(proto::FLOAT32, {3}), "x");
+  g.SetOutputs({Op(b, "aten.neg", {x}), Op(b, "aten.argmax", {x})});
+  DriverOptions options;
+  options.backend = ScheduleInterpreterBackend();
+  options.cache = nullptr;
+  absl::StatusOr<TrainingCompileResult> r = CompileTraining(g.Clone(), {{true}, {true}}, options);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "autograd: output_tangents has 1 entries for 2 graph outputs");
+  r = CompileTraining(g.Clone(), {{true}, {true, true}}, options);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "autograd: output 1 (i64[]) takes a tangent but is not floating");
+  // Without a tangent on the only floating output, nothing reaches x: its gradient is zero.
+  r = CompileTraining(g.Clone(), {{true}, {false, false}}, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<TrainingStepResult> s =
+      r->Run({HostTensor::FromDoubles(proto::FLOAT32, {3}, {1, 5, 2})}, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->gradients[0].ToDoubles(), std::vector<double>({0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace coil::driver
 
