@@ -32,6 +32,7 @@
 #include "prims/decomposition_registry.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/tensor_compare.h"
 #include "tests/onnx_conformance/onnx_tensor.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/driver.h"
@@ -44,18 +45,6 @@ constexpr char kScript[] = "tests/real_models/export_models.py";
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-// max|a - b| / max|b| over all elements (same shapes checked by the caller).
-double RelativeError(const coil::HostTensor& got, const coil::HostTensor& want) {
-  std::vector<double> a = got.ToDoubles(), b = want.ToDoubles();
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double d = std::fabs(a[i] - b[i]);
-    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return scale == 0 ? diff : diff / scale;
 }
 
 // Runs the graph on batch_N/input_0.pb and compares with torch's batch_N/output_0.pb.
@@ -77,7 +66,7 @@ void CheckBatch(const std::string& model, const Runner& run, const std::string& 
   const coil::HostTensor& y = (*got)[0];
   ASSERT_EQ(y.shape(), want->shape()) << model << " batch " << batch << ": " << y.TypeString()
                                       << " vs torch " << want->TypeString();
-  double err = RelativeError(y, *want);
+  double err = coil::MaxRelativeError(y, *want, coil::NanPolicy::kNanIsError);
   std::printf("%s (%s) batch %d: %.2f s, relative error %.3g\n",
               model.c_str(), stage, batch, run_s, err);
   std::string key = absl::StrCat(stage, "_batch_", batch);

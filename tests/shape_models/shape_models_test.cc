@@ -28,6 +28,7 @@
 #include "ir/verifier.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
+#include "runtime/tensor_compare.h"
 #include "tests/onnx_conformance/onnx_tensor.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/driver.h"
@@ -36,17 +37,6 @@ namespace {
 
 constexpr double kMaxRelativeError = 1e-4;
 constexpr char kScript[] = "tests/shape_models/export_shape_models.py";
-
-double RelativeError(const coil::HostTensor& got, const coil::HostTensor& want) {
-  std::vector<double> a = got.ToDoubles(), b = want.ToDoubles();
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double d = std::fabs(a[i] - b[i]);
-    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return scale == 0 ? diff : diff / scale;
-}
 
 struct Model {
   std::string dir;
@@ -92,7 +82,7 @@ void CheckSets(const std::string& name, const Model& m, const Runner& run, const
     const coil::HostTensor& y = (*got)[0];
     ASSERT_EQ(y.shape(), want->shape()) << name << " (" << stage << "): " << y.TypeString()
                                         << " vs torch " << want->TypeString();
-    double err = RelativeError(y, *want);
+    double err = coil::MaxRelativeError(y, *want, coil::NanPolicy::kNanIsError);
     std::printf("%s (%s) input %s: relative error %.3g\n", name.c_str(), stage,
                 x->TypeString().c_str(), err);
     EXPECT_LE(err, kMaxRelativeError) << name << " (" << stage << ") input " << x->TypeString();

@@ -115,18 +115,4 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   return out;
 }
 
-double MaxRelativeError(const HostTensor& got, const HostTensor& want) {
-  std::vector<double> a = got.ToDoubles(), b = want.ToDoubles();
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    if (std::isnan(a[i]) || std::isnan(b[i])) {
-      if (std::isnan(a[i]) != std::isnan(b[i])) diff = INFINITY;
-      continue;
-    }
-    diff = std::max(diff, std::fabs(a[i] - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return scale == 0 ? diff : diff / scale;
-}
-
 }  // namespace coil::cli

@@ -33,9 +33,6 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                                                        const std::string& backend,
                                                        const RunOptions& options = {});
 
-// max|got - want| / max|want| (NaN where one side is NaN and the other not counts as inf).
-double MaxRelativeError(const HostTensor& got, const HostTensor& want);
-
 }  // namespace coil::cli
 
 #endif  // COIL_TOOLS_COIL_BACKEND_RUN_H_

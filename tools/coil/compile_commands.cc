@@ -26,6 +26,7 @@
 #include "runtime/compile_cache.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/tensor_compare.h"
 #include "tools/coil/args.h"
 #include "tools/coil/backend_run.h"
 #include "tools/coil/compile_autotune.h"
@@ -369,7 +370,7 @@ class CompileRun {
     if (!want.ok()) return want.status();
     double worst = 0;
     for (size_t i = 0; i < want->size() && i < got->size(); ++i) {
-      worst = std::max(worst, MaxRelativeError((*got)[i], (*want)[i]));
+      worst = std::max(worst, MaxRelativeError((*got)[i], (*want)[i], NanPolicy::kNanMatchesNan));
     }
     const std::string line = absl::StrFormat("%s, seed %d: max relative error %.3g over %s",
                                              what, flags_.seed, worst,

@@ -14,6 +14,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "runtime/interpreter.h"
+#include "runtime/tensor_compare.h"
 #include "tools/coil/args.h"
 #include "tools/coil/backend_run.h"
 #include "tools/coil/graph_io.h"
@@ -141,7 +142,7 @@ int RunCommand(const std::vector<std::string>& argv) {
     absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, oracle_inputs, oracle);
     if (!want.ok()) return Fail(want.status());
     for (size_t i = 0; i < outs->size(); ++i) {
-      worst = std::max(worst, MaxRelativeError((*outs)[i], (*want)[i]));
+      worst = std::max(worst, MaxRelativeError((*outs)[i], (*want)[i], NanPolicy::kNanMatchesNan));
     }
     std::printf("check (%s vs float64 reference interpreter): max relative error %.3g\n",
                 backend.c_str(), worst);

@@ -12,6 +12,7 @@
 #include "inductor/schedule.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/tensor_compare.h"
 #include "tools/coil/args.h"
 #include "tools/coil/graph_io.h"
 #include "tools/driver/driver.h"
@@ -23,19 +24,6 @@ namespace {
 int Fail(const absl::Status& s) {
   std::cerr << "coil: " << s.message() << "\n";
   return 1;
-}
-
-// max|got - want| / max|want| over one output.
-double RelativeError(const HostTensor& got, const HostTensor& want) {
-  std::vector<double> a = got.ToDoubles(), b = want.ToDoubles();
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    double d = std::fabs(a[i] - b[i]);
-    if (std::isnan(a[i]) != std::isnan(b[i])) d = INFINITY;
-    if (!std::isnan(d)) diff = std::max(diff, d);
-    if (!std::isnan(b[i])) scale = std::max(scale, std::fabs(b[i]));
-  }
-  return scale == 0 ? diff : diff / scale;
 }
 
 }  // namespace
@@ -105,7 +93,7 @@ int ScheduleCommand(const std::vector<std::string>& argv) {
   if (!got.ok()) return Fail(got.status());
   double worst = 0;
   for (size_t i = 0; i < want->size(); ++i) {
-    double err = RelativeError((*got)[i], (*want)[i]);
+    double err = MaxRelativeError((*got)[i], (*want)[i], NanPolicy::kNanMatchesNan);
     std::printf("output %zu: %s, max relative error vs the graph interpreter %.3g\n", i,
                 (*got)[i].TypeString().c_str(), err);
     worst = std::max(worst, err);

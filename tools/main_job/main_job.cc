@@ -25,6 +25,7 @@
 #include "ir/verifier.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/tensor_compare.h"
 #include "tools/coil/graph_io.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/driver.h"
@@ -43,17 +44,6 @@ int Fail(const std::string& what, const absl::Status& s) {
   std::fprintf(stderr, "main job FAILED at %s: %s\n", what.c_str(),
                std::string(s.message()).c_str());
   return 1;
-}
-
-// max|a - b| / max|b|.
-double RelativeError(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    double d = std::fabs(a[i] - b[i]);
-    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return scale == 0 ? diff : diff / scale;
 }
 
 constexpr int64_t kEmbed = 64, kHeads = 4, kSeq = 16, kVocab = 96;
@@ -122,7 +112,7 @@ class CheckingBackend : public Backend {
       if (!want.ok()) return want.status();
       for (size_t i = 0; i < got->size(); ++i) {
         owner_->worst_ = std::max(
-            owner_->worst_, RelativeError((*got)[i].ToDoubles(), (*want)[i].ToDoubles()));
+            owner_->worst_, MaxRelativeError((*got)[i], (*want)[i], NanPolicy::kNanIsError));
       }
       ++owner_->runs_;
       return got;
@@ -190,7 +180,7 @@ int Main(int argc, char** argv) {
       stage("  of which prims: functionalize + decompose", backend->last().prims_seconds);
       stage("  of which inductor: lower, fuse, plan memory", backend->last().inductor_seconds);
     }
-    worst_eager = std::max(worst_eager, RelativeError(got.tolist(), model(x).tolist()));
+    worst_eager = std::max(worst_eager, MaxRelativeError(got.tolist(), model(x).tolist(), NanPolicy::kNanIsError));
   }
   const CompileStats& stats = compiled.stats();
   std::printf("  capture: %lld compiles for batch sizes 2, 3, 5 (automatic dynamic: the second "
@@ -238,7 +228,7 @@ int Main(int argc, char** argv) {
     t0 = Clock::now();
     Tensor want = model(x);
     stage(absl::StrCat("eager (reference kernels), batch ", batch), Seconds(t0));
-    worst_cpu_eager = std::max(worst_cpu_eager, RelativeError(got.tolist(), want.tolist()));
+    worst_cpu_eager = std::max(worst_cpu_eager, MaxRelativeError(got.tolist(), want.tolist(), NanPolicy::kNanIsError));
   }
   std::printf("  cpu backend: %d kernels generated; vs float64 oracle %.3g, vs eager %.3g\n",
               cpu_backend->last().module.kernels_size(), cpu_backend->worst_error(),
