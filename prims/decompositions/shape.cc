@@ -87,7 +87,9 @@ Val Diagonal(const OpCall& c) {
   Val y = Permute(x, perm);
   SymExpr len = c.out_shape().back();
   int64_t r0 = offset < 0 ? -offset : 0, c0 = offset > 0 ? offset : 0;
-  Val rows = Slice(y, rank - 2, SymExpr(r0), SymExpr(r0) + len);
+  // An offset below the rows leaves no diagonal (len 0): start the empty slice within them.
+  SymExpr start = SymExpr::Min(SymExpr(r0), y.size(rank - 2));
+  Val rows = Slice(y, rank - 2, start, start + len);
   SymList index_shape = rows.shape();
   index_shape.back() = 1;
   Val index = BroadcastInDim(Iota(c.e(), len, c0, 1, proto::INT64), index_shape, {rank - 2});

@@ -9,7 +9,7 @@
 //     failure), e.g. an out-of-bounds index or an integer division by zero;
 //   - outputs differ in number, dtype or shape, integers or booleans differ at all, or floats
 //     differ by more than the dtype's tolerance relative to the output's largest magnitude.
-// COIL_FUZZ_VERBOSE=1 prints each graph's ops and every status.
+// COIL_FUZZ_VERBOSE=1 prints each graph (its ops, its text) and every status.
 //
 // Build and run (see docs/fuzzing.md):
 //   bazel --output_base=/root/.cache/bazel_fuzz build --config=fuzz //tools/fuzz:cpu_differential_fuzzer
@@ -107,7 +107,8 @@ void RunOne(const uint8_t* data, size_t size) {
   if (absl::Status s = Verify(r->graph); !s.ok()) {
     Finding(*r, absl::StrCat("the generated graph does not verify: ", s.ToString()));
   }
-  if (Verbose()) std::cerr << "ops: " << absl::StrJoin(r->ops, ", ") << "\n";
+  // The graph too, before anything runs: a crash (no finding printed) then shows its input.
+  if (Verbose()) std::cerr << "ops: " << absl::StrJoin(r->ops, ", ") << "\n" << PrintGraph(r->graph);
 
   absl::StatusOr<std::vector<HostTensor>> want = Interpret(r->graph, r->inputs);
 
