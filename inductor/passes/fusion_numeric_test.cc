@@ -53,6 +53,18 @@ graph @misc(%0 "x": f32[batch, 5], %1 "y": f32[batch, 3], %2 "idx": i64[batch, 4
 )", 8);
 }
 
+// A masked load of bools inlined with its producer: the masked-off value 1e-05 is true (found
+// by the CPU differential fuzzer, which saw false).
+TEST(FusionNumericTest, PadOfBoolsWithASmallValue) {
+  Check(R"(
+graph @bool_pad(%0 "x": i64[4, 5]) {
+  %1: bool[4, 5] = aten.ge(%0, %0)
+  %2: bool[4, 5] = aten.pad(%1) {mode = "constant", pad = [1, -1], value = 1e-05}
+  return %2
+}
+)", 1);
+}
+
 TEST(FusionNumericTest, Inplace) {
   Check(R"(
 graph @inplace(%0 "x": f32[batch, 5], %1 "y": f32[batch, 5]) {

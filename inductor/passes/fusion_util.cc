@@ -319,7 +319,8 @@ int InlineBody(const Kernel& producer, Kernel& consumer, int loop, int load_id) 
     lit.id = next++;
     lit.dtype = load.dtype;
     lit.literal = load.literal;
-    lit.int_literal = static_cast<int64_t>(load.literal);
+    // As Kernel::Literal: a bool is any nonzero value (a pad of bools with 1e-05 is true).
+    lit.int_literal = IsBool(load.dtype) ? (load.literal != 0) : static_cast<int64_t>(load.literal);
     Expr where;
     where.kind = proto::Expr::APPLY;
     where.id = next++;
