@@ -19,6 +19,7 @@
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 #include "tests/aot/conv.h"
 #include "tests/aot/foreign.h"
 #include "tests/aot/mlp.h"
@@ -45,16 +46,16 @@ HostTensor Random(std::vector<int64_t> shape, uint32_t seed) {
   return t;
 }
 
+// Each output of `got` is f32 and within tol * (1 + |want|) of `want`'s, element-wise.
 void ExpectNear(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
                 double tol, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t o = 0; o < got.size(); ++o) {
-    ASSERT_EQ(got[o].shape(), want[o].shape()) << what << " output " << o;
     EXPECT_EQ(got[o].dtype(), proto::FLOAT32) << what << " output " << o;
-    const std::vector<double> a = got[o].ToDoubles(), b = want[o].ToDoubles();
-    for (size_t i = 0; i < a.size(); ++i) {
-      ASSERT_NEAR(a[i], b[i], tol * (1 + std::fabs(b[i]))) << what << " output " << o << " at " << i;
-    }
+    test_kit::ExpectClose(
+        want[o], got[o],
+        {.abs = tol, .rel = tol, .nan_matches_nan = false, .compare_dtypes = false},
+        absl::StrCat(what, " output ", o));
   }
 }
 
