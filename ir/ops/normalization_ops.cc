@@ -160,7 +160,7 @@ Outs BatchNormMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
     for (int64_t d = 0; d < x.rank(); ++d) {
       if (d != 1) per_channel = per_channel * x.shape[d];
     }
-    if (per_channel.is_constant() && per_channel.constant() <= 1) {
+    if (!MayBeLe(SymExpr(2), per_channel, "more than 1 value per channel when training")) {
       return Error("expected more than 1 value per channel when training, got input size ",
                    meta::ShapeText(x.shape));
     }

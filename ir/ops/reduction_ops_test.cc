@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/ops/meta_test_util.h"
+#include "ir/shape_assumption.h"
 #include "ir/sym_expr.h"
 
 namespace coil {
@@ -155,6 +156,15 @@ TEST(NormalizationErrors, BatchAndGroupNorm) {
   EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({2, 3}), F32({3}), F32({3})},
                       {{"training", true}, {"momentum", 1.5}}),
               HasSubstr("momentum must be in [0, 1], got 1.5"));
+  {
+    // With a symbolic batch, "more than 1 value per channel" becomes a shape guard.
+    ShapeAssumptionScope scope;
+    EXPECT_EQ(TypeOf("aten.batch_norm", {F32({kS, 3}), F32({3}), F32({3})}, {{"training", true}}),
+              "f32[s, 3]");
+    ASSERT_EQ(scope.assumptions().size(), 1u);
+    EXPECT_EQ(scope.assumptions()[0].relation, proto::Guard::LE);
+    EXPECT_EQ(scope.assumptions()[0].what, "more than 1 value per channel when training");
+  }
   EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({3}), F32({3}), F32({3})}),
               HasSubstr("expected an input with at least 2 dims (N, C, ...), got f32[3]"));
   EXPECT_THAT(ErrorOf("aten.batch_norm", {F32({2, 3}), F32({4}), F32({3})}),
