@@ -181,12 +181,18 @@ const absl::flat_hash_map<std::string, BinaryFactory>& BinaryFns() {
        }},
       {"fmax",
        [](Ctx, DType) -> BinaryFn {
-         return {[](double a, double b) { return std::fmax(a, b); },
+         // NaN is ignored; on a tie a (torch: fmax(-0., 0.) is -0., fmax(0., -0.) is 0.;
+         // std::fmax may give +0 for both).
+         return {[](double a, double b) {
+                   return std::isnan(b) ? a : std::isnan(a) ? b : (a < b ? b : a);
+                 },
                  [](int64_t a, int64_t b, bool*) { return std::max(a, b); }};
        }},
       {"fmin",
        [](Ctx, DType) -> BinaryFn {
-         return {[](double a, double b) { return std::fmin(a, b); },
+         return {[](double a, double b) {  // as fmax: fmin(-0., 0.) is -0., fmin(0., -0.) 0.
+                   return std::isnan(b) ? a : std::isnan(a) ? b : (b < a ? b : a);
+                 },
                  [](int64_t a, int64_t b, bool*) { return std::min(a, b); }};
        }},
       {"atan2",
