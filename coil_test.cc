@@ -8,16 +8,15 @@
 #include "capture/examples/resnet.h"
 #include "coil.h"
 #include "gtest/gtest.h"
+#include "runtime/testing/test_kit.h"
 
 namespace coil {
 namespace {
 
+// Element-wise within tol * (1 + |want|), same dtype and shape (the test kit's ExpectClose).
 void ExpectClose(const Tensor& got, const Tensor& want, double tol) {
-  ASSERT_EQ(got.TypeString(), want.TypeString());
-  std::vector<double> g = got.tolist(), w = want.tolist();
-  for (size_t i = 0; i < g.size(); ++i) {
-    ASSERT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << "element " << i;
-  }
+  test_kit::ExpectClose(want.host(), got.host(),
+                        {.abs = tol, .rel = tol, .nan_matches_nan = false}, got.TypeString());
 }
 
 TEST(InductorBackend, GptBlockMatchesEagerAcrossBatchSizes) {
