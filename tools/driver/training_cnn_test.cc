@@ -16,6 +16,7 @@
 
 #include "autograd/optimizer.h"
 #include "gtest/gtest.h"
+#include "runtime/testing/test_kit.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/training.h"
 #include "tools/driver/training_test_data.h"
@@ -119,17 +120,17 @@ void TrainAndCompare(bool dropout, const std::string& prefix,
   }
   EXPECT_LT(want.back(), want.front() / 4);
   if (prefix.empty()) {
-    testing::ExpectClose(rm.ToDoubles(), data["running_mean"].values, 1e-4, 1e-6,
-                         "running_mean");
-    testing::ExpectClose(rv.ToDoubles(), data["running_var"].values, 1e-4, 1e-6, "running_var");
+    test_kit::ExpectClose(F32(data["running_mean"]), rm, {.abs = 1e-6, .rel = 1e-4},
+                          "running_mean");
+    test_kit::ExpectClose(F32(data["running_var"]), rv, {.abs = 1e-6, .rel = 1e-4},
+                          "running_var");
   }
   for (size_t i = 0; i < params.size(); ++i) {
     // conv_b's true gradient is zero (batch_norm subtracts each channel's batch mean), so both
     // frameworks see rounding noise there, which Adam scales up to steps of size lr.
     if (!prefix.empty() && std::string(kParams[i]) == "conv_b") continue;
-    testing::ExpectClose(params[i].ToDoubles(),
-                         data[prefix + "final_" + kParams[i]].values, 1e-3, 1e-5,
-                         std::string("final ") + kParams[i]);
+    test_kit::ExpectClose(F32(data[prefix + "final_" + kParams[i]]), params[i],
+                          {.abs = 1e-5, .rel = 1e-3}, std::string("final ") + kParams[i]);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "autograd/optimizer.h"
 #include "gtest/gtest.h"
+#include "runtime/testing/test_kit.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/schedule_backend.h"
 #include "tools/driver/training.h"
@@ -68,9 +69,9 @@ void StepsMatchTorch(std::shared_ptr<Backend> backend) {
       absl::Status s = opt->Step(params, grads);
       ASSERT_TRUE(s.ok()) << s;
       for (int i = 0; i < kParams; ++i) {
-        testing::ExpectClose(params[i].ToDoubles(),
-                             data[absl::StrCat(name, "_p", i, "_s", k)].values, 2e-6, 1e-7,
-                             absl::StrCat(name, " param ", i, " after step ", k + 1));
+        test_kit::ExpectClose(F32(data[absl::StrCat(name, "_p", i, "_s", k)]), params[i],
+                              {.abs = 1e-7, .rel = 2e-6},
+                              absl::StrCat(name, " param ", i, " after step ", k + 1));
       }
     }
   }

@@ -54,18 +54,6 @@ inline Value* Op(GraphBuilder& b, const std::string& op, std::vector<Value*> in,
   return *v;
 }
 
-// Whether `got` matches `want` within rtol * |want| + atol per element; reports the first miss.
-inline void ExpectClose(const std::vector<double>& got, const std::vector<double>& want,
-                        double rtol, double atol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::abs(got[i] - want[i]) > rtol * std::abs(want[i]) + atol) {
-      ADD_FAILURE() << what << " element " << i << ": coil " << got[i] << ", torch " << want[i];
-      return;
-    }
-  }
-}
-
 }  // namespace coil::driver::testing
 
 #endif  // COIL_TOOLS_DRIVER_TRAINING_TEST_DATA_H_
