@@ -44,8 +44,8 @@ struct Reduction {
 // Allocates the accumulator slots of REDUCE `e` of `kernel` in the entry block (`entry`) and
 // stores their initial values at `b`'s insertion point (before the loop nest). `visible`: the
 // expression values visible before the Loop, by id; the argument's dtype is taken from there or
-// from its definition in `kernel` (which wins). Errors (InvalidArgument): an unknown reduction op, not one
-// argument, an invalid result dtype, an unknown argument.
+// from its definition in `kernel` (which wins). Errors (InvalidArgument): an unknown reduction
+// op, not one argument, an invalid result dtype, an unknown argument.
 absl::StatusOr<Reduction> StartReduction(llvm::IRBuilder<>& b, llvm::IRBuilder<>& entry,
                                          const proto::Expr& e, const proto::Kernel& kernel,
                                          const absl::flat_hash_map<int, TypedValue>& visible);

@@ -101,11 +101,12 @@ std::string ScheduleText(const proto::Schedule& s) {
                       k.extern_output());
     }
     absl::StrAppend(&out, " over ", Syms(k.ranges()), "; reads ", Ids(k.reads(), "b"),
-                    "; writes ", Ids(k.writes(), "b"), "; from ", absl::StrJoin(k.source_ops(), ", "),
-                    "\n");
+                    "; writes ", Ids(k.writes(), "b"), "; from ",
+                    absl::StrJoin(k.source_ops(), ", "), "\n");
     for (const proto::Loop& l : k.loops()) {
-      absl::StrAppend(&out, "    loop", l.ranges_size() > 0 ? absl::StrCat(" ", Syms(l.ranges())) : "",
-                      ":\n");
+      const std::string ranges =
+          l.ranges_size() > 0 ? absl::StrCat(" ", Syms(l.ranges())) : std::string();
+      absl::StrAppend(&out, "    loop", ranges, ":\n");
       for (const proto::Expr& e : l.body()) absl::StrAppend(&out, "      ", ExprText(e), "\n");
     }
   }

@@ -37,7 +37,8 @@ bool HasSymbolicAttr(const AttrMap& attrs) {
 }
 
 // Appends kernel `k`'s KernelInfo to `v.kernels`, marking the INPUT buffers it writes.
-absl::Status CheckKernel(const proto::Kernel& k, const absl::flat_hash_map<int, CoilKernelFn>& table,
+absl::Status CheckKernel(const proto::Kernel& k,
+                         const absl::flat_hash_map<int, CoilKernelFn>& table,
                          ValidatedSchedule& v) {
   const std::vector<int>& index_of_id = v.index_of_id;
   std::vector<BufferInfo>& buffers = v.buffers;
