@@ -203,6 +203,13 @@ Types OneHotMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
         "num_classes");
   }
   if (n < 0) return Error("num_classes should be positive, got ", n);
+  // No class value fits 0 classes (torch raises at run time; the output, empty, would compute
+  // nothing to check): the input must be empty, a guard when its size is symbolic.
+  if (n == 0 &&
+      !MayEqual(self.NumElements(), SymExpr(0), "one_hot with 0 classes has an empty input")) {
+    return Error("Class values must be smaller than num_classes: num_classes is 0 and the input ",
+                 self.ToString(), " is not empty");
+  }
   std::vector<SymExpr> shape = self.shape;
   shape.push_back(n);
   return std::vector<TensorType>{meta::Out(proto::INT64, shape, self.device)};

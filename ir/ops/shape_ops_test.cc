@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/ops/meta_test_util.h"
+#include "ir/shape_assumption.h"
 #include "ir/sym_expr.h"
 
 namespace coil {
@@ -262,6 +263,17 @@ TEST(IndexingMeta, Errors) {
   EXPECT_THAT(ErrorOf("aten.one_hot", {I64({3})}), HasSubstr("coil needs a static num_classes"));
   EXPECT_THAT(ErrorOf("aten.one_hot", {F32({3})}, {{"num_classes", int64_t{3}}}),
               HasSubstr("one_hot is only applicable to index tensor"));
+  // 0 classes: only an empty input (torch raises "Class values must be smaller than
+  // num_classes." otherwise, at run time; an empty output would check nothing).
+  EXPECT_THAT(ErrorOf("aten.one_hot", {I64({3})}, {{"num_classes", int64_t{0}}}),
+              HasSubstr("Class values must be smaller than num_classes: num_classes is 0"));
+  EXPECT_EQ(TypesOf("aten.one_hot", {I64({0, 2})}, {{"num_classes", int64_t{0}}}), "i64[0, 2, 0]");
+  {
+    ShapeAssumptionScope scope;
+    EXPECT_EQ(TypesOf("aten.one_hot", {I64({kS})}, {{"num_classes", int64_t{0}}}), "i64[s, 0]");
+    ASSERT_EQ(scope.assumptions().size(), 1u);
+    EXPECT_EQ(scope.assumptions()[0].what, "one_hot with 0 classes has an empty input");
+  }
 }
 
 }  // namespace
