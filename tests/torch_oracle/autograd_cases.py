@@ -135,6 +135,10 @@ for dt in (F32, F64):
          "train", dt)
 case("aten.batch_norm", [rand((5, 3)), rand((3,)), rand((3,), lo=0.5, hi=2)],
      bn_train(0.1, 1e-5, (0,)), {"training": True}, "train_2d")
+# bf16 input with f32 running statistics and affine parameters (torch's mixed-dtype kernel).
+case("aten.batch_norm",
+     [rand((4, 3, 2, 2), BF16), rand((3,)), rand((3,), lo=0.5, hi=2), rand((3,)), rand((3,))],
+     bn_train(0.1, 1e-5, (0, 2, 3)), {"training": True}, "train_mixed", BF16)
 # ---- shape ----
 case("aten.reshape", [rand((2, 3))], lambda x: x.reshape(3, 2), {"shape": [3, 2]}, "")
 case("aten.permute", [rand((2, 3, 4))], lambda x: x.permute(2, 0, 1), {"dims": [2, 0, 1]}, "")
