@@ -261,6 +261,17 @@ TEST(RuntimeChecksTest, GatherFromScalar) {  // torch treats a 0-d x as size 1 a
               {x, I64({}, {0})});
 }
 
+TEST(RuntimeChecksTest, IndexSelectFromScalar) {  // torch: "index out of range in self"
+  auto c = Compile(R"(graph @g(%0 "x": i32[], %1 "idx": i64[]) {
+  %2: i32[] = aten.index_select(%0, %1) {dim = -1}
+  return %2
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Ints(proto::INT32, {}, {5});
+  ExpectError(*c, {x, I64({}, {1})}, "index 1 is out of bounds for dimension 0 with size 1",
+              {x, I64({}, {0})});
+}
+
 TEST(RuntimeChecksTest, GatherFromBroadcastRows) {  // x.expand(4, 3).gather(0, idx)
   auto c = Compile(R"(graph @g(%0 "x": f32[1, 3], %1 "idx": i64[2, 3]) {
   %2: f32[4, 3] = aten.expand(%0) {size = [4, 3]}

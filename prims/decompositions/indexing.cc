@@ -110,7 +110,8 @@ void RegisterIndexingDecompositions(DecompositionRegistry& r) {
   // index_select(x, dim, i) -> prims.gather(x, broadcast_in_dim(i, x's shape with n at dim))
   r.Add("aten.index_select", [](const OpCall& c) -> std::vector<Val> {
     Val x = c.in(0);
-    if (x.rank() == 0) return {x};
+    // A 0-d x is [1] (its one index must be 0: the gather checks it, as torch does).
+    if (x.rank() == 0) return {TakeAsOut(c, AsRank1(x), 0, c.in(1))};
     return {TakeAsOut(c, x, NormDim(c.e(), c.Int("dim"), x.rank()), c.in(1))};
   });
   // index_tensor(x, index, dim) -> index_select(x, dim, wrap(flatten(index))) as out_shape
