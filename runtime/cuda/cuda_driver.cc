@@ -10,13 +10,20 @@
 namespace coil::cuda {
 namespace {
 
-absl::StatusOr<const CudaDriver*> Load() {
+absl::StatusOr<void*> Open() {
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* why = dlerror();
     return absl::FailedPreconditionError(
         absl::StrCat("no CUDA driver (libcuda.so.1: ", why != nullptr ? why : "not found", ")"));
   }
+  return h;
+}
+
+absl::StatusOr<const CudaDriver*> Load() {
+  absl::StatusOr<void*> opened = Open();
+  if (!opened.ok()) return opened.status();
+  void* h = *opened;
   auto* d = new CudaDriver;
   std::string missing;
   auto sym = [&](auto& fn, const char* name) {
@@ -66,6 +73,15 @@ absl::StatusOr<const CudaDriver*> CudaDriver::Get() {
   static const absl::StatusOr<const CudaDriver*>* driver =
       new absl::StatusOr<const CudaDriver*>(Load());
   return *driver;
+}
+
+absl::Status CudaDriver::Probe() {
+  absl::StatusOr<void*> h = Open();
+  if (!h.ok()) return h.status();
+  const bool has_init = dlsym(*h, "cuInit") != nullptr;
+  dlclose(*h);
+  if (!has_init) return absl::FailedPreconditionError("the CUDA driver (libcuda.so.1) lacks cuInit");
+  return absl::OkStatus();
 }
 
 absl::Status CudaDriver::Check(CUresult r, const char* call, const std::string& where) const {

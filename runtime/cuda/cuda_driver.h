@@ -62,6 +62,12 @@ struct CudaDriver {
   // device), each with the reason.
   static absl::StatusOr<const CudaDriver*> Get();
 
+  // Whether libcuda.so.1 loads and has cuInit, without initializing CUDA: a process may fork
+  // after it (CUDA state does not survive a fork, so a parent that probes with Get() and then
+  // forks children that use CUDA would see CUDA_ERROR_NOT_INITIALIZED in them). The error is
+  // Get()'s "no CUDA driver (libcuda.so.1: ...)".
+  static absl::Status Probe();
+
   // OK for CUDA_SUCCESS, else an Internal error "<call> for <where>: CUDA_ERROR_X (text)".
   absl::Status Check(CUresult r, const char* call, const std::string& where) const;
 };

@@ -551,7 +551,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
   return outputs;
 }
 
-absl::Status CudaExecutable::DriverStatus() { return CudaDriver::Get().status(); }
+absl::Status CudaExecutable::DriverStatus() { return CudaDriver::Probe(); }
 
 CudaExecutable::CudaExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudaExecutable::~CudaExecutable() = default;

@@ -56,8 +56,10 @@ class CudaExecutable {
       proto::KernelModule module, const CudaExecutableOptions& options = {});
   ~CudaExecutable();
 
-  // OK when the CUDA driver loads and sees a GPU; else the FailedPrecondition Create would
-  // return ("no CUDA driver (libcuda.so.1: ...)", "the CUDA driver sees no GPU").
+  // OK when the CUDA driver loads; else the FailedPrecondition Create would return ("no CUDA
+  // driver (libcuda.so.1: ...)"). Does not initialize CUDA, so the process may fork afterwards
+  // (`coil conformance` probes, then runs each test in a forked child); a driver that sees no
+  // GPU is Create's error.
   static absl::Status DriverStatus();
 
   // Runs on `inputs` (one per graph input); outputs in Schedule.outputs order. Errors: bad

@@ -122,10 +122,8 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, c
   lt::HeuristicResult result{};
   int found = 0;
   lt::Status hs = lt_->MatmulAlgoGetHeuristic(handle_, p->desc, p->a, p->b, p->c, p->d, pref, 1, &result, &found);
-  // NOT_SUPPORTED: no algorithm for this problem; the caller runs it another way.
-  if (hs != lt::kNotSupported) {
-    if (absl::Status s = check(hs, "cublasLtMatmulAlgoGetHeuristic"); !s.ok()) return s;
-  }
+  // A failing heuristic (NOT_SUPPORTED, or INVALID_VALUE for an epilogue this dtype lacks) means
+  // no algorithm for this problem: the caller runs it another way.
   p->has_algo = hs == lt::kSuccess && found > 0 && result.state == lt::kSuccess &&
                 result.workspace_size <= workspace_bytes_;
   if (p->has_algo) p->algo = result.algo;

@@ -5,6 +5,7 @@
 //
 // Tagged "gpu". Without a CUDA driver the tests check that loading fails cleanly with "no CUDA
 // driver" and skip, saying so.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -139,6 +140,149 @@ TEST(CudaGpuTest, TestGraphsMatchTheScheduleInterpreter) {
       }
     }
   }
+}
+
+// GEMM outputs: the largest error relative to the largest magnitude (sums of K products cancel,
+// so element-wise relative errors mean little). f32 at 1e-5 also checks that TF32 is off (TF32
+// is about 1e-3).
+void ExpectGemmClose(const HostTensor& want, const HostTensor& got, const std::string& what) {
+  ASSERT_EQ(want.shape(), got.shape()) << what;
+  ASSERT_EQ(want.dtype(), got.dtype()) << what;
+  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
+  double scale = 0, worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) {
+      ASSERT_EQ(std::isnan(a[i]), std::isnan(b[i])) << what << " element " << i << ": interpreter " << a[i] << ", cuda " << b[i];
+      continue;
+    }
+    scale = std::max(scale, std::abs(a[i]));
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  }
+  double tol = 1e-5;
+  if (want.dtype() == proto::FLOAT16) tol = 2e-3;
+  if (want.dtype() == proto::BFLOAT16) tol = 1.6e-2;
+  if (want.dtype() == proto::FLOAT64) tol = 1e-12;
+  if (!IsFloating(want.dtype())) tol = 0;
+  EXPECT_LE(worst, tol * std::max(scale, 1.0)) << what << ": max error " << worst << " at scale " << scale;
+}
+
+struct GemmGraph {
+  const char* name;
+  const char* text;
+};
+
+// Every GEMM path: cuBLASLt with its bias / matrix / relu epilogue, cuBLASLt then a generated
+// epilogue (gelu, bmm, a pre-activation that is an output too), f16/bf16/f64, shapes whose
+// f16 rows are not 16-byte aligned, and int64 (the host).
+const GemmGraph kGemmGraphs[] = {
+    {"linear_relu", R"(graph @g(%0 "x": f32[batch, 129], %1 "w": f32[65, 129], %2 "b": f32[65]) {
+  symbol batch min 2 max 0 hint 4
+  %3: f32[batch, 65] = aten.linear(%0, %1, %2)
+  %4: f32[batch, 65] = aten.relu(%3)
+  return %4
+})"},
+    {"linear_512x256", R"(graph @g(%0 "x": f32[batch, 512], %1 "w": f32[256, 512], %2 "b": f32[256]) {
+  symbol batch min 2 max 0 hint 4
+  %3: f32[batch, 256] = aten.linear(%0, %1, %2)
+  return %3
+})"},
+    {"mm_residual_relu", R"(graph @g(%0 "x": f32[batch, 96], %1 "w": f32[96, 80], %2 "r": f32[batch, 80]) {
+  symbol batch min 2 max 0 hint 4
+  %3: f32[batch, 80] = aten.mm(%0, %1)
+  %4: f32[batch, 80] = aten.add(%3, %2) {alpha = 1}
+  %5: f32[batch, 80] = aten.relu(%4)
+  return %5
+})"},
+    {"linear_gelu", R"(graph @g(%0 "x": f32[batch, 64], %1 "w": f32[48, 64], %2 "b": f32[48]) {
+  symbol batch min 2 max 0 hint 4
+  %3: f32[batch, 48] = aten.linear(%0, %1, %2)
+  %4: f32[batch, 48] = aten.gelu(%3) {approximate = "none"}
+  return %4
+})"},
+    {"pre_activation_output", R"(graph @g(%0 "x": f32[batch, 40], %1 "w": f32[40, 24]) {
+  symbol batch min 2 max 0 hint 4
+  %2: f32[batch, 24] = aten.mm(%0, %1)
+  %3: f32[batch, 24] = aten.relu(%2)
+  return %2, %3
+})"},
+    {"bmm_relu", R"(graph @g(%0 "x": f32[3, batch, 40], %1 "w": f32[3, 40, 24]) {
+  symbol batch min 2 max 0 hint 4
+  %2: f32[3, batch, 24] = aten.bmm(%0, %1)
+  %3: f32[3, batch, 24] = aten.relu(%2)
+  return %3
+})"},
+    {"attention_scores", R"(graph @g(%0 "q": f32[2, 3, batch, 16], %1 "k": f32[2, 3, batch, 16]) {
+  symbol batch min 2 max 0 hint 4
+  %2: f32[2, 3, 16, batch] = aten.transpose(%1) {dim0 = 2, dim1 = 3}
+  %3: f32[2, 3, batch, batch] = aten.matmul(%0, %2)
+  %4: f32[2, 3, batch, batch] = aten.softmax(%3) {dim = 3, dtype = none}
+  return %4
+})"},
+    {"f16_linear_relu", R"(graph @g(%0 "x": f16[batch, 64], %1 "w": f16[32, 64], %2 "b": f16[32]) {
+  symbol batch min 2 max 0 hint 4
+  %3: f16[batch, 32] = aten.linear(%0, %1, %2)
+  %4: f16[batch, 32] = aten.relu(%3)
+  return %4
+})"},
+    {"f16_unaligned", R"(graph @g(%0 "x": f16[batch, 33], %1 "w": f16[33, 17]) {
+  symbol batch min 2 max 0 hint 4
+  %2: f16[batch, 17] = aten.mm(%0, %1)
+  return %2
+})"},
+    {"bf16_bmm", R"(graph @g(%0 "x": bf16[4, batch, 32], %1 "w": bf16[4, 32, 48]) {
+  symbol batch min 2 max 0 hint 4
+  %2: bf16[4, batch, 48] = aten.bmm(%0, %1)
+  return %2
+})"},
+    {"f64_mm", R"(graph @g(%0 "x": f64[batch, 20], %1 "w": f64[20, 10]) {
+  symbol batch min 2 max 0 hint 4
+  %2: f64[batch, 10] = aten.mm(%0, %1)
+  return %2
+})"},
+    {"i64_mm_on_the_host", R"(graph @g(%0 "x": i64[batch, 20], %1 "w": i64[20, 10]) {
+  symbol batch min 2 max 0 hint 4
+  %2: i64[batch, 10] = aten.mm(%0, %1)
+  return %2
+})"},
+};
+
+TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  for (const GemmGraph& t : kGemmGraphs) {
+    SCOPED_TRACE(t.name);
+    std::unique_ptr<Compiled> c = Compile(t.text);
+    ASSERT_NE(c, nullptr);
+    cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
+    ASSERT_NE(exe, nullptr);
+    EXPECT_TRUE(absl::StartsWith(exe->gemm_library(), "cuBLASLt ")) << exe->gemm_library();
+    for (int64_t batch : {2, 37, 300}) {
+      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 3 + batch, {});
+      absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+      ASSERT_TRUE(want.ok()) << want.status();
+      absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(want->size(), got->size());
+      for (size_t o = 0; o < want->size(); ++o) {
+        ExpectGemmClose((*want)[o], (*got)[o], absl::StrCat(t.name, " batch ", batch, " output ", o));
+      }
+    }
+  }
+}
+
+// A NaN in a row of x makes that row of relu(x W^T + b) NaN, as torch and the interpreter
+// (prims.maximum propagates NaN) say, also when cuBLASLt applies the relu.
+TEST(CudaGpuTest, FusedReluKeepsNan) {
+  REQUIRE_GPU();
+  std::unique_ptr<Compiled> c = Compile(kGemmGraphs[0].text);
+  ASSERT_NE(c, nullptr);
+  std::vector<HostTensor> inputs = RandomInputs(c->graph, 8, 1, {});
+  inputs[0].StoreDouble(5, NAN);  // row 0
+  absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(std::isnan((*want)[0].ToDoubles()[0]));
+  ExpectGemmClose((*want)[0], (*got)[0], "relu with a NaN row");
 }
 
 TEST(CudaGpuTest, LongRowsAndWholeTensorReductions) {
