@@ -2,14 +2,20 @@
 # The CUDA backend's checks on a GPU machine that has only the carried files (no Bazel, no Debian
 # packages): the GPU test binary, the ONNX conformance suites through `coil conformance` with the
 # cpu and cuda backends (every test that passes on cpu must pass on cuda), and compute-sanitizer
-# memcheck over the GPU tests. Results go to $OUT (or /tmp/cuda_gpu_job).
+# memcheck over the GPU tests, and the GEMM-heavy models against torch (tools/cuda_gpu_bench.py).
+# Results go to $OUT (or /tmp/cuda_gpu_job).
 #
-#   tools/cuda_gpu_job.sh CARRY_DIR
+#   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench conformance sanitizer profile
+#                                                (default: tests conformance sanitizer)
+# profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there).
 # CARRY_DIR holds: zstd (Debian's), bin.tar.zst (coil, cuda_gpu_test and the shared libraries of
 # lib/ the test binary needs) and onnxdata.tar.zst (Debian's /usr/share/libonnx-testdata/data).
 # tools/cuda_gpu_pack.sh makes it.
 set -u
 G=$(cd "$1" && pwd)
+shift
+PHASES=" ${*:-tests conformance sanitizer} "
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 R=${OUT:-/tmp/cuda_gpu_job}
 mkdir -p "$R"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -17,15 +23,35 @@ W=/tmp/coil_gpu && rm -rf $W && mkdir -p $W/data && cd $W
 chmod +x "$G/zstd"
 "$G/zstd" -dc "$G/bin.tar.zst" | tar x
 export LD_LIBRARY_PATH=$W/lib:$LD_LIBRARY_PATH
-"$G/zstd" -dc "$G/onnxdata.tar.zst" | tar x -C data
+if [[ $PHASES == *" conformance "* ]]; then "$G/zstd" -dc "$G/onnxdata.tar.zst" | tar x -C data; fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$R/gpu.txt"
 
+if [[ $PHASES == *" tests "* ]]; then
 echo "== GPU tests"
 timeout 240 ./cuda_gpu_test 2>&1 | tee "$R/cuda_gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" | head -40
+fi
 
+if [[ $PHASES == *" bench "* ]]; then
+  echo "== GEMM-heavy models: coil vs torch eager / torch.compile"
+  PYTHONUNBUFFERED=1 timeout 500 python3 "$SRC/tools/cuda_gpu_bench.py" "$W/coil" "$R" 2>&1 | tee "$R/bench.log" | grep -v Warning
+fi
+
+if [[ $PHASES == *" profile "* ]]; then
+  NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+  if [ -n "$NSYS" ] && [ -f "$R/mlp.onnx" ]; then
+    echo "== nsys: coil run mlp.onnx --backend cuda --dim batch=1024 --repeat 5"
+    timeout 120 "$NSYS" profile -o "$W/mlp" --force-overwrite true ./coil run "$R/mlp.onnx" --backend cuda --dim batch=1024 --repeat 5 >/dev/null 2>&1
+    timeout 60 "$NSYS" stats --report cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum "$W/mlp.nsys-rep" 2>&1 | cut -c1-220 | head -80 | tee "$R/profile.txt"
+  else
+    echo "profile: no nsys or no mlp.onnx"
+  fi
+fi
+
+if [[ $PHASES == *" conformance "* ]]; then
 echo "== conformance (one process per test folder, 14 at a time)"
 find data -mindepth 2 -maxdepth 2 -type d | sort > tests.txt
-for b in cpu cuda; do
+# CONFORMANCE_BACKENDS="cuda" skips the cpu run (then nothing is compared).
+for b in ${CONFORMANCE_BACKENDS:-cpu cuda}; do
   mkdir -p res_$b
   start=$SECONDS
   xargs -P 14 -I{} sh -c './coil conformance --backend '$b' --dir {} --timeout 120 --json res_'$b'/$(echo {} | tr / _).json >/dev/null 2>&1' < tests.txt
@@ -46,18 +72,26 @@ for b in ("cpu", "cuda"):
     c = {}
     for t in res[b].values(): c[t["result"]] = c.get(t["result"], 0) + 1
     p(b, len(res[b]), "tests:", c)
+if not res["cpu"]:
+    p("cpu not run: no comparison")
 regress = [k for k, t in res["cpu"].items() if t["result"] == "passed" and res["cuda"].get(k, {}).get("result") != "passed"]
 p("passed on cpu, not on cuda:", len(regress))
 for k in sorted(regress)[:60]:
     m = res["cuda"].get(k, {}).get("message", "(missing)").replace("\n", " ")[:300]
     p("  ", k[0], k[1], res["cuda"].get(k, {}).get("result"), m)
+for k, t in sorted(res["cuda"].items()):
+    if t["result"] == "failed":
+        p("  cuda failed:", k[0], k[1], t.get("message", "").replace("\n", " ")[:300])
 json.dump({b: {f"{k[0]}/{k[1]}": v["result"] for k, v in res[b].items()} for b in res}, open(os.path.join(sys.argv[1], "conformance.json"), "w"))
 PY
+fi
 
+if [[ $PHASES == *" sanitizer "* ]]; then
 echo "== compute-sanitizer memcheck of the GPU tests"
 if command -v compute-sanitizer >/dev/null; then
-  timeout 200 compute-sanitizer --tool memcheck --print-limit 20 ./cuda_gpu_test 2>&1 | tee "$R/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head
+  timeout 200 compute-sanitizer --tool memcheck --print-limit 20 ./cuda_gpu_test --gtest_filter="${SANITIZER_FILTER:-*}" 2>&1 | tee "$R/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head
   timeout 120 compute-sanitizer --tool racecheck --print-limit 20 ./cuda_gpu_test --gtest_filter='*TestGraphs*:*LongRows*' 2>&1 | tee "$R/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | head
 else
   echo "compute-sanitizer not found"
+fi
 fi

@@ -4,17 +4,22 @@
 # with zstd, Debian's ONNX conformance data, and Debian's static zstd to unpack them there.
 #
 #   tools/cuda_gpu_pack.sh [DIR]      then: device run --carry DIR  tools/cuda_gpu_job.sh DIR
+# COIL_OUTPUT_BASE=/root/.cache/bazel_portable builds in that output base (its own server), so
+# that the portable configuration does not evict the shared server's analysis cache.
 set -eu
 DIR=${1:-.gpu}
+DIR=$(mkdir -p "$DIR" && cd "$DIR" && pwd)
 cd "$(dirname "$0")/.."
-bazel build --jobs=2 --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test
+B="bazel ${COIL_OUTPUT_BASE:+--output_base=$COIL_OUTPUT_BASE}"
+$B build --jobs=2 --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test
 # bazel-bin may point at another output base: ask Bazel where this build's outputs are.
-BIN=$(bazel info --config=opt --config=portable bazel-bin)
-mkdir -p "$DIR" /tmp/cuda_gpu_bin/lib
+BIN=$($B info --config=opt --config=portable bazel-bin)
+rm -rf /tmp/cuda_gpu_bin && mkdir -p /tmp/cuda_gpu_bin/lib
 cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" /tmp/cuda_gpu_bin/
 ldd "$BIN/tests/cuda/cuda_gpu_test" | awk '/_solib_k8/{print $3}' | xargs -I{} cp -f {} /tmp/cuda_gpu_bin/lib/
 tar -C /tmp/cuda_gpu_bin -cf - . | zstd -q -f -10 -T2 -o "$DIR/bin.tar.zst"
-tar -C /usr/share/libonnx-testdata/data -cf - node pytorch-converted pytorch-operator simple |
+[ -f "$DIR/onnxdata.tar.zst" ] ||
+  tar -C /usr/share/libonnx-testdata/data -cf - node pytorch-converted pytorch-operator simple |
   zstd -q -f -10 -T2 -o "$DIR/onnxdata.tar.zst"
 cp -f "$(command -v zstd)" "$DIR/zstd"
 du -sh "$DIR"/*
