@@ -48,7 +48,8 @@ absl::StatusOr<const CublasLt*> CublasLt::Load(const std::vector<std::string>& n
   if (!missing.empty()) {
     delete lt;
     dlclose(h);
-    return absl::FailedPreconditionError(absl::StrCat("no cuBLASLt (", path, " lacks", missing, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no cuBLASLt (", path, " lacks", missing, ")"));
   }
   lt->version = lt->GetVersion();
   lt->path = path;

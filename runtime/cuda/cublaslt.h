@@ -21,7 +21,7 @@
 namespace coil::cuda {
 
 namespace lt {
-using Status = int;  // cublasStatus_t
+using Status = int;                          // cublasStatus_t
 inline constexpr Status kSuccess = 0;        // CUBLAS_STATUS_SUCCESS
 inline constexpr Status kNotSupported = 15;  // CUBLAS_STATUS_NOT_SUPPORTED
 using Handle = struct CoilCublasLtContext*;
@@ -61,8 +61,8 @@ struct CublasLt {
   size_t (*GetVersion)();
   lt::Status (*Matmul)(lt::Handle, lt::MatmulDesc, const void* alpha, const void* a,
                        lt::MatrixLayout, const void* b, lt::MatrixLayout, const void* beta,
-                       const void* c, lt::MatrixLayout, void* d, lt::MatrixLayout,
-                       const lt::Algo*, void* workspace, size_t workspace_bytes, lt::Stream);
+                       const void* c, lt::MatrixLayout, void* d, lt::MatrixLayout, const lt::Algo*,
+                       void* workspace, size_t workspace_bytes, lt::Stream);
   lt::Status (*MatmulDescCreate)(lt::MatmulDesc*, int compute_type, int scale_type);
   lt::Status (*MatmulDescDestroy)(lt::MatmulDesc);
   lt::Status (*MatmulDescSetAttribute)(lt::MatmulDesc, int, const void*, size_t);

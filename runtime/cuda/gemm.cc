@@ -11,10 +11,14 @@ namespace {
 
 int CudaType(proto::DType t) {
   switch (t) {
-    case proto::FLOAT16: return lt::kR16F;
-    case proto::BFLOAT16: return lt::kR16BF;
-    case proto::FLOAT64: return lt::kR64F;
-    default: return lt::kR32F;
+    case proto::FLOAT16:
+      return lt::kR16F;
+    case proto::BFLOAT16:
+      return lt::kR16BF;
+    case proto::FLOAT64:
+      return lt::kR64F;
+    default:
+      return lt::kR32F;
   }
 }
 
@@ -41,8 +45,8 @@ struct CublasGemm::Problem {
   }
 };
 
-CublasGemm::CublasGemm(const CublasLt* lt, lt::Handle handle, CUdeviceptr workspace,
-                       size_t bytes, bool tf32)
+CublasGemm::CublasGemm(const CublasLt* lt, lt::Handle handle, CUdeviceptr workspace, size_t bytes,
+                       bool tf32)
     : lt_(lt), handle_(handle), workspace_(workspace), workspace_bytes_(bytes), allow_tf32_(tf32) {}
 
 CublasGemm::~CublasGemm() {
@@ -50,20 +54,34 @@ CublasGemm::~CublasGemm() {
   lt_->Destroy(handle_);
 }
 
-absl::StatusOr<std::unique_ptr<CublasGemm>> CublasGemm::Create(const CublasLt* lt, CUdeviceptr workspace,
-                                                               size_t workspace_bytes, bool allow_tf32) {
+absl::StatusOr<std::unique_ptr<CublasGemm>> CublasGemm::Create(const CublasLt* lt,
+                                                               CUdeviceptr workspace,
+                                                               size_t workspace_bytes,
+                                                               bool allow_tf32) {
   lt::Handle handle = nullptr;
-  if (absl::Status s = lt->Check(lt->Create(&handle), "cublasLtCreate", "the executable"); !s.ok()) return s;
-  return std::unique_ptr<CublasGemm>(new CublasGemm(lt, handle, workspace, workspace_bytes, allow_tf32));
+  if (absl::Status s = lt->Check(lt->Create(&handle), "cublasLtCreate", "the executable"); !s.ok())
+    return s;
+  return std::unique_ptr<CublasGemm>(
+      new CublasGemm(lt, handle, workspace, workspace_bytes, allow_tf32));
 }
 
 std::string CublasGemm::Describe() const {
   return absl::StrCat("cuBLASLt ", lt_->version, " (", lt_->path, ")");
 }
 
-absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, const std::string& where) {
-  const Key key{call.dtype, call.batch, call.m, call.n, call.k, call.c != 0, call.bias != 0, call.relu,
-                AlignmentOf(call.a), AlignmentOf(call.b), AlignmentOf(call.c != 0 ? call.c : call.d),
+absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call,
+                                                         const std::string& where) {
+  const Key key{call.dtype,
+                call.batch,
+                call.m,
+                call.n,
+                call.k,
+                call.c != 0,
+                call.bias != 0,
+                call.relu,
+                AlignmentOf(call.a),
+                AlignmentOf(call.b),
+                AlignmentOf(call.c != 0 ? call.c : call.d),
                 AlignmentOf(call.d)};
   auto it = problems_.find(key);
   if (it != problems_.end()) return it->second.get();
@@ -73,25 +91,45 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, c
   const bool f64 = call.dtype == proto::FLOAT64;
   const int compute = f64 ? lt::kCompute64F
                           : (allow_tf32_ && call.dtype == proto::FLOAT32 ? lt::kCompute32FFastTF32
-                                                                           : lt::kCompute32F);
+                                                                         : lt::kCompute32F);
   const int scale = f64 ? lt::kR64F : lt::kR32F;
   auto check = [&](lt::Status s, const char* call_name) { return lt_->Check(s, call_name, where); };
-  if (absl::Status s = check(lt_->MatmulDescCreate(&p->desc, compute, scale), "cublasLtMatmulDescCreate"); !s.ok()) return s;
+  if (absl::Status s =
+          check(lt_->MatmulDescCreate(&p->desc, compute, scale), "cublasLtMatmulDescCreate");
+      !s.ok())
+    return s;
   const uint32_t epilogue = call.bias != 0 ? (call.relu ? lt::kEpilogueReluBias : lt::kEpilogueBias)
                                            : (call.relu ? lt::kEpilogueRelu : lt::kEpilogueDefault);
-  if (absl::Status s = check(lt_->MatmulDescSetAttribute(p->desc, lt::kDescEpilogue, &epilogue, sizeof(epilogue)), "cublasLtMatmulDescSetAttribute(EPILOGUE)"); !s.ok()) return s;
+  if (absl::Status s = check(
+          lt_->MatmulDescSetAttribute(p->desc, lt::kDescEpilogue, &epilogue, sizeof(epilogue)),
+          "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+      !s.ok())
+    return s;
   if (call.bias != 0) {
-    if (absl::Status s = check(lt_->MatmulDescSetAttribute(p->desc, lt::kDescBiasDataType, &type, sizeof(type)), "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)"); !s.ok()) return s;
+    if (absl::Status s =
+            check(lt_->MatmulDescSetAttribute(p->desc, lt::kDescBiasDataType, &type, sizeof(type)),
+                  "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
+        !s.ok())
+      return s;
   }
   // Column-major view (gemm.h): cuBLASLt's A is our B ([N, K], ld N), its B our A ([K, M], ld K),
   // D and C are [N, M] with ld N.
   auto layout = [&](lt::MatrixLayout* l, int64_t rows, int64_t cols) -> absl::Status {
-    if (absl::Status s = check(lt_->MatrixLayoutCreate(l, type, rows, cols, rows), "cublasLtMatrixLayoutCreate"); !s.ok()) return s;
+    if (absl::Status s =
+            check(lt_->MatrixLayoutCreate(l, type, rows, cols, rows), "cublasLtMatrixLayoutCreate");
+        !s.ok())
+      return s;
     if (call.batch == 1) return absl::OkStatus();
     const int32_t count = static_cast<int32_t>(call.batch);
     const int64_t stride = rows * cols;
-    if (absl::Status s = check(lt_->MatrixLayoutSetAttribute(*l, lt::kLayoutBatchCount, &count, sizeof(count)), "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)"); !s.ok()) return s;
-    return check(lt_->MatrixLayoutSetAttribute(*l, lt::kLayoutStridedBatchOffset, &stride, sizeof(stride)), "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+    if (absl::Status s =
+            check(lt_->MatrixLayoutSetAttribute(*l, lt::kLayoutBatchCount, &count, sizeof(count)),
+                  "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+        !s.ok())
+      return s;
+    return check(
+        lt_->MatrixLayoutSetAttribute(*l, lt::kLayoutStridedBatchOffset, &stride, sizeof(stride)),
+        "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
   };
   if (absl::Status s = layout(&p->a, call.n, call.k); !s.ok()) return s;
   if (absl::Status s = layout(&p->b, call.k, call.m); !s.ok()) return s;
@@ -99,29 +137,45 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, c
   if (absl::Status s = layout(&p->d, call.n, call.m); !s.ok()) return s;
 
   lt::Preference pref = nullptr;
-  if (absl::Status s = check(lt_->MatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate"); !s.ok()) return s;
+  if (absl::Status s = check(lt_->MatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+      !s.ok())
+    return s;
   struct PrefGuard {
     const CublasLt* lt;
     lt::Preference p;
     ~PrefGuard() { lt->MatmulPreferenceDestroy(p); }
   } guard{lt_, pref};
   const uint64_t ws = workspace_bytes_;
-  const uint32_t align[4] = {static_cast<uint32_t>(std::get<9>(key)), static_cast<uint32_t>(std::get<8>(key)),
-                             static_cast<uint32_t>(std::get<10>(key)), static_cast<uint32_t>(std::get<11>(key))};
+  const uint32_t align[4] = {
+      static_cast<uint32_t>(std::get<9>(key)), static_cast<uint32_t>(std::get<8>(key)),
+      static_cast<uint32_t>(std::get<10>(key)), static_cast<uint32_t>(std::get<11>(key))};
   // cuBLASLt's A is our b, its B our a.
   const int which[4] = {lt::kPrefMinAlignmentA, lt::kPrefMinAlignmentB, lt::kPrefMinAlignmentC,
                         lt::kPrefMinAlignmentD};
-  if (absl::Status s = check(lt_->MatmulPreferenceSetAttribute(pref, lt::kPrefMaxWorkspaceBytes, &ws, sizeof(ws)), "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)"); !s.ok()) return s;
+  if (absl::Status s = check(
+          lt_->MatmulPreferenceSetAttribute(pref, lt::kPrefMaxWorkspaceBytes, &ws, sizeof(ws)),
+          "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+      !s.ok())
+    return s;
   for (int i = 0; i < 4; ++i) {
-    if (absl::Status s = check(lt_->MatmulPreferenceSetAttribute(pref, which[i], &align[i], sizeof(align[i])), "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)"); !s.ok()) return s;
+    if (absl::Status s =
+            check(lt_->MatmulPreferenceSetAttribute(pref, which[i], &align[i], sizeof(align[i])),
+                  "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
+        !s.ok())
+      return s;
   }
   if (call.bias != 0) {
     const void* bias = reinterpret_cast<const void*>(call.bias);
-    if (absl::Status s = check(lt_->MatmulDescSetAttribute(p->desc, lt::kDescBiasPointer, &bias, sizeof(bias)), "cublasLtMatmulDescSetAttribute(BIAS_POINTER)"); !s.ok()) return s;
+    if (absl::Status s =
+            check(lt_->MatmulDescSetAttribute(p->desc, lt::kDescBiasPointer, &bias, sizeof(bias)),
+                  "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+        !s.ok())
+      return s;
   }
   lt::HeuristicResult result{};
   int found = 0;
-  lt::Status hs = lt_->MatmulAlgoGetHeuristic(handle_, p->desc, p->a, p->b, p->c, p->d, pref, 1, &result, &found);
+  lt::Status hs = lt_->MatmulAlgoGetHeuristic(handle_, p->desc, p->a, p->b, p->c, p->d, pref, 1,
+                                              &result, &found);
   // A failing heuristic (NOT_SUPPORTED, or INVALID_VALUE for an epilogue this dtype lacks) means
   // no algorithm for this problem: the caller runs it another way.
   p->has_algo = hs == lt::kSuccess && found > 0 && result.state == lt::kSuccess &&
@@ -132,13 +186,18 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, c
   return raw;
 }
 
-absl::StatusOr<bool> CublasGemm::Run(const GemmCall& call, CUstream stream, const std::string& where) {
+absl::StatusOr<bool> CublasGemm::Run(const GemmCall& call, CUstream stream,
+                                     const std::string& where) {
   absl::StatusOr<Problem*> p = Prepare(call, where);
   if (!p.ok()) return p.status();
   if (!(*p)->has_algo) return false;
   if (call.bias != 0) {
     const void* bias = reinterpret_cast<const void*>(call.bias);
-    if (absl::Status s = lt_->Check(lt_->MatmulDescSetAttribute((*p)->desc, lt::kDescBiasPointer, &bias, sizeof(bias)), "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", where); !s.ok()) return s;
+    if (absl::Status s = lt_->Check(
+            lt_->MatmulDescSetAttribute((*p)->desc, lt::kDescBiasPointer, &bias, sizeof(bias)),
+            "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", where);
+        !s.ok())
+      return s;
   }
   const float one32 = 1, zero32 = 0;
   const double one64 = 1, zero64 = 0;
@@ -146,12 +205,13 @@ absl::StatusOr<bool> CublasGemm::Run(const GemmCall& call, CUstream stream, cons
   const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
   const void* beta = call.c != 0 ? alpha : (f64 ? static_cast<const void*>(&zero64) : &zero32);
   const void* c = reinterpret_cast<const void*>(call.c != 0 ? call.c : call.d);
-  if (absl::Status s = lt_->Check(
-          lt_->Matmul(handle_, (*p)->desc, alpha, reinterpret_cast<const void*>(call.b), (*p)->a,
-                      reinterpret_cast<const void*>(call.a), (*p)->b, beta, c, (*p)->c,
-                      reinterpret_cast<void*>(call.d), (*p)->d, &(*p)->algo,
-                      reinterpret_cast<void*>(workspace_), workspace_bytes_, reinterpret_cast<lt::Stream>(stream)),
-          "cublasLtMatmul", where);
+  if (absl::Status s =
+          lt_->Check(lt_->Matmul(handle_, (*p)->desc, alpha, reinterpret_cast<const void*>(call.b),
+                                 (*p)->a, reinterpret_cast<const void*>(call.a), (*p)->b, beta, c,
+                                 (*p)->c, reinterpret_cast<void*>(call.d), (*p)->d, &(*p)->algo,
+                                 reinterpret_cast<void*>(workspace_), workspace_bytes_,
+                                 reinterpret_cast<lt::Stream>(stream)),
+                     "cublasLtMatmul", where);
       !s.ok()) {
     return s;
   }

@@ -40,8 +40,10 @@ class CublasGemm {
  public:
   // `workspace` (`workspace_bytes` of device memory) stays owned by the caller and must outlive
   // this object. Errors: cublasLtCreate failing.
-  static absl::StatusOr<std::unique_ptr<CublasGemm>> Create(const CublasLt* lt, CUdeviceptr workspace,
-                                                            size_t workspace_bytes, bool allow_tf32);
+  static absl::StatusOr<std::unique_ptr<CublasGemm>> Create(const CublasLt* lt,
+                                                            CUdeviceptr workspace,
+                                                            size_t workspace_bytes,
+                                                            bool allow_tf32);
   ~CublasGemm();
 
   // Enqueues the GEMM on `stream`. Returns false (nothing enqueued) when cuBLASLt has no
@@ -62,7 +64,8 @@ class CublasGemm {
   size_t workspace_bytes_;
   bool allow_tf32_;
   // (dtype, batch, m, n, k, has c, has bias, relu, alignments of a/b/c/d) -> its descriptors.
-  using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, int, int, int, int>;
+  using Key =
+      std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, int, int, int, int>;
   absl::flat_hash_map<Key, std::unique_ptr<Problem>> problems_;
 };
 

@@ -31,7 +31,10 @@ bool IsHalf(proto::DType t) { return t == proto::FLOAT16 || t == proto::BFLOAT16
 std::string Unsupported(const proto::Buffer& a, const proto::Buffer& b, const proto::Buffer& o) {
   if (a.dtype() != b.dtype() || a.dtype() != o.dtype()) return "operands of different dtypes";
   switch (a.dtype()) {
-    case proto::FLOAT32: case proto::FLOAT16: case proto::BFLOAT16: case proto::FLOAT64:
+    case proto::FLOAT32:
+    case proto::FLOAT16:
+    case proto::BFLOAT16:
+    case proto::FLOAT64:
       return "";
     default:
       return absl::StrCat("cuBLASLt has no ", proto::DType_Name(a.dtype()), " GEMM");
@@ -43,9 +46,11 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
                          const absl::flat_hash_map<int, const proto::Buffer*>& buffers,
                          GemmPlan& p) {
   if (p.batched) return "cuBLASLt epilogues are fused for aten.mm only";
-  if (k.loops_size() != 1 || k.loops(0).ranges_size() != 0) return "the epilogue is not one pointwise loop";
+  if (k.loops_size() != 1 || k.loops(0).ranges_size() != 0)
+    return "the epilogue is not one pointwise loop";
   const proto::Buffer& out = *buffers.at(p.out);
-  if (out.shape_size() != 2 || k.ranges_size() != 2) return "the epilogue is not over the [M, N] output";
+  if (out.shape_size() != 2 || k.ranges_size() != 2)
+    return "the epilogue is not over the [M, N] output";
   for (const proto::Kernel& other : s.kernels()) {
     if (other.id() == k.id()) continue;
     for (int in : other.extern_inputs()) {
@@ -53,7 +58,8 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     }
     for (const proto::Loop& l : other.loops()) {
       for (const proto::Expr& e : l.body()) {
-        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) && e.buffer() == p.out) {
+        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) &&
+            e.buffer() == p.out) {
           return "another kernel reads the GEMM's result";
         }
       }
@@ -72,7 +78,8 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     }
   }
   if (store == nullptr || store->args_size() != 1) return "the epilogue stores nothing";
-  if (!IsIdentity(*store, 2) || !buffers.contains(store->buffer())) return "the epilogue's store is not at the output's positions";
+  if (!IsIdentity(*store, 2) || !buffers.contains(store->buffer()))
+    return "the epilogue's store is not at the output's positions";
   const proto::Buffer& d = *buffers.at(store->buffer());
   if (d.dtype() != p.dtype) return "the epilogue stores another dtype";
   const bool half = IsHalf(p.dtype);
@@ -85,8 +92,8 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     return it->second;
   };
   auto is_convert = [](const proto::Expr* e) {
-    return e != nullptr && e->kind() == proto::Expr::APPLY && e->op() == "prims.convert_element_type" &&
-           e->args_size() == 1;
+    return e != nullptr && e->kind() == proto::Expr::APPLY &&
+           e->op() == "prims.convert_element_type" && e->args_size() == 1;
   };
   const proto::Expr* v = get(store->args(0));
   // relu: maximum(v, 0), in f32 or (after the narrowing, which keeps signs and zeros) in f16/bf16.
@@ -127,7 +134,8 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
       return;
     }
     if (half && is_convert(e) && e->dtype() == proto::FLOAT32) e = get(e->args(0));
-    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->mask() != 0 || !buffers.contains(e->buffer())) {
+    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->mask() != 0 ||
+        !buffers.contains(e->buffer())) {
       why = "the epilogue computes more than relu(GEMM + bias + matrix)";
       return;
     }
@@ -140,7 +148,8 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
                IsVar(e->index(0), 1) && p.bias == 0) {
       p.bias = b.id();
     } else if (b.shape_size() == 2 && SameExpr(b.shape(0), out.shape(0)) &&
-               SameExpr(b.shape(1), out.shape(1)) && IsIdentity(*e, 2) && p.c == 0 && b.id() != d.id()) {
+               SameExpr(b.shape(1), out.shape(1)) && IsIdentity(*e, 2) && p.c == 0 &&
+               b.id() != d.id()) {
       p.c = b.id();
     } else {
       why = absl::StrCat("the epilogue loads ", b.name(), " in a way cuBLASLt cannot add");
@@ -149,7 +158,8 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
   addend(v);
   if (!why.empty()) return why;
   if (acc != 1) return "the epilogue does not use the GEMM's result exactly once";
-  if (static_cast<int>(used.size()) != k.loops(0).body_size()) return "the epilogue computes values it does not store";
+  if (static_cast<int>(used.size()) != k.loops(0).body_size())
+    return "the epilogue computes values it does not store";
   p.d = d.id();
   p.fused = true;
   return "";
@@ -158,7 +168,8 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
 }  // namespace
 
 std::optional<GemmPlan> PlanGemm(const proto::Schedule& s, const proto::Kernel& k) {
-  if (k.kind() != proto::Kernel::EXTERN || (k.extern_op() != "aten.mm" && k.extern_op() != "aten.bmm")) {
+  if (k.kind() != proto::Kernel::EXTERN ||
+      (k.extern_op() != "aten.mm" && k.extern_op() != "aten.bmm")) {
     return std::nullopt;
   }
   GemmPlan p;

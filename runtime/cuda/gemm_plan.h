@@ -33,9 +33,9 @@ struct GemmPlan {
   std::string unsupported;
   // The epilogue cuBLASLt applies instead of the generated one.
   bool fused = false;
-  int d = 0;      // fused: the buffer the epilogue stores (the GEMM writes it directly)
-  int bias = 0;   // fused: a [N] buffer added to every row, or 0
-  int c = 0;      // fused: an [M, N] buffer added, or 0
+  int d = 0;     // fused: the buffer the epilogue stores (the GEMM writes it directly)
+  int bias = 0;  // fused: a [N] buffer added to every row, or 0
+  int c = 0;     // fused: an [M, N] buffer added, or 0
   bool relu = false;
   // Why a kernel with an epilogue keeps the generated one ("" when fused or there is none).
   std::string not_fused;

@@ -66,7 +66,8 @@ TEST(CudaGemmPlanTest, TheBackendDeclaresGemmAndConvolutionEpilogues) {
 }
 
 TEST(CudaGemmPlanTest, LinearReluFusesBiasAndRelu) {
-  proto::Schedule s = Schedule(R"(graph @g(%0 "x": f32[batch, 6], %1 "w": f32[4, 6], %2 "b": f32[4]) {
+  proto::Schedule s =
+      Schedule(R"(graph @g(%0 "x": f32[batch, 6], %1 "w": f32[4, 6], %2 "b": f32[4]) {
   symbol batch min 2 max 0 hint 4
   %3: f32[batch, 4] = aten.linear(%0, %1, %2)
   %4: f32[batch, 4] = aten.relu(%3)
@@ -96,7 +97,8 @@ TEST(CudaGemmPlanTest, LinearWithoutActivationFusesTheBiasOnly) {
 }
 
 TEST(CudaGemmPlanTest, ResidualAddBecomesTheCMatrix) {
-  proto::Schedule s = Schedule(R"(graph @g(%0 "x": f32[5, 6], %1 "w": f32[6, 4], %2 "r": f32[5, 4]) {
+  proto::Schedule s =
+      Schedule(R"(graph @g(%0 "x": f32[5, 6], %1 "w": f32[6, 4], %2 "r": f32[5, 4]) {
   %3: f32[5, 4] = aten.mm(%0, %1)
   %4: f32[5, 4] = aten.add(%2, %3) {alpha = 1}
   return %4
@@ -111,11 +113,13 @@ TEST(CudaGemmPlanTest, ResidualAddBecomesTheCMatrix) {
 TEST(CudaGemmPlanTest, HalfPrecisionLinearReluFusesThroughItsF32Epilogue) {
   for (const char* t : {"f16", "bf16"}) {
     SCOPED_TRACE(t);
-    proto::Schedule s = Schedule(absl::StrReplaceAll(R"(graph @g(%0 "x": T[7, 8], %1 "w": T[16, 8], %2 "b": T[16]) {
+    proto::Schedule s =
+        Schedule(absl::StrReplaceAll(R"(graph @g(%0 "x": T[7, 8], %1 "w": T[16, 8], %2 "b": T[16]) {
   %3: T[7, 16] = aten.linear(%0, %1, %2)
   %4: T[7, 16] = aten.relu(%3)
   return %4
-})", {{"T", t}}));
+})",
+                                     {{"T", t}}));
     GemmPlan p = PlanOf(s);
     ASSERT_TRUE(p.fused) << p.not_fused;
     EXPECT_EQ(p.dtype, std::string(t) == "f16" ? proto::FLOAT16 : proto::BFLOAT16);
@@ -135,22 +139,26 @@ TEST(CudaGemmPlanTest, EpiloguesCuBlasLtCannotApplyStayGenerated) {
   %3: f32[5, 4] = aten.linear(%0, %1, %2)
   %4: f32[5, 4] = aten.gelu(%3) {approximate = "none"}
   return %4
-})", "computes more than relu(GEMM + bias + matrix)"},
+})",
+       "computes more than relu(GEMM + bias + matrix)"},
       {"maximum with 1", R"(graph @g(%0 "x": f32[5, 6], %1 "w": f32[6, 4]) {
   %2: f32[5, 4] = aten.mm(%0, %1)
   %3: f32[5, 4] = aten.clamp_min(%2) {min = 1.0}
   return %3
-})", "not a relu"},
+})",
+       "not a relu"},
       {"the pre-activation is an output too", R"(graph @g(%0 "x": f32[5, 6], %1 "w": f32[6, 4]) {
   %2: f32[5, 4] = aten.mm(%0, %1)
   %3: f32[5, 4] = aten.relu(%2)
   return %2, %3
-})", ""},
+})",
+       ""},
       {"bmm", R"(graph @g(%0 "x": f32[3, 5, 6], %1 "w": f32[3, 6, 4]) {
   %2: f32[3, 5, 4] = aten.bmm(%0, %1)
   %3: f32[3, 5, 4] = aten.relu(%2)
   return %3
-})", "aten.mm only"},
+})",
+       "aten.mm only"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -174,11 +182,13 @@ TEST(CudaGemmPlanTest, IntegerGemmsStayOnTheHost) {
 }
 
 TEST(CudaGemmPlanTest, NoLibraryIsACleanError) {
-  absl::StatusOr<const cuda::CublasLt*> lt = cuda::CublasLt::Load({"libcoil_no_such_cublasLt.so.13"});
+  absl::StatusOr<const cuda::CublasLt*> lt =
+      cuda::CublasLt::Load({"libcoil_no_such_cublasLt.so.13"});
   ASSERT_FALSE(lt.ok());
   EXPECT_EQ(lt.status().code(), absl::StatusCode::kFailedPrecondition) << lt.status();
   EXPECT_TRUE(absl::StartsWith(lt.status().message(), "no cuBLASLt (")) << lt.status();
-  EXPECT_TRUE(absl::StrContains(lt.status().message(), "libcoil_no_such_cublasLt.so.13")) << lt.status();
+  EXPECT_TRUE(absl::StrContains(lt.status().message(), "libcoil_no_such_cublasLt.so.13"))
+      << lt.status();
 }
 
 }  // namespace
