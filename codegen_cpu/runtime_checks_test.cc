@@ -298,6 +298,20 @@ TEST(RuntimeChecksTest, GatherFromUnsqueezedDim) {  // an indexed dim of size 1
               {x, I64({2, 3}, {0, 0, 0, 0, 0, 0})});
 }
 
+// A gather from a padded x: FuseVertical must not inline the pad, whose load of x is masked
+// off in the padding (there the gathered index would go unchecked).
+TEST(RuntimeChecksTest, GatherFromPaddedColumns) {
+  auto c = Compile(R"(graph @g(%0 "x": f32[3, 2], %1 "idx": i64[1, 3]) {
+  %2: f32[3, 3] = aten.pad(%0) {mode = "constant", pad = [1, 0], value = 0.0}
+  %3: f32[1, 3] = aten.gather(%2, %1) {dim = 0, sparse_grad = false}
+  return %3
+})");
+  ASSERT_NE(c, nullptr);
+  HostTensor x = Iota({3, 2});
+  ExpectError(*c, {x, I64({1, 3}, {5, 0, 1})}, "index 5 is out of bounds for dimension 0 with size 3",
+              {x, I64({1, 3}, {2, 0, 1})});
+}
+
 TEST(RuntimeChecksTest, IndexSelectFromSlice) {  // x[1:3].index_select(0, idx): within x[1:3]
   auto c = Compile(R"(graph @g(%0 "x": f32[5, 2], %1 "idx": i64[2]) {
   %2: f32[2, 2] = aten.slice(%0) {dim = 0, start = sym(1), end = sym(3), step = 1}

@@ -44,8 +44,8 @@ int CountExprs(const Kernel& k);
 // Whether inlining POINTWISE `producer` (storing `buffer`) into `consumer` keeps the run-time
 // check of every index position the consumer takes from data ([Note: checked gather] in
 // lower_ops.cc): for each position d where a LOAD of `buffer` in `consumer` has an index that
-// refers to a value (_v<id>), the producer must load some buffer at exactly _i<d> in a
-// dimension of the producer's range d, so that the inlined load is checked with the same
+// refers to a value (_v<id>), the producer must load some buffer, unmasked, at exactly _i<d>
+// in a dimension of the producer's range d, so that the inlined load is checked with the same
 // bound. (A producer that broadcasts along d, or computes from _i<d> without loading, would
 // drop the index and its check.)
 bool KeepsDataIndexChecks(const Program& program, const Kernel& producer, const Kernel& consumer,
