@@ -122,6 +122,7 @@ struct CudaExecutable::Impl {
   CUdeviceptr gemm_workspace = 0;
   std::string gemm_library = "none (the module has no aten.mm / aten.bmm)";
   bool gemm_on_host = false;
+  CudaExecutable::GemmCounts gemm_counts;
 
   ~Impl() {
     if (d == nullptr) return;
@@ -459,6 +460,9 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     absl::StatusOr<std::optional<bool>> on_gpu =
         k.kind() == proto::Kernel::EXTERN ? RunGemm(k, shapes, sizes, where) : std::optional<bool>();
     if (!on_gpu.ok()) return on_gpu.status();
+    if (gemm_plans.contains(k.id())) {
+      ++(!on_gpu->has_value() ? gemm_counts.host : **on_gpu ? gemm_counts.fused : gemm_counts.plain);
+    }
     if (on_gpu->has_value()) {
       epilogue_done = **on_gpu;
     } else if (k.kind() == proto::Kernel::EXTERN) {
@@ -581,5 +585,10 @@ const std::string& CudaExecutable::device_name() const { return impl_->device_na
 const std::string& CudaExecutable::gemm_library() const { return impl_->gemm_library; }
 
 bool CudaExecutable::gemm_on_host() const { return impl_->gemm_on_host; }
+
+CudaExecutable::GemmCounts CudaExecutable::gemm_counts() {
+  absl::MutexLock lock(&mu_);
+  return impl_->gemm_counts;
+}
 
 }  // namespace coil::cuda

@@ -17,6 +17,7 @@
 #ifndef COIL_RUNTIME_CUDA_EXECUTABLE_H_
 #define COIL_RUNTIME_CUDA_EXECUTABLE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,16 @@ class CudaExecutable {
   // Whether the GEMMs run on the host for want of cuBLASLt (the module has some, and
   // use_cublaslt is on, but it did not load).
   bool gemm_on_host() const;
+
+  // How the aten.mm / aten.bmm kernels ran, summed over every Run so far: through cuBLASLt with
+  // its epilogue applied by cuBLASLt (runtime/cuda/gemm_plan.h), through cuBLASLt followed by
+  // the generated epilogue (or none), or on the host.
+  struct GemmCounts {
+    int64_t fused = 0;
+    int64_t plain = 0;
+    int64_t host = 0;
+  };
+  GemmCounts gemm_counts();
 
  private:
   struct Impl;

@@ -166,9 +166,13 @@ void ExpectGemmClose(const HostTensor& want, const HostTensor& got, const std::s
   EXPECT_LE(worst, tol * std::max(scale, 1.0)) << what << ": max error " << worst << " at scale " << scale;
 }
 
+// Which path a graph's GEMMs must take (CudaExecutable::gemm_counts).
+enum class GemmPath { kFused, kPlain, kHost, kAny };
+
 struct GemmGraph {
   const char* name;
   const char* text;
+  GemmPath path;
 };
 
 // Every GEMM path: cuBLASLt with its bias / matrix / relu epilogue, cuBLASLt then a generated
@@ -180,70 +184,70 @@ const GemmGraph kGemmGraphs[] = {
   %3: f32[batch, 65] = aten.linear(%0, %1, %2)
   %4: f32[batch, 65] = aten.relu(%3)
   return %4
-})"},
+})", GemmPath::kFused},
     {"linear_512x256", R"(graph @g(%0 "x": f32[batch, 512], %1 "w": f32[256, 512], %2 "b": f32[256]) {
   symbol batch min 2 max 0 hint 4
   %3: f32[batch, 256] = aten.linear(%0, %1, %2)
   return %3
-})"},
+})", GemmPath::kFused},
     {"mm_residual_relu", R"(graph @g(%0 "x": f32[batch, 96], %1 "w": f32[96, 80], %2 "r": f32[batch, 80]) {
   symbol batch min 2 max 0 hint 4
   %3: f32[batch, 80] = aten.mm(%0, %1)
   %4: f32[batch, 80] = aten.add(%3, %2) {alpha = 1}
   %5: f32[batch, 80] = aten.relu(%4)
   return %5
-})"},
+})", GemmPath::kFused},
     {"linear_gelu", R"(graph @g(%0 "x": f32[batch, 64], %1 "w": f32[48, 64], %2 "b": f32[48]) {
   symbol batch min 2 max 0 hint 4
   %3: f32[batch, 48] = aten.linear(%0, %1, %2)
   %4: f32[batch, 48] = aten.gelu(%3) {approximate = "none"}
   return %4
-})"},
+})", GemmPath::kPlain},
     {"pre_activation_output", R"(graph @g(%0 "x": f32[batch, 40], %1 "w": f32[40, 24]) {
   symbol batch min 2 max 0 hint 4
   %2: f32[batch, 24] = aten.mm(%0, %1)
   %3: f32[batch, 24] = aten.relu(%2)
   return %2, %3
-})"},
+})", GemmPath::kPlain},
     {"bmm_relu", R"(graph @g(%0 "x": f32[3, batch, 40], %1 "w": f32[3, 40, 24]) {
   symbol batch min 2 max 0 hint 4
   %2: f32[3, batch, 24] = aten.bmm(%0, %1)
   %3: f32[3, batch, 24] = aten.relu(%2)
   return %3
-})"},
+})", GemmPath::kPlain},
     {"attention_scores", R"(graph @g(%0 "q": f32[2, 3, batch, 16], %1 "k": f32[2, 3, batch, 16]) {
   symbol batch min 2 max 0 hint 4
   %2: f32[2, 3, 16, batch] = aten.transpose(%1) {dim0 = 2, dim1 = 3}
   %3: f32[2, 3, batch, batch] = aten.matmul(%0, %2)
   %4: f32[2, 3, batch, batch] = aten.softmax(%3) {dim = 3, dtype = none}
   return %4
-})"},
+})", GemmPath::kPlain},
     {"f16_linear_relu", R"(graph @g(%0 "x": f16[batch, 64], %1 "w": f16[32, 64], %2 "b": f16[32]) {
   symbol batch min 2 max 0 hint 4
   %3: f16[batch, 32] = aten.linear(%0, %1, %2)
   %4: f16[batch, 32] = aten.relu(%3)
   return %4
-})"},
+})", GemmPath::kFused},
     {"f16_unaligned", R"(graph @g(%0 "x": f16[batch, 33], %1 "w": f16[33, 17]) {
   symbol batch min 2 max 0 hint 4
   %2: f16[batch, 17] = aten.mm(%0, %1)
   return %2
-})"},
+})", GemmPath::kAny},
     {"bf16_bmm", R"(graph @g(%0 "x": bf16[4, batch, 32], %1 "w": bf16[4, 32, 48]) {
   symbol batch min 2 max 0 hint 4
   %2: bf16[4, batch, 48] = aten.bmm(%0, %1)
   return %2
-})"},
+})", GemmPath::kPlain},
     {"f64_mm", R"(graph @g(%0 "x": f64[batch, 20], %1 "w": f64[20, 10]) {
   symbol batch min 2 max 0 hint 4
   %2: f64[batch, 10] = aten.mm(%0, %1)
   return %2
-})"},
+})", GemmPath::kPlain},
     {"i64_mm_on_the_host", R"(graph @g(%0 "x": i64[batch, 20], %1 "w": i64[20, 10]) {
   symbol batch min 2 max 0 hint 4
   %2: i64[batch, 10] = aten.mm(%0, %1)
   return %2
-})"},
+})", GemmPath::kHost},
 };
 
 TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
@@ -255,6 +259,8 @@ TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
     cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
     ASSERT_NE(exe, nullptr);
     EXPECT_TRUE(absl::StartsWith(exe->gemm_library(), "cuBLASLt ")) << exe->gemm_library();
+    const cuda::CudaExecutable::GemmCounts before = exe->gemm_counts();
+    EXPECT_EQ(before.fused + before.plain + before.host, 0);
     for (int64_t batch : {2, 37, 300}) {
       std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 3 + batch, {});
       absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
@@ -265,6 +271,15 @@ TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
       for (size_t o = 0; o < want->size(); ++o) {
         ExpectGemmClose((*want)[o], (*got)[o], absl::StrCat(t.name, " batch ", batch, " output ", o));
       }
+    }
+    const cuda::CudaExecutable::GemmCounts n = exe->gemm_counts();
+    SCOPED_TRACE(absl::StrCat("GEMMs fused ", n.fused, ", plain ", n.plain, ", host ", n.host));
+    EXPECT_GE(n.fused + n.plain + n.host, 3) << "one GEMM per run at least";
+    switch (t.path) {
+      case GemmPath::kFused: EXPECT_TRUE(n.fused > 0 && n.host == 0); break;
+      case GemmPath::kPlain: EXPECT_TRUE(n.plain > 0 && n.fused == 0 && n.host == 0); break;
+      case GemmPath::kHost: EXPECT_TRUE(n.host > 0 && n.fused == 0 && n.plain == 0); break;
+      case GemmPath::kAny: break;
     }
   }
 }
