@@ -73,6 +73,12 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
     const Node* source;
   };
   std::vector<Emitted> emitted_from;
+  // Only symbolic sizes make assumptions (static ones are proved or refuted), and every
+  // symbol comes from an input's shape: a static graph needs no meta function run again.
+  bool symbolic = false;
+  for (const Value* in : graph.inputs()) {
+    for (const SymExpr& d : in->type().shape) symbolic = symbolic || !d.is_constant();
+  }
   const DecompositionRegistry& table = DecompositionRegistry::Global();
   Emitter e(
       out, [&table](absl::string_view op) { return table.Find(op); },
@@ -92,7 +98,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
                                                           n->loc().ToString(), ": ",
                                                           e.status().message()));
     }
-    if (!IsPrim(n->op())) emitted_from.push_back({first, out.num_nodes(), n});
+    if (symbolic && !IsPrim(n->op())) emitted_from.push_back({first, out.num_nodes(), n});
     for (int i = 0; i < n->num_outputs(); ++i) {
       Value* v = outs[i].value();
       if (v->name().empty() && !n->output(i)->name().empty()) v->set_name(n->output(i)->name());
