@@ -17,7 +17,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-1";
+constexpr char kGeneratorVersion[] = "coil-cuda-2";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -28,9 +28,10 @@ struct Sources {
   std::vector<std::pair<const proto::Kernel*, KernelSource>> kernels;
 };
 
-absl::StatusOr<Sources> Emit(const proto::Schedule& schedule) {
+absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenOptions& options) {
   Sources s;
-  codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(schedule);
+  codegen_cuda_internal::ScheduleInfo info =
+      codegen_cuda_internal::MakeScheduleInfo(schedule, options.warp_row_max);
   s.module = codegen_cuda_internal::CudaPrelude();
   for (const proto::Kernel& k : schedule.kernels()) {
     if (!HasCode(k)) continue;
@@ -44,20 +45,22 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule) {
 
 }  // namespace
 
-absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule) {
-  absl::StatusOr<Sources> s = Emit(schedule);
+absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule,
+                                               const CudaCodegenOptions& options) {
+  absl::StatusOr<Sources> s = Emit(schedule, options);
   if (!s.ok()) return s.status();
   return std::move(s->module);
 }
 
 std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
   absl::StatusOr<std::string> v = NvrtcVersion();
-  return absl::StrCat(kGeneratorVersion, " nvrtc ", v.ok() ? *v : "missing", " ", options.arch);
+  return absl::StrCat(kGeneratorVersion, " nvrtc ", v.ok() ? *v : "missing", " ", options.arch,
+                      " warp_row_max=", options.warp_row_max);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
                                                  const CudaCodegenOptions& options) {
-  absl::StatusOr<Sources> s = Emit(schedule);
+  absl::StatusOr<Sources> s = Emit(schedule, options);
   if (!s.ok()) return s.status();
   absl::StatusOr<NvrtcResult> compiled = CompileCudaSource(s->module, "coil_module.cu",
                                                            options.arch);
@@ -71,7 +74,14 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
     ck->set_symbol(cuda::KernelSymbol(k->id()));
     ck->set_source(src.text);
     proto::LaunchConfig* launch = ck->mutable_launch();
-    launch->add_block(cuda::kCudaBlockThreads);
+    // A warp per row: {lanes, rows of the block}; else one dimension.
+    if (src.warp_rows) {
+      launch->add_block(32);
+      launch->add_block(cuda::kCudaWarpRows);
+    } else {
+      launch->add_block(cuda::kCudaBlockThreads);
+    }
+    const int rows_per_block = !src.rows ? 0 : src.warp_rows ? cuda::kCudaWarpRows : 1;
     // The grid when every outer range is constant (else the runtime computes it at launch).
     int64_t count = 1;
     bool constant = true;
@@ -83,7 +93,7 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
       }
       count *= *v;
     }
-    if (constant) launch->add_grid(cuda::CudaGridFor(src.rows, count));
+    if (constant) launch->add_grid(cuda::CudaGridFor(rows_per_block, count));
     auto regs = compiled->registers.find(ck->symbol());
     if (regs != compiled->registers.end()) launch->set_registers(regs->second);
     auto smem = compiled->shared_bytes.find(ck->symbol());

@@ -21,11 +21,15 @@ namespace coil::codegen_cuda {
 struct CudaCodegenOptions {
   // The GPU architecture of the CUBIN (the PTX is kept for others).
   std::string arch = "sm_90";
+  // Row kernels whose ranged Loops all have constant counts of at most this many positions run
+  // a warp per row (8 rows per block of 256 threads) instead of a block per row; 0: never.
+  int64_t warp_row_max = 1024;
 };
 
 // The module's CUDA C++ source alone (no NVRTC), for tests and the inspector. Errors
 // (InvalidArgument naming the kernel, loop and expression): what the generator cannot emit.
-absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule);
+absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule,
+                                               const CudaCodegenOptions& options = {});
 
 // Generates and compiles. `schedule` moves into the module. Errors: the source's errors; NVRTC
 // missing (FailedPrecondition) or failing (Internal, with its log); a kernel whose registers

@@ -70,6 +70,20 @@ class Emitter {
  private:
   absl::Status Emit() {
     for (const proto::Loop& l : k_.loops()) out_.rows = out_.rows || l.ranges_size() > 0;
+    out_.warp_rows = out_.rows && info_.warp_row_max > 0;
+    for (const proto::Loop& l : k_.loops()) {
+      int64_t positions = 1;
+      for (const proto::SymExpr& r : l.ranges()) {
+        std::optional<int64_t> v = ConstantValue(r);
+        if (!v.has_value() || *v < 0 || *v > info_.warp_row_max) {
+          positions = -1;
+          break;
+        }
+        positions *= *v;
+        if (positions > info_.warp_row_max) break;
+      }
+      if (positions < 0 || positions > info_.warp_row_max) out_.warp_rows = false;
+    }
     absl::flat_hash_set<std::string> names;
     ForEachSymExpr(k_, [&](const proto::SymExpr& e) { CollectNames(e, names); });
     std::vector<int> used_symbols;
@@ -116,7 +130,8 @@ class Emitter {
     const std::string ix = out_.index64 ? "i64" : "int";
     std::string& o = out_.text;
     absl::StrAppend(&o, "// kernel ", k_.id(), " '", k_.name(), "' (",
-                    proto::Kernel::Kind_Name(k_.kind()), out_.rows ? ", a block per row" : "",
+                    proto::Kernel::Kind_Name(k_.kind()),
+                    !out_.rows ? "" : out_.warp_rows ? ", a warp per row" : ", a block per row",
                     out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
     absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
                     ") ", cuda::KernelSymbol(k_.id()),
@@ -137,7 +152,7 @@ class Emitter {
       absl::StrAppend(&o, "  ", MemType(b.dtype()), "* b", id, " = (", MemType(b.dtype()),
                       "*)coil_bufs[", id, "];  // ", b.name(), "\n");
     }
-    if (out_.rows) {
+    if (out_.rows && !out_.warp_rows) {
       absl::StrAppend(&o, "  __shared__ float coil_shf[32];\n  __shared__ double coil_shd[32];\n"
                           "  __shared__ i64 coil_shl[32];\n  __shared__ i64 coil_shp[32];\n");
     }
@@ -151,7 +166,9 @@ class Emitter {
     }
     absl::StrAppend(&o, "  const ", ix, " coil_n = (", ix, ")(", count, ");\n");
     if (out_.rows) {
-      absl::StrAppend(&o, "  for (", ix, " coil_row = blockIdx.x; coil_row < coil_n; coil_row += gridDim.x) {\n");
+      // Block per row: blockDim.y is 1. Warp per row: threadIdx.y is the warp's row of the block.
+      absl::StrAppend(&o, "  for (", ix, " coil_row = (", ix, ")blockIdx.x * blockDim.y + threadIdx.y;"
+                      " coil_row < coil_n; coil_row += (", ix, ")gridDim.x * blockDim.y) {\n");
       Decompose("coil_row", "n", "i", k_.ranges_size(), "    ");
     } else {
       absl::StrAppend(&o, "  for (", ix, " coil_lin = (", ix, ")blockIdx.x * blockDim.x + threadIdx.x;"
@@ -512,15 +529,20 @@ class Emitter {
                                                           : "coil_shl";
       const bool fp = a.acc_dt != proto::INT64;
       std::string result;
+      // A warp per row: shuffles alone (coil_warp_*); a block: shuffles, then shared memory.
+      const bool w = out_.warp_rows;
+      const std::string red = w ? "coil_warp_reduce(a" : "coil_block_reduce(a";
+      const std::string tail = w ? ")" : absl::StrCat(", ", sh, ")");
       switch (a.op) {
-        case Red::kSum: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilSum()" : "CoilSumI()", ", ", sh, ")"); break;
-        case Red::kProd: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilProd()" : "CoilProdI()", ", ", sh, ")"); break;
-        case Red::kMax: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilMaxF()" : "CoilMaxI()", ", ", sh, ")"); break;
-        case Red::kMin: result = absl::StrCat("coil_block_reduce(a", id, ", ", fp ? "CoilMinF()" : "CoilMinI()", ", ", sh, ")"); break;
+        case Red::kSum: result = absl::StrCat(red, id, ", ", fp ? "CoilSum()" : "CoilSumI()", tail); break;
+        case Red::kProd: result = absl::StrCat(red, id, ", ", fp ? "CoilProd()" : "CoilProdI()", tail); break;
+        case Red::kMax: result = absl::StrCat(red, id, ", ", fp ? "CoilMaxF()" : "CoilMaxI()", tail); break;
+        case Red::kMin: result = absl::StrCat(red, id, ", ", fp ? "CoilMinF()" : "CoilMinI()", tail); break;
         case Red::kArgMax:
         case Red::kArgMin:
-          result = absl::StrCat("coil_block_arg(a", id, ", p", id, ", ",
-                                a.op == Red::kArgMax ? "true" : "false", ", ", sh, ", coil_shp)");
+          result = absl::StrCat(w ? "coil_warp_arg(a" : "coil_block_arg(a", id, ", p", id, ", ",
+                                a.op == Red::kArgMax ? "true" : "false",
+                                w ? ")" : absl::StrCat(", ", sh, ", coil_shp)"));
           break;
       }
       const DType from = (a.op == Red::kArgMax || a.op == Red::kArgMin) ? proto::INT64 : a.acc_dt;
@@ -544,8 +566,9 @@ class Emitter {
 
 }  // namespace
 
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule) {
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max) {
   ScheduleInfo info;
+  info.warp_row_max = warp_row_max;
   for (int i = 0; i < schedule.graph().symbols_size(); ++i) {
     info.symbol_index[schedule.graph().symbols(i).name()] = i;
   }

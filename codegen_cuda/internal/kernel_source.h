@@ -7,7 +7,10 @@
 // accumulates per thread (f32 for f32/f16/bf16 inputs, f64 for f64, wrapping int64 for
 // integers) and is combined by a block reduction (warp shuffles, then one shared slot per warp;
 // argmax/argmin keep the first occurrence, NaN as the extreme); range-less Loops run on every
-// thread with their stores done by thread 0.
+// thread with their stores done by thread 0. Short rows (every ranged Loop's count constant and
+// at most ScheduleInfo::warp_row_max) run a warp per row instead: block {32, kCudaWarpRows},
+// positions strided over the 32 lanes, reductions by warp shuffles alone (no barrier), stores of
+// range-less Loops by lane 0.
 //
 // Index math is 32-bit when every range is constant and interval analysis shows every index
 // value, range product and buffer size fits in int32 (index_source.h), 64-bit otherwise (shape
@@ -30,14 +33,18 @@ struct ScheduleInfo {
   // Schedule.graph.symbols by name -> position in the `symbols` table.
   absl::flat_hash_map<std::string, int> symbol_index;
   absl::flat_hash_map<int, const proto::Buffer*> buffers;
+  // Row kernels whose ranged Loops all have constant counts of at most this many positions run
+  // a warp per row (0: always a block per row).
+  int64_t warp_row_max = 0;
 };
 
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule);
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max = 0);
 
 struct KernelSource {
-  std::string text;     // the __global__ function
-  bool rows = false;    // a block per outer index (a ranged Loop)
-  bool index64 = true;  // 64-bit index math
+  std::string text;        // the __global__ function
+  bool rows = false;       // a block (or warp) per outer index (a ranged Loop)
+  bool warp_rows = false;  // a warp per outer index: block {32, kCudaWarpRows}
+  bool index64 = true;     // 64-bit index math
 };
 
 // Emits `kernel` as the function KernelSymbol(kernel.id()). Errors (InvalidArgument naming the

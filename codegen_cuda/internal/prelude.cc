@@ -121,6 +121,13 @@ template <class T, class Op> __device__ __forceinline__ T coil_block_reduce(T v,
   return r;
 }
 
+// A warp per row: the butterfly alone; every lane gets the same result (each combine is
+// commutative, so partners compute the same value).
+template <class T, class Op> __device__ __forceinline__ T coil_warp_reduce(T v, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 // argmax / argmin: (value, position) pairs; the first occurrence wins, NaN counts as the extreme.
 template <class T> __device__ __forceinline__ bool coil_isnan(T v) { return v != v; }
 __device__ __forceinline__ bool coil_isnan(i64) { return false; }
@@ -148,6 +155,15 @@ __device__ __forceinline__ i64 coil_block_arg(T v, i64 p, bool is_max, T* shv, i
   T rv = shv[0]; i64 rp = shp[0];
   for (int w = 1; w < (int)(blockDim.x >> 5); ++w) coil_arg_combine(rv, rp, shv[w], shp[w], is_max);
   return rp;
+}
+template <class T>
+__device__ __forceinline__ i64 coil_warp_arg(T v, i64 p, bool is_max) {
+  for (int o = 16; o > 0; o >>= 1) {
+    T v2 = __shfl_xor_sync(0xffffffffu, v, o);
+    i64 p2 = __shfl_xor_sync(0xffffffffu, p, o);
+    coil_arg_combine(v, p, v2, p2, is_max);
+  }
+  return p;
 }
 )CUDA";
 }

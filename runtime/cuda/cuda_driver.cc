@@ -51,6 +51,12 @@ absl::StatusOr<const CudaDriver*> Load() {
   sym(d->MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   sym(d->MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   sym(d->MemsetD8Async, "cuMemsetD8Async");
+  sym(d->EventCreate, "cuEventCreate");
+  sym(d->EventDestroy, "cuEventDestroy_v2");
+  sym(d->EventRecord, "cuEventRecord");
+  // cuEventElapsedTime_v2 since CUDA 12.8 (cuda.h maps the name to it); older drivers have v1.
+  d->EventElapsedTime = reinterpret_cast<decltype(d->EventElapsedTime)>(dlsym(h, "cuEventElapsedTime_v2"));
+  if (d->EventElapsedTime == nullptr) sym(d->EventElapsedTime, "cuEventElapsedTime");
   sym(d->GetErrorName, "cuGetErrorName");
   sym(d->GetErrorString, "cuGetErrorString");
   if (!missing.empty()) {

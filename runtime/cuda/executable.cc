@@ -2,6 +2,7 @@
 #include "runtime/cuda/executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -83,15 +84,6 @@ std::string KernelWhere(const proto::Kernel& k) {
   return absl::StrCat("kernel ", k.id(), " '", k.name(), "'");
 }
 
-// Device memory freed on scope exit.
-struct DeviceAllocs {
-  const CudaDriver* d = nullptr;
-  std::vector<CUdeviceptr> ptrs;
-  ~DeviceAllocs() {
-    for (CUdeviceptr p : ptrs) d->MemFree(p);
-  }
-};
-
 }  // namespace
 
 struct CudaExecutable::Impl {
@@ -107,7 +99,10 @@ struct CudaExecutable::Impl {
   int max_id = 0;
   absl::flat_hash_map<int, const proto::Buffer*> buffers;
   absl::flat_hash_map<int, CUfunction> functions;  // kernel id -> entry
-  absl::flat_hash_map<int, bool> rows;             // kernel id -> a block per row
+  absl::flat_hash_map<int, bool> rows;             // kernel id -> a block (or warp) per row
+  // kernel id -> rows per block (kernel_abi.h's CudaGridFor) and block dimensions.
+  absl::flat_hash_map<int, int> rows_per_block;
+  absl::flat_hash_map<int, std::pair<unsigned, unsigned>> block_dims;
   absl::flat_hash_map<int, AttrMap> extern_attrs;  // kernel id -> normalized attrs
   absl::flat_hash_set<int> written;                // buffer ids some kernel writes
   absl::flat_hash_map<int, CUdeviceptr> constants;
@@ -123,10 +118,24 @@ struct CudaExecutable::Impl {
   std::string gemm_library = "none (the module has no aten.mm / aten.bmm)";
   bool gemm_on_host = false;
   CudaExecutable::GemmCounts gemm_counts;
+  // Input and output buffers, kept from run to run: buffer id -> (address, capacity).
+  absl::flat_hash_map<int, std::pair<CUdeviceptr, int64_t>> io;
+  // Timing events: before the input copies, before the first kernel, after the last one; with
+  // profiling, one before every kernel (and one after the last) and the sums per kernel.
+  CUevent ev_begin = nullptr, ev_kernels = nullptr, ev_end = nullptr;
+  std::vector<CUevent> ev_kernel;
+  CudaExecutable::RunTimes last_times;
+  bool profiling = false;
+  std::vector<CudaExecutable::KernelTime> profile;  // in schedule order
 
   ~Impl() {
     if (d == nullptr) return;
     if (ctx != nullptr) d->CtxSetCurrent(ctx);
+    for (CUevent e : {ev_begin, ev_kernels, ev_end}) {
+      if (e != nullptr) d->EventDestroy(e);
+    }
+    for (CUevent e : ev_kernel) d->EventDestroy(e);
+    for (auto& [id, p] : io) d->MemFree(p.first);
     gemm.reset();
     if (gemm_workspace != 0) d->MemFree(gemm_workspace);
     for (auto& [id, p] : constants) d->MemFree(p);
@@ -153,6 +162,13 @@ struct CudaExecutable::Impl {
 
   absl::Status Setup();
   absl::Status SetupGemm();
+  // The device buffer of INPUT/OUTPUT buffer `id`, at least `bytes` large (kept between runs).
+  absl::StatusOr<CUdeviceptr> IoBuffer(int id, int64_t bytes, const std::string& where);
+  // Event a - event b in ms (both recorded and complete).
+  double Elapsed(CUevent a, CUevent b) const {
+    float ms = 0;
+    return d->EventElapsedTime(&ms, a, b) == 0 ? ms : 0.0;
+  }
   // Runs EXTERN kernel `k` on the GPU when it is a GEMM cuBLASLt can run: nullopt when it
   // cannot (the caller runs it on the host), else whether its epilogue ran fused.
   absl::StatusOr<std::optional<bool>> RunGemm(
@@ -177,6 +193,9 @@ absl::Status CudaExecutable::Impl::Setup() {
   if (absl::Status st = Check(d->DevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain", device_name); !st.ok()) return st;
   if (absl::Status st = Check(d->CtxSetCurrent(ctx), "cuCtxSetCurrent", device_name); !st.ok()) return st;
   if (absl::Status st = Check(d->StreamCreate(&stream, 0), "cuStreamCreate", device_name); !st.ok()) return st;
+  for (CUevent* e : {&ev_begin, &ev_kernels, &ev_end}) {
+    if (absl::Status st = Check(d->EventCreate(e, 0), "cuEventCreate", device_name); !st.ok()) return st;
+  }
   // The CUBIN runs on its own architecture; elsewhere the driver JIT-compiles the PTX.
   const bool native = absl::StrCat("sm_", major, minor) == module.cpu();
   const std::string& image = native || module.ptx().empty() ? module.object_code() : module.ptx();
@@ -201,6 +220,17 @@ absl::Status CudaExecutable::Impl::Setup() {
       return st;
     }
     functions[ck.kernel_id()] = f;
+    // {256}, or {32, rows} for a warp per row (codegen_cuda decides; kernel_abi.h).
+    const proto::LaunchConfig& l = ck.launch();
+    if (l.block_size() == 2) {
+      if (l.block(0) != 32 || l.block(1) < 1 || l.block(0) * l.block(1) != kCudaBlockThreads) {
+        return absl::InvalidArgumentError(absl::StrCat("kernel ", ck.kernel_id(), " '", ck.name(), "': unexpected block ", l.ShortDebugString()));
+      }
+      block_dims[ck.kernel_id()] = {32u, static_cast<unsigned>(l.block(1))};
+      rows_per_block[ck.kernel_id()] = static_cast<int>(l.block(1));
+    } else {
+      block_dims[ck.kernel_id()] = {static_cast<unsigned>(kCudaBlockThreads), 1u};
+    }
   }
   for (const proto::Kernel& k : s.kernels()) {
     bool r = false;
@@ -211,6 +241,7 @@ absl::Status CudaExecutable::Impl::Setup() {
       }
     }
     rows[k.id()] = r;
+    if (!rows_per_block.contains(k.id())) rows_per_block[k.id()] = r ? 1 : 0;
     const bool needs_code = k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
     if (needs_code && !functions.contains(k.id())) {
       return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), " has no compiled function"));
@@ -367,13 +398,26 @@ absl::Status CudaExecutable::Impl::KernelError(const CoilCudaError& e) const {
   }
 }
 
+absl::StatusOr<CUdeviceptr> CudaExecutable::Impl::IoBuffer(int id, int64_t bytes, const std::string& where) {
+  auto it = io.find(id);
+  if (it != io.end()) {
+    if (it->second.second >= bytes) return it->second.first;
+    d->MemFree(it->second.first);
+    io.erase(it);
+  }
+  absl::StatusOr<CUdeviceptr> p = Alloc(bytes, where);
+  if (!p.ok()) return p.status();
+  io[id] = {*p, bytes};
+  return *p;
+}
+
 absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<const HostTensor> inputs) {
   const proto::Schedule& s = module.schedule();
   absl::StatusOr<Bindings> bound = BindSymbols(graph, inputs);
   if (!bound.ok()) return bound.status();
   const Bindings& b = *bound;
   if (absl::Status st = Check(d->CtxSetCurrent(ctx), "cuCtxSetCurrent", device_name); !st.ok()) return st;
-  DeviceAllocs run{d, {}};
+  if (absl::Status st = Check(d->EventRecord(ev_begin, stream), "cuEventRecord", "the run"); !st.ok()) return st;
   // Shapes and places of every buffer.
   absl::flat_hash_map<int, std::vector<int64_t>> shapes;
   absl::flat_hash_map<int, int64_t> sizes;
@@ -394,7 +438,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     arena = *a;
     arena_capacity = *arena_bytes;
   }
-  std::deque<std::string> input_bytes;  // alive (and in place) until the stream synchronizes
+  std::deque<HostTensor> staged;  // contiguous copies of strided inputs, alive until the end
   for (const proto::Buffer& pb : s.buffers()) {
     const std::string where = absl::StrCat("buffer ", pb.id(), " ('", pb.name(), "')");
     std::vector<int64_t> shape;
@@ -412,12 +456,22 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
       case proto::Buffer::INPUT: {
         auto it = input_of.find(pb.id());
         if (it == input_of.end()) return absl::InvalidArgumentError(absl::StrCat(where, " is not a graph input"));
-        input_bytes.push_back(inputs[it->second].Bytes());
-        absl::StatusOr<CUdeviceptr> a = Alloc(bytes, where);
+        const HostTensor* in = &inputs[it->second];
+        if (in->dtype() != pb.dtype() || in->numel() * static_cast<int64_t>(ElementSize(pb.dtype())) != bytes) {
+          return absl::InvalidArgumentError(absl::StrCat(where, ": input ", it->second, " is ", in->TypeString(), ", not ", bytes, " bytes of ", DTypeName(pb.dtype())));
+        }
+        if (!in->IsContiguous()) {
+          staged.push_back(in->Contiguous());
+          in = &staged.back();
+        }
+        absl::StatusOr<CUdeviceptr> a = IoBuffer(pb.id(), bytes, where);
         if (!a.ok()) return a.status();
         p = *a;
-        run.ptrs.push_back(p);
-        if (absl::Status st = Check(d->MemcpyHtoDAsync(p, input_bytes.back().data(), input_bytes.back().size(), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
+        // From pageable memory the call returns once the bytes are staged (one host pass, as
+        // torch's .cuda()).
+        if (bytes > 0) {
+          if (absl::Status st = Check(d->MemcpyHtoDAsync(p, in->RawData(), bytes, stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
+        }
         break;
       }
       case proto::Buffer::CONSTANT:
@@ -431,10 +485,9 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
         break;
       }
       case proto::Buffer::OUTPUT: {
-        absl::StatusOr<CUdeviceptr> a = Alloc(bytes, where);
+        absl::StatusOr<CUdeviceptr> a = IoBuffer(pb.id(), bytes, where);
         if (!a.ok()) return a.status();
         p = *a;
-        run.ptrs.push_back(p);
         break;
       }
       default:
@@ -448,20 +501,40 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
   }
   if (absl::Status st = Check(d->MemcpyHtoDAsync(table, host_table.data(), host_table.size() * 8, stream), "cuMemcpyHtoDAsync", "the buffer table"); !st.ok()) return st;
   if (absl::Status st = Check(d->MemsetD8Async(error, 0, sizeof(CoilCudaError), stream), "cuMemsetD8Async", "the error record"); !st.ok()) return st;
+  if (profiling && ev_kernel.size() != static_cast<size_t>(s.kernels_size()) + 1) {
+    while (ev_kernel.size() < static_cast<size_t>(s.kernels_size()) + 1) {
+      CUevent e = nullptr;
+      if (absl::Status st = Check(d->EventCreate(&e, 0), "cuEventCreate", "the profile"); !st.ok()) return st;
+      ev_kernel.push_back(e);
+    }
+  }
+  if (absl::Status st = Check(d->EventRecord(ev_kernels, stream), "cuEventRecord", "the run"); !st.ok()) return st;
+  std::vector<std::string> kinds(profiling ? s.kernels_size() : 0);
   CUdeviceptr bufs_arg = table, syms_arg = table + 8 * (max_id + 1), err_arg = error;
   void* params[] = {&bufs_arg, &syms_arg, &err_arg};
   auto read_error = [&](CoilCudaError* e, const std::string& where) -> absl::Status {
     if (absl::Status st = Check(d->MemcpyDtoHAsync(e, error, sizeof(*e), stream), "cuMemcpyDtoHAsync", where); !st.ok()) return st;
     return Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where);
   };
-  for (const proto::Kernel& k : s.kernels()) {
+  for (int ki = 0; ki < s.kernels_size(); ++ki) {
+    const proto::Kernel& k = s.kernels(ki);
     const std::string where = KernelWhere(k);
+    if (profiling) {
+      if (absl::Status st = Check(d->EventRecord(ev_kernel[ki], stream), "cuEventRecord", where); !st.ok()) return st;
+      kinds[ki] = k.kind() != proto::Kernel::EXTERN ? (rows_per_block[k.id()] > 1 ? "warp rows" : rows[k.id()] ? "block rows" : "pointwise")
+                                                   : absl::StrCat("extern ", k.extern_op());
+    }
     bool epilogue_done = false;
     absl::StatusOr<std::optional<bool>> on_gpu =
         k.kind() == proto::Kernel::EXTERN ? RunGemm(k, shapes, sizes, where) : std::optional<bool>();
     if (!on_gpu.ok()) return on_gpu.status();
     if (gemm_plans.contains(k.id())) {
       ++(!on_gpu->has_value() ? gemm_counts.host : **on_gpu ? gemm_counts.fused : gemm_counts.plain);
+      if (profiling) {
+        absl::StrAppend(&kinds[ki], !on_gpu->has_value() ? " (host)" : **on_gpu ? " (cuBLASLt, fused)" : " (cuBLASLt)");
+      }
+    } else if (profiling && k.kind() == proto::Kernel::EXTERN) {
+      absl::StrAppend(&kinds[ki], " (host)");
     }
     if (on_gpu->has_value()) {
       epilogue_done = **on_gpu;
@@ -496,25 +569,48 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
       if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(where, " range: ", v.status().message()));
       if (__builtin_mul_overflow(count, *v, &count)) return absl::InvalidArgumentError(absl::StrCat(where, ": ranges overflow"));
     }
-    const int64_t grid = CudaGridFor(rows[k.id()], count);
+    const int64_t grid = CudaGridFor(rows_per_block[k.id()], count);
     if (grid == 0) continue;
-    if (absl::Status st = Check(d->LaunchKernel(fn->second, static_cast<unsigned>(grid), 1, 1, kCudaBlockThreads, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel", where); !st.ok()) return st;
+    const auto [bx, by] = block_dims[k.id()];
+    if (absl::Status st = Check(d->LaunchKernel(fn->second, static_cast<unsigned>(grid), 1, 1, bx, by, 1, 0, stream, params, nullptr), "cuLaunchKernel", where); !st.ok()) return st;
     if (options.sync_each_kernel) {
       CoilCudaError e{};
       if (absl::Status st = read_error(&e, where); !st.ok()) return st;
       if (e.failed != 0) return KernelError(e);
     }
   }
+  if (profiling) {
+    if (absl::Status st = Check(d->EventRecord(ev_kernel[s.kernels_size()], stream), "cuEventRecord", "the run"); !st.ok()) return st;
+  }
+  if (absl::Status st = Check(d->EventRecord(ev_end, stream), "cuEventRecord", "the run"); !st.ok()) return st;
   CoilCudaError e{};
   if (absl::Status st = read_error(&e, "the run's kernels"); !st.ok()) return st;
   if (e.failed != 0) return KernelError(e);
-  // Outputs (and inputs that kernels wrote) back to the host.
-  std::map<int, std::string> back;  // node-based: async copies target stable addresses
+  last_times.copy_in_ms = Elapsed(ev_begin, ev_kernels);
+  last_times.device_ms = Elapsed(ev_kernels, ev_end);
+  if (profiling) {
+    if (profile.size() != static_cast<size_t>(s.kernels_size())) {
+      profile.assign(s.kernels_size(), {});
+    }
+    for (int ki = 0; ki < s.kernels_size(); ++ki) {
+      CudaExecutable::KernelTime& t = profile[ki];
+      if (t.kernel.empty()) t.kernel = absl::StrCat("k", s.kernels(ki).id(), "_", s.kernels(ki).name());
+      t.kind = kinds[ki];
+      ++t.calls;
+      t.total_ms += Elapsed(ev_kernel[ki], ev_kernel[ki + 1]);
+    }
+  }
+  const auto out_start = std::chrono::steady_clock::now();
+  // Outputs (and inputs that kernels wrote) back to the host, straight into new tensors (one
+  // pass over the bytes: from pageable memory the call returns when the copy is done).
+  std::map<int, HostTensor> back;
   auto fetch = [&](int id) -> absl::Status {
     if (back.contains(id)) return absl::OkStatus();
-    std::string& h = back[id];
-    h.resize(sizes[id]);
-    return Check(d->MemcpyDtoHAsync(h.data(), host_table[id], sizes[id], stream), "cuMemcpyDtoHAsync", absl::StrCat("output buffer ", id));
+    absl::StatusOr<HostTensor> h = HostTensor::Allocate(buffers.at(id)->dtype(), shapes[id], TensorStorage::kUninitialized);
+    if (!h.ok()) return h.status();
+    back[id] = *h;
+    if (sizes[id] == 0) return absl::OkStatus();
+    return Check(d->MemcpyDtoHAsync(h->RawData(), host_table[id], sizes[id], stream), "cuMemcpyDtoHAsync", absl::StrCat("output buffer ", id));
   };
   for (int id : s.outputs()) {
     if (!buffers.contains(id)) return absl::InvalidArgumentError(absl::StrCat("output buffer ", id, " does not exist"));
@@ -530,8 +626,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
   if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", "the outputs"); !st.ok()) return st;
   for (const auto& [id, pos] : input_of) {
     if (!written.contains(id)) continue;
-    absl::StatusOr<HostTensor> t = HostTensor::FromBytes(buffers.at(id)->dtype(), shapes[id], back[id]);
-    if (!t.ok()) return t.status();
+    const HostTensor* t = &back[id];
     HostTensor dst = inputs[pos];  // shares the caller's storage
     const bool fp = IsFloating(dst.dtype());
     int64_t i = 0;
@@ -548,10 +643,9 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
       outputs.push_back(inputs[in->second]);
       continue;
     }
-    absl::StatusOr<HostTensor> t = HostTensor::FromBytes(buffers.at(id)->dtype(), shapes[id], back[id]);
-    if (!t.ok()) return t.status();
-    outputs.push_back(*std::move(t));
+    outputs.push_back(back[id]);
   }
+  last_times.copy_out_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - out_start).count();
   return outputs;
 }
 
@@ -589,6 +683,22 @@ bool CudaExecutable::gemm_on_host() const { return impl_->gemm_on_host; }
 CudaExecutable::GemmCounts CudaExecutable::gemm_counts() {
   absl::MutexLock lock(&mu_);
   return impl_->gemm_counts;
+}
+
+CudaExecutable::RunTimes CudaExecutable::last_run_times() {
+  absl::MutexLock lock(&mu_);
+  return impl_->last_times;
+}
+
+void CudaExecutable::SetProfiling(bool on) {
+  absl::MutexLock lock(&mu_);
+  impl_->profiling = on;
+  impl_->profile.clear();
+}
+
+std::vector<CudaExecutable::KernelTime> CudaExecutable::Profile() {
+  absl::MutexLock lock(&mu_);
+  return impl_->profile;
 }
 
 }  // namespace coil::cuda

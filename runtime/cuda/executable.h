@@ -2,7 +2,9 @@
 // API (cuda_driver.h, dlopen'ed). One retained primary context and one stream per executable;
 // the module's CUBIN (or, on a GPU of another architecture, its PTX) loaded once; CONSTANT
 // buffers uploaded once at Create; one device arena per memory plan (grown when a larger
-// binding needs more); inputs copied to the device and outputs back at the edges of each Run.
+// binding needs more), and the input/output buffers kept from run to run (reallocated only
+// when a larger binding needs more); inputs copied to the device straight from the caller's
+// tensors and outputs straight into the returned ones at the edges of each Run.
 //
 // Kernels run in program order on the stream with grids computed from the bound symbols
 // (kernel_abi.h). aten.mm / aten.bmm run on the GPU through cuBLASLt (gemm.h, dlopen'ed), with
@@ -90,6 +92,29 @@ class CudaExecutable {
     int64_t host = 0;
   };
   GemmCounts gemm_counts();
+
+  // Where the last Run's time went, from CUDA events on the stream (device time) and the host
+  // clock: copy_in_ms from the first input copy to the first kernel (the table upload
+  // included), device_ms from the first kernel or GEMM to the end of the last (launch gaps
+  // included: what a caller holding device tensors would wait for), copy_out_ms the host's wait
+  // for the outputs (device->host copies into the returned tensors).
+  struct RunTimes {
+    double copy_in_ms = 0;
+    double device_ms = 0;
+    double copy_out_ms = 0;
+  };
+  RunTimes last_run_times();
+
+  // Per-kernel device time (an event before and after every kernel and GEMM), summed over the
+  // runs since profiling was switched on; slower runs (one event per launch).
+  struct KernelTime {
+    std::string kernel;  // "k3_fused_add"
+    std::string kind;    // "pointwise", "rows", "extern aten.mm (cuBLASLt, fused)", ...
+    int64_t calls = 0;
+    double total_ms = 0;
+  };
+  void SetProfiling(bool on);
+  std::vector<KernelTime> Profile();
 
  private:
   struct Impl;

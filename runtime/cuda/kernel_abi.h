@@ -10,10 +10,13 @@
 // - buffers[id] is the device address of buffer `id` (buffers[0] unused); symbols[i] is the value
 //   of Schedule.graph.symbols[i]. Both point into one device table the runtime uploads per run.
 // - Block: kCudaBlockThreads threads (the source says so with __launch_bounds__). Grid:
-//   CudaGridFor(rows, count), computed at launch from the kernel's outer ranges with the
-//   symbols bound, so a dynamic size never needs a recompile. Pointwise kernels (no ranged
+//   CudaGridFor(rows_per_block, count), computed at launch from the kernel's outer ranges with
+//   the symbols bound, so a dynamic size never needs a recompile. Pointwise kernels (no ranged
 //   Loop) map one thread to each outer index with a grid-stride loop; row kernels (a ranged
-//   Loop: reductions) map one block to each outer index, also grid-strided.
+//   Loop: reductions) map one block to each outer index, or one warp when every ranged Loop
+//   has a constant count of at most CudaCodegenOptions::warp_row_max positions (then
+//   LaunchConfig.block is {32, kCudaWarpRows}: threadIdx.x is the lane, threadIdx.y the row
+//   of the block), also grid-strided.
 // - error: a data error (an index from data out of its dimension, an integer division by zero,
 //   a negative integer power) is recorded by the first thread that finds one (atomicCAS of
 //   `failed` 0 -> 1); the kernel then reads element 0 (or writes 0) instead and finishes. The
@@ -56,11 +59,15 @@ static_assert(sizeof(CoilCudaError) == 40, "the generated prelude assumes this l
 // "coil_k<id>".
 inline std::string KernelSymbol(int kernel_id) { return "coil_k" + std::to_string(kernel_id); }
 
-// Blocks to launch for `count` outer indices (0: launch nothing).
-inline int64_t CudaGridFor(bool rows, int64_t count) {
+// Row kernels with short rows run a warp per row: this many rows per block.
+inline constexpr int kCudaWarpRows = kCudaBlockThreads / 32;
+
+// Blocks to launch for `count` outer indices (0: launch nothing). `rows_per_block`: 0 for a
+// pointwise kernel (a thread per index), 1 for a block per row, kCudaWarpRows for a warp per row.
+inline int64_t CudaGridFor(int rows_per_block, int64_t count) {
   if (count <= 0) return 0;
-  const int64_t blocks = rows ? count : (count + kCudaBlockThreads - 1) / kCudaBlockThreads;
-  return std::min(blocks, kCudaMaxGrid);
+  const int64_t per = rows_per_block > 0 ? rows_per_block : kCudaBlockThreads;
+  return std::min((count + per - 1) / per, kCudaMaxGrid);
 }
 
 }  // namespace coil::cuda

@@ -40,8 +40,16 @@ void ExpectLaunchable(const proto::KernelModule& m) {
   EXPECT_GT(m.kernels_size(), 0);
   for (const proto::CompiledKernel& k : m.kernels()) {
     SCOPED_TRACE(k.name());
-    ASSERT_EQ(k.launch().block_size(), 1);
-    EXPECT_EQ(k.launch().block(0), 256);
+    // 256 threads: {256}, or {32 lanes, 8 rows} for a warp per row.
+    if (absl::StrContains(k.source(), "a warp per row")) {
+      ASSERT_EQ(k.launch().block_size(), 2);
+      EXPECT_EQ(k.launch().block(0), 32);
+      EXPECT_EQ(k.launch().block(1), 8);
+      EXPECT_FALSE(absl::StrContains(k.source(), "__syncthreads")) << "warps need no barrier";
+    } else {
+      ASSERT_EQ(k.launch().block_size(), 1);
+      EXPECT_EQ(k.launch().block(0), 256);
+    }
     EXPECT_TRUE(absl::StrContains(k.source(), "__launch_bounds__(256)"));
     EXPECT_TRUE(absl::StrContains(m.ptx(), absl::StrCat(".entry ", k.symbol())));
     EXPECT_GT(k.launch().registers(), 0) << "ptxas -v reports every kernel";
@@ -86,13 +94,47 @@ graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
   for (const proto::CompiledKernel& k : m->kernels()) {
     EXPECT_TRUE(absl::StrContains(k.source(), "32-bit index")) << k.source();
     ASSERT_EQ(k.launch().grid_size(), 1) << "static shapes: the grid is known";
-    if (absl::StrContains(k.source(), "a block per row")) {
+    if (absl::StrContains(k.source(), "a warp per row")) {
       rows = true;
-      EXPECT_EQ(k.launch().grid(0), 64) << "one block per softmax row";
-      EXPECT_TRUE(absl::StrContains(k.source(), "coil_block_reduce"));
+      EXPECT_EQ(k.launch().grid(0), 8) << "softmax rows of 1000: a warp each, 8 per block";
+      EXPECT_TRUE(absl::StrContains(k.source(), "coil_warp_reduce"));
+      EXPECT_FALSE(absl::StrContains(k.source(), "coil_block_reduce"));
     }
   }
   EXPECT_TRUE(rows) << "softmax is a row kernel";
+}
+
+TEST(CudaCodegenTest, LongRowsRunABlockPerRow) {
+  // Rows of 5000 (> warp_row_max, 1024): a block per row; a symbolic row length too.
+  for (const char* text : {R"(
+graph @s(%0 "x": f32[64, 5000]) {
+  %1: f32[64, 5000] = aten.softmax(%0) {dim = 1, dtype = none}
+  %2: i64[64] = aten.argmax(%0) {dim = [1], keepdim = false}
+  return %1, %2
+}
+)", R"(
+graph @s(%0 "x": f32[64, n]) {
+  symbol n min 2 max 0 hint 4
+  %1: f32[64, n] = aten.softmax(%0) {dim = 1, dtype = none}
+  return %1
+}
+)"}) {
+    absl::StatusOr<proto::KernelModule> m = Generate(text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    ExpectLaunchable(*m);
+    bool rows = false;
+    for (const proto::CompiledKernel& k : m->kernels()) {
+      EXPECT_FALSE(absl::StrContains(k.source(), "a warp per row")) << k.source();
+      if (!absl::StrContains(k.source(), "a block per row")) continue;
+      rows = true;
+      EXPECT_TRUE(absl::StrContains(k.source(), "coil_block_reduce") ||
+                  absl::StrContains(k.source(), "coil_block_arg"));
+      if (k.launch().grid_size() == 1) {
+        EXPECT_EQ(k.launch().grid(0), 64);
+      }
+    }
+    EXPECT_TRUE(rows);
+  }
 }
 
 TEST(CudaCodegenTest, LargeStaticShapesUse64BitIndexMath) {

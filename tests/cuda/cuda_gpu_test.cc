@@ -128,7 +128,8 @@ TEST(CudaGpuTest, TestGraphsMatchTheScheduleInterpreter) {
     SCOPED_TRACE(t.name);
     std::unique_ptr<Compiled> c = Compile(t.text);
     ASSERT_NE(c, nullptr);
-    for (int64_t batch : {2, 37, 1000}) {
+    // The last batch is smaller than the one before: the kept input/output buffers are reused.
+    for (int64_t batch : {2, 37, 1000, 5}) {
       std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 11 + batch, t.spec);
       absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
       ASSERT_TRUE(want.ok()) << want.status();
@@ -261,7 +262,7 @@ TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
     EXPECT_TRUE(absl::StartsWith(exe->gemm_library(), "cuBLASLt ")) << exe->gemm_library();
     const cuda::CudaExecutable::GemmCounts before = exe->gemm_counts();
     EXPECT_EQ(before.fused + before.plain + before.host, 0);
-    for (int64_t batch : {2, 37, 300}) {
+    for (int64_t batch : {2, 37, 300, 7}) {
       std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 3 + batch, {});
       absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
       ASSERT_TRUE(want.ok()) << want.status();
@@ -321,6 +322,58 @@ graph @r(%0 "x": f32[batch, 100003]) {
   for (size_t o = 0; o < want->size(); ++o) {
     ExpectClose((*want)[o], (*got)[o], absl::StrCat("output ", o));
   }
+}
+
+// Inputs that are views (transposed, offset) are copied as their elements, not their storage;
+// the timings of a run are device event times that add up; the profile has one entry per
+// kernel per run.
+TEST(CudaGpuTest, StridedInputsRunTimesAndProfile) {
+  REQUIRE_GPU();
+  std::unique_ptr<Compiled> c = Compile(cuda_testing::TestGraphs()[0].text);  // x, w, b, r
+  ASSERT_NE(c, nullptr);
+  cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
+  ASSERT_NE(exe, nullptr);
+  std::vector<HostTensor> inputs = RandomInputs(c->graph, 9, 21, {});
+  // x as the transpose of a [40, 9] tensor, starting one row in: same values, other strides.
+  HostTensor base = HostTensor::Zeros(proto::FLOAT32, {41, 9});
+  HostTensor x = base.View({9, 40}, {1, 9}, 9);
+  for (int64_t i = 0; i < 9; ++i) {
+    for (int64_t j = 0; j < 40; ++j) x.SetDouble({i, j}, inputs[0].GetDouble({i, j}));
+  }
+  ASSERT_FALSE(x.IsContiguous());
+  std::vector<HostTensor> strided = inputs;
+  strided[0] = x;
+  absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  exe->SetProfiling(true);
+  const int runs = 3;
+  double device_total = 0;
+  for (int r = 0; r < runs; ++r) {
+    absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(strided);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t o = 0; o < want->size(); ++o) {
+      ExpectClose((*want)[o], (*got)[o], absl::StrCat("strided x, run ", r, ", output ", o));
+    }
+    const cuda::CudaExecutable::RunTimes t = exe->last_run_times();
+    EXPECT_GT(t.device_ms, 0);
+    EXPECT_GE(t.copy_in_ms, 0);
+    EXPECT_GE(t.copy_out_ms, 0);
+    device_total += t.device_ms;
+  }
+  const std::vector<cuda::CudaExecutable::KernelTime> profile = exe->Profile();
+  ASSERT_EQ(static_cast<int>(profile.size()), c->schedule.kernels_size());
+  double kernels_total = 0;
+  for (const cuda::CudaExecutable::KernelTime& k : profile) {
+    EXPECT_EQ(k.calls, runs) << k.kernel;
+    EXPECT_GE(k.total_ms, 0) << k.kernel;
+    EXPECT_FALSE(k.kind.empty()) << k.kernel;
+    kernels_total += k.total_ms;
+  }
+  // The per-kernel events lie between the run's first-kernel and end events.
+  EXPECT_GT(kernels_total, 0);
+  EXPECT_LE(kernels_total, device_total * 1.001 + 1e-3);
+  exe->SetProfiling(false);
+  EXPECT_TRUE(exe->Profile().empty());
 }
 
 TEST(CudaGpuTest, GatherIndexOutOfBoundsIsAnError) {

@@ -48,8 +48,10 @@ absl::Status CheckLaunchBounds(const proto::KernelModule& m) {
   }
   for (const proto::CompiledKernel& k : m.kernels()) {
     const proto::LaunchConfig& l = k.launch();
-    if (l.block_size() != 1 || l.block(0) != 256 || l.registers() <= 0 ||
-        l.registers() * l.block(0) > 65536 || l.shared_bytes() > 48 * 1024 ||
+    // {256}, or {32, 8} for a warp per row.
+    const bool block_ok = (l.block_size() == 1 && l.block(0) == 256) ||
+                          (l.block_size() == 2 && l.block(0) == 32 && l.block(1) == 8);
+    if (!block_ok || l.registers() <= 0 || l.registers() * 256 > 65536 || l.shared_bytes() > 48 * 1024 ||
         (l.grid_size() == 1 && (l.grid(0) < 0 || l.grid(0) > (int64_t{1} << 20)))) {
       return absl::InternalError(absl::StrCat("kernel ", k.kernel_id(), " '", k.name(),
                                               "' has an unlaunchable configuration: ",

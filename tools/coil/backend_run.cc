@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +27,8 @@ void Report(const char* stage, Clock::time_point start) {
 }
 
 // Per-kernel time over `runs` runs that took `total_ms` in all, slowest first.
-void PrintProfile(std::vector<cpu::CpuExecutable::KernelTime> times, double total_ms, int runs) {
+template <typename KernelTime>
+void PrintProfile(std::vector<KernelTime> times, double total_ms, int runs) {
   double kernels_ms = 0;
   for (const auto& k : times) kernels_ms += k.total_ms;
   std::sort(times.begin(), times.end(),
@@ -67,6 +69,11 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   } else if (backend == "cuda") {
     driver::CudaBackendOptions cuda;
     cuda.runtime.external_data_dir = options.external_data_dir;
+    // For A/B measurements (tools/cuda_gpu_bench.py): COIL_CUDA_WARP_ROW_MAX=0 runs every row
+    // kernel a block per row.
+    if (const char* w = std::getenv("COIL_CUDA_WARP_ROW_MAX"); w != nullptr) {
+      cuda.codegen.warp_row_max = std::atoll(w);
+    }
     compile.backend = driver::CudaBackend(cuda);
   } else {
     compile.backend = driver::ScheduleInterpreterBackend({}, options.external_data_dir);
@@ -86,6 +93,7 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   if (compiled->executable == nullptr) return compiled->load_error;
   driver::Executable& program = *compiled->executable;
   CpuProgram* cpu_program = driver::AsCpuProgram(program);
+  cuda::CudaExecutable* cuda_exe = driver::AsCudaExecutable(program);
   auto t = Clock::now();
   absl::StatusOr<std::vector<HostTensor>> out = program.Run(inputs);
   Report("run (first)", t);
@@ -98,12 +106,21 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     return out;
   }
   std::vector<double> ms;
+  // CUDA: the device part of each run (CUDA events from the first kernel to the end of the
+  // last), and the copies at the edges.
+  std::vector<double> device_ms, copy_in_ms, copy_out_ms;
   const bool profile = options.profile && cpu_program != nullptr;
   if (profile) cpu_program->executable().SetProfiling(true);
   for (int i = 0; i < repeat && out.ok(); ++i) {
     t = Clock::now();
     out = program.Run(inputs);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+    if (cuda_exe != nullptr) {
+      const cuda::CudaExecutable::RunTimes r = cuda_exe->last_run_times();
+      device_ms.push_back(r.device_ms);
+      copy_in_ms.push_back(r.copy_in_ms);
+      copy_out_ms.push_back(r.copy_out_ms);
+    }
   }
   if (!out.ok()) return out;
   const double total = std::accumulate(ms.begin(), ms.end(), 0.0);
@@ -111,6 +128,26 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   std::fprintf(stderr, "  %-28s %9.3f ms min, %.3f ms median, %.3f ms mean\n",
                absl::StrCat("run x ", repeat).c_str(), ms.front(), ms[ms.size() / 2],
                total / ms.size());
+  if (cuda_exe != nullptr) {
+    for (auto* v : {&device_ms, &copy_in_ms, &copy_out_ms}) std::sort(v->begin(), v->end());
+    std::fprintf(stderr, "  %-28s %9.3f ms min, %.3f ms median\n",
+                 absl::StrCat("device x ", repeat).c_str(), device_ms.front(),
+                 device_ms[device_ms.size() / 2]);
+    std::fprintf(stderr, "  %-28s %9.3f ms median in, %.3f ms median out\n", "host copies",
+                 copy_in_ms[copy_in_ms.size() / 2], copy_out_ms[copy_out_ms.size() / 2]);
+    if (options.profile) {
+      // One more pass with an event around every kernel (slower: not in the numbers above).
+      cuda_exe->SetProfiling(true);
+      double device_total = 0;
+      for (int i = 0; i < repeat && out.ok(); ++i) {
+        out = program.Run(inputs);
+        device_total += cuda_exe->last_run_times().device_ms;
+      }
+      if (!out.ok()) return out;
+      PrintProfile(cuda_exe->Profile(), device_total, repeat);
+      cuda_exe->SetProfiling(false);
+    }
+  }
   if (profile) PrintProfile(cpu_program->executable().Profile(), total, repeat);
   return out;
 }
