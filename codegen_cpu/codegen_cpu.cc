@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/internal/aot_hook.h"
+#include "codegen_cpu/internal/compiler_remarks.h"
 #include "codegen_cpu/internal/kernel_emitter.h"
 #include "codegen_cpu/internal/streaming_stores.h"
 #include "codegen_cpu/internal/target.h"
@@ -35,6 +36,7 @@
 namespace coil {
 namespace {
 
+using codegen_cpu_internal::CollectCompilerRemarks;
 using codegen_cpu_internal::CreateTargetMachine;
 using codegen_cpu_internal::EmitKernel;
 using codegen_cpu_internal::IsaFeatures;
@@ -101,12 +103,15 @@ struct Unit {
   std::string symbol;
   std::string ir;       // the optimized function's LLVM IR text
   std::string bitcode;  // the optimized module
+  std::vector<std::string> remarks;  // what LLVM said while optimizing it (compiler_remarks.h)
   absl::Status status;
 };
 
 absl::Status CompileUnit(Unit& u, const ScheduleInfo& info, llvm::TargetMachine& tm,
                          int opt_level) {
   llvm::LLVMContext context;
+  std::vector<std::string> llvm_errors;
+  CollectCompilerRemarks(context, &u.remarks, &llvm_errors);
   llvm::Module module(u.symbol, context);
   module.setTargetTriple(tm.getTargetTriple().str());
   module.setDataLayout(tm.createDataLayout());
@@ -120,6 +125,10 @@ absl::Status CompileUnit(Unit& u, const ScheduleInfo& info, llvm::TargetMachine&
                                             "': ", es.str()));
   }
   Optimize(module, tm, opt_level);
+  if (!llvm_errors.empty()) {
+    return absl::InternalError(absl::StrCat("LLVM failed to optimize kernel ", u.kernel->id(),
+                                            " '", u.kernel->name(), "': ", llvm_errors.front()));
+  }
   MarkStreamingStores(module);
   llvm::raw_string_ostream os(u.ir);
   module.getFunction(u.symbol)->print(os);
@@ -226,6 +235,9 @@ absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit
   }
 
   llvm::LLVMContext context;
+  // Remarks from the linked module's code generation are rare and name no kernel: dropped.
+  std::vector<std::string> link_remarks, link_errors;
+  CollectCompilerRemarks(context, &link_remarks, &link_errors);
   auto module = std::make_unique<llvm::Module>(
       schedule.graph().name().empty() ? "coil" : schedule.graph().name(), context);
   module->setTargetTriple((*tm)->getTargetTriple().str());
@@ -238,12 +250,16 @@ absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit
     ck->set_name(u.kernel->name());
     ck->set_symbol(u.symbol);
     ck->set_source(std::move(u.ir));
+    for (std::string& r : u.remarks) ck->add_compiler_remarks(std::move(r));
   }
   if (pre_emit) {
     if (absl::Status s = pre_emit(*module, **tm, out); !s.ok()) return s;
   }
   absl::StatusOr<std::string> object = EmitObject(*module, **tm);
   if (!object.ok()) return object.status();
+  if (!link_errors.empty()) {
+    return absl::InternalError(absl::StrCat("LLVM failed to emit the object: ", link_errors.front()));
+  }
 
   out.set_backend("cpu");
   *out.mutable_schedule() = std::move(schedule);

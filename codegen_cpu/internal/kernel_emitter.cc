@@ -347,7 +347,8 @@ class KernelEmitter {
   // of all the f32 work in the loop (an exp, for softmax): half the f32 lanes idle. Such loops
   // ask for the f32 width (llvm.loop.vectorize.width = register bits / 32): the f32 work runs
   // full width and each f64 accumulator spans two registers. A hint, not a force: a loop that
-  // cannot be vectorized stays scalar without a warning.
+  // cannot be vectorized stays scalar; LLVM reports it as a remark, which the backend keeps in
+  // the kernel's compiler_remarks (compiler_remarks.h) instead of printing it.
   llvm::MDNode* InnerLoopMetadata(const std::vector<Reduction>& reds, llvm::Value* trip) {
     bool widened = false;
     for (const Reduction& r : reds) widened = widened || r.f32_sum_in_f64;

@@ -99,6 +99,12 @@ check onnx_check 0 'check .*cpu vs Schedule interpreter, seed 3: max relative er
 same onnx_progress_order "$(progress_stages "$out")" "import,prims,inductor,codegen_cpu,load,check"
 check onnx_softmax 0 'max relative error' -- \
   $coil compile "$data/node/test_softmax_axis_1/model.onnx" --check
+# LLVM's remarks ("remark: <unknown>:0:0: loop not vectorized: ...") stay in the kernel
+# module's compiler_remarks; nothing of LLVM's reaches the terminal.
+for m in pytorch-converted/test_Conv2d pytorch-converted/test_Conv2d_depthwise node/test_maxpool_2d_default; do
+  out=$($coil compile "$data/$m/model.onnx" 2>&1)
+  grep -qE '^(remark|warning): ' <<<"$out" && fail "no_llvm_remarks $m" "$out" || pass "no_llvm_remarks $m"
+done
 same onnx_report_stages "$($report_dump "$tmp/d2/report.pb" | grep '^stage ' | awk '{print $2}' | paste -sd, -)" \
   "import,prims,inductor,codegen_cpu"
 
