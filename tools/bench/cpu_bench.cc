@@ -12,11 +12,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "ir/check.h"
 #include "tools/bench/cpu_bench_bandwidth.h"
 #include "tools/bench/cpu_bench_compile.h"
 #include "tools/bench/cpu_bench_models.h"
+#include "tools/bench/cpu_bench_peers.h"
 #include "tools/bench/cpu_bench_report.h"
 #include "tools/bench/cpu_bench_timing.h"
 #include "tools/bench/cpu_bench_torch.h"
@@ -40,13 +42,15 @@ absl::Status CheckOptions(const CpuBenchOptions& o) {
   if (o.bandwidth_rows < 0) {
     return absl::InvalidArgumentError(absl::StrCat("bandwidth rows ", o.bandwidth_rows, " < 0"));
   }
-  if (!o.skip_models && (o.models.empty() || o.batches.empty())) {
+  if (!o.skip_models && (o.models.empty() || (o.batches.empty() && !o.peers))) {
     return absl::InvalidArgumentError("no models or no batch sizes to run");
   }
+  const std::vector<std::string>& known = o.peers ? KnownPeerModels() : KnownModels();
   for (const std::string& m : o.models) {
-    if (std::find(KnownModels().begin(), KnownModels().end(), m) == KnownModels().end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown model '", m, "' (known: resnet18, mobilenet_v2, transformer_encoder, gpt)"));
+    if (std::find(known.begin(), known.end(), m) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown model '", m, "' (known",
+                                                     o.peers ? " with --peers" : "", ": ",
+                                                     absl::StrJoin(known, ", "), ")"));
     }
   }
   for (int b : o.batches) {
@@ -111,23 +115,30 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
   const int threads = options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const TimingPolicy timing = Policy(options.quick);
+  TimingPolicy timing = Policy(options.quick);
+  if (options.min_seconds >= 0) timing.min_seconds = options.min_seconds;
   CpuBenchResults results;
   results.set_machine(DescribeMachine());
   results.set_threads(threads);
   results.set_quick(options.quick);
+  results.set_peers(options.peers);
 
   if (!options.skip_models) {
-    absl::StatusOr<std::string> script = FindTorchScript(options.torch_script);
+    absl::StatusOr<std::string> script = FindTorchScript(
+        options.torch_script, options.peers ? "torch_peers.py" : "torch_eager.py");
     if (!script.ok()) return script.status();
     absl::StatusOr<WorkDir> dir = WorkDir::Make(options.work_dir);
     if (!dir.ok()) return dir.status();
     TorchEagerRequest request{options.python, *script,         dir->path(), options.quick,
                               options.models, options.batches, threads,     timing};
-    std::fprintf(stderr, "coil bench: torch eager (%s)\n", TorchEagerCommand(request).c_str());
+    std::fprintf(stderr, "coil bench: %s (%s)\n", options.peers ? "peers" : "torch eager",
+                 TorchEagerCommand(request).c_str());
     absl::StatusOr<TorchEagerResults> torch = RunTorchEager(request);
     if (!torch.ok()) return torch.status();
     results.set_torch_version(torch->torch_version());
+    results.set_compiled_absent(torch->compiled_absent());
+    results.set_onnxruntime_absent(torch->onnxruntime_absent());
+    results.set_onnxruntime_version(torch->onnxruntime_version());
 
     // Compile times first, so the cold compile also pays for first-use setup (LLVM's targets,
     // the runtime's thread pool), as a fresh `coil` process would.
@@ -136,9 +147,11 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
     for (const TorchEagerModel& m : torch->models()) {
       if (m.name() == "resnet18") compile_model = &m;
     }
-    std::fprintf(stderr, "coil bench: compile times (%s)\n", compile_model->name().c_str());
-    *results.mutable_compile() =
-        MeasureCompileTimes(compile_model->name(), compile_model->onnx(), threads);
+    if (!options.peers) {
+      std::fprintf(stderr, "coil bench: compile times (%s)\n", compile_model->name().c_str());
+      *results.mutable_compile() =
+          MeasureCompileTimes(compile_model->name(), compile_model->onnx(), threads);
+    }
 
     ModelBenchOptions model_options;
     model_options.threads = threads;
@@ -155,7 +168,7 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
         MeasureCompileTimes("large model", options.large_model, threads);
   }
 
-  if (!options.skip_bandwidth) {
+  if (!options.skip_bandwidth && !options.peers) {
     BandwidthOptions bw;
     bw.threads = threads;
     bw.timing = timing;
@@ -166,6 +179,7 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
   }
   results.set_total_seconds(MillisecondsSince(start) / 1e3);
   Summarize(results);
+  if (options.peers) SummarizePeers(results);
   return results;
 }
 

@@ -8,6 +8,8 @@
 //   3. model rows: each model compiled once and run on torch's inputs; outputs checked against
 //      torch's; speedup = torch median / coil median;
 //   4. bandwidth rows: a fused pointwise chain and a softmax against a STREAM-style copy.
+// With `peers` (cpu_bench_peers.h), torch_peers.py replaces step 1 (five standard-size models,
+// torch eager, torch.compile and ONNX Runtime) and steps 2 and 4 are left out.
 //
 //   CpuBenchOptions options;  options.quick = true;
 //   absl::StatusOr<CpuBenchResults> r = RunCpuBench(options);   // then cpu_bench_report.h
@@ -42,9 +44,16 @@ struct CpuBenchOptions {
   // An ONNX model whose cold and warm compile is measured as CpuBenchResults::large_compile
   // (empty: none); runs with or without the model rows.
   std::string large_model;
+  // torch_peers.py instead of torch_eager.py: its models (`models` from KnownPeerModels(),
+  // `batches` empty for each model's own), torch.compile and ONNX Runtime beside torch eager
+  // where `python` has them, coil's cold compile per model; no resnet18 compile stages and no
+  // bandwidth rows.
+  bool peers = false;
+  // The timing policy's min_seconds (cpu_bench_timing.h); negative: its default (quick: 0).
+  double min_seconds = -1;
 };
 
-// The model names torch_eager.py knows.
+// The model names torch_eager.py knows (torch_peers.py's: cpu_bench_peers.h).
 const std::vector<std::string>& KnownModels();
 
 // Runs everything and Summarize()s the results; progress goes to stderr. Failed rows are results

@@ -9,6 +9,7 @@
 #include "tests/onnx_conformance/onnx_tensor.h"
 #include "tools/bench/cpu_bench_compare.h"
 #include "tools/bench/cpu_bench_compile.h"
+#include "tools/bench/cpu_bench_peers.h"
 
 namespace coil::bench {
 namespace {
@@ -20,6 +21,8 @@ ModelRow StartRow(const TorchEagerModel& torch, const TorchEagerRun& run) {
   row.set_config(torch.config());
   row.set_torch_ms(run.median_ms());
   row.set_torch_min_ms(run.min_ms());
+  if (run.has_compiled()) *row.mutable_compiled() = run.compiled();
+  if (run.has_onnxruntime()) *row.mutable_onnxruntime() = run.onnxruntime();
   return row;
 }
 
@@ -89,8 +92,10 @@ std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchO
     if (!compiled.ok()) {
       row.set_error(absl::StrCat("compile: ", compiled.status().message()));
     } else {
+      row.set_coil_compile_ms(compiled->total_ms);
       BenchRun(*compiled->program, run, options, row);
     }
+    SetPeerRatios(row, options.tolerance);
     rows.push_back(row);
   }
   return rows;

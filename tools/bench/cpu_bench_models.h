@@ -24,7 +24,9 @@ struct ModelBenchOptions {
 };
 
 // One row per run in `torch` (its batch sizes, in order). A row that cannot be compiled, run
-// or that does not match torch has matches = false, speedup 0 and `error` set.
+// or that does not match torch has matches = false, speedup 0 and `error` set. The model is
+// compiled without a compile cache: coil_compile_ms is a cold compile. Peer timings in the runs
+// (torch_peers.py) are copied into the rows with coil's ratios against them.
 std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchOptions& options);
 
 // Compares `got` (coil's outputs) with `want` (torch's single output) into row's

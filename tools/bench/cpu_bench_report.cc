@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "tools/bench/cpu_bench_peers.h"
 
 namespace coil::bench {
 namespace {
@@ -138,6 +139,18 @@ void Summarize(CpuBenchResults& results) {
 }
 
 std::string FormatReport(const CpuBenchResults& r) {
+  if (r.peers()) {
+    std::string out = absl::StrFormat(
+        "coil bench cpu --peers: %d thread%s on %s; torch %s (eager, torch.compile %s); "
+        "onnxruntime %s; %s sizes\n\n",
+        r.threads(), r.threads() == 1 ? "" : "s", r.machine(), r.torch_version(),
+        r.compiled_absent().empty() ? "default mode" : "absent",
+        r.onnxruntime_absent().empty() ? r.onnxruntime_version() : "absent",
+        r.quick() ? "quick" : "full");
+    AppendPeersReport(r, out);
+    if (r.has_large_compile()) AppendCompileTimes(r.large_compile(), out);
+    return out;
+  }
   std::string out = absl::StrFormat("coil bench cpu: %d thread%s on %s; %s; %s sizes\n\n",
                                     r.threads(), r.threads() == 1 ? "" : "s", r.machine(),
                                     r.torch_version().empty()

@@ -17,8 +17,6 @@
 namespace coil::bench {
 namespace {
 
-constexpr char kScriptInTree[] = "tools/bench/torch_eager.py";
-
 std::string Quote(const std::string& s) {
   return absl::StrCat("'", absl::StrReplaceAll(s, {{"'", "'\\''"}}), "'");
 }
@@ -30,26 +28,27 @@ bool IsFile(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::string> FindTorchScript(const std::string& flag) {
+absl::StatusOr<std::string> FindTorchScript(const std::string& flag, const std::string& name) {
   if (!flag.empty()) {
     if (IsFile(flag)) return flag;
     return absl::NotFoundError(absl::StrCat("--torch-script: no such file '", flag, "'"));
   }
+  const std::string in_tree = absl::StrCat("tools/bench/", name);
   std::vector<std::string> candidates;
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(absl::StrCat(exe.string(), ".runfiles/coil/", kScriptInTree));
+  if (!ec) candidates.push_back(absl::StrCat(exe.string(), ".runfiles/coil/", in_tree));
   if (const char* r = std::getenv("RUNFILES_DIR"); r != nullptr) {
-    candidates.push_back(absl::StrCat(r, "/coil/", kScriptInTree));
+    candidates.push_back(absl::StrCat(r, "/coil/", in_tree));
   }
   if (const char* w = std::getenv("BUILD_WORKSPACE_DIRECTORY"); w != nullptr) {
-    candidates.push_back(absl::StrCat(w, "/", kScriptInTree));
+    candidates.push_back(absl::StrCat(w, "/", in_tree));
   }
-  candidates.push_back(kScriptInTree);
+  candidates.push_back(in_tree);
   for (const std::string& c : candidates) {
     if (IsFile(c)) return c;
   }
-  return absl::NotFoundError(absl::StrCat("cannot find torch_eager.py (tried ",
+  return absl::NotFoundError(absl::StrCat("cannot find ", name, " (tried ",
                                           absl::StrJoin(candidates, ", "),
                                           "); run from the repository root or pass "
                                           "--torch-script PATH"));
@@ -58,12 +57,13 @@ absl::StatusOr<std::string> FindTorchScript(const std::string& flag) {
 std::string TorchEagerCommand(const TorchEagerRequest& r) {
   const TimingPolicy& t = r.timing;
   // OMP_NUM_THREADS too: torch's OpenMP pool is sized before set_num_threads runs.
-  return absl::StrCat("OMP_NUM_THREADS=", r.threads, " ", Quote(r.python), " ", Quote(r.script),
-                      " --out ", Quote(r.out_dir), " --size ", r.quick ? "quick" : "full",
-                      " --models ", Quote(absl::StrJoin(r.models, ",")), " --batches ",
-                      absl::StrJoin(r.batches, ","), " --threads ", r.threads, " --warmup ",
-                      t.warmup, " --min-reps ", t.min_reps, " --max-reps ", t.max_reps,
-                      " --min-seconds ", t.min_seconds);
+  return absl::StrCat(
+      "OMP_NUM_THREADS=", r.threads, " ", Quote(r.python), " ", Quote(r.script), " --out ",
+      Quote(r.out_dir), " --size ", r.quick ? "quick" : "full", " --models ",
+      Quote(absl::StrJoin(r.models, ",")),
+      r.batches.empty() ? "" : absl::StrCat(" --batches ", absl::StrJoin(r.batches, ",")),
+      " --threads ", r.threads, " --warmup ", t.warmup, " --min-reps ", t.min_reps, " --max-reps ",
+      t.max_reps, " --min-seconds ", t.min_seconds);
 }
 
 absl::StatusOr<TorchEagerResults> ParseTorchEagerJson(const std::string& json,
@@ -87,7 +87,14 @@ absl::StatusOr<TorchEagerResults> ParseTorchEagerJson(const std::string& json,
     if (model->onnx().empty()) {
       return absl::InvalidArgumentError(absl::StrCat("torch_eager.py: ", name, " has no onnx"));
     }
-    for (int batch : request.batches) {
+    if (request.batches.empty() && model->runs().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("torch_eager.py: ", name, " has no runs"));
+    }
+    std::vector<int> batches = request.batches;
+    if (batches.empty()) {
+      for (const TorchEagerRun& r : model->runs()) batches.push_back(r.batch());
+    }
+    for (int batch : batches) {
       const TorchEagerRun* run = nullptr;
       for (const TorchEagerRun& r : model->runs()) {
         if (r.batch() == batch) run = &r;

@@ -18,20 +18,21 @@ namespace coil::bench {
 
 struct TorchEagerRequest {
   std::string python = "/usr/bin/python3";
-  std::string script;   // torch_eager.py
+  std::string script;   // torch_eager.py, or torch_peers.py (same arguments and JSON)
   std::string out_dir;  // where the models and tensors go
   bool quick = false;   // the script's "quick" sizes instead of "full"
   std::vector<std::string> models;
-  std::vector<int> batches;
+  std::vector<int> batches;  // empty: each model's own (torch_peers.py only)
   int threads = 1;
   TimingPolicy timing;
 };
 
-// torch_eager.py's path: `flag` when not empty (it must exist), else the first that exists of
-// the running binary's runfiles (<exe>.runfiles/coil/tools/bench/torch_eager.py, also under
-// $RUNFILES_DIR), $BUILD_WORKSPACE_DIRECTORY/tools/bench/ and ./tools/bench/. NotFound lists
-// every place tried.
-absl::StatusOr<std::string> FindTorchScript(const std::string& flag);
+// The path of tools/bench/`name` (torch_eager.py or torch_peers.py): `flag` when not empty (it
+// must exist), else the first that exists of the running binary's runfiles
+// (<exe>.runfiles/coil/tools/bench/NAME, also under $RUNFILES_DIR),
+// $BUILD_WORKSPACE_DIRECTORY/tools/bench/ and ./tools/bench/. NotFound lists every place tried.
+absl::StatusOr<std::string> FindTorchScript(const std::string& flag,
+                                            const std::string& name = "torch_eager.py");
 
 // The shell command RunTorchEager runs (arguments single-quoted).
 std::string TorchEagerCommand(const TorchEagerRequest& request);
@@ -42,7 +43,8 @@ std::string TorchEagerCommand(const TorchEagerRequest& request);
 absl::StatusOr<TorchEagerResults> RunTorchEager(const TorchEagerRequest& request);
 
 // Parses and checks the script's JSON against `request` (every model and batch present, each
-// with positive times and a file for the input and the output).
+// with positive times and a file for the input and the output; with no batches requested, each
+// model needs at least one run).
 absl::StatusOr<TorchEagerResults> ParseTorchEagerJson(const std::string& json,
                                                       const TorchEagerRequest& request);
 

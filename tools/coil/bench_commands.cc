@@ -1,6 +1,7 @@
 // `coil bench cpu [--quick] [--json FILE] [--threads N] [--models A,B] [--batches 1,8]
 //                 [--bandwidth-rows N] [--work-dir DIR] [--torch-script PATH] [--python PATH]
-//                 [--no-models] [--no-bandwidth]`
+//                 [--no-models] [--no-bandwidth] [--large-model MODEL.onnx] [--peers]
+//                 [--min-seconds S]`
 #include "tools/coil/bench_commands.h"
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tools/bench/cpu_bench.h"
+#include "tools/bench/cpu_bench_peers.h"
 #include "tools/bench/cpu_bench_report.h"
 #include "tools/coil/args.h"
 #include "tools/coil/graph_io.h"
@@ -21,7 +23,7 @@ constexpr char kUsage[] =
     "usage: coil bench cpu [--quick] [--json FILE] [--threads N] [--models A,B]\n"
     "                      [--batches 1,8] [--bandwidth-rows N] [--work-dir DIR]\n"
     "                      [--torch-script PATH] [--python PATH] [--no-models] [--no-bandwidth]\n"
-    "                      [--large-model MODEL.onnx]\n"
+    "                      [--large-model MODEL.onnx] [--peers] [--min-seconds S]\n"
     "  coil's compiled CPU backend against torch 1.13 eager (Debian's /usr/bin/python3) on\n"
     "  resnet18, mobilenet_v2 (224x224), a transformer encoder and a GPT-style decoder at\n"
     "  batch 1 and 8, fp32, same thread count (--threads, default every CPU) and inputs;\n"
@@ -34,6 +36,12 @@ constexpr char kUsage[] =
     "  --large-model MODEL.onnx: also its cold and warm compile (targets for a 124M-parameter\n"
     "  model: cold < 5 s, warm < 1 s, import not counted); export one with\n"
     "  /usr/bin/python3 tests/real_models/export_models.py gpt2_small DIR.\n"
+    "  --peers: torch eager, torch.compile (default mode) and ONNX Runtime from --python's\n"
+    "  torch and onnxruntime (tools/bench/torch_peers.py; absent peers are reported absent)\n"
+    "  and coil on resnet50, mobilenet_v3_large (224x224, batch 1 and 16), vit_b_16,\n"
+    "  bert_base (128 tokens, batch 1 and 8) and gpt2_small (128 tokens, batch 1 and 4),\n"
+    "  random weights; ratio rows, geomean lines against each peer, cold compile times.\n"
+    "  --min-seconds S: time each side for at least S seconds (default 1; 5 to 50 runs).\n"
     "  Exit status 1 when an output does not match torch or a stage fails.\n";
 
 int Fail(const absl::Status& s) {
@@ -77,8 +85,9 @@ absl::StatusOr<int64_t> ParsePositive(const std::string& flag, const std::string
 int BenchCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args = ParseArgs(argv,
                                         {"json", "threads", "models", "batches", "bandwidth-rows",
-                                         "work-dir", "torch-script", "python", "large-model"},
-                                        {"quick", "no-models", "no-bandwidth", "help"});
+                                         "work-dir", "torch-script", "python", "large-model",
+                                         "min-seconds"},
+                                        {"quick", "no-models", "no-bandwidth", "help", "peers"});
   if (!args.ok()) return Usage(std::string(args.status().message()));
   if (args->Has("help")) return Usage("");
   if (args->positional.size() != 1 || args->positional[0] != "cpu") {
@@ -94,6 +103,19 @@ int BenchCommand(const std::vector<std::string>& argv) {
   options.large_model = args->Get("large-model");
   options.torch_script = args->Get("torch-script");
   options.python = args->Get("python", options.python);
+  options.peers = args->Has("peers");
+  if (options.peers) {
+    options.models = bench::KnownPeerModels();
+    options.batches.clear();  // each model's own
+  }
+  if (args->values.count("min-seconds") > 0) {
+    double s = 0;
+    if (!absl::SimpleAtod(args->Get("min-seconds"), &s) || !(s >= 0) || s > 3600) {
+      return Usage(absl::StrCat("--min-seconds takes seconds from 0 to 3600, got '",
+                                args->Get("min-seconds"), "'"));
+    }
+    options.min_seconds = s;
+  }
   if (args->values.count("threads") > 0) {
     absl::StatusOr<int64_t> n = ParsePositive("threads", args->Get("threads"), 4096);
     if (!n.ok()) return Usage(std::string(n.status().message()));

@@ -1,0 +1,165 @@
+// SetPeerRatios / SummarizePeers / AppendPeersReport (see cpu_bench_peers.h).
+#include "tools/bench/cpu_bench_peers.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tools/bench/cpu_bench_models.h"
+
+namespace coil::bench {
+namespace {
+
+// "12.345" or "-" (no valid time) for one peer's column.
+std::string PeerColumn(const PeerTiming& p, bool ran) {
+  if (!ran) return "absent";
+  const double ms = ValidPeerMs(p, kModelTolerance);
+  return ms > 0 ? absl::StrFormat("%.3f", ms) : std::string("-");
+}
+
+std::string Ratio(double r) { return r > 0 ? absl::StrFormat("%.2fx", r) : std::string("-"); }
+
+// Why a peer's time does not count, or "" when it does.
+std::string PeerProblem(const PeerTiming& p) {
+  if (!p.error().empty()) return p.error();
+  if (!(p.median_ms() > 0) || p.reps() < 1) return "no time";
+  if (!(p.max_relative_error() <= kModelTolerance)) {
+    return absl::StrFormat("output differs from torch eager: max relative error %.3g > %.3g",
+                           p.max_relative_error(), kModelTolerance);
+  }
+  return "";
+}
+
+// Geomean of `ratio` over the rows where it is positive; 0 when none.
+template <typename F>
+double Geomean(const CpuBenchResults& r, F ratio) {
+  double log_sum = 0;
+  int n = 0;
+  for (const ModelRow& m : r.models()) {
+    if (ratio(m) > 0) {
+      log_sum += std::log(ratio(m));
+      ++n;
+    }
+  }
+  return n > 0 ? std::exp(log_sum / n) : 0;
+}
+
+template <typename F>
+double Lowest(const CpuBenchResults& r, F ratio) {
+  double low = 0;
+  for (const ModelRow& m : r.models()) {
+    if (ratio(m) > 0 && (low == 0 || ratio(m) < low)) low = ratio(m);
+  }
+  return low;
+}
+
+void AppendGeomean(const char* peer, double geomean, const std::string& absent, std::string& out) {
+  if (!absent.empty()) {
+    absl::StrAppendFormat(&out, "geomean vs %s: absent (%s)\n", peer, absent);
+  } else if (geomean > 0) {
+    absl::StrAppendFormat(&out, "geomean vs %s: %.2fx\n", peer, geomean);
+  } else {
+    absl::StrAppendFormat(&out, "geomean vs %s: no row with both times\n", peer);
+  }
+}
+
+void AppendTarget(const char* peer, double target, double geomean, double lowest,
+                  const std::string& absent, std::string& out) {
+  if (!absent.empty() || geomean == 0) {
+    absl::StrAppendFormat(&out, "  vs %s: not measured\n", peer);
+    return;
+  }
+  const bool met = geomean >= target && lowest >= kTargetPeerRowFloor;
+  absl::StrAppendFormat(&out, "  geomean vs %s >= %.2fx, no row < %.2fx: %.2fx, lowest %.2fx, %s\n",
+                        peer, target, kTargetPeerRowFloor, geomean, lowest, met ? "met" : "MISSED");
+}
+
+}  // namespace
+
+const std::vector<std::string>& KnownPeerModels() {
+  static const auto* models = new std::vector<std::string>{"resnet50", "mobilenet_v3_large",
+                                                           "vit_b_16", "bert_base", "gpt2_small"};
+  return *models;
+}
+
+double ValidPeerMs(const PeerTiming& peer, double tolerance) {
+  if (!peer.error().empty() || peer.reps() < 1 || !(peer.median_ms() > 0)) return 0;
+  if (!(peer.max_relative_error() <= tolerance)) return 0;
+  return peer.median_ms();
+}
+
+void SetPeerRatios(ModelRow& row, double tolerance) {
+  const bool coil_ok = row.matches() && row.coil_ms() > 0;
+  const double compiled = ValidPeerMs(row.compiled(), tolerance);
+  const double ort = ValidPeerMs(row.onnxruntime(), tolerance);
+  row.set_vs_compiled(coil_ok && compiled > 0 ? compiled / row.coil_ms() : 0);
+  row.set_vs_onnxruntime(coil_ok && ort > 0 ? ort / row.coil_ms() : 0);
+}
+
+void SummarizePeers(CpuBenchResults& results) {
+  results.set_geomean_vs_compiled(
+      Geomean(results, [](const ModelRow& m) { return m.vs_compiled(); }));
+  results.set_geomean_vs_onnxruntime(
+      Geomean(results, [](const ModelRow& m) { return m.vs_onnxruntime(); }));
+}
+
+void AppendPeersReport(const CpuBenchResults& r, std::string& out) {
+  const bool compiled_ran = r.compiled_absent().empty();
+  const bool ort_ran = r.onnxruntime_absent().empty();
+  absl::StrAppendFormat(&out, "%-19s %5s %10s %10s %10s %10s %8s %8s %8s %9s\n", "model", "batch",
+                        "eager ms", "compile ms", "ORT ms", "coil ms", "vs eager", "vs comp",
+                        "vs ORT", "coil err");
+  std::string problems;
+  for (const ModelRow& m : r.models()) {
+    absl::StrAppendFormat(&out, "%-19s %5d %10.3f %10s %10s %10s %8s %8s %8s %9s\n", m.model(),
+                          m.batch(), m.torch_ms(), PeerColumn(m.compiled(), compiled_ran),
+                          PeerColumn(m.onnxruntime(), ort_ran),
+                          m.matches() ? absl::StrFormat("%.3f", m.coil_ms()) : "error",
+                          Ratio(m.speedup()), Ratio(m.vs_compiled()), Ratio(m.vs_onnxruntime()),
+                          m.matches() ? absl::StrFormat("%.2g", m.max_relative_error()) : "-");
+    if (!m.matches()) {
+      absl::StrAppendFormat(&problems, "ERROR %s batch %d: %s\n", m.model(), m.batch(), m.error());
+    }
+    if (compiled_ran && !PeerProblem(m.compiled()).empty()) {
+      absl::StrAppendFormat(&problems, "PEER torch.compile %s batch %d: %s\n", m.model(), m.batch(),
+                            PeerProblem(m.compiled()));
+    }
+    if (ort_ran && !PeerProblem(m.onnxruntime()).empty()) {
+      absl::StrAppendFormat(&problems, "PEER onnxruntime %s batch %d: %s\n", m.model(), m.batch(),
+                            PeerProblem(m.onnxruntime()));
+    }
+  }
+  out += problems;
+  absl::StrAppendFormat(&out, "geomean vs torch eager: %.2fx\n", r.geomean_speedup());
+  AppendGeomean("torch.compile", r.geomean_vs_compiled(), r.compiled_absent(), out);
+  AppendGeomean("onnxruntime", r.geomean_vs_onnxruntime(), r.onnxruntime_absent(), out);
+
+  // Cold compiles: coil's per model (no compile cache, from the imported Graph), Inductor's and
+  // ONNX Runtime's session creation per (model, batch).
+  out +=
+      "\ncold compile (coil: per model, from the imported Graph, no cache; torch.compile: "
+      "first call less one eager call; ORT: session + first run)\n";
+  absl::StrAppendFormat(&out, "%-19s %5s %10s %14s %10s\n", "model", "batch", "coil s",
+                        "torch.compile s", "ORT s");
+  for (const ModelRow& m : r.models()) {
+    auto seconds = [](const PeerTiming& p, bool ran) {
+      if (!ran) return std::string("absent");
+      return p.error().empty() && p.reps() > 0 ? absl::StrFormat("%.2f", p.compile_seconds())
+                                               : std::string("-");
+    };
+    absl::StrAppendFormat(
+        &out, "%-19s %5d %10s %14s %10s\n", m.model(), m.batch(),
+        m.coil_compile_ms() > 0 ? absl::StrFormat("%.2f", m.coil_compile_ms() / 1e3) : "-",
+        seconds(m.compiled(), compiled_ran), seconds(m.onnxruntime(), ort_ran));
+  }
+
+  out += "\ntargets (the peers issue's; measured, not enforced):\n";
+  AppendTarget("onnxruntime", kTargetVsOnnxRuntime, r.geomean_vs_onnxruntime(),
+               Lowest(r, [](const ModelRow& m) { return m.vs_onnxruntime(); }),
+               r.onnxruntime_absent(), out);
+  AppendTarget("torch.compile", kTargetVsCompiled, r.geomean_vs_compiled(),
+               Lowest(r, [](const ModelRow& m) { return m.vs_compiled(); }), r.compiled_absent(),
+               out);
+}
+
+}  // namespace coil::bench

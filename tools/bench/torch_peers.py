@@ -1,0 +1,338 @@
+"""The peers side of `coil bench cpu --peers`: builds five standard-size models, exports each to
+ONNX with its inputs and torch eager's outputs for coil, and times torch eager, torch.compile
+(default mode) and ONNX Runtime on the same inputs with the same thread count.
+
+Usage (`coil bench cpu --peers` runs it for you, with the Python given by --python):
+  torch_peers.py --out DIR [--size full|quick] [--models resnet50,gpt2_small] [--batches 1,8]
+                 [--threads N] [--warmup W] [--min-reps K] [--max-reps M] [--min-seconds S]
+
+Models (random weights, fixed seed; nothing is downloaded):
+  resnet50, mobilenet_v3_large, vit_b_16: torchvision's definitions, 3x224x224 images;
+  bert_base: BERT-base's encoder (embeddings, 12 post-norm layers of width 768, 12 heads,
+    feed-forward 3072, erf GELU), 128 tokens, no padding mask; output the last hidden state;
+  gpt2_small: GPT-2 small (12 pre-norm causal blocks of width 768, 12 heads, tanh GELU, vocab
+    50257, LM head tied to the token embedding), 128 tokens; output the logits.
+  Both transformers are defined here (transformers' own classes do not export with the
+  TorchScript exporter on every version); where torch has scaled_dot_product_attention, torch
+  eager and torch.compile run attention through it, and the ONNX graph spells it out.
+Default batch sizes are each model's BATCHES (the issue's), --batches replaces them for all.
+
+Peers the Python lacks are reported absent, never substituted: torch.compile needs torch >= 2,
+ONNX Runtime needs the onnxruntime package. torch.compile is called per (model, batch) with
+dynamic=False after torch._dynamo.reset(), in a fresh Inductor cache folder (cold); its
+compile_seconds is the first call's time minus one eager call. ONNX Runtime runs the exported
+model with every graph optimization, intra-op threads N, inter-op 1. Each peer's output is
+compared with torch eager's (max|peer - eager| / max|eager|).
+
+Prints one JSON object on stdout (tools/bench/cpu_bench.proto, TorchEagerResults, with the
+peer fields); files as torch_eager.py (DIR/MODEL/model.onnx, DIR/MODEL/batch_N/*.pb).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+# A fresh Inductor cache unless the caller chose one: torch.compile's times are cold compiles.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="coil_peers_inductor_"))
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import torch_eager  # noqa: E402  (save, time_calls, log, EXPORT_OPTIONS, positive_ints)
+
+MODELS = ("resnet50", "mobilenet_v3_large", "vit_b_16", "bert_base", "gpt2_small")
+BATCHES = {"resnet50": [1, 16], "mobilenet_v3_large": [1, 16], "vit_b_16": [1, 8],
+           "bert_base": [1, 8], "gpt2_small": [1, 4]}
+SIZES = {
+    "full": {"image": 224, "tokens": 128,
+             "bert": {"vocab": 30522, "dim": 768, "heads": 12, "ff": 3072, "layers": 12},
+             "gpt2": {"vocab": 50257, "context": 1024, "dim": 768, "heads": 12, "layers": 12}},
+    "quick": {"image": 32, "tokens": 8,
+              "bert": {"vocab": 64, "dim": 32, "heads": 2, "ff": 64, "layers": 2},
+              "gpt2": {"vocab": 64, "context": 16, "dim": 32, "heads": 2, "layers": 2}},
+}
+
+# Off while exporting: the ONNX graph gets the attention spelled out (matmul, softmax, matmul).
+USE_SDPA = hasattr(F, "scaled_dot_product_attention")
+
+
+def attend(q, k, v, causal_mask):
+    """softmax(q k^T / sqrt(d) [causal]) v on (batch, heads, tokens, head_dim)."""
+    if USE_SDPA:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal_mask is not None)
+    s = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if causal_mask is not None:
+        t = q.shape[2]
+        s = s.masked_fill(~causal_mask[:t, :t], float("-inf"))
+    return F.softmax(s, dim=-1) @ v
+
+
+def split_heads(x, heads):
+    b, t, c = x.shape
+    return x.reshape(b, t, heads, c // heads).transpose(1, 2)
+
+
+def merge_heads(y):
+    b, h, t, d = y.shape
+    return y.transpose(1, 2).reshape(b, t, h * d)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, dim, heads, ff):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln1 = nn.LayerNorm(dim, eps=1e-12)
+        self.fc = nn.Linear(dim, ff)
+        self.out = nn.Linear(ff, dim)
+        self.ln2 = nn.LayerNorm(dim, eps=1e-12)
+
+    def forward(self, x):
+        h = self.heads
+        a = attend(split_heads(self.q(x), h), split_heads(self.k(x), h),
+                   split_heads(self.v(x), h), None)
+        x = self.ln1(x + self.proj(merge_heads(a)))
+        return self.ln2(x + self.out(F.gelu(self.fc(x))))
+
+
+class BertEncoder(nn.Module):
+    """BERT's embeddings (token, position, token type 0, layer norm) and post-norm layers."""
+
+    def __init__(self, vocab, dim, heads, ff, layers, positions=512):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(positions, dim)
+        self.segment = nn.Embedding(2, dim)
+        self.norm = nn.LayerNorm(dim, eps=1e-12)
+        self.layers = nn.ModuleList([BertLayer(dim, heads, ff) for _ in range(layers)])
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        x = self.norm(self.tok(ids) + self.pos(pos) + self.segment.weight[0])
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, dim, heads, context):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln2 = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, 4 * dim)
+        self.out = nn.Linear(4 * dim, dim)
+        self.register_buffer("causal", torch.tril(torch.ones(context, context, dtype=torch.bool)))
+
+    def forward(self, x):
+        q, k, v = self.qkv(self.ln1(x)).split(x.shape[2], dim=2)
+        h = self.heads
+        a = attend(split_heads(q, h), split_heads(k, h), split_heads(v, h), self.causal)
+        x = x + self.proj(merge_heads(a))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt2(nn.Module):
+    def __init__(self, vocab, context, dim, heads, layers):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(context, dim)
+        self.blocks = nn.ModuleList([Gpt2Block(dim, heads, context) for _ in range(layers)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.tok.weight  # tied, as GPT-2
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        x = self.tok(ids) + self.pos(pos)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.norm(x))
+
+
+def build(name, size):
+    """(model, input maker taking a batch size, opset, config text); batch is dimension 0."""
+    import torchvision
+    s = SIZES[size]
+    image = s["image"]
+    if name in ("resnet50", "mobilenet_v3_large", "vit_b_16"):
+        if name == "vit_b_16" and size == "quick":
+            model = torchvision.models.VisionTransformer(
+                image_size=image, patch_size=16, num_layers=1, num_heads=2, hidden_dim=32,
+                mlp_dim=64, num_classes=10)
+        else:
+            model = getattr(torchvision.models, name)(weights=None)
+        opset = 17 if name == "vit_b_16" else 13
+        return (model, lambda n: torch.randn(n, 3, image, image), opset,
+                "3x%dx%d images" % (image, image))
+    tokens = s["tokens"]
+    if name == "bert_base":
+        b = s["bert"]
+        config = "%d tokens, width %d, %d heads, ff %d, %d layers, vocab %d" % (
+            tokens, b["dim"], b["heads"], b["ff"], b["layers"], b["vocab"])
+        return (BertEncoder(**b), lambda n: torch.randint(0, b["vocab"], (n, tokens)), 17,
+                config)
+    if name == "gpt2_small":
+        g = s["gpt2"]
+        config = "%d tokens, width %d, %d heads, %d blocks, vocab %d, logits out" % (
+            tokens, g["dim"], g["heads"], g["layers"], g["vocab"])
+        return (Gpt2(**g), lambda n: torch.randint(0, g["vocab"], (n, tokens)), 17, config)
+    raise SystemExit("torch_peers.py: unknown model '%s' (known: %s)" % (name, ", ".join(MODELS)))
+
+
+def export(model, example, path, opset):
+    global USE_SDPA
+    saved, USE_SDPA = USE_SDPA, False
+    # nn.MultiheadAttention's fused fast path (vit_b_16) has no ONNX export: switched off where
+    # torch can, and grad stays on (torch 1.13 takes the fast path only without grad).
+    fastpath = getattr(torch.backends, "mha", None)
+    was_fast = fastpath.get_fastpath_enabled() if fastpath else None
+    if fastpath:
+        fastpath.set_fastpath_enabled(False)
+    try:
+        torch.onnx.export(model, (example,), path, opset_version=opset, input_names=["x"],
+                          output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                          **torch_eager.EXPORT_OPTIONS)
+    finally:
+        USE_SDPA = saved
+        if fastpath:
+            fastpath.set_fastpath_enabled(was_fast)
+
+
+def checked(timing, got, want):
+    """timing with max_relative_error against torch eager's output, or an error."""
+    got, want = torch.as_tensor(got).double(), want.double()
+    if got.shape != want.shape:
+        return {"error": "output shape %s, torch eager's %s" % (list(got.shape),
+                                                                list(want.shape))}
+    timing["max_relative_error"] = float(
+        (got - want).abs().max() / want.abs().max().clamp_min(1e-30))
+    return timing
+
+
+def absent_peers():
+    """(reason torch.compile is absent or "", onnxruntime module or None, its reason or "")."""
+    compile_absent = ("" if hasattr(torch, "compile") else
+                      "torch %s has no torch.compile" % torch.__version__)
+    try:
+        import onnxruntime
+        return compile_absent, onnxruntime, ""
+    except ImportError as e:
+        return compile_absent, None, "onnxruntime is not importable (%s)" % e
+
+
+def peer_failure(e):
+    return {"error": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]}
+
+
+def time_compiled(model, x, want, eager_ms, args):
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(model, dynamic=False)
+        with torch.no_grad():
+            start = time.perf_counter()
+            y = compiled(x)
+            first_s = time.perf_counter() - start
+            median_ms, min_ms, reps = torch_eager.time_calls(lambda: compiled(x), args)
+    except Exception as e:  # a peer failing is a result, not a crash of the benchmark
+        return peer_failure(e)
+    return checked({"median_ms": median_ms, "min_ms": min_ms, "reps": reps,
+                    "compile_seconds": max(first_s - eager_ms / 1e3, 0.0)}, y, want)
+
+
+def time_onnxruntime(ort, onnx_path, x, want, args):
+    try:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = args.threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        start = time.perf_counter()
+        session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
+        feed = {"x": x.numpy()}
+        y = session.run(None, feed)[0]
+        first_s = time.perf_counter() - start
+        median_ms, min_ms, reps = torch_eager.time_calls(lambda: session.run(None, feed), args)
+        del session
+    except Exception as e:
+        return peer_failure(e)
+    return checked({"median_ms": median_ms, "min_ms": min_ms, "reps": reps,
+                    "compile_seconds": first_s}, y, want)
+
+
+def run_model(name, args, compile_absent, ort):
+    torch.manual_seed(0)
+    model, make_input, opset, config = build(name, args.size)
+    model.eval()
+    model_dir = os.path.join(args.out, name)
+    os.makedirs(model_dir, exist_ok=True)
+    onnx_path = os.path.join(model_dir, "model.onnx")
+    start = time.perf_counter()
+    export(model, make_input(2), onnx_path, opset)
+    export_seconds = time.perf_counter() - start
+    torch_eager.log("%s exported in %.1f s" % (name, export_seconds))
+    runs = []
+    for batch in args.batches or BATCHES[name]:
+        torch.manual_seed(1000 + batch)
+        x = make_input(batch)
+        with torch.no_grad():
+            y = model(x)
+            median_ms, min_ms, reps = torch_eager.time_calls(lambda: model(x), args)
+        d = os.path.join(model_dir, "batch_%d" % batch)
+        os.makedirs(d, exist_ok=True)
+        torch_eager.save(y, os.path.join(d, "output_0.pb"))
+        torch_eager.save(x, os.path.join(d, "input_0.pb"))
+        run = {"batch": batch, "input": os.path.join(d, "input_0.pb"),
+               "output": os.path.join(d, "output_0.pb"), "median_ms": median_ms,
+               "min_ms": min_ms, "reps": reps}
+        if not compile_absent:
+            run["compiled"] = time_compiled(model, x, y, median_ms, args)
+        if ort is not None:
+            run["onnxruntime"] = time_onnxruntime(ort, onnx_path, x, y, args)
+        torch_eager.log("%s batch %d: eager %.3f ms, torch.compile %s, onnxruntime %s" % (
+            name, batch, median_ms, run.get("compiled", {}).get("median_ms", "-"),
+            run.get("onnxruntime", {}).get("median_ms", "-")))
+        runs.append(run)
+    return {"name": name, "onnx": onnx_path, "config": config, "opset": opset,
+            "export_seconds": export_seconds, "runs": runs}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True, help="folder for the ONNX models and tensors")
+    p.add_argument("--size", choices=sorted(SIZES), default="full")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--batches", type=torch_eager.positive_ints, default=None)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--min-reps", type=int, default=5)
+    p.add_argument("--max-reps", type=int, default=50)
+    p.add_argument("--min-seconds", type=float, default=1.0)
+    args = p.parse_args()
+    if args.threads < 1 or args.warmup < 0 or args.min_reps < 1 or args.max_reps < args.min_reps:
+        p.error("need --threads >= 1, --warmup >= 0, 1 <= --min-reps <= --max-reps")
+    names = [m for m in args.models.split(",") if m]
+    for name in names:
+        if name not in MODELS:
+            p.error("unknown model '%s' (known: %s)" % (name, ", ".join(MODELS)))
+    torch.set_num_threads(args.threads)
+    os.makedirs(args.out, exist_ok=True)
+    compile_absent, ort, ort_absent = absent_peers()
+    results = {"torch_version": torch.__version__, "threads": torch.get_num_threads(),
+               "compiled_absent": compile_absent, "onnxruntime_absent": ort_absent,
+               "onnxruntime_version": ort.__version__ if ort is not None else "",
+               "models": [run_model(name, args, compile_absent, ort) for name in names]}
+    json.dump(results, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
