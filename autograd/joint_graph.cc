@@ -115,6 +115,7 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
     Step step{n, {}, {}};
     for (const Value* v : n->inputs()) step.inputs.push_back(e.Wrap(map.at(v)));
     e.set_loc(n->loc());
+    e.set_name(n->name());
     step.outputs = e.Op(n->op(), step.inputs, n->attrs());
     if (!e.ok()) {
       return absl::Status(e.status().code(), absl::StrCat("autograd: copying ", Where(n), ": ",
@@ -171,7 +172,9 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
       return absl::UnimplementedError(
           absl::StrCat("autograd: no derivative rule for ", n->op(), " (", Where(n), ")"));
     }
+    // A gradient's nodes keep the name of the forward op they differentiate.
     e.set_loc(n->loc());
+    e.set_name(n->name());
     GradCall call(e, n->op(), it->inputs, n->attrs(), it->outputs, out_grads, needs);
     std::vector<Val> in_grads = (*rule)(call);
     if (e.ok() && in_grads.size() > it->inputs.size()) {

@@ -90,6 +90,7 @@ absl::StatusOr<Graph> Extract(const Graph& src, const std::string& name,
     for (const Value* o : n->outputs()) types.push_back(o->type());
     Node* copy = g.AddNode(n->op(), ins, n->attrs(), types);
     copy->set_loc(n->loc());
+    copy->set_name(n->name());
     for (int i = 0; i < n->num_outputs(); ++i) {
       copy->output(i)->set_name(n->output(i)->name());
       map[n->output(i)] = copy->output(i);

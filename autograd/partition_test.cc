@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -292,6 +293,30 @@ TEST(Partition, CnnWithTrainingBatchNormMatchesJoint) {
               static_cast<long long>(bytes.everything), static_cast<long long>(bytes.mincut),
               static_cast<long long>(bytes.budget0));
   EXPECT_LT(bytes.mincut, bytes.everything);
+}
+
+// Provenance: joint, forward and backward nodes keep the name of the forward node they copy
+// or differentiate (the inspector links them to the user's op by it).
+TEST(Partition, NodesKeepTheNameOfTheirForwardOp) {
+  Graph forward = Mlp();
+  std::set<std::string> names;
+  int i = 0;
+  for (Node* n : forward.nodes()) {
+    n->set_name(absl::StrCat("/mlp/", n->op(), "_", i++));
+    names.insert(n->name());
+  }
+  absl::StatusOr<JointGraph> joint = BuildJointGraph(forward, {true, true, true, true});
+  ASSERT_TRUE(joint.ok()) << joint.status();
+  ASSERT_GT(joint->graph.num_nodes(), forward.num_nodes());
+  for (const Node* n : joint->graph.nodes()) {
+    EXPECT_TRUE(names.count(n->name())) << n->Describe() << " is named '" << n->name() << "'";
+  }
+  absl::StatusOr<Partition> p = PartitionJoint(*joint, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_GT(p->backward.num_nodes(), 0);
+  for (const Graph* g : {&p->forward, &p->backward}) {
+    for (const Node* n : g->nodes()) EXPECT_TRUE(names.count(n->name())) << n->Describe();
+  }
 }
 
 TEST(Partition, BudgetOutOfRangeIsAnError) {

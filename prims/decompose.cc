@@ -90,6 +90,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
     std::vector<Val> inputs;
     for (const Value* v : n->inputs()) inputs.push_back(e.Wrap(map.at(v)));
     e.set_loc(n->loc());
+    e.set_name(n->name());
     const int first = out.num_nodes();
     std::vector<Val> outs = e.Op(n->op(), std::move(inputs), n->attrs());
     if (!e.ok()) {

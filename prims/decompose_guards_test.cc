@@ -42,6 +42,26 @@ TEST(DecomposeGuardsTest, GuardOfADecomposedPrimNamesTheAtenOp) {
   EXPECT_TRUE(CheckGuards(*g, absl::flat_hash_map<std::string, int64_t>{{"s0", 8}}).ok());
 }
 
+// Provenance: every prim keeps the name of the aten node it came from, so a guard made later
+// over the prims graph (a later stage running the meta functions again) still names the
+// user's node.
+TEST(DecomposeGuardsTest, PrimsKeepTheAtenNodeNameForLaterGuards) {
+  absl::StatusOr<Graph> g = ParseGraph(kNarrow);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(Decompose(*g).ok());
+  ASSERT_GT(g->num_nodes(), 0);
+  for (const Node* n : g->nodes()) {
+    EXPECT_THAT(n->op(), HasSubstr("prims."));
+    EXPECT_EQ(n->name(), "/blocks.0/Slice_3") << n->Describe();
+  }
+  g->guards().clear();
+  ASSERT_TRUE(AddShapeGuards(*g).ok());
+  ASSERT_FALSE(g->guards().empty());
+  for (const GuardInfo& guard : g->guards()) {
+    EXPECT_THAT(guard.reason, HasSubstr("(node '/blocks.0/Slice_3'): "));
+  }
+}
+
 // A prim the user wrote names itself.
 TEST(DecomposeGuardsTest, GuardOfAUserPrimNamesThePrim) {
   absl::StatusOr<Graph> g = ParseGraph(R"(graph @slice(%0 "x": f32[s0]) {

@@ -157,6 +157,7 @@ std::vector<Val> Emitter::Op(absl::string_view op, std::vector<Val> inputs, Attr
   if (!keep_(op)) return Decompose(op, std::move(inputs), std::move(attrs), *out_types);
   Node* n = out_.AddNode(std::string(op), std::move(in_values), std::move(attrs), *out_types);
   n->set_loc(loc_);
+  n->set_name(name_);
   std::vector<Val> out;
   for (Value* v : n->outputs()) out.push_back(Val(this, v));
   return out;

@@ -99,6 +99,9 @@ class Emitter {
 
   // Source location stamped on every node emitted from now on.
   void set_loc(SourceLoc loc) { loc_ = std::move(loc); }
+  // Name (provenance: the ONNX node name or module path of the op being rewritten) stamped on
+  // every node emitted from now on, so prims nodes keep the name of the op they came from.
+  void set_name(std::string name) { name_ = std::move(name); }
   Graph& graph() { return out_; }
 
  private:
@@ -110,6 +113,7 @@ class Emitter {
   std::function<bool(absl::string_view)> keep_;
   absl::Status status_;
   SourceLoc loc_;
+  std::string name_;
   std::vector<std::string> stack_;  // ops being decomposed, outermost first
 };
 
