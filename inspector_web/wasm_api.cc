@@ -54,6 +54,11 @@ EMSCRIPTEN_KEEPALIVE const char* coil_diff(int before, int after) {
   return Hold(Session().DiffJson(before, after));
 }
 
+// A schedule stage's memory plan at symbol values: `typed` is "name=N,..." (may be empty).
+EMSCRIPTEN_KEEPALIVE const char* coil_memory(int stage, const char* typed) {
+  return Hold(Session().MemoryJson(stage, typed == nullptr ? "" : typed));
+}
+
 // Byte length of the last returned document (so JS can decode it without scanning for the
 // terminating NUL).
 EMSCRIPTEN_KEEPALIVE int coil_result_size() { return static_cast<int>(Held().size()); }

@@ -246,4 +246,13 @@ const char* RelationText(int relation) {
   }
 }
 
+std::string GuardText(const proto::Guard& guard) {
+  if (guard.relation() == proto::Guard::RELATION_UNSPECIFIED && !guard.has_lhs() &&
+      !guard.has_rhs()) {
+    return guard.reason();
+  }
+  return FormatSymExpr(guard.lhs()) + " " + RelationText(guard.relation()) + " " +
+         FormatSymExpr(guard.rhs());
+}
+
 }  // namespace coil::inspector

@@ -29,6 +29,10 @@ std::string FormatAttribute(const proto::Attribute& a);
 std::string FormatLoc(const proto::SourceLocation& loc);
 // "==", "!=", "<", "<=".
 const char* RelationText(int relation);
+// A guard as text: "lhs REL rhs", or for a check that is not a relation between sizes (a
+// capture guard on a tensor's dtype or rank, a list length, a scalar: relation unspecified)
+// its reason, which states the check.
+std::string GuardText(const proto::Guard& guard);
 // Double as the text IR prints it: shortest round-trip form, always recognizable as a float.
 std::string FormatFloat(double v);
 

@@ -146,8 +146,9 @@ void WriteGraphJson(const GraphIndex& index, JsonWriter& w) {
   w.BeginArray();
   for (const proto::Guard& guard : g.guards()) {
     w.BeginObject();
-    w.Field("text", FormatSymExpr(guard.lhs()) + " " + RelationText(guard.relation()) + " " +
-                        FormatSymExpr(guard.rhs()));
+    w.Field("text", GuardText(guard));
+    // A check without a relation states itself in its reason.
+    w.Field("relation", guard.relation() != proto::Guard::RELATION_UNSPECIFIED);
     w.Field("reason", guard.reason());
     w.Field("loc", FormatLoc(guard.loc()));
     w.EndObject();
@@ -161,6 +162,7 @@ void WriteGraphJson(const GraphIndex& index, JsonWriter& w) {
     w.Field("id", index.node_id(i));
     w.Field("op", n.op());
     w.Field("name", n.name());
+    w.Field("loc", FormatLoc(n.loc()));
     w.EndObject();
   }
   w.EndArray();

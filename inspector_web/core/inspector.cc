@@ -10,7 +10,9 @@
 #include "inspector_web/core/json_writer.h"
 #include "inspector_web/core/kernel_module_json.h"
 #include "inspector_web/core/load.h"
+#include "inspector_web/core/memory_json.h"
 #include "inspector_web/core/node_json.h"
+#include "inspector_web/core/provenance.h"
 #include "inspector_web/core/schedule_json.h"
 #include "inspector_web/core/summary.h"
 
@@ -36,8 +38,9 @@ void WriteCapture(const Stage& s, JsonWriter& w) {
   w.BeginArray();
   for (const proto::Guard& g : c.guards()) {
     w.BeginObject();
-    w.Field("text", FormatSymExpr(g.lhs()) + " " + RelationText(g.relation()) + " " +
-                        FormatSymExpr(g.rhs()));
+    w.Field("text", GuardText(g));
+    // A check without a relation states itself in its reason.
+    w.Field("relation", g.relation() != proto::Guard::RELATION_UNSPECIFIED);
     w.Field("reason", g.reason());
     w.Field("loc", FormatLoc(g.loc()));
     w.EndObject();
@@ -115,9 +118,11 @@ Inspector::Inspector() : report_(std::make_unique<proto::CompileReport>()) {}
 Inspector::~Inspector() = default;
 
 std::string Inspector::Open(std::string_view bytes, std::string_view file_name) {
-  stages_.clear();
+  // A file that fails to load leaves the loaded one in place (the page keeps showing it).
+  auto loaded = std::make_unique<proto::CompileReport>();
   LoadInfo info;
-  if (!LoadReport(bytes, file_name, report_.get(), &info)) return ErrorJson(info.error);
+  if (!LoadReport(bytes, file_name, loaded.get(), &info)) return ErrorJson(info.error);
+  report_ = std::move(loaded);
   stages_ = ListStages(*report_);
 
   JsonWriter w;
@@ -243,6 +248,25 @@ std::string Inspector::NodeJson(int stage, int node) const {
   w.Field("ok", true);
   w.Key("node");
   WriteNodeJson(s, index, node, w);
+  w.Key("provenance");
+  WriteProvenanceJson(stages_, stage, node, w);
+  w.EndObject();
+  return w.Take();
+}
+
+std::string Inspector::MemoryJson(int stage, std::string_view typed) const {
+  if (stage < 0 || stage >= static_cast<int>(stages_.size())) {
+    return ErrorJson("no stage " + std::to_string(stage) + " (the file has " +
+                     std::to_string(stages_.size()) + ")");
+  }
+  const Stage& s = stages_[stage];
+  if (s.schedule == nullptr) return ErrorJson("stage " + s.key + " has no memory plan");
+  auto dim = report_->options().find("dim");
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("ok", true);
+  w.Key("memory");
+  WriteMemoryJson(*s.schedule, dim == report_->options().end() ? "" : dim->second, typed, w);
   w.EndObject();
   return w.Take();
 }

@@ -11,10 +11,12 @@
 //                                            // capture/autograd/schedule/kernel_module parts
 //   std::string node = insp.NodeJson(0, 5);  // the details of node 5 of stage 0
 //   std::string diff = insp.DiffJson(1, 2);  // ops removed/added between two stages
+//   std::string mem = insp.MemoryJson(4, "batch=8");  // a memory plan at symbol values
 //
 // The JSON layouts are documented beside their writers (graph_json.h, summary.h,
-// schedule_json.h, kernel_module_json.h, node_json.h) and in docs/inspector.md. A new Open
-// replaces the previous file. Out-of-range indices give {"ok": false, "error": ...}.
+// schedule_json.h, kernel_module_json.h, node_json.h) and in docs/inspector.md. A successful
+// Open replaces the previous file; a failed one leaves it loaded. Out-of-range indices give
+// {"ok": false, "error": ...}. NodeJson also holds "provenance" (provenance.h).
 #ifndef COIL_INSPECTOR_WEB_CORE_INSPECTOR_H_
 #define COIL_INSPECTOR_WEB_CORE_INSPECTOR_H_
 
@@ -37,6 +39,9 @@ class Inspector {
   std::string StageJson(int index) const;
   std::string NodeJson(int stage, int node) const;
   std::string DiffJson(int before, int after) const;
+  // A schedule stage's memory plan at symbol values (memory_json.h); `typed` is what the user
+  // typed ("batch=4"), which wins over the compile's --dim values and the hints.
+  std::string MemoryJson(int stage, std::string_view typed) const;
 
   // The loaded report and its stages (empty before a successful Open).
   const proto::CompileReport& report() const { return *report_; }

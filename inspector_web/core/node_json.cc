@@ -6,6 +6,7 @@
 
 #include "inspector_web/core/check.h"
 #include "inspector_web/core/format.h"
+#include "inspector_web/core/provenance.h"
 #include "inspector_web/core/schedule_json.h"
 
 namespace coil::inspector {
@@ -19,17 +20,6 @@ const char* DefKindName(const ValueDef* def) {
     case ValueDef::kNode: return "node";
   }
   return "undefined";
-}
-
-// The first kernel (program order) whose provenance lists this node, or -1.
-int KernelOf(const proto::Schedule& schedule, const proto::Node& node) {
-  if (node.outputs_size() == 0) return -1;
-  int64_t first_output = node.outputs(0).id();
-  for (int k = 0; k < schedule.kernels_size(); ++k) {
-    const auto& values = schedule.kernels(k).source_values();
-    if (std::find(values.begin(), values.end(), first_output) != values.end()) return k;
-  }
-  return -1;
 }
 
 }  // namespace
@@ -102,7 +92,7 @@ void WriteNodeJson(const Stage& stage, const GraphIndex& index, int node, JsonWr
   w.EndArray();
 
   w.Key("kernel");
-  int k = stage.schedule != nullptr ? KernelOf(*stage.schedule, n) : -1;
+  int k = stage.schedule != nullptr ? KernelOfNode(*stage.schedule, n) : -1;
   if (k < 0) {
     w.Null();
   } else {

@@ -1,6 +1,7 @@
 // WriteScheduleJson (schedule_json.h).
 #include "inspector_web/core/schedule_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unordered_map>
@@ -55,12 +56,17 @@ const char* KernelKindName(int kind) {
   }
 }
 
-std::string KernelColour(int index) {
-  // Golden-angle hues; HSL(h, 62%, 52%) to RGB.
-  double h = std::fmod(index * 137.508, 360.0) / 60.0, s = 0.62, l = 0.52;
-  double c = (1 - std::fabs(2 * l - 1)) * s, x = c * (1 - std::fabs(std::fmod(h, 2.0) - 1));
+namespace {
+
+struct Rgb {
+  double r, g, b;
+};
+
+Rgb Hsl(double h, double s, double l) {  // h in [0, 1)
+  double h6 = h * 6, c = (1 - std::fabs(2 * l - 1)) * s;
+  double x = c * (1 - std::fabs(std::fmod(h6, 2.0) - 1)), m = l - c / 2;
   double r = 0, g = 0, b = 0;
-  switch (static_cast<int>(h)) {
+  switch (static_cast<int>(h6)) {
     case 0: r = c, g = x; break;
     case 1: r = x, g = c; break;
     case 2: g = c, b = x; break;
@@ -68,10 +74,52 @@ std::string KernelColour(int index) {
     case 4: r = x, b = c; break;
     default: r = c, b = x; break;
   }
-  double m = l - c / 2;
-  auto byte = [&](double v) { return static_cast<int>(std::lround((v + m) * 255)); };
+  return {(r + m) * 255, (g + m) * 255, (b + m) * 255};
+}
+
+double Distance(const Rgb& a, const Rgb& b) {
+  return std::sqrt((a.r - b.r) * (a.r - b.r) + (a.g - b.g) * (a.g - b.g) +
+                   (a.b - b.b) * (a.b - b.b));
+}
+
+}  // namespace
+
+std::string KernelColour(int index) {
+  // Kernels near each other in program order are usually near each other in the graph, so
+  // each kernel takes the colour of a 72-colour palette (24 hues x 3 lightnesses) farthest
+  // from the colours of the kKernelColourWindow kernels before it (the first farthest, so the
+  // sequence is fixed). Golden-angle hues at one lightness gave pairs 13 or 21 apart nearly
+  // the same colour (RGB distance 14); this keeps any two within the window >= 55 apart
+  // (schedule_json_test checks it).
+  static const std::vector<Rgb>* palette = [] {
+    auto* p = new std::vector<Rgb>;
+    const double lightness[] = {0.40, 0.55, 0.70};
+    for (int li = 0; li < 3; ++li) {
+      for (int h = 0; h < 24; ++h) {
+        p->push_back(Hsl(std::fmod(h / 24.0 + li / 72.0, 1.0), li == 2 ? 0.8 : 0.75,
+                         lightness[li]));
+      }
+    }
+    return p;
+  }();
+  static std::vector<int>* chosen = new std::vector<int>;
+  if (index < 0) index = 0;
+  while (static_cast<int>(chosen->size()) <= index) {
+    int k = static_cast<int>(chosen->size()), best = 0;
+    double best_distance = -1;
+    for (int c = 0; c < static_cast<int>(palette->size()); ++c) {
+      double d = 1e9;
+      for (int j = std::max(0, k - kKernelColourWindow); j < k; ++j) {
+        d = std::min(d, Distance((*palette)[c], (*palette)[(*chosen)[j]]));
+      }
+      if (d > best_distance + 1e-9) best_distance = d, best = c;
+    }
+    chosen->push_back(best);
+  }
+  const Rgb& c = (*palette)[(*chosen)[index]];
+  auto byte = [](double v) { return static_cast<int>(std::lround(std::clamp(v, 0.0, 255.0))); };
   char buf[8];
-  std::snprintf(buf, sizeof(buf), "#%02x%02x%02x", byte(r), byte(g), byte(b));
+  std::snprintf(buf, sizeof(buf), "#%02x%02x%02x", byte(c.r), byte(c.g), byte(c.b));
   return buf;
 }
 

@@ -27,7 +27,9 @@
 
 namespace coil::inspector {
 
-// A distinct colour per kernel index ("#rrggbb"), spread around the hue circle.
+// A colour per kernel index ("#rrggbb"), distinct from those of the kKernelColourWindow
+// kernels before and after it.
+inline constexpr int kKernelColourWindow = 24;
 std::string KernelColour(int index);
 
 // "pointwise", "reduction", "extern" ("unspecified" otherwise), for proto::Kernel::Kind.

@@ -37,6 +37,12 @@ coil.Core = class {
       [before, after]));
   }
 
+  // A schedule stage's memory plan at symbol values ("batch=4,..."; '' for the defaults).
+  memory(stage, typed) {
+    return this.result(this.module.ccall('coil_memory', 'number', ['number', 'string'],
+      [stage, typed]));
+  }
+
   // The JSON document at `ptr` (its length from coil_result_size), parsed.
   result(ptr) {
     const size = this.module._coil_result_size();
