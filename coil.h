@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "capture/autograd.h"
 #include "capture/compile.h"
 #include "capture/tensor.h"
 

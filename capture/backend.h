@@ -27,11 +27,36 @@ class CompiledGraph {
   virtual absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs) = 0;
 };
 
+// A graph compiled for training (Backend::CompileTraining): a forward that also returns the
+// values its backward needs, and that backward.
+class CompiledTrainingGraph {
+ public:
+  virtual ~CompiledTrainingGraph() = default;
+  // The graph's outputs, then the saved values (opaque to the caller).
+  virtual absl::StatusOr<std::vector<HostTensor>> Forward(absl::Span<const HostTensor> inputs) = 0;
+  // `saved`: what Forward returned after the outputs; `grads`: one per graph output, of its
+  // type (zeros where no gradient reached it; ignored for non-floating outputs). Returns one
+  // gradient per input that requires_grad selected, in input order.
+  virtual absl::StatusOr<std::vector<HostTensor>> Backward(std::vector<HostTensor> saved,
+                                                           const std::vector<HostTensor>& grads) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   virtual absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Graph& graph) = 0;
+  // Compiles `graph` with gradients for the inputs `requires_grad` selects (one entry per
+  // input): AOT autograd's joint graph and partition. Backends without autograd (the
+  // reference interpreter in //capture) return Unimplemented.
+  virtual absl::StatusOr<std::unique_ptr<CompiledTrainingGraph>> CompileTraining(
+      const Graph& graph, const std::vector<bool>& requires_grad) {
+    (void)graph;
+    (void)requires_grad;
+    return absl::UnimplementedError(
+        "this backend cannot compile training graphs (link //:coil for the compiled CPU "
+        "backend, whose CompileTraining runs autograd/)");
+  }
 };
 
 // The reference interpreter as a backend.

@@ -23,6 +23,7 @@ using capture_internal::GuardProgram;
 using capture_internal::InputSource;
 using capture_internal::LazyTrace;
 using capture_internal::TensorImpl;
+using capture_internal::TrainingRun;
 
 void mark_dynamic(Tensor& t, int64_t dim, int64_t min, int64_t max) {
   if (!t.defined()) throw Error(absl::InvalidArgumentError("mark_dynamic: undefined tensor"));
@@ -119,6 +120,9 @@ struct FunctionCache::State {
     std::shared_ptr<CompiledGraph> compiled;
     std::vector<InputSource> inputs;
     int num_results = 0;
+    // Its graph, for the training compile (or the inference one when it ran for training).
+    std::shared_ptr<const Graph> graph;
+    std::string key;
     // A segmented function: how to trace it again.
     std::vector<TensorType> arg_types;
     std::vector<std::string> arg_names;
@@ -145,7 +149,7 @@ struct FunctionCache::State {
     return t;
   }
   absl::Status Validate(const FlatArgs& args);
-  std::vector<Tensor> RunCompiled(const Entry& e, const FlatArgs& args);
+  std::vector<Tensor> RunCompiled(Entry& e, const FlatArgs& args);
   std::vector<Tensor> Replay(const Entry& e, const FlatArgs& args, Runner run);
   std::vector<Tensor> Compile(const FlatArgs& args, Runner run, const std::string& reason);
 };
@@ -166,16 +170,38 @@ absl::Status FunctionCache::State::Validate(const FlatArgs& args) {
   return absl::OkStatus();
 }
 
-std::vector<Tensor> FunctionCache::State::RunCompiled(const Entry& e, const FlatArgs& args) {
+std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& args) {
   std::vector<HostTensor> inputs;
+  std::vector<std::shared_ptr<TensorImpl>> impls;
   inputs.reserve(e.inputs.size());
   for (const InputSource& src : e.inputs) {
-    const TensorImpl* impl = src.arg >= 0 ? args.tensors[src.arg]->impl() : src.lifted.get();
+    std::shared_ptr<TensorImpl> impl = src.arg >= 0 ? args.tensors[src.arg]->impl_ptr() : src.lifted;
     if (impl->is_lazy()) {
       throw Error(absl::FailedPreconditionError(
           absl::StrCat(options.name, ": a tensor the function reads is lazy")));
     }
     inputs.push_back(impl->data());
+    impls.push_back(std::move(impl));
+  }
+  std::vector<bool> needs = InputsNeedingGrad(impls);
+  if (!needs.empty()) {
+    // Inputs need gradients: one node on the autograd tape.
+    TrainingRun run = RunForTraining(*backend, *e.graph, e.key, segments.training, impls, inputs,
+                                     needs, absl::StrCat(options.name, " (graph ", e.graph->name(), ")"));
+    if (run.compiled) ++stats.graphs_compiled;
+    std::vector<Tensor> out = Wrap(std::move(run.outputs), e.num_results);
+    for (int i = 0; i < e.num_results; ++i) SetGradFn(out[i].impl(), run.node, i);
+    return out;
+  }
+  if (e.compiled == nullptr) {  // it ran for training only so far
+    absl::StatusOr<std::unique_ptr<CompiledGraph>> c = backend->Compile(*e.graph);
+    if (!c.ok()) {
+      throw Error(absl::Status(c.status().code(),
+                               absl::StrCat("backend ", backend->name(), " failed to compile ",
+                                            e.graph->name(), ": ", c.status().message())));
+    }
+    e.compiled = std::shared_ptr<CompiledGraph>(std::move(*c));
+    ++stats.graphs_compiled;
   }
   absl::StatusOr<std::vector<HostTensor>> out = e.compiled->Run(inputs);
   if (!out.ok()) {
@@ -350,6 +376,8 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
     e.compiled = trace.last_segment().compiled;
     e.inputs = trace.last_segment().inputs;
     e.num_results = trace.last_segment().num_results;
+    e.graph = trace.last_segment().graph;
+    e.key = trace.last_segment().key;
   }
 
   ++stats.compiles;

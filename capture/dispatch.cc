@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "capture/error.h"
+#include "capture/internal/tape.h"
 #include "capture/internal/tensor_impl.h"
 #include "capture/internal/trace.h"
 #include "capture/sym_int.h"
@@ -119,7 +120,14 @@ std::vector<Tensor> RunEager(absl::string_view op, const std::vector<Tensor>& in
 std::vector<Tensor> Dispatch(absl::string_view op, std::vector<Tensor> inputs, AttrMap attrs,
                              const std::source_location& loc) {
   if (Trace* trace = ActiveTrace()) return trace->Record(op, inputs, std::move(attrs), loc);
-  return RunEager(op, inputs, std::move(attrs), loc);
+  if (!GradEnabled()) return RunEager(op, inputs, std::move(attrs), loc);
+  // Eager with grad mode on: the tape records ops whose inputs need gradients.
+  const OpSchema* schema = OpRegistry::Global().Find(op);
+  std::string where = Where(loc);
+  if (schema != nullptr) CheckInPlace(op, schema->mutated_input, inputs, where);
+  std::vector<Tensor> out = RunEager(op, inputs, attrs, loc);
+  RecordEagerOp(op, attrs, inputs, out, where);
+  return out;
 }
 
 Tensor DispatchOne(absl::string_view op, std::vector<Tensor> inputs, AttrMap attrs,

@@ -12,7 +12,7 @@ namespace coil {
 namespace {
 
 constexpr absl::string_view kNames[kNumLogStreams] = {"graph_breaks", "recompiles", "guards",
-                                                      "dynamic", "output_code"};
+                                                      "dynamic", "output_code", "aot_graphs"};
 
 struct LogConfig {
   bool enabled[kNumLogStreams] = {};

@@ -7,7 +7,9 @@
 // it. Streams: graph_breaks (each break: reason, op, location), recompiles (each guard miss that
 // recompiles, and the one warning when the recompile limit is reached), guards (each guard
 // recorded while tracing), dynamic (symbols created, automatic dynamic decisions), output_code
-// (the text IR of every graph handed to the backend). "all" enables every stream.
+// (the text IR of every graph handed to the backend), aot_graphs (the joint, forward and
+// backward graphs of every training compile, with the saved values). "all" enables every
+// stream.
 //
 //   if (LogEnabled(LogStream::kRecompiles)) LogLine(LogStream::kRecompiles, "...");
 #ifndef COIL_CAPTURE_LOGGING_H_
@@ -19,8 +21,8 @@
 
 namespace coil {
 
-enum class LogStream { kGraphBreaks = 0, kRecompiles, kGuards, kDynamic, kOutputCode };
-inline constexpr int kNumLogStreams = 5;
+enum class LogStream { kGraphBreaks = 0, kRecompiles, kGuards, kDynamic, kOutputCode, kAotGraphs };
+inline constexpr int kNumLogStreams = 6;
 
 // "graph_breaks", "recompiles", ...
 absl::string_view LogStreamName(LogStream stream);

@@ -87,6 +87,24 @@ class Tensor {
   // "f32[2, 3]" (no values, never a break).
   std::string TypeString() const;
 
+  // ---- autograd (capture/autograd.h) ----
+  // Whether gradients flow to this tensor: a leaf marked with set_requires_grad, or a tensor
+  // computed (with grad mode on) from one.
+  bool requires_grad() const;
+  // Marks a floating leaf tensor (not one an op computed) as wanting .grad().
+  Tensor& set_requires_grad(bool requires_grad = true,
+                            std::source_location loc = std::source_location::current());
+  bool is_leaf() const;
+  // The gradient backward() accumulated into this leaf; undefined before (or after zero_grad).
+  Tensor grad() const;
+  void zero_grad();
+  // The same data, outside the tape (shares storage).
+  Tensor detach() const;
+  // Accumulates d(this)/d(leaf) into every leaf's grad(); `gradient` is required unless this
+  // tensor has one element. The graph's saved values are freed unless `retain_graph`.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false,
+                std::source_location loc = std::source_location::current()) const;
+
   // ---- generated: one method per op whose first input is `self` or `input` ----
 #include "capture/tensor_methods.inc"
 

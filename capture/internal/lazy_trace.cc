@@ -51,10 +51,11 @@ LazyTrace::~LazyTrace() {
 }
 
 void LazyTrace::StartSegment() {
-  graph_ = std::make_unique<Graph>(absl::StrCat(options_.fn_name, "_", segment_));
+  graph_ = std::make_shared<Graph>(absl::StrCat(options_.fn_name, "_", segment_));
   builder_ = std::make_unique<GraphBuilder>(*graph_);
   input_data_.clear();
   input_sources_.clear();
+  input_impls_.clear();
   lifted_.clear();
   live_.clear();
   made_lazy_.clear();
@@ -105,6 +106,7 @@ std::vector<Tensor> LazyTrace::AddArguments(absl::Span<const Tensor> args,
     Value* v = builder_->Input(types[i], names[i]);
     input_data_.push_back(args[i].impl()->data());
     input_sources_.push_back(InputSource{static_cast<int>(i), nullptr});
+    input_impls_.push_back(args[i].impl_ptr());
     lazy.push_back(MakeLazy(v));
   }
   return lazy;
@@ -142,6 +144,7 @@ Value* LazyTrace::ValueFor(const Tensor& t) {
   Value* v = builder_->Input(std::move(type), absl::StrCat("l", input_data_.size()));
   input_data_.push_back(data);
   input_sources_.push_back(InputSource{-1, t.impl_ptr()});
+  input_impls_.push_back(t.impl_ptr());
   lifted_[impl] = v;
   return v;
 }
@@ -316,19 +319,41 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
 
   std::vector<HostTensor> data(outputs.size());
   std::shared_ptr<CompiledGraph> compiled;
+  std::shared_ptr<GradNode> grad_node;
+  // Outputs that are inputs needing gradients (a segment without nodes): their tensors get an
+  // identity node to the input.
+  absl::flat_hash_map<int, std::shared_ptr<TensorImpl>> passthrough;
+  std::string key;
   if (graph_->num_nodes() == 0 && !always_compile) {
     // Nothing to run: every output is an input.
     absl::flat_hash_map<Value*, int> input_index;
     for (size_t i = 0; i < graph_->inputs().size(); ++i) {
       input_index[graph_->inputs()[i]] = static_cast<int>(i);
     }
-    for (size_t i = 0; i < outputs.size(); ++i) data[i] = input_data_[input_index.at(outputs[i])];
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      int in = input_index.at(outputs[i]);
+      data[i] = input_data_[in];
+      if (GradEnabled() && NeedsGrad(input_impls_[in].get())) passthrough[i] = input_impls_[in];
+    }
   } else {
-    std::string key = StructuralHashHex(*graph_);
+    key = StructuralHashHex(*graph_);
     key.push_back(':');
     for (const HostTensor& in : input_data_) key.push_back(in.IsContiguous() ? 'c' : 'n');
+    std::vector<bool> needs = InputsNeedingGrad(input_impls_);
     auto it = options_.cache->compiled.find(key);
-    if (it != options_.cache->compiled.end()) {
+    if (!needs.empty()) {
+      // Inputs need gradients: the training compile, and one node on the autograd tape.
+      TrainingRun run = RunForTraining(
+          *options_.backend, *graph_, key, options_.cache->training, input_impls_, input_data_,
+          needs, absl::StrCat(options_.fn_name, " (graph ", graph_->name(), ")"));
+      if (run.compiled) {
+        ++segments_compiled_;
+      } else {
+        ++segments_cached_;
+      }
+      data = std::move(run.outputs);
+      grad_node = std::move(run.node);
+    } else if (it != options_.cache->compiled.end()) {
       compiled = it->second;
       ++segments_cached_;
     } else {
@@ -348,14 +373,16 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
       options_.cache->compiled.emplace(key, compiled);
       ++segments_compiled_;
     }
-    absl::StatusOr<std::vector<HostTensor>> out = compiled->Run(input_data_);
-    if (!out.ok()) {
-      throw Error(absl::Status(out.status().code(),
-                               absl::StrCat("running ", graph_->name(), ": ",
-                                            out.status().message())));
+    if (grad_node == nullptr) {
+      absl::StatusOr<std::vector<HostTensor>> out = compiled->Run(input_data_);
+      if (!out.ok()) {
+        throw Error(absl::Status(out.status().code(),
+                                 absl::StrCat("running ", graph_->name(), ": ",
+                                              out.status().message())));
+      }
+      data = std::move(*out);
     }
-    COIL_CHECK(out->size() == outputs.size());
-    data = std::move(*out);
+    COIL_CHECK(data.size() == outputs.size());
     segment_graphs_.push_back(graph_->ToProto());
     segment_texts_.push_back(PrintGraph(*graph_));
   }
@@ -367,11 +394,16 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
     TensorType type = impl->type();
     auto o = original.find(impl.get());
     impl->Materialize(o != original.end() ? *o->second : data[i]);
+    if (grad_node != nullptr) SetGradFn(impl.get(), grad_node, i);
+    if (auto p = passthrough.find(i); p != passthrough.end() && p->second != impl) {
+      SetGradFn(impl.get(), IdentityNodeOf(p->second), 0);
+    }
     if (!type.IsStatic()) materialized_types_[impl.get()] = {impl, std::move(type)};
   }
   made_lazy_.clear();
 
-  last_segment_ = Segment{compiled, input_sources_, static_cast<int>(results.size())};
+  last_segment_ = Segment{compiled, input_sources_, static_cast<int>(results.size()), graph_,
+                          key};
   ++segment_;
   std::vector<HostTensor> result_data(data.begin(), data.begin() + results.size());
   return result_data;

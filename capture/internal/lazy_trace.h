@@ -32,6 +32,7 @@
 #include "capture/backend.h"
 #include "capture/internal/tensor_impl.h"
 #include "capture/internal/trace.h"
+#include "capture/internal/training_segment.h"
 #include "capture/tensor.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
@@ -48,6 +49,8 @@ struct InputSource {
 // Compiled segment graphs of one compiled function, by structural hash + input layout.
 struct SegmentCache {
   absl::flat_hash_map<std::string, std::shared_ptr<CompiledGraph>> compiled;
+  // Segments whose inputs needed gradients (capture/internal/training_segment.h).
+  TrainingCache training;
 };
 
 struct TraceOptions {
@@ -104,9 +107,11 @@ class LazyTrace : public Trace {
   // The last segment run (for a function without breaks, the whole function): its artifact,
   // where its inputs come from, and how many of its outputs are the function's results.
   struct Segment {
-    std::shared_ptr<CompiledGraph> compiled;
+    std::shared_ptr<CompiledGraph> compiled;  // null when it ran for training only
     std::vector<InputSource> inputs;
     int num_results = 0;
+    std::shared_ptr<const Graph> graph;  // for a later compile (inference or training)
+    std::string key;                     // its SegmentCache key
   };
   const Segment& last_segment() const { return last_segment_; }
 
@@ -129,10 +134,11 @@ class LazyTrace : public Trace {
 
   // The current segment.
   int segment_ = 0;
-  std::unique_ptr<Graph> graph_;
+  std::shared_ptr<Graph> graph_;
   std::unique_ptr<GraphBuilder> builder_;
   std::vector<HostTensor> input_data_;
   std::vector<InputSource> input_sources_;
+  std::vector<std::shared_ptr<TensorImpl>> input_impls_;  // the tensors behind input_data_
   absl::flat_hash_map<const TensorImpl*, Value*> lifted_;
   std::vector<std::weak_ptr<TensorImpl>> live_;
 

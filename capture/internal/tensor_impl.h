@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "capture/internal/tape.h"
 #include "ir/graph.h"
 #include "ir/tensor_type.h"
 #include "runtime/host_tensor.h"
@@ -64,6 +65,10 @@ class TensorImpl {
   // The symbolic type of a lazy tensor; for a concrete one, its static type.
   TensorType type() const;
 
+  // Autograd state (capture/internal/tape.h).
+  AutogradMeta& autograd() { return autograd_; }
+  const AutogradMeta& autograd() const { return autograd_; }
+
   std::vector<DynamicDim>& dynamic_dims() { return dynamic_dims_; }
   const std::vector<DynamicDim>& dynamic_dims() const { return dynamic_dims_; }
 
@@ -73,6 +78,7 @@ class TensorImpl {
   TensorType type_;
   std::vector<int64_t> hint_shape_;
   std::vector<DynamicDim> dynamic_dims_;
+  AutogradMeta autograd_;
 };
 
 }  // namespace coil::capture_internal
