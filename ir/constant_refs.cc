@@ -47,9 +47,9 @@ void ConstantStore::AddDigest(const std::string& bytes) {
   by_key_.emplace(KeyOf(bytes), Held{nullptr, false});
 }
 
-void ConstantStore::AddDigests(const Graph& graph) {
-  for (const Value* c : graph.constants()) {
-    if (!c->constant().is_external()) AddDigest(c->constant().raw);
+void ConstantStore::AddDigests(const ConstantDigests& digests) {
+  for (const auto& [bytes, h] : digests) {
+    by_key_.emplace(Key{h.lo, h.hi, static_cast<int64_t>(bytes->size())}, Held{nullptr, false});
   }
 }
 

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "ir/bulk_hash.h"
 #include "ir/graph.h"
+#include "ir/graph_hash.h"
 #include "ir/proto/graph.pb.h"
 
 namespace coil {
@@ -33,7 +34,9 @@ class ConstantStore {
   void AddBytes(const std::string& bytes);
   // Remembers only the content of `bytes` (Holds, not Find): for a graph about to change.
   void AddDigest(const std::string& bytes);
-  void AddDigests(const Graph& graph);
+  // Remembers the content of every constant in `digests` (DigestConstants, ir/graph_hash.h):
+  // no bytes are hashed again.
+  void AddDigests(const ConstantDigests& digests);
   void AddGraph(const Graph& graph);
   void AddGraph(const proto::Graph& graph);
   // Lends `graph`'s constant bytes: resolving moves each into the first reference to it (later

@@ -55,6 +55,12 @@ same report_timing_order "$(grep '^timing ' <<<"$rep" | awk '{print $2 ($3 ~ /^(
   "import,capture,cache key,cache lookup,prims,inductor,codegen_cpu,cache store,load"
 same report_positive_times "$(grep -E '^(stage|timing) ' <<<"$rep" |
   awk '{t = $NF; sub(/seconds=/, "", t); if (!(t + 0 > 0)) print "not positive: " $0}')" ""
+# Every driver stage reports its CPU time too; codegen (LLVM) costs measurable CPU.
+same report_cpu_timing_order "$(grep '^cpu_timing ' <<<"$rep" | awk '{print $2 ($3 ~ /^(key|lookup|store)$/ ? " " $3 : "")}' | paste -sd, -)" \
+  "import,capture,cache key,cache lookup,prims,inductor,codegen_cpu,cache store,load"
+same report_codegen_cpu_positive "$(grep '^cpu_timing codegen_cpu ' <<<"$rep" | awk '{print ($3 > 0) ? "yes" : "no"}')" "yes"
+grep -qE '^  total +[0-9.]+ ms  \(CPU [0-9.]+ ms, every thread\)$' <<<"$out" && pass total_cpu_line ||
+  fail total_cpu_line "$out"
 grep -qx 'option backend=cpu' <<<"$rep" && grep -qx 'option mode=default' <<<"$rep" &&
   grep -qx 'option compile_cache_result=cache miss' <<<"$rep" && grep -qx "model $tmp/mlp.txt" <<<"$rep" &&
   pass report_options || fail report_options "$rep"

@@ -5,7 +5,6 @@
 #include "tools/coil/compile_commands.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -35,16 +34,12 @@
 #include "tools/coil/graph_io.h"
 #include "tools/driver/cpu_backend.h"
 #include "tools/driver/driver.h"
+#include "tools/driver/stage_clock.h"
 #include "tools/driver/schedule_backend.h"
 
 namespace coil::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string HumanBytes(int64_t n) {
   if (n < 1024) return absl::StrCat(n, " B");
@@ -70,7 +65,7 @@ class CompileRun {
   explicit CompileRun(CompileFlags flags) : flags_(std::move(flags)) {}
 
   absl::Status Run() {
-    start_ = Clock::now();
+    start_ = driver::StageClock();
     std::printf("coil compile %s (backend %s, mode %s)\n", flags_.model.c_str(),
                 flags_.backend.c_str(), flags_.mode.c_str());
     std::fflush(stdout);
@@ -93,7 +88,8 @@ class CompileRun {
     if (!flags_.aot_dir.empty()) {
       if (absl::Status s = Aot(); !s.ok()) return s;
     }
-    std::printf("  %-12s %10.3f ms\n", "total", Since(start_) * 1e3);
+    std::printf("  %-12s %10.3f ms  (CPU %.3f ms, every thread)\n", "total",
+                start_.WallSeconds() * 1e3, start_.CpuSeconds() * 1e3);
     return absl::OkStatus();
   }
 
@@ -121,6 +117,14 @@ class CompileRun {
   }
 
   // A stage run here rather than by the driver (autotune, check, aot): progress + timing.
+  void Finish(const std::string& stage, const driver::StageClock& timer,
+              const std::string& detail) {
+    proto::StageTiming* t = report_.add_timings();
+    t->set_stage(stage);
+    timer.Record(*t);
+    Progress(stage, t->seconds(), detail);
+  }
+  // A row timed by someone else (autotune's best candidate): wall time only.
   void Finish(const std::string& stage, double seconds, const std::string& detail) {
     Progress(stage, seconds, detail);
     proto::StageTiming* t = report_.add_timings();
@@ -281,11 +285,10 @@ class CompileRun {
       std::printf("    %-26s skipped: same schedule as %s\n", skipped.c_str(), same_as.c_str());
       std::fflush(stdout);
     };
-    auto t = Clock::now();
+    const driver::StageClock timer;
     absl::StatusOr<AutotuneResult> result =
         Autotune(*graph_, inputs_, options, CompileCache::Default());
     if (!result.ok()) return result.status();
-    const double seconds = Since(t);
 
     const AutotuneCandidate& best = result->candidates[result->best];
     // The default configuration: the first variant with every thread.
@@ -315,7 +318,7 @@ class CompileRun {
       versus = absl::StrFormat(", %.2fx the default configuration",
                                baseline->median_seconds / best.median_seconds);
     }
-    Finish("autotune", seconds,
+    Finish("autotune", timer,
            absl::StrCat(Plural(result->candidates.size(), "candidate"), "; best ", choice,
                         absl::StrFormat(" at %.3f ms", best.median_seconds * 1e3), versus));
     // The best candidate's stages, as the default mode's driver records them.
@@ -352,7 +355,7 @@ class CompileRun {
       return absl::FailedPreconditionError(
           "--check runs the compiled code, which was generated for another CPU (--cpu)");
     }
-    auto t = Clock::now();
+    const driver::StageClock timer;
     std::vector<HostTensor> oracle_inputs = Copies(inputs_);
     absl::StatusOr<std::vector<HostTensor>> got, want;
     std::string what;
@@ -375,7 +378,7 @@ class CompileRun {
     const std::string line = absl::StrFormat("%s, seed %d: max relative error %.3g over %s",
                                              what, flags_.seed, worst,
                                              Plural(got->size(), "output"));
-    Finish("check", Since(t), line);
+    Finish("check", timer, line);
     Log("check", line);
     if (got->size() != want->size()) {
       return absl::InternalError(absl::StrCat(what, ": ", got->size(), " outputs, expected ",
@@ -390,7 +393,7 @@ class CompileRun {
 
   absl::Status Aot() {
     stage_ = "aot";
-    auto t = Clock::now();
+    const driver::StageClock timer;
     const AotOptions options{.name = flags_.name,
                              .cpu = flags_.cpu,
                              .external_data_dir = ModelDir()};
@@ -403,7 +406,7 @@ class CompileRun {
       absl::StrAppend(&detail, ext[1] == 'o' ? " " : ", ", path,
                       ec ? "" : absl::StrCat(" (", HumanBytes(size), ")"));
     }
-    Finish("aot", Since(t), detail);
+    Finish("aot", timer, detail);
     return absl::OkStatus();
   }
 
@@ -411,7 +414,7 @@ class CompileRun {
   proto::CompileReport report_;
   std::string stage_;  // the stage running (or failed)
   bool has_error_log_ = false;  // the driver logged the error into report_ already
-  Clock::time_point start_;
+  driver::StageClock start_;
   driver::CompileResult result_;
   absl::StatusOr<Graph> graph_ = absl::UnknownError("not loaded");
   std::vector<HostTensor> inputs_;  // seeded random inputs (--check, max-autotune)

@@ -8,6 +8,7 @@
 //   stage codegen_cpu kernel_module kernels=2 bytes=9123 object_bytes=4096 seconds=0.03
 //   pass inductor.fuse_vertical 0.0012 changed
 //   timing load 0.0011
+//   cpu_timing load 0.0010             (the process's CPU seconds in the stage, every thread)
 //   log autotune fused+epilogues, 1 threads: median ...
 //
 // Exit 1 (with a message) when the file cannot be read or is not a CompileReport.
@@ -72,6 +73,7 @@ int Main(int argc, char** argv) {
   }
   for (const coil::proto::StageTiming& t : report.timings()) {
     std::printf("timing %s %.9g\n", t.stage().c_str(), t.seconds());
+    std::printf("cpu_timing %s %.9g\n", t.stage().c_str(), t.cpu_seconds());
   }
   for (const coil::proto::PassRun& p : report.passes()) {
     std::printf("pass %s.%s %.9g %s%s\n", p.pipeline().c_str(), p.pass().c_str(), p.seconds(),

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -16,15 +15,10 @@
 #include "ir/pass_pipeline.h"
 #include "ir/verifier.h"
 #include "runtime/constant_evaluator.h"
+#include "tools/driver/stage_clock.h"
 
 namespace coil::driver {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 absl::Status InStage(const std::string& stage, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
@@ -83,7 +77,7 @@ class Compilation {
 
   // The import stage; `graph` receives the imported graph.
   absl::Status Import(const Importer& import, Graph& graph) {
-    auto t = Clock::now();
+    StageClock t;
     absl::StatusOr<Graph> g = import();
     if (!g.ok()) return InStage("import", g.status());
     graph = *std::move(g);
@@ -97,7 +91,7 @@ class Compilation {
 
   absl::Status Run(Graph& graph) {
     const std::string codegen = StageName(Stage::kCodegen, *options_.backend);
-    auto t = Clock::now();
+    StageClock t;
     if (absl::Status s = Verify(graph); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("capture: ", s.message()));
     }
@@ -107,15 +101,17 @@ class Compilation {
     }
 
     if (CacheUsable()) {
-      t = Clock::now();
-      result_.cache_key = CacheKey(graph, options_);
+      t = StageClock();
+      // One pass over the weights serves the key and the entry's constant references.
+      const ConstantDigests digests = DigestConstants(graph);
+      result_.cache_key = CacheKey(graph, options_, &digests);
       // Entries hold code and plan, not the input's weights: remember what the input holds.
-      if (!result_.cache_key.empty()) input_constants_.AddDigests(graph);
+      if (!result_.cache_key.empty()) input_constants_.AddDigests(digests);
       Done("cache key", t, "structural hash of the graph and its constants", false);
       if (absl::Status s = TryCacheHit(graph); !s.ok() || result_.cache_hit) return s;
     }
 
-    t = Clock::now();
+    t = StageClock();
     std::vector<PassRecord> records;
     const int nodes_before = graph.num_nodes();
     absl::StatusOr<bool> decomposed =
@@ -134,7 +130,7 @@ class Compilation {
     if (keep) result_.prims_graph = std::move(prims_graph);
     if (options_.stop_after == Stage::kPrims) return absl::OkStatus();
 
-    t = Clock::now();
+    t = StageClock();
     inductor::ScheduleOptions schedule_options = options_.schedule;
     schedule_options.capabilities = options_.backend->capabilities().inductor;
     schedule_options.constant_evaluator = ReferenceConstantEvaluator(options_.external_data_dir);
@@ -154,7 +150,7 @@ class Compilation {
       return absl::OkStatus();
     }
 
-    t = Clock::now();
+    t = StageClock();
     absl::StatusOr<proto::KernelModule> module;
     if (options_.keep_intermediates) {
       module = options_.backend->Generate(*schedule);  // a copy: the caller keeps the original
@@ -167,7 +163,7 @@ class Compilation {
       *a->mutable_kernel_module() = *module;
     }
     if (!result_.cache_key.empty()) {
-      t = Clock::now();
+      t = StageClock();
       // The input graph's constants are stored by reference (the next compile of this graph
       // holds them); constants the compile made (folded ones) are stored whole.
       std::vector<DetachedConstant> lent =
@@ -198,7 +194,7 @@ class Compilation {
   // again), else it is left as it was.
   absl::Status TryCacheHit(Graph& graph) {
     if (result_.cache_key.empty()) return absl::OkStatus();  // bypassed
-    auto t = Clock::now();
+    StageClock t;
     absl::StatusOr<std::optional<proto::KernelModule>> cached =
         options_.cache->Lookup(result_.cache_key);
     if (!cached.ok()) {
@@ -230,7 +226,7 @@ class Compilation {
       result_.cache_hit = true;
       return absl::OkStatus();
     }
-    t = Clock::now();
+    t = StageClock();
     const std::string entry = options_.cache->EntryPath(result_.cache_key);
     if (options_.keep_intermediates) {
       // The module is kept for the caller: the executable gets a copy.
@@ -263,7 +259,7 @@ class Compilation {
   }
 
   absl::Status Load(const proto::KernelModule& module) {
-    auto t = Clock::now();
+    StageClock t;
     absl::StatusOr<std::unique_ptr<Executable>> exe = options_.backend->Load(module);
     if (!exe.ok()) {
       if (exe.status().code() != absl::StatusCode::kFailedPrecondition) {
@@ -281,12 +277,12 @@ class Compilation {
 
   // The one place a finished stage is recorded: a StageTiming, the progress callback, and
   // (returned, when artifacts are recorded and `artifact`) a StageArtifact to fill.
-  proto::StageArtifact* Done(const std::string& stage, Clock::time_point start,
+  proto::StageArtifact* Done(const std::string& stage, const StageClock& start,
                              const std::string& detail, bool artifact = true) {
-    const double seconds = Since(start);
     proto::StageTiming* timing = result_.report.add_timings();
     timing->set_stage(stage);
-    timing->set_seconds(seconds);
+    start.Record(*timing);
+    const double seconds = timing->seconds();
     if (options_.on_stage) options_.on_stage(StageEvent{stage, seconds, detail});
     if (!artifact || !options_.record_artifacts) return nullptr;
     proto::StageArtifact* a = result_.report.add_stages();
@@ -383,10 +379,11 @@ std::string StageName(Stage stage, const Backend& backend) {
   return "?";
 }
 
-std::string CacheKey(const Graph& graph, const DriverOptions& options) {
+std::string CacheKey(const Graph& graph, const DriverOptions& options,
+                     const ConstantDigests* digests) {
   if (HasExternalConstants(graph)) return "";
-  return CacheKeyOf(absl::StrCat("graph:", StructuralHash128(graph).Hex()), OptionsText(options),
-                    "");
+  const Hash128 h = digests != nullptr ? StructuralHash128(graph, *digests) : StructuralHash128(graph);
+  return CacheKeyOf(absl::StrCat("graph:", h.Hex()), OptionsText(options), "");
 }
 
 absl::StatusOr<CompileResult> CompileGraph(Graph graph, const DriverOptions& options,

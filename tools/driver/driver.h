@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "inductor/schedule.h"
 #include "ir/graph.h"
+#include "ir/graph_hash.h"
 #include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/report.pb.h"
 #include "ir/proto/schedule.pb.h"
@@ -119,7 +120,9 @@ absl::StatusOr<CompileResult> CompileImported(const Importer& import, const Driv
                                               proto::CompileReport* report_on_error = nullptr);
 
 // The cache key CompileGraph uses for `graph`; "" when it bypasses the cache.
-std::string CacheKey(const Graph& graph, const DriverOptions& options);
+// `digests` (DigestConstants of `graph`) saves hashing the constants again.
+std::string CacheKey(const Graph& graph, const DriverOptions& options,
+                     const ConstantDigests* digests = nullptr);
 
 // Each constant's bytes once per report: an artifact's graph refers (ConstantRef) to constants
 // an earlier artifact holds. CompileGraph does this to its report; callers that append
