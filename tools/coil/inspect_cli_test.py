@@ -190,6 +190,37 @@ class InspectExport(unittest.TestCase):
                          want.replace(b"\n</body>", b"</body>"))
         self.assertFalse(os.path.exists(out + ".tmp"))
 
+    def test_export_leaves_weights_out_unless_asked(self):
+        def ld(field, payload):  # a length-delimited protobuf field
+            n, size = len(payload), b""
+            while True:
+                size += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+                n >>= 7
+                if not n:
+                    break
+            return bytes([(field << 3) | 2]) + size + payload
+        # CompileReport.stages[0] = StageArtifact{graph: Graph{constants: [Constant{raw}]}}.
+        report = ld(4, ld(10, ld(3, ld(2, b"\x7f" * 4096))))
+        d = os.path.join(TMP, "weights")
+        os.makedirs(d, exist_ok=True)
+        write(os.path.join(d, "report.pb"), report)
+        embedded = {}
+        for flags in ((), ("--with-weights",)):
+            out = os.path.join(TMP, "weights%d.html" % len(flags))
+            code, _, stderr = run(d, "--export", out, *flags)
+            self.assertEqual(code, 0, stderr)
+            m = re.search(rb'data-name="report.pb">([A-Za-z0-9+/=]+)</script>',
+                          open(out, "rb").read())
+            embedded[flags] = base64.b64decode(m.group(1))
+        self.assertEqual(embedded[("--with-weights",)], report)
+        light = embedded[()]
+        self.assertLess(len(light), 100)  # a ConstantRef: 16-byte hash + length
+        self.assertNotIn(b"\x7f" * 64, light)
+        self.assertIn(b"\x80\x20", light)  # the length 4096 as a varint
+        code, _, stderr = run(d, "--with-weights")
+        self.assertEqual(code, 2)
+        self.assertIn("--with-weights goes with --export", stderr)
+
     def test_export_of_one_file(self):
         d = os.path.join(TMP, "export1")
         os.makedirs(d, exist_ok=True)

@@ -15,20 +15,25 @@
 #include "tools/coil/inspect_export.h"
 #include "tools/coil/inspect_server.h"
 #include "tools/coil/inspect_site.h"
+#include "tools/coil/inspect_weights.h"
 #include "tools/coil/page_embed.h"
 
 namespace coil::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: coil inspect SOURCE [--port N] [--export FILE.html] [--page PAGE.html]\n"
+    "usage: coil inspect SOURCE [--port N] [--export FILE.html [--with-weights]]\n"
+    "                           [--page PAGE.html]\n"
     "  Opens compile artifacts in the browser inspector. SOURCE is a folder of .pb files\n"
     "  (report.pb and per-stage files, as `coil compile MODEL --dump DIR` writes) or one .pb\n"
     "  file. Serves the inspector on http://127.0.0.1:PORT/ until interrupted (only this\n"
     "  machine can connect) and prints that URL on stdout.\n"
     "  --port N            port to listen on (default 8080; 0 picks a free port)\n"
     "  --export FILE.html  write one self-contained HTML file with the report embedded and exit\n"
-    "                      (the folder's report.pb, or else its first .pb file)\n"
+    "                      (the folder's report.pb, or else its first .pb file); a report's\n"
+    "                      weights (constants of 64 bytes or more) are left out, their types\n"
+    "                      and sizes kept\n"
+    "  --with-weights      embed the weights too\n"
     "  --page PAGE.html    use this page instead of the one built into coil (page development)\n";
 
 int Fail(absl::string_view message) {
@@ -36,12 +41,28 @@ int Fail(absl::string_view message) {
   return 1;
 }
 
-int Export(const InspectSite& site, const std::string& out_path) {
+int Export(const InspectSite& site, const std::string& out_path, bool with_weights) {
   absl::StatusOr<InspectSite::Listing> listing = site.List();
   if (!listing.ok()) return Fail(listing.status().message());
   const std::string& name = listing->files.front();  // Open() guarantees one
   absl::StatusOr<std::string> bytes = site.ReadListedFile(name);
   if (!bytes.ok()) return Fail(bytes.status().message());
+  // Weights are most of a report (every constant, stored once) and no part of what the page
+  // shows but their sizes: left out unless asked for. Only a report.pb is known to be a
+  // CompileReport; other single files go in as they are.
+  if (!with_weights && name == "report.pb") {
+    WeightsDropped dropped;
+    absl::StatusOr<std::string> light = DropReportWeights(*bytes, &dropped);
+    if (light.ok()) {
+      std::cerr << "coil inspect: left out the weights (" << dropped.constants << " constants, "
+                << dropped.bytes << " bytes; --with-weights keeps them)\n";
+      bytes = *std::move(light);
+    } else {
+      // Embedded as it is: the page names what is wrong with it.
+      std::cerr << "coil inspect: " << name << " does not parse as a CompileReport; embedded "
+                << "as it is\n";
+    }
+  }
   absl::StatusOr<std::string> html = EmbedReport(site.page(), name, *bytes);
   if (!html.ok()) return Fail(html.status().message());
   // No fixed FILE.tmp, no following a link, no replacing a device node (ir/io/write_file.h).
@@ -85,7 +106,7 @@ int Serve(const InspectSite& site, int port) {
 }  // namespace
 
 int InspectCommand(const std::vector<std::string>& argv) {
-  absl::StatusOr<Args> args = ParseArgs(argv, {"port", "export", "page"}, {"help"});
+  absl::StatusOr<Args> args = ParseArgs(argv, {"port", "export", "page"}, {"help", "with-weights"});
   if (!args.ok()) {
     std::cerr << "coil inspect: " << args.status().message() << "\n" << kUsage;
     return 2;
@@ -119,7 +140,13 @@ int InspectCommand(const std::vector<std::string>& argv) {
   }
   absl::StatusOr<InspectSite> site = InspectSite::Open(args->positional[0], std::move(page));
   if (!site.ok()) return Fail(site.status().message());
-  if (args->values.count("export")) return Export(*site, args->Get("export"));
+  if (args->Has("with-weights") && !args->values.count("export")) {
+    std::cerr << "coil inspect: --with-weights goes with --export\n";
+    return 2;
+  }
+  if (args->values.count("export")) {
+    return Export(*site, args->Get("export"), args->Has("with-weights"));
+  }
   return Serve(*site, port);
 }
 
