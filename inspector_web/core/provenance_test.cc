@@ -174,6 +174,39 @@ TEST_F(ProvenanceTest, GuardsWithoutARelationPrintTheirCheck) {
   EXPECT_TRUE(g[1]["relation"].boolean());
 }
 
+TEST(DecisionKernelsTest, PreFusionNamesResolveToTheFinalKernels) {
+  proto::Schedule s;
+  s.add_kernels()->set_name("k3_c");
+  s.add_kernels()->set_name("k5_e");
+  auto decide = [&](std::vector<std::string> kernels, bool accepted) {
+    proto::FusionDecision* d = s.add_decisions();
+    for (const std::string& k : kernels) d->add_kernels(k);
+    d->set_accepted(accepted);
+  };
+  decide({"k1_a", "k2_b"}, true);   // k1 into k2, which goes into k3
+  decide({"k2_b", "k3_c"}, true);
+  decide({"k3_c", "k5_e"}, false);  // rejected: joins nothing
+  decide({"k4_d", "k3_c"}, true);   // k4 recomputed in both k3 and k5
+  decide({"k4_d", "k5_e"}, true);
+  decide({"k9_x", "k8_y"}, false);  // names no kernel that survived or fused
+  std::vector<std::vector<int>> got = DecisionKernels(s);
+  EXPECT_EQ(got, (std::vector<std::vector<int>>{{0}, {0}, {0, 1}, {0, 1}, {0, 1}, {}}));
+}
+
+TEST_F(ProvenanceTest, EveryDecisionOfTheReportReachesAFinalKernel) {
+  const proto::Schedule& schedule = report_.stages(4).schedule();
+  ASSERT_GT(schedule.decisions_size(), 0);
+  JsonValue s = ParseJson(inspector_.StageJson(StageIndex("inductor")));
+  const JsonValue& d = s["schedule"]["decisions"];
+  ASSERT_EQ(d.size(), static_cast<size_t>(schedule.decisions_size()));
+  for (size_t i = 0; i < d.size(); ++i) {
+    EXPECT_GT(d[i]["final_kernels"].size(), 0u) << d[i]["reason"].str();
+    for (const JsonValue& k : d[i]["final_kernels"].array()) {
+      EXPECT_LT(k.integer(), schedule.kernels_size());
+    }
+  }
+}
+
 TEST(KernelColourTest, NearbyKernelsHaveDistinctColours) {
   auto rgb = [](const std::string& c) {
     EXPECT_EQ(c.size(), 7u);

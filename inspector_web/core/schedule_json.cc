@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
+#include <string>
 #include <unordered_map>
 
 #include "inspector_web/core/format.h"
@@ -230,9 +232,11 @@ void WriteScheduleJson(const proto::Schedule& schedule, const GraphIndex& index,
   w.EndArray();
   IntArray(w, "outputs", schedule.outputs());
 
+  std::vector<std::vector<int>> finals = DecisionKernels(schedule);
   w.Key("decisions");
   w.BeginArray();
-  for (const proto::FusionDecision& d : schedule.decisions()) {
+  for (int i = 0; i < schedule.decisions_size(); ++i) {
+    const proto::FusionDecision& d = schedule.decisions(i);
     w.BeginObject();
     w.Field("pass", d.pass());
     w.Field("kind", d.kind());
@@ -243,10 +247,54 @@ void WriteScheduleJson(const proto::Schedule& schedule, const GraphIndex& index,
     w.Field("accepted", d.accepted());
     w.Field("reason", d.reason());
     w.Field("bytes_saved_hint", d.bytes_saved_hint());
+    w.Key("final_kernels");
+    w.BeginArray();
+    for (int k : finals[i]) w.Int(k);
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
+}
+
+std::vector<std::vector<int>> DecisionKernels(const proto::Schedule& schedule) {
+  std::unordered_map<std::string, int> final_index;
+  for (int k = 0; k < schedule.kernels_size(); ++k) final_index[schedule.kernels(k).name()] = k;
+  // Accepted decisions by the kernel names they join.
+  std::unordered_map<std::string, std::vector<int>> joined;
+  for (int i = 0; i < schedule.decisions_size(); ++i) {
+    const proto::FusionDecision& d = schedule.decisions(i);
+    if (!d.accepted()) continue;
+    for (const std::string& k : d.kernels()) joined[k].push_back(i);
+  }
+  // A name's final kernels: itself if it is one, else (depth first, each name once) those of
+  // the kernels an accepted decision joined it with.
+  auto resolve = [&](const std::string& start, std::set<int>& out) {
+    std::set<std::string> seen = {start};
+    std::vector<std::string> todo = {start};
+    while (!todo.empty()) {
+      std::string name = std::move(todo.back());
+      todo.pop_back();
+      if (auto f = final_index.find(name); f != final_index.end()) {
+        out.insert(f->second);
+        continue;
+      }
+      auto j = joined.find(name);
+      if (j == joined.end()) continue;
+      for (int i : j->second) {
+        for (const std::string& other : schedule.decisions(i).kernels()) {
+          if (seen.insert(other).second) todo.push_back(other);
+        }
+      }
+    }
+  };
+  std::vector<std::vector<int>> out(schedule.decisions_size());
+  for (int i = 0; i < schedule.decisions_size(); ++i) {
+    std::set<int> finals;
+    for (const std::string& k : schedule.decisions(i).kernels()) resolve(k, finals);
+    out[i].assign(finals.begin(), finals.end());
+  }
+  return out;
 }
 
 }  // namespace coil::inspector

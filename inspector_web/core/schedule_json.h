@@ -13,7 +13,8 @@
 //                 "offset_hint": 0, "first": 0, "last": 3, "reuses": 0, "in_place": false},
 //                ...],                // first/last: live range in kernel indices (-1: unused)
 //    "outputs": [5], "decisions": [{"pass": "...", "kind": "...", "kernels": [...],
-//                                   "accepted": true, "reason": "...", "bytes_saved_hint": 0}]}
+//                                   "accepted": true, "reason": "...", "bytes_saved_hint": 0,
+//                                   "final_kernels": [3]}]}   // see DecisionKernels
 // *_hint values are null when a size cannot be evaluated at the hints.
 #ifndef COIL_INSPECTOR_WEB_CORE_SCHEDULE_JSON_H_
 #define COIL_INSPECTOR_WEB_CORE_SCHEDULE_JSON_H_
@@ -45,6 +46,13 @@ struct LiveRange {
 std::vector<LiveRange> BufferLiveRanges(const proto::Schedule& schedule);
 
 // `index` must index schedule.graph().
+// Fusion decisions name kernels as they were when the pass ran ("k1_full"), most of which
+// later fused away. For each decision, the kernels of the final schedule (indices) that its
+// kernels ended up in: a name that is a final kernel's is that kernel; any other was joined by
+// accepted decisions, and ends up where the kernels it was joined with do (a producer inlined
+// into two consumers is in both).
+std::vector<std::vector<int>> DecisionKernels(const proto::Schedule& schedule);
+
 void WriteScheduleJson(const proto::Schedule& schedule, const GraphIndex& index, JsonWriter& w);
 
 }  // namespace coil::inspector
