@@ -56,14 +56,20 @@ void WriteProvenanceJson(const std::vector<Stage> &stages, int stage, int node, 
       w.EndObject();
     }
     w.EndArray();
-    // The kernels that compute these nodes, in program order, each once.
+    // Every kernel that computes one of these nodes (a node recomputed in several kernels is
+    // in each), in program order, each once.
     w.Key("kernels");
     w.BeginArray();
     if (stages[s].schedule != nullptr) {
-      std::set<int> kernels;
+      std::set<int64_t> outputs;
       for (int i : matches) {
-        int k = KernelOfNode(*stages[s].schedule, g.nodes(i));
-        if (k >= 0) kernels.insert(k);
+        for (const proto::Value& v : g.nodes(i).outputs()) outputs.insert(v.id());
+      }
+      std::set<int> kernels;
+      for (int k = 0; k < stages[s].schedule->kernels_size(); ++k) {
+        for (int64_t v : stages[s].schedule->kernels(k).source_values()) {
+          if (outputs.count(v) != 0) kernels.insert(k);
+        }
       }
       for (int k : kernels) {
         w.BeginObject();

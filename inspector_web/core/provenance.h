@@ -13,7 +13,8 @@
 //     {"stage": 5, "stage_key": "inductor", ..., "relation": "later", "total": 3,
 //      "nodes": [...], "kernels": [{"index": 4, "name": "k4_mm", "colour": "#..."}]}]}
 //
-// Stages where no node shares the key are left out; at most kMaxListed nodes are listed per
+// "kernels" lists every kernel whose source values hold an output of a listed node. Stages
+// where no node shares the key are left out; at most kMaxListed nodes are listed per
 // stage ("total" counts them all).
 #ifndef COIL_INSPECTOR_WEB_CORE_PROVENANCE_H_
 #define COIL_INSPECTOR_WEB_CORE_PROVENANCE_H_

@@ -1,7 +1,9 @@
 // The inspector's browser test: Playwright (npm playwright-core) drives Debian's chromium
 // against `coil inspect` serving a real compile's artifacts, an exported file, bad files and a
 // 5,000-node graph, and checks what the page shows against report_tool.py's expectations.
-// Run by browser_test.sh, which prepares the inputs; all paths come from the environment:
+// The explorer's checks (provenance, memory plan, fit, kernel boxes, decisions, failed open)
+// are in explorer_checks.js. Run by browser_test.sh, which prepares the inputs; all paths come
+// from the environment:
 //   COIL, ARTIFACTS (folder), EXPECT (json), EXPORT_HTML, BIG (pb), BIG_NODES,
 //   BAD_FILES (json: [{"file", "pattern"}]), SINGLE_FILES (json: [{"file", "count"}]),
 //   OUT (screenshots), PAGE_BUDGET_BYTES, BIG_BUDGET_MS.
@@ -11,6 +13,7 @@ const fs = require("fs");
 const path = require("path");
 const { spawn } = require("child_process");
 const { chromium } = require("playwright-core");
+const explorerChecks = require("./explorer_checks.js");
 
 const env = (name) => {
   const v = process.env[name];
@@ -233,6 +236,12 @@ async function main() {
           await deep.close();
         }
       }
+    }
+    // ---- the explorer: provenance, search, memory, fit, kernels, decisions, labels ----
+    await page.goto(main.url + "#");
+    if (await waitReady(page, "report (explorer checks)")) {
+      await explorerChecks(page, expect, {check, screenshot, showStage,
+                                          badFile: badFiles[0].file});
     }
     check(consoleErrors.length === 0, `no uncaught page errors (${consoleErrors})`);
     await page.close();

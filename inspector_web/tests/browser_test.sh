@@ -58,9 +58,19 @@ single_files=$(printf '[{"file": "%s", "count": %d}, {"file": "%s", "count": %d}
   "$tmp/artifacts/03_inductor.schedule.pb" \
   "$(/usr/bin/python3 "$report_tool" count schedule "$tmp/artifacts/03_inductor.schedule.pb")")
 
-# 5. The single file to share.
+# 5. The single file to share: without the weights, unless --with-weights.
 "$coil" inspect "$tmp/artifacts" --export "$tmp/exported.html" 2> "$out/export_html.log" ||
   { cat "$out/export_html.log"; fail "coil inspect --export failed"; }
+"$coil" inspect "$tmp/artifacts" --export "$tmp/exported_weights.html" --with-weights \
+  2> "$out/export_weights.log" || { cat "$out/export_weights.log"; fail "--with-weights failed"; }
+light=$(/usr/bin/python3 "$report_tool" weights "$tmp/exported.html")
+heavy=$(/usr/bin/python3 "$report_tool" weights "$tmp/exported_weights.html")
+full=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["weight_bytes"])' "$tmp/expect.json")
+[ "$light" = 0 ] || fail "the export embeds $light bytes of weights (want 0 without --with-weights)"
+[ "$heavy" = "$full" ] && [ "$full" -gt 0 ] ||
+  fail "the --with-weights export embeds $heavy bytes of weights (the report holds $full)"
+echo "ok   export leaves out $full bytes of weights ($(stat -c %s "$tmp/exported.html") vs" \
+  "$(stat -c %s "$tmp/exported_weights.html") bytes with --with-weights)"
 
 # 6. The browser.
 COIL=$coil ARTIFACTS=$tmp/artifacts EXPECT=$tmp/expect.json EXPORT_HTML=$tmp/exported.html \

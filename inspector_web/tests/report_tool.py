@@ -4,6 +4,7 @@ usage: report_tool.py expect REPORT.pb OUT.json   what the page must show for ea
        report_tool.py count KIND FILE.pb          nodes of a single stage file's graph, where
                                                   KIND is graph, schedule or kernel_module
        report_tool.py big NODES OUT.pb            a CompileReport with one NODES-node graph
+       report_tool.py weights PAGE.html           weight bytes held by an exported page's report
 
 `expect` writes {"stages": [{"key", "count", "nodes": [...]}]}: one entry per graph the report
 holds, keyed as the inspector keys its stage tabs (inspector_web/core/stages.h): the artifact's
@@ -13,7 +14,9 @@ and ".backward" for an AutogradResult; characters other than letters, digits and
 and a repeated key gets -2, -3, ... Each node records its
 op, name, position, first output's value id and output types as the text IR prints them
 (`f32[batch, 64]`; "simple" when every dimension is a constant or a symbol, so the text is
-unambiguous).
+unambiguous). Each stage lists its graph inputs' names and symbols; a Schedule's (or a
+KernelModule's) stage also its kernels with their nodes, the arena buffers the memory chart
+draws, the arena's size at a few symbol values, and its fusion decisions.
 """
 import json
 import sys
@@ -56,7 +59,93 @@ def graph_entry(key, graph):
             "outputs": [o for o in outputs if o is not None],
             "simple": bool(outputs) and None not in outputs,
         })
-    return {"key": key, "count": len(graph.nodes), "nodes": nodes}
+    return {"key": key, "count": len(graph.nodes), "nodes": nodes,
+            "inputs": [v.name for v in graph.inputs],
+            "symbols": [{"name": x.name, "min": x.min, "hint": x.hint} for x in graph.symbols]}
+
+
+# Constants of at least this many bytes are weights (tools/coil/inspect_weights.h).
+WEIGHT_BYTES = 64
+
+
+def sym_eval(e, env):
+    """A SymExpr's value (floordiv and mod as Python's), or None for an unbound symbol."""
+    k = e.kind
+    if k == graph_pb2.SymExpr.CONST:
+        return e.value
+    if k == graph_pb2.SymExpr.SYMBOL:
+        return env.get(e.name)
+    args = [sym_eval(a, env) for a in e.args]
+    if None in args:
+        return None
+    if k == graph_pb2.SymExpr.ADD:
+        return sum(args)
+    if k == graph_pb2.SymExpr.MUL:
+        out = 1
+        for a in args:
+            out *= a
+        return out
+    if k == graph_pb2.SymExpr.FLOORDIV:
+        return args[0] // args[1]
+    if k == graph_pb2.SymExpr.MOD:
+        return args[0] % args[1]
+    if k == graph_pb2.SymExpr.MIN:
+        return min(args)
+    if k == graph_pb2.SymExpr.MAX:
+        return max(args)
+    return None
+
+
+def schedule_entry(entry, schedule):
+    """What the page draws from a Schedule: kernels with their nodes (graph nodes whose output
+    a kernel's source_values lists), the arena buffers a kernel touches (one rectangle each in
+    the memory chart) and the arena's size at a few symbol values."""
+    producer = {}
+    for index, n in enumerate(schedule.graph.nodes):
+        for v in n.outputs:
+            producer[v.id] = index
+    entry["kernels"] = [{"name": k.name,
+                         "nodes": sorted({producer[v] for v in k.source_values if v in producer})}
+                        for k in schedule.kernels]
+    touched = set()
+    for k in schedule.kernels:
+        touched.update(k.reads)
+        touched.update(k.writes)
+        touched.update(k.extern_inputs)
+        if k.extern_output:
+            touched.add(k.extern_output)
+    entry["arena_buffers"] = sum(
+        1 for b in schedule.buffers
+        if b.kind == schedule_pb2.Buffer.INTERMEDIATE and b.HasField("arena_offset") and
+        b.id in touched)
+    names = [x.name for x in schedule.graph.symbols]
+    entry["arena_bytes_at"] = {str(v): sym_eval(schedule.memory_plan.arena_bytes,
+                                                 {n: v for n in names}) for v in (1, 2, 8)}
+    entry["decisions"] = len(schedule.decisions)
+    entry["rejected"] = sum(1 for d in schedule.decisions if not d.accepted)
+    return entry
+
+
+def raw_constant_bytes(report, at_least=0):
+    """Bytes of constants held inline (raw) by every graph of a CompileReport, counting those
+    of at least `at_least` bytes."""
+    total = 0
+    for a in report.stages:
+        graphs = []
+        payload = a.WhichOneof("payload")
+        if payload == "graph":
+            graphs = [a.graph]
+        elif payload == "schedule":
+            graphs = [a.schedule.graph]
+        elif payload == "kernel_module":
+            graphs = [a.kernel_module.schedule.graph]
+        elif payload == "capture":
+            graphs = list(a.capture.graphs)
+        elif payload == "autograd":
+            graphs = [a.autograd.joint, a.autograd.forward, a.autograd.backward]
+        for g in graphs:
+            total += sum(len(c.raw) for c in g.constants if len(c.raw) >= at_least)
+    return total
 
 
 def safe_key(name):
@@ -82,8 +171,10 @@ def expectations(report):
             add(base, a.graph)
         elif payload == "schedule":
             add(base, a.schedule.graph)
+            schedule_entry(stages[-1], a.schedule)
         elif payload == "kernel_module":
             add(base, a.kernel_module.schedule.graph)
+            schedule_entry(stages[-1], a.kernel_module.schedule)
         elif payload == "capture":
             if not a.capture.graphs:
                 add(base, graph_pb2.Graph())
@@ -92,7 +183,8 @@ def expectations(report):
         elif payload == "autograd":
             for part in ("joint", "forward", "backward"):
                 add("%s.%s" % (base, part), getattr(a.autograd, part))
-    return {"model": report.model, "stages": stages}
+    return {"model": report.model, "stages": stages, "dim": report.options.get("dim", ""),
+            "weight_bytes": raw_constant_bytes(report, WEIGHT_BYTES)}
 
 
 def big_report(count):
@@ -138,6 +230,18 @@ def main(argv):
         with open(argv[3], "rb") as f:
             message.ParseFromString(f.read())
         print(len(graph_of(message).nodes))
+        return 0
+    if len(argv) == 3 and argv[1] == "weights":
+        # The raw constant bytes of the report embedded in an exported page (base64 in the
+        # coil-embedded script element).
+        import base64
+        import re
+        with open(argv[2], encoding="utf-8") as f:
+            html = f.read()
+        m = re.search(r'<script id="coil-embedded"[^>]*>([^<]*)</script>', html)
+        report = report_pb2.CompileReport()
+        report.ParseFromString(base64.b64decode(m.group(1)))
+        print(raw_constant_bytes(report, WEIGHT_BYTES))
         return 0
     if len(argv) == 4 and argv[1] == "big":
         with open(argv[3], "wb") as f:

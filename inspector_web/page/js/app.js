@@ -1,7 +1,7 @@
 // The page's controller: loads a file into the wasm core, builds one tab per stage, switches
 // panels, follows deep links (#STAGE_KEY/NODE_ID) and reports readiness to tests through
 // document.body.dataset.ready ("0" while loading, "1" once a file is rendered or an error
-// or the file picker is shown).
+// or the file picker is shown). A file that fails to open leaves the loaded one shown.
 'use strict';
 
 coil.App = class {
@@ -78,12 +78,18 @@ coil.App = class {
     this.timing = { decode_ms: file.decodeMs || 0 };
     const overview = this.core.open(file.bytes, file.name);
     this.timing.open_ms = performance.now() - t0;
-    this.clear();
     if (!overview.ok) {
-      this.showError(overview.error);
-      document.getElementById('drop-zone').hidden = false;
+      // The core keeps the loaded report, and so does the page: only the error is added, and
+      // the file menu goes back to the file shown.
+      this.showError(overview.error + (this.overview ? ` (still showing ${this.fileName})` : ''));
+      if (!this.overview) document.getElementById('drop-zone').hidden = false;
+      const select = document.getElementById('file-select');
+      if (this.overview && !select.hidden) select.value = this.fileName;
       return;
     }
+    this.clear();
+    this.fileName = file.name;
+    this.diffOther.clear();
     this.overview = overview;
     this.stageDocs = overview.stages.map(() => null);
     document.getElementById('file-info').textContent =
@@ -170,16 +176,41 @@ coil.App = class {
     const pick = (n) => { this.showPanel('graph'); this.graph.select(n, true); };
     coil.renderSummary(document.getElementById('stage-summary'), stage);
     this.renderDiff();
-    coil.renderKernels(document.getElementById('kernel-table'), document.getElementById('kernel-source'), stage, pick);
-    coil.renderMemoryPlan(document.getElementById('memory-plan'), stage);
-    coil.renderInfo(document.getElementById('stage-info'), stage);
+    this.showKernel = coil.renderKernels(document.getElementById('kernel-table'),
+      document.getElementById('kernel-source'), stage, pick);
+    this.renderMemory('');
+    coil.renderInfo(document.getElementById('stage-info'), stage, (k) => this.pickKernel(k));
     this.showPanel(this.panel);
     this.setHash(null);
   }
 
+  // The memory plan at the symbol values typed (`typed`, "batch=4"), else --dim, the hints or
+  // the minimum (core/memory_json.h).
+  renderMemory(typed) {
+    const stage = this.stageDocs[this.current];
+    const memory = stage.schedule ? this.core.memory(this.current, typed) : null;
+    coil.renderMemoryPlan(document.getElementById('memory-plan'), stage,
+      memory && memory.ok ? memory.memory : null, (text) => this.renderMemory(text));
+  }
+
+  // Shows kernel `k` of the current stage: its row and (a KernelModule) its source.
+  pickKernel(k) {
+    this.showPanel('kernels');
+    if (this.showKernel) this.showKernel(k);
+  }
+
+  // Opens node `node` of stage `stage` (a provenance link).
+  pickStageNode(stage, node) {
+    this.showStage(stage);
+    this.showPanel('graph');
+    this.graph.select(node, true);
+  }
+
   renderDiff() {
     const i = this.current;
-    const other = this.diffOther.has(i) ? this.diffOther.get(i) : Math.max(0, i - 1);
+    // The previous stage; the first stage is compared with the next (never with itself).
+    const n = this.overview.stages.length;
+    const other = this.diffOther.has(i) ? this.diffOther.get(i) : i > 0 ? i - 1 : Math.min(1, n - 1);
     const doc = this.overview.stages.length > 1 ? this.core.diff(other, i) : null;
     coil.renderDiff(document.getElementById('stage-diff'), this.overview.stages, i, other,
       doc && doc.ok ? doc : null, (o) => { this.diffOther.set(i, o); this.renderDiff(); });
@@ -194,14 +225,20 @@ coil.App = class {
 
   onSelect(index) {
     const stage = this.stageDocs[this.current];
-    let doc = null;
+    let doc = null, answerProvenance = null;
     if (index !== null) {
       const answer = this.core.node(this.current, index);
       if (!answer.ok) throw new Error(answer.error);
       doc = answer.node;
+      answerProvenance = answer.provenance;
     }
     coil.renderNodeDetails(document.getElementById('node-details'), doc,
-      (n) => this.graph.select(n, true));
+      (n) => this.graph.select(n, true), {
+        provenance: answerProvenance,
+        stage,
+        pickStageNode: (s, n) => this.pickStageNode(s, n),
+        pickKernel: (k) => this.pickKernel(k),
+      });
     this.setHash(index === null ? null : stage.graph.nodes[index].id);
   }
 

@@ -9,6 +9,10 @@
 // DOM contract (the browser test and deep links use it): #graph-view has data-node-count =
 // the number of graph nodes; each node is a <div class="node" data-node-id="ID"
 // data-node-index="I">, each graph input a <div class="node input" data-input-index="K">.
+// On a schedule stage each kernel with nodes is a <div class="kernel-box" data-kernel="K">
+// drawn around the boxes of exactly its nodes (behind them, in the kernel's colour). The
+// minimap (<canvas class="minimap">) shows the whole drawing and the view; a click there
+// centres the view on that point.
 'use strict';
 
 coil.GraphView = class {
@@ -22,6 +26,7 @@ coil.GraphView = class {
     this.matchAt = -1;
     this.canvas = coil.el('canvas', { class: 'edges' });
     this.layer = coil.el('div', { class: 'graph-layer' });
+    this.minimap = coil.el('canvas', { class: 'minimap', title: 'the whole graph: click to go there' });
     this.installInput();
     if (window.ResizeObserver) new ResizeObserver(() => this.scheduleDraw()).observe(container);
   }
@@ -58,6 +63,13 @@ coil.GraphView = class {
       }
       parts.push(`<div class="${cls}" data-node-id="${esc(n.id)}" data-node-index="${i}" style="${pos(I + i)}${colour}">${esc(coil.nodeLabel(n.op))}</div>`);
     }
+    // Kernel boxes: each kernel's nodes' bounding box, padded, behind the nodes (first in the
+    // layer). Where another node falls inside a box the box is split by layer rows, so a box
+    // never contains a node of another kernel.
+    this.kernelBoxes = kernels ? coil.kernelBoxes(kernels, b, I) : [];
+    const boxParts = this.kernelBoxes.map((k) =>
+      `<div class="kernel-box" data-kernel="${k.kernel}" title="kernel ${esc(kernels[k.kernel].name)}" ` +
+      `style="left:${k.x0}px;top:${k.y0}px;width:${k.x1 - k.x0}px;height:${k.y1 - k.y0}px;border-color:${kernels[k.kernel].colour}"></div>`);
     // Fit the view while the layer is still empty: fit() measures the container, and measuring
     // after inserting 5,000 nodes would force a style and layout pass now and another one at
     // the next frame (the fitted scale may toggle the layer's "far" class).
@@ -66,10 +78,13 @@ coil.GraphView = class {
       this.container.textContent = '';
       this.container.append(this.canvas, this.layer);
     }
-    this.fit();
-    this.layer.innerHTML = parts.join('');
+    if (this.minimap.parentNode !== this.container) this.container.appendChild(this.minimap);
+    this.drawMinimapBase();
+    this.fitTop();
+    this.layer.innerHTML = boxParts.join('') + parts.join('');
     this.container.dataset.nodeCount = String(g.nodes.length);
     this.nodeEls = this.layer.querySelectorAll('div[data-node-index]');
+    this.itemEls = this.layer.querySelectorAll('div.node');  // inputs, then nodes
     // Edges per layout item, and each edge's bounding box for culling.
     this.edgesOf = new Map();
     this.edgeBoxes = new Float64Array(4 * L.edges.length);
@@ -104,22 +119,29 @@ coil.GraphView = class {
     return this.stage.graph.nodes.findIndex((n) => n.id === id);
   }
 
-  // Highlights nodes whose op, name or id contains `query`; returns the match count.
+  // Highlights nodes whose op, name (name path), id or source location contains `query`,
+  // and graph inputs whose name or type does; returns the match count.
   search(query) {
-    for (const i of this.matches) this.nodeEls[i].classList.remove('match');
-    this.matches = [];
+    for (const item of this.matches) this.itemEls[item].classList.remove('match');
+    this.matches = [];  // layout items: inputs first, then nodes
     this.matchAt = -1;
     const q = query.trim().toLowerCase();
     this.layer.classList.toggle('searching', q.length > 0);
     this.scheduleDraw();
     if (!q) return 0;
-    this.stage.graph.nodes.forEach((n, i) => {
-      if (n.op.toLowerCase().includes(q) || n.name.toLowerCase().includes(q) ||
-          n.id.toLowerCase().includes(q)) {
-        this.matches.push(i);
+    const g = this.stage.graph, I = g.inputs.length;
+    g.inputs.forEach((v, k) => {
+      if (v.name.toLowerCase().includes(q) || ('%' + v.value) === q || v.type.toLowerCase().includes(q)) {
+        this.matches.push(k);
       }
     });
-    for (const i of this.matches) this.nodeEls[i].classList.add('match');
+    g.nodes.forEach((n, i) => {
+      if (n.op.toLowerCase().includes(q) || n.name.toLowerCase().includes(q) ||
+          n.id.toLowerCase().includes(q) || (n.loc && n.loc.toLowerCase().includes(q))) {
+        this.matches.push(I + i);
+      }
+    });
+    for (const item of this.matches) this.itemEls[item].classList.add('match');
     this.nextMatch();
     return this.matches.length;
   }
@@ -128,7 +150,7 @@ coil.GraphView = class {
   nextMatch() {
     if (this.matches.length === 0) return 0;
     this.matchAt = (this.matchAt + 1) % this.matches.length;
-    this.centerOn(this.stage.graph.inputs.length + this.matches[this.matchAt]);
+    this.centerOn(this.matches[this.matchAt]);
     return this.matchAt + 1;
   }
 
@@ -143,8 +165,9 @@ coil.GraphView = class {
     this.apply();
   }
 
-  // Shows the top of the drawing, its width fitted (between 0.3:1 and 1:1).
-  fit() {
+  // The first view of a stage: the top of the drawing, its width fitted (between 0.3:1 and
+  // 1:1), so labels stay readable on tall graphs.
+  fitTop() {
     const L = this.stage.graph.layout, r = this.container.getBoundingClientRect();
     // Hidden (another panel is showing): fit again when the graph panel is shown.
     this.needsFit = r.width === 0;
@@ -165,6 +188,22 @@ coil.GraphView = class {
     this.apply();
   }
 
+  // Fit to view: the whole drawing (every box) in the view, at most 1:1 ("fit" button).
+  fit() {
+    const b = this.stage.graph.layout.boxes, r = this.container.getBoundingClientRect();
+    this.needsFit = false;
+    const W = r.width || 800, H = r.height || 600, pad = 12;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (let k = 0; k < b.length; k += 4) {
+      x0 = Math.min(x0, b[k]); y0 = Math.min(y0, b[k + 1]);
+      x1 = Math.max(x1, b[k] + b[k + 2]); y1 = Math.max(y1, b[k + 1] + b[k + 3]);
+    }
+    if (x1 < x0) { x0 = y0 = 0; x1 = y1 = 1; }
+    const s = Math.min(1, (W - 2 * pad) / Math.max(1, x1 - x0), (H - 2 * pad) / Math.max(1, y1 - y0));
+    this.view = { s, x: W / 2 - ((x0 + x1) / 2) * s, y: H / 2 - ((y0 + y1) / 2) * s };
+    this.apply();
+  }
+
   zoomBy(factor, cx, cy) {
     const r = this.container.getBoundingClientRect();
     if (cx === undefined) { cx = r.width / 2; cy = r.height / 2; }
@@ -178,6 +217,7 @@ coil.GraphView = class {
     const v = this.view;
     this.layer.style.transform = `translate(${v.x}px,${v.y}px) scale(${v.s})`;
     this.layer.classList.toggle('far', v.s < 0.35);
+    this.layer.classList.toggle('specks', v.s < 0.12);
     this.scheduleDraw();
   }
 
@@ -187,6 +227,7 @@ coil.GraphView = class {
     requestAnimationFrame(() => {
       this.drawPending = false;
       this.drawEdges();
+      this.drawMinimap();
     });
   }
 
@@ -238,8 +279,52 @@ coil.GraphView = class {
     }
   }
 
+  // The minimap's picture of every box (coloured by kernel on schedule stages), drawn once per
+  // stage into an offscreen canvas; drawMinimap adds the view's rectangle.
+  drawMinimapBase() {
+    const L = this.stage.graph.layout, b = L.boxes, I = this.stage.graph.inputs.length;
+    const maxW = 180, maxH = 220;
+    const k = Math.min(maxW / Math.max(1, L.width), maxH / Math.max(1, L.height));
+    const w = Math.max(20, Math.ceil(L.width * k)), h = Math.max(20, Math.ceil(L.height * k));
+    this.minimapScale = k;
+    const base = this.minimapBase || (this.minimapBase = document.createElement('canvas'));
+    base.width = w;
+    base.height = h;
+    this.minimap.width = w;
+    this.minimap.height = h;
+    const ctx = base.getContext('2d');
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, w, h);
+    const sched = this.stage.schedule;
+    for (let item = 0; item < b.length / 4; ++item) {
+      const kern = sched && item >= I ? sched.node_kernel[item - I] : -1;
+      ctx.fillStyle = kern >= 0 ? sched.kernels[kern].colour : item < I ? '#1c7ed6' : '#868e96';
+      ctx.fillRect(b[4 * item] * k, b[4 * item + 1] * k, Math.max(1, b[4 * item + 2] * k),
+        Math.max(1, b[4 * item + 3] * k));
+    }
+  }
+
+  drawMinimap() {
+    if (!this.minimapBase || !this.stage) return;
+    const ctx = this.minimap.getContext('2d'), k = this.minimapScale, v = this.view;
+    const r = this.container.getBoundingClientRect();
+    ctx.drawImage(this.minimapBase, 0, 0);
+    ctx.strokeStyle = '#e8590c';
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect((-v.x / v.s) * k, (-v.y / v.s) * k, (r.width / v.s) * k, (r.height / v.s) * k);
+  }
+
   installInput() {
     const c = this.container;
+    this.minimap.addEventListener('pointerdown', (ev) => {
+      ev.stopPropagation();
+      const m = this.minimap.getBoundingClientRect(), r = c.getBoundingClientRect();
+      const x = (ev.clientX - m.left) / this.minimapScale, y = (ev.clientY - m.top) / this.minimapScale;
+      this.view.x = r.width / 2 - x * this.view.s;
+      this.view.y = r.height / 2 - y * this.view.s;
+      this.apply();
+    });
+    this.minimap.addEventListener('click', (ev) => ev.stopPropagation());
     let drag = null;
     c.addEventListener('wheel', (ev) => {
       if (!this.stage) return;
@@ -265,6 +350,15 @@ coil.GraphView = class {
       if (drag && drag.moved) c.classList.remove('panning');
       this.suppressClick = drag !== null && drag.moved;  // a pan ends with a click event
       drag = null;
+    });
+    // Tooltips (op, name path, source location, kernel) are made on first hover: a title on
+    // each of 5,000 nodes would cost the first drawing.
+    c.addEventListener('mouseover', (ev) => {
+      const e = ev.target.closest && ev.target.closest('div[data-node-index]');
+      if (!e || e.title || !this.stage) return;
+      const i = Number(e.dataset.nodeIndex), n = this.stage.graph.nodes[i], s = this.stage.schedule;
+      e.title = n.op + (n.name ? ` "${n.name}"` : '') + (n.loc ? ` at ${n.loc}` : '') +
+        (s && s.node_kernel[i] >= 0 ? ` · kernel ${s.kernels[s.node_kernel[i]].name}` : '');
     });
     c.addEventListener('click', (ev) => {
       if (this.suppressClick) {
@@ -301,3 +395,57 @@ function traceArrow(ctx, e) {
   ctx.lineTo(x + 3.5, y - 7);
   ctx.closePath();
 }
+
+// Boxes around each kernel's nodes: [{kernel, x0, y0, x1, y1}] in layout coordinates. A
+// kernel's nodes (layout boxes b, node i at item I + i) are taken by layer then x; each joins
+// the current box unless the grown box (padded) would overlap a box of another item, which
+// starts a new box. So a box holds only its kernel's nodes, and every node is in a box.
+coil.kernelBoxes = function (kernels, b, I) {
+  const pad = 5, items = b.length / 4;
+  const kernelOf = new Int32Array(items).fill(-1);
+  kernels.forEach((k, ki) => k.nodes.forEach((n) => { if (kernelOf[I + n] < 0) kernelOf[I + n] = ki; }));
+  // Items by row (the layered layout puts a layer's boxes at one y), rows sorted by y.
+  const rows = new Map();
+  for (let it = 0; it < items; ++it) {
+    const y = b[4 * it + 1];
+    if (!rows.has(y)) rows.set(y, []);
+    rows.get(y).push(it);
+  }
+  const ys = [...rows.keys()].sort((p, q) => p - q);
+  const overlapsForeign = (ki, members, x0, y0, x1, y1) => {
+    // Rows whose boxes may reach into [y0, y1] (a box is at most a row's height tall).
+    let lo = 0, hi = ys.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (ys[mid] < y0 - 200) lo = mid + 1; else hi = mid; }
+    for (let r = lo; r < ys.length && ys[r] <= y1; ++r) {
+      for (const it of rows.get(ys[r])) {
+        if (members.has(it)) continue;
+        const bx0 = b[4 * it], by0 = b[4 * it + 1], bx1 = bx0 + b[4 * it + 2], by1 = by0 + b[4 * it + 3];
+        if (bx0 < x1 && bx1 > x0 && by0 < y1 && by1 > y0) return true;
+      }
+    }
+    return false;
+  };
+  const out = [];
+  kernels.forEach((k, ki) => {
+    const mine = k.nodes.map((n) => I + n).filter((it) => it < items && kernelOf[it] === ki);
+    mine.sort((p, q) => b[4 * p + 1] - b[4 * q + 1] || b[4 * p] - b[4 * q]);
+    let cur = null;
+    for (const it of mine) {
+      const x0 = b[4 * it] - pad, y0 = b[4 * it + 1] - pad;
+      const x1 = b[4 * it] + b[4 * it + 2] + pad, y1 = b[4 * it + 1] + b[4 * it + 3] + pad;
+      if (cur) {
+        const g = { x0: Math.min(cur.x0, x0), y0: Math.min(cur.y0, y0), x1: Math.max(cur.x1, x1), y1: Math.max(cur.y1, y1) };
+        const members = new Set(cur.members).add(it);
+        if (!overlapsForeign(ki, members, g.x0, g.y0, g.x1, g.y1)) {
+          Object.assign(cur, g);
+          cur.members = members;
+          continue;
+        }
+        out.push(cur);
+      }
+      cur = { kernel: ki, x0, y0, x1, y1, members: new Set([it]) };
+    }
+    if (cur) out.push(cur);
+  });
+  return out.map(({ kernel, x0, y0, x1, y1, members }) => ({ kernel, x0, y0, x1, y1, nodes: [...members].map((it) => it - I) }));
+};

@@ -2,6 +2,7 @@
 // source of a KernelModule with syntax highlighting (#kernel-source).
 'use strict';
 
+// Returns a function that shows kernel k (null when the stage has no schedule).
 coil.renderKernels = function (tableTarget, sourceTarget, stage, onPickNode) {
   const el = coil.el;
   tableTarget.textContent = '';
@@ -11,7 +12,7 @@ coil.renderKernels = function (tableTarget, sourceTarget, stage, onPickNode) {
     tableTarget.appendChild(el('p', { class: 'hint' },
       'This stage has no schedule: kernels appear from the inductor stage on.'));
     sourceTarget.appendChild(el('p', { class: 'hint' }, 'No generated code in this stage.'));
-    return;
+    return null;
   }
   // The generated code first (a KernelModule), with a picker; the kernel table names link to it.
   const km = stage.kernel_module;
@@ -56,6 +57,13 @@ coil.renderKernels = function (tableTarget, sourceTarget, stage, onPickNode) {
       stage.graph.nodes[n].id), ' ']).concat(k.nodes.length > 12 ? [`… ${k.nodes.length - 12} more`] : [])) },
     k.ops.join(', '), el('code', {}, k.ranges),
     { text: coil.formatBytes(k.bytes_moved_hint), num: true }])));
+  const rows = tableTarget.querySelectorAll('tbody tr');
+  rows.forEach((tr, i) => { tr.dataset.kernel = String(i); });
+  // Shows kernel k: its row marked and scrolled to, and its source when the module has it.
+  return (k) => {
+    rows.forEach((tr, i) => tr.classList.toggle('picked', i === k));
+    if (!(showSource && showSource(k)) && rows[k]) rows[k].scrollIntoView({ block: 'center' });
+  };
 };
 
 // HTML of `doc.source` with doc.tokens ([start, length, kind] triples, UTF-16 offsets, from

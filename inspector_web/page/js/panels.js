@@ -2,8 +2,11 @@
 'use strict';
 
 // #node-details for one node: `doc` is a coil_node document's "node" (null: the hint).
-// `onPick(index)` selects another node (a producer or a user).
-coil.renderNodeDetails = function (target, doc, onPick) {
+// `onPick(index)` selects another node (a producer or a user). `more` (optional): {provenance
+// (the coil_node document's), stage (the stage document), pickStageNode(stage, node),
+// pickKernel(k)}: links to the node's ancestors and descendants on other stages, its kernel,
+// and the rejected fusion decisions that name its kernel.
+coil.renderNodeDetails = function (target, doc, onPick, more) {
   const el = coil.el;
   target.textContent = '';
   if (doc === null) {
@@ -19,7 +22,8 @@ coil.renderNodeDetails = function (target, doc, onPick) {
   if (doc.kernel) {
     const k = doc.kernel;
     kv.push(['kernel', el('span', {}, [el('span', { class: 'swatch', style: `background:${k.colour}` }),
-      `${k.name} (${k.kind}${k.extern_op ? ': ' + k.extern_op : ''})`])]);
+      more ? el('span', { class: 'link mono', id: 'node-kernel-link', onclick: () => more.pickKernel(k.index) }, k.name) : k.name,
+      ` (${k.kind}${k.extern_op ? ': ' + k.extern_op : ''})`])]);
   }
   if (doc.saved) kv.push(['autograd', 'saved for backward']);
   target.appendChild(el('dl', { class: 'kv' }, kv.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
@@ -37,6 +41,35 @@ coil.renderNodeDetails = function (target, doc, onPick) {
     el('tr', {}, [el('td', {}, k), el('td', {}, v)]))));
   target.appendChild(el('div', { class: 'section' }, `users (${doc.users.length})`));
   target.appendChild(el('div', {}, doc.users.map((u) => [link(u.node, u.node_id), ' '])));
+  if (!more) return;
+  // Provenance: the same name path (or source location) on the other stages.
+  const p = more.provenance;
+  const stages = p ? p.stages : [];
+  target.appendChild(el('div', { class: 'section' }, p && p.key ?
+    `provenance: "${p.key}" on ${stages.length} other stage${stages.length === 1 ? '' : 's'}` : 'provenance: none (no name or source location)'));
+  const box = el('div', { id: 'node-provenance' });
+  for (const st of stages) {
+    const items = st.nodes.map((n) => [el('span', {
+      class: 'link mono', 'data-stage': st.stage_key, 'data-node-id': n.id, title: n.op,
+      onclick: () => more.pickStageNode(st.stage, n.index),
+    }, coil.nodeLabel(n.op)), ' ']);
+    if (st.total > st.nodes.length) items.push(`… ${st.total - st.nodes.length} more`);
+    const kernels = st.kernels.map((k) => [el('span', { class: 'swatch', style: `background:${k.colour}` }),
+      el('span', { class: 'link mono', 'data-kernel-name': k.name,
+        onclick: () => { more.pickStageNode(st.stage, st.nodes[0].index); more.pickKernel(k.index); } }, k.name), ' ']);
+    box.appendChild(el('div', { class: 'provenance', 'data-relation': st.relation, 'data-stage': st.stage_key }, [
+      el('span', { class: 'stage-name' }, `${st.relation === 'earlier' ? '↑' : '↓'} ${st.title} (${st.total}): `),
+      ...items, kernels.length ? el('span', {}, [' in ', ...kernels]) : '']));
+  }
+  target.appendChild(box);
+  // Why the node's kernel did not fuse further: the rejected decisions that name it.
+  const sched = more.stage && more.stage.schedule;
+  if (doc.kernel && sched) {
+    const rejected = sched.decisions.filter((d) => !d.accepted && d.final_kernels.includes(doc.kernel.index));
+    target.appendChild(el('div', { class: 'section' }, `not fused (${rejected.length} rejected decisions)`));
+    target.appendChild(el('ul', { id: 'node-rejections' }, rejected.slice(0, 12).map((d) =>
+      el('li', {}, `${d.kind} ${d.kernels.join(' + ')}: ${d.reason}`))));
+  }
 };
 
 // The label drawn in a node's box: the op without its namespace ("aten.add" -> "add"), as
@@ -95,7 +128,8 @@ coil.renderDiff = function (target, stages, current, otherIndex, diffDoc, onPick
 };
 
 // #stage-info: guards, graph breaks, recompiles, saved tensors, fusion decisions, problems.
-coil.renderInfo = function (target, stage) {
+// `onPickKernel(k)` shows kernel k (a decision's link).
+coil.renderInfo = function (target, stage, onPickKernel) {
   const el = coil.el;
   target.textContent = '';
   target.appendChild(el('h2', {}, stage.title));
@@ -110,7 +144,8 @@ coil.renderInfo = function (target, stage) {
     target.appendChild(c.breaks.length ? coil.table(['after graph', 'reason', 'op', 'source'],
       c.breaks.map((b) => [String(b.after_graph), b.reason, b.op, b.loc])) : el('p', { class: 'hint' }, 'none: one graph'));
     target.appendChild(el('h3', {}, `Guards (${c.guards.length})`));
-    target.appendChild(coil.table(['guard', 'reason', 'source'], c.guards.map((x) => [el('code', {}, x.text), x.reason, x.loc])));
+    target.appendChild(coil.table(['guard', 'reason', 'source'], c.guards.map((x) =>
+      [el('code', {}, x.text), x.relation ? x.reason : 'checked at call (dtype, shape, value)', x.loc])));
     if (c.recompiles.length) {
       target.appendChild(el('h3', {}, `Recompiles (${c.recompiles.length})`));
       target.appendChild(coil.table(['failed guard', { text: 'compiles', num: true }],
@@ -135,9 +170,35 @@ coil.renderInfo = function (target, stage) {
       ['bytes moved', `${coil.formatBytes(st.bytes_moved_unfused_hint)} → ${coil.formatBytes(st.bytes_moved_hint)} (at the symbols' hints)`],
     ].flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
     target.appendChild(el('h3', {}, `Fusion decisions (${s.decisions.length})`));
-    target.appendChild(coil.table(['pass', 'kind', 'kernels', 'accepted', 'reason', { text: 'bytes saved', num: true }],
-      s.decisions.map((d) => [d.pass, d.kind, d.kernels.join(', '), d.accepted ? 'yes' : 'no', d.reason,
-        { text: coil.formatBytes(d.bytes_saved_hint), num: true }])));
+    // Filters: text (pass, kind, kernel or reason), accepted or rejected, kind; each decision
+    // links to the final kernels its kernels ended up in (core DecisionKernels).
+    const text = el('input', { id: 'decision-filter', type: 'search', placeholder: 'filter: kernel, reason, pass…' });
+    const verdict = el('select', { id: 'decision-verdict' }, [['all', 'accepted and rejected'], ['yes', 'accepted'], ['no', 'rejected']]
+      .map(([v, t]) => el('option', { value: v }, t)));
+    const kinds = [...new Set(s.decisions.map((d) => d.kind))].sort();
+    const kind = el('select', { id: 'decision-kind' }, [el('option', { value: '' }, 'every kind'),
+      ...kinds.map((k) => el('option', { value: k }, k))]);
+    const count = el('span', { id: 'decision-count', class: 'hint' });
+    target.appendChild(el('div', { class: 'filters' }, [text, verdict, kind, count]));
+    const holder = el('div', { id: 'decision-table' });
+    target.appendChild(holder);
+    const draw = () => {
+      const q = text.value.trim().toLowerCase();
+      const rows = s.decisions.filter((d) =>
+        (verdict.value === 'all' || (d.accepted ? 'yes' : 'no') === verdict.value) &&
+        (!kind.value || d.kind === kind.value) &&
+        (!q || [d.pass, d.kind, d.reason, ...d.kernels, ...d.final_kernels.map((k) => s.kernels[k].name)]
+          .some((x) => x.toLowerCase().includes(q))));
+      count.textContent = `${rows.length} of ${s.decisions.length}`;
+      holder.textContent = '';
+      holder.appendChild(coil.table(['pass', 'kind', 'kernels', 'in kernel', 'accepted', 'reason', { text: 'bytes saved', num: true }],
+        rows.map((d) => [d.pass, d.kind, d.kernels.join(', '),
+          { node: el('span', {}, d.final_kernels.map((k) => [el('span', { class: 'swatch', style: `background:${s.kernels[k].colour}` }),
+            el('span', { class: 'link mono', 'data-kernel': k, onclick: () => onPickKernel && onPickKernel(k) }, s.kernels[k].name), ' '])) },
+          d.accepted ? 'yes' : 'no', d.reason, { text: coil.formatBytes(d.bytes_saved_hint), num: true }])));
+    };
+    for (const c of [text, verdict, kind]) c.addEventListener(c === text ? 'input' : 'change', draw);
+    draw();
   }
   if (!g.problems.length && !stage.capture && !stage.autograd && !stage.schedule && !g.guards.length) {
     target.appendChild(el('p', { class: 'hint' }, 'No guards, graph breaks, saved tensors or schedule in this stage.'));
@@ -159,8 +220,10 @@ coil.renderTimings = function (target, overview) {
     target.appendChild(el('p', { class: 'hint' }, 'This file records no timings.'));
   }
   target.appendChild(el('h3', {}, 'Stage artifacts'));
+  // A stage's time is never exactly 0: 0 means the writer did not record it.
   target.appendChild(coil.table(['stage', { text: 'time', num: true }, ''],
-    overview.artifacts.map((a) => [a.stage, { text: coil.formatSeconds(a.seconds), num: true }, bar(a.seconds)])));
+    overview.artifacts.map((a) => [a.stage, { text: a.seconds ? coil.formatSeconds(a.seconds) : 'not recorded', num: true },
+      a.seconds ? bar(a.seconds) : ''])));
   if (overview.options.length) {
     target.appendChild(el('h3', {}, 'Options'));
     target.appendChild(coil.table(['option', 'value'], overview.options.map(([k, v]) => [k, v])));
