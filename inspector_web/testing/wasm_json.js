@@ -24,6 +24,9 @@ require(path.resolve(modulePath))().then((m) => {
       for (let n = 0; n < parsed.stages[i].node_count; ++n) {
         lines.push(result(m.ccall('coil_node', 'number', ['number', 'number'], [i, n])));
       }
+      for (const typed of ['', 's0=7', 's0=x']) {
+        lines.push(result(m.ccall('coil_memory', 'number', ['number', 'string'], [i, typed])));
+      }
     }
   }
   process.stdout.write(lines.join('\n') + '\n');

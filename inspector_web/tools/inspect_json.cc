@@ -4,7 +4,8 @@
 //   inspect_json FILE --stage N       stage N's JSON (coil_stage)
 //   inspect_json FILE --time          per-step wall times for every stage, no JSON
 //   inspect_json FILE --all           one document per line: the overview, then for each stage
-//                                     i its JSON, the diff (i-1, i) and each node's details;
+//                                     i its JSON, the diff (i-1, i), each node's details and
+//                                     its memory plan at "", "s0=7" and "s0=x";
 //                                     what the wasm module must reproduce byte for byte
 //                                     (testing/wasm_native_test.sh)
 // Exit status 1 when the file does not load (the error JSON is still printed).
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
         std::printf("%s\n", inspector.DiffJson(stage == 0 ? 0 : stage - 1, stage).c_str());
         for (int n = 0; n < inspector.stages()[i].graph->nodes_size(); ++n) {
           std::printf("%s\n", inspector.NodeJson(stage, n).c_str());
+        }
+        for (const char* typed : {"", "s0=7", "s0=x"}) {
+          std::printf("%s\n", inspector.MemoryJson(stage, typed).c_str());
         }
       }
     }
