@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capture/logging.h"
+#include "capture/name_scope.h"
 #include "capture/tensor.h"
 #include "gtest/gtest.h"
 
@@ -48,6 +49,38 @@ TEST(CompileTest, FirstCallTracesLaterCallsRunTheArtifact) {
   EXPECT_GE(r.graphs(0).nodes_size(), 3);
   EXPECT_EQ(r.breaks_size(), 0);
   EXPECT_GE(r.guards_size(), 2);
+}
+
+// Provenance: ops traced inside NameScopes are named with the module path; every op keeps its
+// C++ source location.
+TEST(CompileTest, NameScopesNameTheCapturedOps) {
+  auto f = compile([&](const Tensor& x, const Tensor& w) {
+    Tensor h;
+    {
+      NameScope block("blocks.0");
+      NameScope fc("fc");
+      h = relu(matmul(x, w));
+    }
+    return h * 2.0;
+  });
+  Tensor x = Tensor::Randn({4, 8}, 1), w = Tensor::Randn({8, 3}, 2);
+  ExpectSame(f(x, w), relu(matmul(x, w)) * 2.0);
+  EXPECT_EQ(NameScope::CurrentPath(), "");
+  proto::CaptureResult r = f.capture_result();
+  ASSERT_EQ(r.graphs_size(), 1);
+  int named = 0, unnamed = 0;
+  for (const proto::Node& n : r.graphs(0).nodes()) {
+    EXPECT_GT(n.loc().line(), 0) << n.op();
+    if (n.op() == "aten.matmul" || n.op() == "aten.relu") {
+      EXPECT_EQ(n.name(), "blocks.0.fc") << n.op();
+      ++named;
+    } else {
+      EXPECT_EQ(n.name(), "") << n.op();
+      ++unnamed;
+    }
+  }
+  EXPECT_EQ(named, 2);
+  EXPECT_GE(unnamed, 1);
 }
 
 // One guard kind per case: the changed call recompiles once, and a repeat of it hits.

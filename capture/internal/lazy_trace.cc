@@ -9,6 +9,7 @@
 #include "capture/error.h"
 #include "capture/internal/guards.h"
 #include "capture/logging.h"
+#include "capture/name_scope.h"
 #include "ir/check.h"
 #include "ir/graph_hash.h"
 #include "ir/op_registry.h"
@@ -166,6 +167,10 @@ std::vector<Tensor> LazyTrace::Record(absl::string_view op, const std::vector<Te
         absl::StrCat(named ? "" : absl::StrCat(op, ": "), message,
                      located ? "" : absl::StrCat(" (at ", FileLine(loc), ")"), " (while tracing ",
                      options_.fn_name, ")")));
+  }
+  // Provenance: the module path of the open NameScopes names the node.
+  if (const std::string& path = NameScope::CurrentPath(); !path.empty() && !out->empty()) {
+    (*out)[0]->producer()->set_name(path);
   }
   const OpSchema* schema = OpRegistry::Global().Find(op);
   std::vector<Tensor> results;
