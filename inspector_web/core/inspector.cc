@@ -34,6 +34,13 @@ void WriteCapture(const Stage& s, JsonWriter& w) {
   w.BeginObject();
   w.Field("index", s.capture_index);
   w.Field("graphs", c.graphs_size());
+  // A CaptureResult holds the graphs of the function's latest compile: the how-manieth one it
+  // is (1 + recompiles; a recompile records its count).
+  int compile = 1;
+  for (const proto::CaptureResult::Recompile& r : c.recompiles()) {
+    compile = std::max(compile, std::max(r.count(), 1 + c.recompiles_size()));
+  }
+  w.Field("compile", compile);
   w.Key("guards");
   w.BeginArray();
   for (const proto::Guard& g : c.guards()) {

@@ -156,6 +156,7 @@ TEST_F(InspectorTest, CaptureShowsBreaksGuardsAndRecompiles) {
   EXPECT_EQ(c["breaks"][0]["loc"].str(), "model.py:14:0 in forward");
   EXPECT_EQ(c["guards"][0]["text"].str(), "s0 <= 64");
   EXPECT_EQ(c["recompiles"][0]["count"].integer(), 2);
+  EXPECT_EQ(c["compile"].integer(), 2);  // the graphs are the second compile's
   EXPECT_EQ(c0["graph"]["guards"][0]["reason"].str(), "batch limit");
   EXPECT_EQ(Stage(StageIndex("capture.1"))["capture"]["index"].integer(), 1);
 }

@@ -140,6 +140,9 @@ coil.renderInfo = function (target, stage, onPickKernel) {
   }
   if (stage.capture) {
     const c = stage.capture;
+    target.appendChild(el('p', { id: 'capture-compile' }, c.compile > 1 ?
+      `These graphs are compile ${c.compile} of ${c.compile} (the latest; ${c.recompiles.length} recompile${c.recompiles.length === 1 ? '' : 's'}, ` +
+      `the last because ${c.recompiles[c.recompiles.length - 1].reason}).` : 'These graphs are the function\'s only compile.'));
     target.appendChild(el('h3', {}, `Graph breaks (${c.breaks.length})`));
     target.appendChild(c.breaks.length ? coil.table(['after graph', 'reason', 'op', 'source'],
       c.breaks.map((b) => [String(b.after_graph), b.reason, b.op, b.loc])) : el('p', { class: 'hint' }, 'none: one graph'));
