@@ -20,11 +20,17 @@ def coil_cc_proto_library(name, srcs, deps = [], py = False, visibility = None):
         visibility = visibility,
     )
     stems = [s[:-len(".proto")] for s in srcs]
+
+    # Imports are written from coil's root ("ir/proto/graph.proto"). Built as a dependency of
+    # another workspace, coil's files live under external/<repo>/ (and so do the outputs).
+    repo = native.repository_name()
+    root = "." if repo == "@" else "external/" + repo[1:]
+    out_dir = "$(GENDIR)" if repo == "@" else "$(GENDIR)/" + root
     native.genrule(
         name = name + "_gen",
         srcs = srcs + [d + "_protos" for d in deps],
         outs = [s + ".pb.h" for s in stems] + [s + ".pb.cc" for s in stems],
-        cmd = "/usr/bin/protoc -I. --cpp_out=$(GENDIR) " +
+        cmd = "/usr/bin/protoc -I" + root + " --cpp_out=" + out_dir + " " +
               " ".join(["$(location %s)" % s for s in srcs]),
     )
     native.cc_library(
@@ -39,7 +45,7 @@ def coil_cc_proto_library(name, srcs, deps = [], py = False, visibility = None):
             name = name + "_py_gen",
             srcs = srcs + [d + "_protos" for d in deps],
             outs = [s + "_pb2.py" for s in stems],
-            cmd = "/usr/bin/protoc -I. --python_out=$(GENDIR) " +
+            cmd = "/usr/bin/protoc -I" + root + " --python_out=" + out_dir + " " +
                   " ".join(["$(location %s)" % s for s in srcs]),
         )
         native.filegroup(
