@@ -200,6 +200,17 @@ module.exports = async function explorerChecks(page, expect, env) {
   check(visible && picked === k, `a decision's kernel link shows kernel ${k} in the kernel table (${picked})`);
   await screenshot(page, "decision-kernel");
 
+  // ---- the compare view of prims vs inductor lists the fused groups ----
+  await showStage(page, ind.key, ind.count);
+  await page.click('.panel-tab[data-panel="diff"]');
+  const prevIndex = expect.stages.findIndex((x) => x.key === prims.key);
+  await page.selectOption("#diff-against", String(prevIndex));
+  const groups = await page.$$eval("#fused-groups tbody tr", (rows) => rows.map((r) => r.cells[1].textContent));
+  const wantGroups = ind.kernels.filter((k) => k.nodes.length > 1).map((k) => k.name);
+  check(wantGroups.length > 0 && JSON.stringify(groups) === JSON.stringify(wantGroups),
+        `compare prims -> inductor: ${groups.length} fused groups listed (want ${wantGroups.length})`);
+  await screenshot(page, "compare-prims-inductor");
+
   // ---- labels: the first stage diffs against another; no "? ? ?" guard; no "0 s" time ----
   await page.click('.panel-tab[data-panel="graph"]');
   await showStage(page, expect.stages[0].key, expect.stages[0].count);

@@ -214,10 +214,18 @@ coil.App = class {
     const doc = this.overview.stages.length > 1 ? this.core.diff(other, i) : null;
     coil.renderDiff(document.getElementById('stage-diff'), this.overview.stages, i, other,
       doc && doc.ok ? doc : null, (o) => { this.diffOther.set(i, o); this.renderDiff(); });
+    // The structural part needs the other stage's document (its layout too): built only when
+    // the Diff panel is shown, so opening a stage costs one document.
+    if (doc && doc.ok && this.panel === 'diff') {
+      coil.renderStructuralDiff(document.getElementById('stage-diff'), this.stageDoc(other),
+        this.stageDoc(i), (k) => this.pickKernel(k));
+    }
   }
 
   showPanel(name) {
+    const changed = this.panel !== name;
     this.panel = name;
+    if (name === 'diff' && changed && this.current >= 0) this.renderDiff();
     document.querySelectorAll('.panel-tab').forEach((b) => b.classList.toggle('active', b.dataset.panel === name));
     document.querySelectorAll('#main > .panel').forEach((p) => { p.hidden = p.dataset.panel !== name; });
     if (name === 'graph' && this.graph.stage && this.graph.needsFit) this.graph.fit();

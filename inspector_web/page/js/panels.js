@@ -127,6 +127,47 @@ coil.renderDiff = function (target, stages, current, otherIndex, diffDoc, onPick
   }));
 };
 
+// The structural part of #stage-diff, below the op counts: name paths (provenance keys) only
+// one of the two stages has, and the fused groups of a schedule stage (kernels computing more
+// than one node, with the ops they merged). `onPickKernel(k)` shows kernel k of `after`.
+coil.renderStructuralDiff = function (target, before, after, onPickKernel) {
+  const el = coil.el;
+  const keys = (doc) => {
+    const m = new Map();
+    for (const n of doc.graph.nodes) {
+      const k = n.name || n.loc;
+      if (k) m.set(k, (m.get(k) || 0) + 1);
+    }
+    return m;
+  };
+  const a = keys(before), b = keys(after);
+  const gone = [...a.keys()].filter((k) => !b.has(k)), came = [...b.keys()].filter((k) => !a.has(k));
+  const box = el('div', { id: 'structural-diff' });
+  box.appendChild(el('h3', {}, 'Name paths'));
+  box.appendChild(el('p', {}, `${a.size} in ${before.title}, ${b.size} in ${after.title}: ` +
+    `${gone.length} only in ${before.title}, ${came.length} only in ${after.title}.`));
+  for (const [list, what] of [[gone, `only in ${before.title}`], [came, `only in ${after.title}`]]) {
+    if (list.length) box.appendChild(el('p', { class: 'hint' }, `${what}: ${list.slice(0, 20).join(', ')}${list.length > 20 ? ', …' : ''}`));
+  }
+  const s = after.schedule;
+  if (s) {
+    const groups = s.kernels.map((k, i) => ({ k, i })).filter(({ k }) => k.nodes.length > 1);
+    box.appendChild(el('h3', {}, `Fused groups in ${after.title} (${groups.length} kernels computing more than one node)`));
+    box.appendChild(el('div', { id: 'fused-groups' }, [coil.table(['', 'kernel', { text: 'nodes', num: true }, 'ops merged', 'name paths'],
+      groups.map(({ k, i }) => {
+        const names = [...new Set(k.nodes.map((n) => after.graph.nodes[n].name).filter((x) => x))];
+        const ops = new Map();
+        for (const n of k.nodes) { const op = coil.nodeLabel(after.graph.nodes[n].op); ops.set(op, (ops.get(op) || 0) + 1); }
+        return [{ node: el('span', { class: 'swatch', style: `background:${k.colour}` }) },
+          { node: el('span', { class: 'link mono', onclick: () => onPickKernel(i) }, k.name) },
+          { text: String(k.nodes.length), num: true },
+          [...ops].map(([op, c]) => (c > 1 ? `${op}×${c}` : op)).join(' '),
+          names.slice(0, 4).join(', ') + (names.length > 4 ? ', …' : '')];
+      }))]));
+  }
+  target.appendChild(box);
+};
+
 // #stage-info: guards, graph breaks, recompiles, saved tensors, fusion decisions, problems.
 // `onPickKernel(k)` shows kernel k (a decision's link).
 coil.renderInfo = function (target, stage, onPickKernel) {
