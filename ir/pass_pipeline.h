@@ -14,8 +14,14 @@
 // whether the IR changed. Errors: a pass's error keeps its code and is prefixed with
 // "pipeline.pass: "; an input that does not verify is InvalidArgument ("the input to
 // pipeline 'prims' does not verify: ..."); IR that stops verifying after a pass is a compiler
-// bug, InternalError naming the pass; a dump pattern that is not a valid regular expression is
-// InvalidArgument.
+// bug, InternalError naming the pass (or, verifying at the end only, the passes that ran); a
+// dump pattern that is not a valid regular expression is InvalidArgument.
+//
+// Verification points: tests and debug builds verify after every pass; optimized (NDEBUG)
+// builds verify the input and the pipeline's result only (kVerifyEachPassByDefault): on a
+// 100k-node graph the per-pass verifiers were about a quarter of the compile's CPU time
+// (docs/benchmarks.md, "Scheduling time against graph size"), and a broken IR is still caught
+// before it leaves the pipeline.
 #ifndef COIL_IR_PASS_PIPELINE_H_
 #define COIL_IR_PASS_PIPELINE_H_
 
@@ -41,10 +47,21 @@ struct PassRecord {
   std::string dump;  // the IR as text after the pass; empty unless its name matched
 };
 
+// Whether PassPipelineOptions verify after every pass by default: yes in tests and debug builds,
+// no (input and result only) in optimized builds.
+#ifdef NDEBUG
+inline constexpr bool kVerifyEachPassByDefault = false;
+#else
+inline constexpr bool kVerifyEachPassByDefault = true;
+#endif
+
 struct PassPipelineOptions {
-  // The verifier before the first pass and after every pass. On by default: tests and debug
-  // builds always verify; a driver may turn it off for speed in optimized builds.
+  // The verifier on the input and on the result. On by default; a driver may turn it off for
+  // speed (callers then check their input themselves, as BuildSchedule does).
   bool verify = true;
+  // With `verify`: verify after every pass as well, so a pass that breaks the IR is named.
+  // Off: the IR is verified after the last pass only.
+  bool verify_each_pass = kVerifyEachPassByDefault;
   // ECMAScript regular expression matched against "pipeline.pass"; a matching pass's IR is
   // printed into its record after it runs. Empty: no dumps. The driver fills it from its
   // options or COIL_DUMP (passes never read the environment).
@@ -106,7 +123,7 @@ class PassPipeline {
         return absl::Status(changed.status().code(),
                             absl::StrCat(qualified, ": ", changed.status().message()));
       }
-      if (options.verify) {
+      if (options.verify && options.verify_each_pass) {
         if (absl::Status s = hooks_.verify(ir); !s.ok()) {
           return absl::InternalError(absl::StrCat("pass ", qualified,
                                                   " broke the IR (a compiler bug): ", s.message()));
@@ -117,6 +134,16 @@ class PassPipeline {
         PassRecord r{name_, e.name, seconds, *changed, ""};
         if (*dump && hooks_.print) r.dump = hooks_.print(ir);
         records->push_back(std::move(r));
+      }
+    }
+    if (options.verify && !options.verify_each_pass && !passes_.empty()) {
+      if (absl::Status s = hooks_.verify(ir); !s.ok()) {
+        std::string names;
+        for (const Entry& e : passes_) absl::StrAppend(&names, names.empty() ? "" : ", ", e.name);
+        return absl::InternalError(absl::StrCat(
+            "pipeline '", name_, "' broke the IR (a compiler bug) in one of its passes (", names,
+            "; verified after the last one only: verify_each_pass names the pass): ",
+            s.message()));
       }
     }
     return any;

@@ -109,13 +109,53 @@ TEST(PassPipelineTest, APassThatBreaksTheIrIsNamed) {
         return true;
       });
   Ints ir = {2};
-  absl::StatusOr<bool> r = p.Run(ir);
+  absl::StatusOr<bool> r = p.Run(ir, {.verify_each_pass = true});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(r.status().message(), HasSubstr("pass toy.negate broke the IR"));
-  // Without verification the same run succeeds (the driver's choice in optimized builds).
+  // Without verification the same run succeeds (a driver's choice for speed).
   ir = {2};
   EXPECT_TRUE(p.Run(ir, {.verify = false}).ok());
+}
+
+// Optimized builds' default: the input and the result are verified, not each pass. A broken
+// result is still an InternalError, listing the passes that may have broken it; a pass that
+// breaks the IR and a later one that repairs it go unnoticed (the price of the speed).
+TEST(PassPipelineTest, VerifyingTheResultOnlyCatchesABrokenResult) {
+  PassPipeline<Ints> p("toy", {.verify = NoNegatives});
+  int verified = 0;
+  PassPipeline<Ints> counted("toy", {.verify = [&verified](const Ints& ir) {
+                                       ++verified;
+                                       return NoNegatives(ir);
+                                     }});
+  auto negate = [](Ints& ir) -> absl::StatusOr<bool> {
+    for (int& x : ir) x = -x;
+    return true;
+  };
+  p.Add("fine", [](Ints&) -> absl::StatusOr<bool> { return false; }).Add("negate", negate);
+  Ints ir = {2};
+  absl::StatusOr<bool> r = p.Run(ir, {.verify_each_pass = false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("pipeline 'toy' broke the IR (a compiler bug) in one of its passes "
+                        "(fine, negate; verified after the last one only"));
+  EXPECT_THAT(r.status().message(), HasSubstr("element 0 < 0"));
+
+  counted.Add("negate", negate).Add("negate_again", negate).Add("keep", [](Ints&) {
+    return absl::StatusOr<bool>(false);
+  });
+  ir = {2};
+  EXPECT_TRUE(counted.Run(ir, {.verify_each_pass = false}).ok());
+  EXPECT_EQ(verified, 2);  // the input and the result
+  verified = 0;
+  ir = {2};
+  EXPECT_FALSE(counted.Run(ir, {.verify_each_pass = true}).ok());
+  EXPECT_EQ(verified, 2);  // the input, then the first pass's broken result
+  verified = 0;
+  ir = {2};
+  EXPECT_TRUE(counted.Run(ir, {.verify = false}).ok());
+  EXPECT_EQ(verified, 0);
 }
 
 TEST(PassPipelineTest, PassErrorsKeepTheirCodeAndNameThePass) {

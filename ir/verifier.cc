@@ -2,11 +2,16 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/io/data_path.h"
@@ -25,20 +30,53 @@ std::string TypeList(absl::Span<const TensorType> types) {
   });
 }
 
+// Messages are built only for errors: the verifier runs several times per compile over every
+// value, and building "output %12 of type f32[...]" for each one was most of its time.
+using What = absl::FunctionRef<std::string()>;
+
 // A type whose byte size does not fit in int64 cannot exist; rejecting it here keeps meta
 // functions (whose SymExpr arithmetic CHECK-fails on overflow) from multiplying its dimensions.
-// SymExpr::FromProto multiplies with overflow checks and reports an overflow as an error.
-absl::Status CheckSize(const TensorType& t, absl::string_view what) {
-  if (!IsValidDType(t.dtype)) return absl::OkStatus();
-  proto::SymExpr bytes;
-  bytes.set_kind(proto::SymExpr::MUL);
-  bytes.add_args()->set_kind(proto::SymExpr::CONST);
-  bytes.mutable_args(0)->set_value(ElementSize(t.dtype));
-  for (const SymExpr& d : t.shape) *bytes.add_args() = d.ToProto();
-  if (SymExpr::FromProto(bytes).ok()) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, " has type ", t.ToString(), " whose size overflows int64"));
-}
+// Static shapes multiply with checked int64 arithmetic; a symbolic one goes through
+// SymExpr::FromProto, which multiplies with overflow checks and reports an overflow as an error
+// (once per distinct shape and element size: most values share a few shapes).
+class SizeChecker {
+ public:
+  absl::Status Check(const TensorType& t, What what) {
+    if (!IsValidDType(t.dtype)) return absl::OkStatus();
+    const int64_t element = ElementSize(t.dtype);
+    int64_t bytes = element;
+    bool is_static = true, overflow = false;
+    for (const SymExpr& d : t.shape) {
+      std::optional<int64_t> c = d.AsConstant();
+      if (!c.has_value()) {
+        is_static = false;
+        break;
+      }
+      overflow = overflow || __builtin_mul_overflow(bytes, *c, &bytes);
+    }
+    bool fits = !overflow;
+    if (!is_static) {
+      auto [it, inserted] = symbolic_.try_emplace(std::make_pair(element, t.shape), true);
+      if (inserted) it->second = Fits(element, t.shape);
+      fits = it->second;
+    }
+    if (fits) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(what(), " has type ", t.ToString(), " whose size overflows int64"));
+  }
+
+ private:
+  static bool Fits(int64_t element, const std::vector<SymExpr>& shape) {
+    proto::SymExpr bytes;
+    bytes.set_kind(proto::SymExpr::MUL);
+    bytes.add_args()->set_kind(proto::SymExpr::CONST);
+    bytes.mutable_args(0)->set_value(element);
+    for (const SymExpr& d : shape) *bytes.add_args() = d.ToProto();
+    return SymExpr::FromProto(bytes).ok();
+  }
+
+  absl::flat_hash_map<std::pair<int64_t, std::vector<SymExpr>>, bool> symbolic_;
+};
 
 // The graph's declared symbols (Graph::symbols(), `symbol NAME ...` lines in text IR). Code
 // generation binds only these at run time, so a shape or attribute using any other symbol
@@ -53,43 +91,46 @@ class DeclaredSymbols {
         if (d.is_symbol()) bound_.insert(d.ToString());
       }
     }
-    std::vector<std::string> sorted(names_.begin(), names_.end());
-    std::sort(sorted.begin(), sorted.end());
-    declared_ = sorted.empty() ? "the graph declares no symbols"
-                               : absl::StrCat("declared: ", absl::StrJoin(sorted, ", "));
   }
 
   // OK when every symbol of `e` is declared and bound by an input; otherwise InvalidArgument
   // "WHAT uses symbol 't', which the graph does not declare (declared: s)" or "..., which no
-  // graph input binds ...".
-  absl::Status Check(const SymExpr& e, absl::string_view what) const {
+  // graph input binds ...". Expressions found fine are remembered (most repeat).
+  absl::Status Check(const SymExpr& e, What what) {
+    if (e.is_constant() || fine_.contains(e)) return absl::OkStatus();
     for (const std::string& name : e.Symbols()) {
       if (!names_.contains(name)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, " uses symbol '", name, "', which the graph does not declare (", declared_, ")"));
+        return absl::InvalidArgumentError(absl::StrCat(what(), " uses symbol '", name,
+                                                       "', which the graph does not declare (",
+                                                       Declared(), ")"));
       }
       if (!bound_.contains(name)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            what, " uses symbol '", name,
+            what(), " uses symbol '", name,
             "', which no graph input binds (a symbol takes its value at run time from an input "
             "dimension that is the symbol alone)"));
       }
     }
+    fine_.insert(e);
     return absl::OkStatus();
   }
 
-  absl::Status Check(const TensorType& t, absl::string_view what) const {
+  absl::Status Check(const TensorType& t, What what) {
     for (const SymExpr& d : t.shape) {
-      if (absl::Status s = Check(d, absl::StrCat(what, " of type ", t.ToString())); !s.ok()) {
+      if (absl::Status s =
+              Check(d, [&] { return absl::StrCat(what(), " of type ", t.ToString()); });
+          !s.ok()) {
         return s;
       }
     }
     return absl::OkStatus();
   }
 
-  absl::Status CheckAttrs(const AttrMap& attrs) const {
+  absl::Status CheckAttrs(const AttrMap& attrs) {
     for (const auto& [name, value] : attrs) {
-      std::string what = absl::StrCat("attribute '", name, "' = ", AttrToString(value));
+      auto what = [&, &name = name, &value = value] {
+        return absl::StrCat("attribute '", name, "' = ", AttrToString(value));
+      };
       if (const SymExpr* e = std::get_if<SymExpr>(&value)) {
         if (absl::Status s = Check(*e, what); !s.ok()) return s;
       } else if (const SymList* list = std::get_if<SymList>(&value)) {
@@ -102,26 +143,31 @@ class DeclaredSymbols {
   }
 
  private:
+  std::string Declared() const {
+    std::vector<std::string> sorted(names_.begin(), names_.end());
+    std::sort(sorted.begin(), sorted.end());
+    return sorted.empty() ? "the graph declares no symbols"
+                          : absl::StrCat("declared: ", absl::StrJoin(sorted, ", "));
+  }
+
   absl::flat_hash_set<std::string> names_;
   absl::flat_hash_set<std::string> bound_;
-  std::string declared_;
+  absl::flat_hash_set<SymExpr> fine_;
 };
 
 }  // namespace
 
 absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
-  const DeclaredSymbols symbols(graph);
+  DeclaredSymbols symbols(graph);
+  SizeChecker sizes;
   absl::flat_hash_set<const Value*> defined;
   for (const Value* v : graph.inputs()) {
     if (!IsValidDType(v->type().dtype)) {
       return absl::InvalidArgumentError(absl::StrCat("graph input %", v->id(), " has no dtype"));
     }
-    if (absl::Status s = symbols.Check(v->type(), absl::StrCat("graph input %", v->id())); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = CheckSize(v->type(), absl::StrCat("graph input %", v->id())); !s.ok()) {
-      return s;
-    }
+    auto what = [v] { return absl::StrCat("graph input %", v->id()); };
+    if (absl::Status s = symbols.Check(v->type(), what); !s.ok()) return s;
+    if (absl::Status s = sizes.Check(v->type(), what); !s.ok()) return s;
     defined.insert(v);
   }
   for (const Value* v : graph.constants()) {
@@ -155,11 +201,11 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
     }
     for (const Value* out : n->outputs()) {
       if (out->producer() != n) return NodeError(n, i, "output's producer is another node");
-      if (absl::Status s = symbols.Check(out->type(), absl::StrCat("output %", out->id()));
-          !s.ok()) {
+      auto what = [out] { return absl::StrCat("output %", out->id()); };
+      if (absl::Status s = symbols.Check(out->type(), what); !s.ok()) {
         return NodeError(n, i, s.message());
       }
-      if (absl::Status s = CheckSize(out->type(), absl::StrCat("output %", out->id())); !s.ok()) {
+      if (absl::Status s = sizes.Check(out->type(), what); !s.ok()) {
         return NodeError(n, i, s.message());
       }
       defined.insert(out);
@@ -188,9 +234,10 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
   }
   for (size_t k = 0; k < graph.guards().size(); ++k) {
     const GuardInfo& g = graph.guards()[k];
-    std::string what = absl::StrCat("guard ", k, " (", g.lhs.ToString(), " ",
-                                    proto::Guard::Relation_Name(g.relation), " ",
-                                    g.rhs.ToString(), ")");
+    auto what = [&] {
+      return absl::StrCat("guard ", k, " (", g.lhs.ToString(), " ",
+                          proto::Guard::Relation_Name(g.relation), " ", g.rhs.ToString(), ")");
+    };
     if (absl::Status s = symbols.Check(g.lhs, what); !s.ok()) return s;
     if (absl::Status s = symbols.Check(g.rhs, what); !s.ok()) return s;
   }

@@ -61,6 +61,7 @@ class Compilation {
   Compilation(const DriverOptions& options, CompileResult& result)
       : options_(options), result_(result) {
     passes_.verify = options.verify_passes;
+    passes_.verify_each_pass = options.verify_each_pass;
     passes_.dump_pattern = options.dump_pattern;
     if (passes_.dump_pattern.empty()) {
       if (const char* env = std::getenv("COIL_DUMP")) passes_.dump_pattern = env;

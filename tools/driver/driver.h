@@ -42,6 +42,7 @@
 #include "inductor/schedule.h"
 #include "ir/graph.h"
 #include "ir/graph_hash.h"
+#include "ir/pass_pipeline.h"
 #include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/report.pb.h"
 #include "ir/proto/schedule.pb.h"
@@ -73,9 +74,12 @@ struct DriverOptions {
   prims::DecomposeOptions decompose;
   // Folder external constant paths are relative to (the model file's folder).
   std::string external_data_dir;
-  // Verifier before and after every pass (ir/pass_pipeline.h). Off only for speed in release
-  // use; tests keep it on.
+  // The verifiers on each pipeline's input and result (ir/pass_pipeline.h). Off only for speed
+  // in release use; tests keep it on.
   bool verify_passes = true;
+  // With verify_passes: after every pass too (names the pass that broke the IR). The default
+  // is on in tests and debug builds, off in optimized ones (kVerifyEachPassByDefault).
+  bool verify_each_pass = kVerifyEachPassByDefault;
   // Passes whose "pipeline.pass" name matches this regular expression have their IR dumped
   // into the report. Empty: COIL_DUMP from the environment, if set.
   std::string dump_pattern;
