@@ -145,6 +145,24 @@ TEST(CompiledTape, CompiledGradientsMatchEagerTape) {
   }
 }
 
+TEST(CompiledTape, EmbeddingWithRepeatedIndicesAccumulates) {
+  Tensor idx = Tensor::FromValues({3, 1, 3, 0, 3, 1}, {2, 3}, proto::INT64);
+  Tensor w = Param({4, 2}, 19, proto::FLOAT32);
+  Tensor g = Tensor::Randn({2, 3, 2}, 20);
+  auto f = [&](const Tensor& idx) { return (embedding(w, idx) * g).sum(); };
+  f(idx).backward();
+  std::vector<double> eager = w.grad().tolist();
+  // Row r of the gradient is the sum of g over the positions holding index r.
+  std::vector<double> gv = g.tolist(), iv = idx.tolist(), want(8, 0.0);
+  for (int p = 0; p < 6; ++p) {
+    for (int k = 0; k < 2; ++k) want[static_cast<int>(iv[p]) * 2 + k] += gv[p * 2 + k];
+  }
+  ExpectGradsClose(want, w.grad(), 1e-6, "eager embedding");
+  w.zero_grad();
+  compile(f)(idx).backward();
+  ExpectGradsClose(want, w.grad(), 1e-6, "compiled embedding");
+}
+
 TEST(CompiledTape, GraphBreakChainsCompiledSegments) {
   Tensor x = Tensor::Randn({4, 3}, 7);
   Tensor w1 = Param({3, 5}, 8, proto::FLOAT32), w2 = Param({5, 2}, 9, proto::FLOAT32);

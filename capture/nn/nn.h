@@ -10,6 +10,7 @@
 #include "capture/nn/conv.h"
 #include "capture/nn/embedding.h"
 #include "capture/nn/linear.h"
+#include "capture/nn/loss.h"
 #include "capture/nn/module.h"
 #include "capture/nn/norm.h"
 
