@@ -18,7 +18,8 @@ Models (random weights, fixed seed; nothing is downloaded):
 Default batch sizes are each model's BATCHES (the issue's), --batches replaces them for all.
 
 Peers the Python lacks are reported absent, never substituted: torch.compile needs torch >= 2,
-ONNX Runtime needs the onnxruntime package. torch.compile is called per (model, batch) with
+ONNX Runtime needs the onnxruntime package. COIL_PEERS_SKIP=compiled (and/or onnxruntime, comma
+separated) leaves a peer out on purpose; the report then says it was skipped. torch.compile is called per (model, batch) with
 dynamic=False after torch._dynamo.reset(), in a fresh Inductor cache folder (cold); its
 compile_seconds is the first call's time minus one eager call. ONNX Runtime runs the exported
 model with every graph optimization, intra-op threads N, inter-op 1. Each peer's output is
@@ -171,6 +172,11 @@ def build(name, size):
                 mlp_dim=64, num_classes=10)
         else:
             model = getattr(torchvision.models, name)(weights=None)
+        if name == "vit_b_16":
+            # torchvision zero-initializes ViT's classifier: every output would be 0 and every
+            # comparison with torch vacuous.
+            nn.init.normal_(model.heads.head.weight, std=0.02)
+            nn.init.normal_(model.heads.head.bias, std=0.02)
         opset = 17 if name == "vit_b_16" else 13
         return (model, lambda n: torch.randn(n, 3, image, image), opset,
                 "3x%dx%d images" % (image, image))
@@ -221,8 +227,16 @@ def checked(timing, got, want):
 
 def absent_peers():
     """(reason torch.compile is absent or "", onnxruntime module or None, its reason or "")."""
+    skip = [p for p in os.environ.get("COIL_PEERS_SKIP", "").split(",") if p]
+    for p in skip:
+        if p not in ("compiled", "onnxruntime"):
+            raise SystemExit("torch_peers.py: COIL_PEERS_SKIP: unknown peer '%s'" % p)
     compile_absent = ("" if hasattr(torch, "compile") else
                       "torch %s has no torch.compile" % torch.__version__)
+    if "compiled" in skip:
+        compile_absent = "skipped (COIL_PEERS_SKIP)"
+    if "onnxruntime" in skip:
+        return compile_absent, None, "skipped (COIL_PEERS_SKIP)"
     try:
         import onnxruntime
         return compile_absent, onnxruntime, ""
@@ -286,6 +300,9 @@ def run_model(name, args, compile_absent, ort):
         with torch.no_grad():
             y = model(x)
             median_ms, min_ms, reps = torch_eager.time_calls(lambda: model(x), args)
+        if not bool(y.abs().max() > 0):
+            raise SystemExit("torch_peers.py: %s's output is all zeros (or NaN): comparing with "
+                             "it would check nothing" % name)
         d = os.path.join(model_dir, "batch_%d" % batch)
         os.makedirs(d, exist_ok=True)
         torch_eager.save(y, os.path.join(d, "output_0.pb"))
