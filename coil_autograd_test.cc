@@ -4,10 +4,13 @@
 // oracle) and compiled gradients against the eager tape's; bad input gets one expected-error
 // test each.
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "capture/logging.h"
 #include "coil.h"
 #include "gtest/gtest.h"
 #include "runtime/testing/test_kit.h"
@@ -201,6 +204,23 @@ TEST(CompiledTape, ArgumentUsedAfterABreakStillGetsItsGradient) {
   x.zero_grad();
   compile(step)(x).backward();
   ExpectClose(want, x.grad().host(), {.abs = 1e-5, .rel = 1e-4}, "x");
+}
+
+TEST(CompiledTape, AotGraphsLogPrintsJointForwardAndBackward) {
+  std::string path = ::testing::TempDir() + "/aot_graphs.log";
+  ConfigureLogs("aot_graphs", path);
+  Tensor w = Param({3, 2}, 21, proto::FLOAT32);
+  Tensor x = Tensor::Randn({4, 3}, 22);
+  compile([&](const Tensor& x) { return x.matmul(w).tanh().sum(); })(x).backward();
+  ConfigureLogs("");
+  std::ifstream in(path);
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* part : {"[coil:aot_graphs]", "saved", "joint graph:", "forward graph:",
+                           "backward graph:", "aten.mm", "tangent_0"}) {
+    EXPECT_NE(log.find(part), std::string::npos) << part << " missing from\n" << log;
+  }
+  EXPECT_LT(log.find("joint graph:"), log.find("forward graph:"));
+  EXPECT_LT(log.find("forward graph:"), log.find("backward graph:"));
 }
 
 // ---- bad input: each a clear error naming the op or call and the source location ----
