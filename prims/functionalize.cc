@@ -152,11 +152,13 @@ class Functionalizer {
     out_.symbols() = old_.symbols();
     out_.guards() = old_.guards();
     for (const Node* n : old_.nodes()) {
+      name_ = n->name();
       absl::Status s = Visit(*n);
       if (!s.ok()) {
         return absl::Status(s.code(), absl::StrCat(n->Describe(), ": ", s.message()));
       }
     }
+    name_.clear();
     std::vector<Value*> outputs;
     for (const Value* o : old_.outputs()) {
       absl::StatusOr<Value*> v = Read(o);
@@ -192,6 +194,14 @@ class Functionalizer {
     version_[old_value] = 0;
   }
 
+  // Provenance: a node made for the old node being visited (a mutation's functional op, its
+  // write-back, a replayed view) takes that node's name, unless it has one.
+  Value* Stamp(Value* v) {
+    Node* p = v->producer();
+    if (p != nullptr && p->name().empty() && !name_.empty()) p->set_name(name_);
+    return v;
+  }
+
   // The current contents of an old value, as a new-graph value.
   absl::StatusOr<Value*> Read(const Value* v) {
     const Alias& a = alias_.at(v);
@@ -203,7 +213,7 @@ class Functionalizer {
     for (const ViewStep& step : a.chain) {
       absl::StatusOr<Value*> next = b_.Op(step.op, {cur}, step.attrs);
       if (!next.ok()) return next.status();
-      cur = *next;
+      cur = Stamp(*next);
     }
     c = Cached{cur, version};
     return cur;
@@ -362,9 +372,11 @@ class Functionalizer {
       r = b_.Op(base, inputs, attrs, n.loc());
     }
     if (!r.ok()) return r.status();
+    if (n.op() != "aten.copy_" || *r != inputs[1]) Stamp(*r);  // not copy_'s own source
     if ((*r)->type().dtype != want.dtype) {
       r = b_.Op("aten.to_dtype", {*r}, {{"dtype", want.dtype}}, n.loc());
       if (!r.ok()) return r.status();
+      Stamp(*r);
     }
     absl::Status s = WriteBack(a, *r);
     if (!s.ok()) return s;
@@ -381,7 +393,7 @@ class Functionalizer {
     for (size_t i = 0; i + 1 < a.chain.size(); ++i) {
       absl::StatusOr<Value*> next = b_.Op(a.chain[i].op, {bases.back()}, a.chain[i].attrs);
       if (!next.ok()) return next.status();
-      bases.push_back(*next);
+      bases.push_back(Stamp(*next));
     }
     Value* cur = value;
     for (size_t i = a.chain.size(); i-- > 0;) {
@@ -409,7 +421,7 @@ class Functionalizer {
             absl::StrCat("unsupported view chain: cannot write through ", step.op));
       }
       if (!next.ok()) return next.status();
-      cur = *next;
+      cur = Stamp(*next);
     }
     latest_[a.root] = cur;
     ++version_[a.root];
@@ -418,6 +430,7 @@ class Functionalizer {
 
   const Graph& old_;
   Graph out_;
+  std::string name_;  // of the old node being visited
   GraphBuilder b_;
   absl::flat_hash_map<const Value*, Alias> alias_;
   absl::flat_hash_map<const Value*, Value*> latest_;  // by root

@@ -211,6 +211,35 @@ TEST(Functionalize, MutationOfAnIntermediate) {
   CheckCase("intermediate", g, {Ramp(proto::FLOAT32, {2, 3}), Ramp(proto::FLOAT32, {2, 3}, 0.25, 1)});
 }
 
+// Provenance: the nodes made for a named in-place op on a view (its functional op and the
+// scatter back into the base) take its name; the view, named, keeps its own.
+TEST(Functionalize, NodesMadeForAMutationTakeItsName) {
+  Graph g("f");
+  GraphBuilder b(g);
+  Value* x = b.Input(F32({2, 3}), "x");
+  Value* y = b.Input(F32({2, 2}), "y");
+  Value* view = Op(b, "aten.slice", {x}, Slice(1, 1, 3));
+  view->producer()->set_name("/view");
+  Value* added = Op(b, "aten.add_", {view, y});
+  added->producer()->set_name("/blocks.0/add_");
+  g.SetOutputs({Op(b, "aten.relu", {x})});
+  absl::StatusOr<bool> changed = Functionalize(g);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_TRUE(*changed);
+  int made = 0;
+  for (const Node* n : g.nodes()) {
+    if (n->op() == "aten.add" || n->op() == "aten.slice_scatter") {
+      EXPECT_EQ(n->name(), "/blocks.0/add_") << n->Describe();
+      ++made;
+    } else if (n->op() == "aten.slice") {
+      EXPECT_EQ(n->name(), "/view") << n->Describe();
+    } else if (n->op() == "aten.relu") {
+      EXPECT_EQ(n->name(), "") << n->Describe();
+    }
+  }
+  EXPECT_EQ(made, 2);
+}
+
 TEST(Functionalize, GraphWithoutMutationIsUnchanged) {
   Graph g("f");
   GraphBuilder b(g);
