@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "inspector_web/core/format.h"
@@ -69,6 +71,11 @@ void WriteLayout(const GraphIndex& index, JsonWriter& w) {
   w.EndArray();
   w.Key("edges");
   w.BeginArray();
+  // Each drawn edge's value type, as an index into "types" (distinct type texts), so edges
+  // can be labelled with shapes without repeating the text.
+  std::vector<std::string> types;
+  std::unordered_map<std::string, int> type_index;
+  std::vector<int> edge_type;
   for (size_t k = 0; k < in.edges.size(); ++k) {
     if (layout.edges[k].empty()) continue;
     w.BeginArray();
@@ -77,7 +84,20 @@ void WriteLayout(const GraphIndex& index, JsonWriter& w) {
     w.Int(edge_values[k]);
     for (double p : layout.edges[k]) w.Decimal1(p);
     w.EndArray();
+    const ValueDef* def = index.Find(edge_values[k]);
+    std::string text = def != nullptr ? FormatType(def->value->type()) : std::string("?");
+    auto [it, added] = type_index.emplace(text, static_cast<int>(types.size()));
+    if (added) types.push_back(text);
+    edge_type.push_back(it->second);
   }
+  w.EndArray();
+  w.Key("types");
+  w.BeginArray();
+  for (const std::string& t : types) w.String(t);
+  w.EndArray();
+  w.Key("edge_type");
+  w.BeginArray();
+  for (int t : edge_type) w.Int(t);
   w.EndArray();
   w.EndObject();
 }

@@ -12,12 +12,14 @@
 //                   "external": ""}, ...],
 //    "outputs": [12, ...], "output_nodes": [7, ...],   // node indices producing outputs
 //    "symbols": [{"name": "s0", "min": 2, "max": 0, "hint": 8}],
-//    "guards": [{"text": "s0 <= 64", "reason": "...", "loc": "..."}],
-//    "nodes": [{"id": "n0", "op": "aten.add", "name": ""}, ...],
+//    "guards": [{"text": "s0 <= 64", "relation": true, "reason": "...", "loc": "..."}],
+//    "nodes": [{"id": "n0", "op": "aten.add", "name": "/blocks.0/Add", "loc": ""}, ...],
 //    "problems": ["node 3 (aten.add) reads undefined value %99"],
 //    "layout": {"width": W, "height": H, "layers": L, "crossings": C, "dummies": D,
 //               "boxes": [x, y, w, h, ...],             // 4 numbers per item
-//               "edges": [[from, to, value, x0, y0, x1, y1, ...], ...]}}
+//               "edges": [[from, to, value, x0, y0, x1, y1, ...], ...],
+//               "types": ["f32[s0, 16]", ...],           // distinct value types of edges
+//               "edge_type": [0, ...]}}                  // per edge: index into types
 // A node's box shows NodeLabel(op); the page computes the same label from the op.
 #ifndef COIL_INSPECTOR_WEB_CORE_GRAPH_JSON_H_
 #define COIL_INSPECTOR_WEB_CORE_GRAPH_JSON_H_

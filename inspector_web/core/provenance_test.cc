@@ -4,10 +4,12 @@
 // report, guards that are not relations print their check, kernel colours stay apart.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "inspector_web/core/format.h"
 #include "inspector_web/core/inspector.h"
 #include "inspector_web/core/schedule_json.h"
 #include "inspector_web/testing/json_value.h"
@@ -137,6 +139,26 @@ TEST_F(ProvenanceTest, StageNodesCarryNamesAndLocationsForSearch) {
       EXPECT_EQ(nodes[i]["loc"].str(), "");
     }
   }
+}
+
+TEST_F(ProvenanceTest, EdgesCarryTheTypeOfTheirValue) {
+  const proto::Graph& g = report_.stages(3).graph();
+  std::map<int64_t, std::string> type_of;
+  for (const proto::Value& v : g.inputs()) type_of[v.id()] = FormatType(v.type());
+  for (const proto::Node& n : g.nodes()) {
+    for (const proto::Value& v : n.outputs()) type_of[v.id()] = FormatType(v.type());
+  }
+  JsonValue s = ParseJson(inspector_.StageJson(StageIndex("prims")));
+  const JsonValue& L = s["graph"]["layout"];
+  ASSERT_EQ(L["edge_type"].size(), L["edges"].size());
+  ASSERT_GT(L["edges"].size(), 0u);
+  std::set<std::string> distinct;
+  for (size_t k = 0; k < L["edges"].size(); ++k) {
+    const std::string& t = L["types"][L["edge_type"][k].integer()].str();
+    EXPECT_EQ(t, type_of.at(L["edges"][k][2].integer())) << "edge " << k;
+    distinct.insert(t);
+  }
+  EXPECT_EQ(distinct.size(), L["types"].size());  // each type once
 }
 
 TEST_F(ProvenanceTest, FailedOpenKeepsTheLoadedReport) {

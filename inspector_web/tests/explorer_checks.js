@@ -98,6 +98,16 @@ module.exports = async function explorerChecks(page, expect, env) {
     check(shown === "import" && op === named.op, `the ancestor link opens import's ${named.op} (${shown}, ${op})`);
   }
 
+  // ---- edges carry their value's shape when zoomed in ----
+  await showStage(page, prims.key, prims.count);
+  await page.click("#zoom-in");
+  await page.click("#zoom-in");
+  await page.waitForFunction(() => Number(document.querySelector("#graph-view").dataset.edgeLabels) > 0,
+                             null, {timeout: 5000}).catch(() => {});
+  const labels = await page.$eval("#graph-view", (e) => Number(e.dataset.edgeLabels));
+  check(labels > 0, `edges are labelled with their types when zoomed in (${labels} labels)`);
+  await screenshot(page, "edge-labels");
+
   // ---- the memory chart of a symbolic model: one rectangle per arena buffer ----
   await showStage(page, ind.key, ind.count);
   await page.click('.panel-tab[data-panel="memory"]');

@@ -267,6 +267,22 @@ coil.GraphView = class {
     ctx.beginPath();
     for (const k of arrows) traceArrow(ctx, L.edges[k]);
     ctx.fill();
+    // Edge labels: the value's type (shape) beside each visible value's first edge, when zoomed in
+    // enough to read them (at most 600 per frame). data-edge-labels counts those drawn.
+    let labels = 0;
+    if (v.s >= 0.7 && L.types) {
+      ctx.font = '10px monospace';
+      ctx.fillStyle = dim ? 'rgba(90,100,110,0.3)' : '#5c6770';
+      const done = new Set();  // a value read by several nodes is labelled once
+      for (let k = 0; k < L.edges.length && labels < 600; ++k) {
+        if (!visible(k) || done.has(L.edges[k][2])) continue;
+        const e = L.edges[k];
+        done.add(e[2]);
+        ctx.fillText(L.types[L.edge_type[k]], e[3] + 4, e[4] + 11);
+        labels += 1;
+      }
+    }
+    this.container.dataset.edgeLabels = String(labels);
     if (hot.size) {
       ctx.lineWidth = 2.4;
       ctx.strokeStyle = ctx.fillStyle = '#e8590c';
