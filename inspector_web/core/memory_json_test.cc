@@ -88,10 +88,9 @@ TEST(MemoryJsonTest, SymbolsTakeTypedThenDimThenHintThenMinimum) {
   // Without a hint and without --dim the minimum (2) is used.
   proto::CompileReport no_hint = report;
   no_hint.mutable_options()->erase("dim");
-  for (proto::Symbol& s :
-       *no_hint.mutable_stages(kInductorArtifact)->mutable_schedule()->mutable_graph()->mutable_symbols()) {
-    s.set_hint(0);
-  }
+  proto::Graph* scheduled =
+      no_hint.mutable_stages(kInductorArtifact)->mutable_schedule()->mutable_graph();
+  for (proto::Symbol& s : *scheduled->mutable_symbols()) s.set_hint(0);
   ASSERT_TRUE(ParseJson(insp.Open(report.SerializeAsString(), "report.pb"))["ok"].boolean());
   JsonValue dim = ParseJson(insp.MemoryJson(stage, ""));
   EXPECT_EQ(dim["memory"]["symbols"][0]["from"].str(), "dim");
