@@ -1,6 +1,8 @@
 // Command-line parsing for coil subcommands.
 #include "tools/coil/args.h"
 
+#include <cstdio>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -12,6 +14,10 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
   Args args;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
+    if (a == "--help" || a == "-h") {
+      args.switches.insert("help");
+      continue;
+    }
     if (a.size() < 3 || a.compare(0, 2, "--") != 0) {
       args.positional.push_back(a);
       continue;
@@ -40,6 +46,11 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
     }
   }
   return args;
+}
+
+int Usage(const char* usage, bool asked_for_help) {
+  std::fputs(usage, asked_for_help ? stdout : stderr);
+  return asked_for_help ? 0 : 2;
 }
 
 }  // namespace coil::cli

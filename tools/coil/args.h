@@ -25,9 +25,14 @@ struct Args {
 };
 
 // `value_flags` take a value; `bool_flags` do not. Unknown flags are an error naming them.
+// Every command accepts --help and -h (as the switch "help"): see Usage().
 absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
                                const std::set<std::string>& value_flags,
                                const std::set<std::string>& bool_flags);
+
+// A command's usage text: asked for (--help) it goes to stdout and the exit status is 0; after a
+// usage error it goes to stderr and the status is 2. Returns the status.
+int Usage(const char* usage, bool asked_for_help);
 
 }  // namespace coil::cli
 

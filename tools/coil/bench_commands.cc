@@ -89,7 +89,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
                                          "min-seconds"},
                                         {"quick", "no-models", "no-bandwidth", "help", "peers"});
   if (!args.ok()) return Usage(std::string(args.status().message()));
-  if (args->Has("help")) return Usage("");
+  if (args->Has("help")) return coil::cli::Usage(kUsage, /*asked_for_help=*/true);
   if (args->positional.size() != 1 || args->positional[0] != "cpu") {
     return Usage(args->positional.empty()
                      ? "which benchmark? (cpu)"

@@ -75,7 +75,7 @@ check peers_unknown_model 1 "unknown model 'resnet18' \(known with --peers: resn
   $coil bench cpu --peers --models resnet18
 check bad_min_seconds 2 '--min-seconds takes seconds from 0 to 3600' -- \
   $coil bench cpu --peers --min-seconds x
-check help 2 'torch.compile \(default mode\) and ONNX Runtime' -- $coil bench --help
+check help 0 'torch.compile \(default mode\) and ONNX Runtime' -- $coil bench --help
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

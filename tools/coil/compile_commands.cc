@@ -431,8 +431,7 @@ int CompileCommand(const std::vector<std::string>& argv) {
     return 1;
   }
   if (args->positional.size() != 1 || args->Has("help")) {
-    std::cerr << kCompileUsage;
-    return 2;
+    return Usage(kCompileUsage, args->Has("help"));
   }
   absl::StatusOr<CompileFlags> flags = ParseCompileFlags(*args);
   if (!flags.ok()) {

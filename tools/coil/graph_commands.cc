@@ -32,9 +32,10 @@ int Fail(const absl::Status& s) {
 int PrintCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args = ParseArgs(argv, {}, {});
   if (!args.ok()) return Fail(args.status());
-  if (args->positional.size() != 1) {
-    std::cerr << "usage: coil print FILE   (binary coil.proto.Graph or text IR)\n";
-    return 2;
+  if (args->positional.size() != 1 || args->Has("help")) {
+    return Usage("usage: coil print FILE\n"
+                 "  Prints a graph (text IR, a binary coil.proto.Graph or an .onnx model) as text IR.\n",
+                 args->Has("help"));
   }
   absl::StatusOr<Graph> g = LoadGraph(args->positional[0]);
   if (!g.ok()) return Fail(g.status());
@@ -45,9 +46,11 @@ int PrintCommand(const std::vector<std::string>& argv) {
 int VerifyCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args = ParseArgs(argv, {}, {});
   if (!args.ok()) return Fail(args.status());
-  if (args->positional.size() != 1) {
-    std::cerr << "usage: coil verify FILE\n";
-    return 2;
+  if (args->positional.size() != 1 || args->Has("help")) {
+    return Usage("usage: coil verify FILE\n"
+                 "  Checks a graph against the op registry (types, shapes, attributes, symbols);\n"
+                 "  prints 'FILE: ok (N nodes, ...)' or the first problem, naming the node.\n",
+                 args->Has("help"));
   }
   absl::StatusOr<Graph> g = LoadGraph(args->positional[0]);
   if (!g.ok()) return Fail(g.status());
@@ -64,8 +67,8 @@ int RunCommand(const std::vector<std::string>& argv) {
       ParseArgs(argv, {"inputs", "seed", "dim", "save", "backend", "repeat", "threads"},
                 {"float64", "check", "profile"});
   if (!args.ok()) return Fail(args.status());
-  if (args->positional.size() != 1) {
-    std::cerr << "usage: coil run FILE [--inputs A.pb,B.pb] [--seed N] [--dim s0=8,...]\n"
+  if (args->positional.size() != 1 || args->Has("help")) {
+    return Usage("usage: coil run FILE [--inputs A.pb,B.pb] [--seed N] [--dim s0=8,...]\n"
                  "                [--float64] [--save OUT_PREFIX] [--backend B [--check]]\n"
                  "                [--repeat N [--profile]] [--threads N]\n"
                  "  --backend reference (default) | schedule (prims + inductor + Schedule\n"
@@ -78,8 +81,8 @@ int RunCommand(const std::vector<std::string>& argv) {
                  "  --threads N: the cpu runtime's threads (default: every CPU).\n"
                  "  Runs the graph (text IR, binary coil.proto.Graph, or an ONNX model ending in\n"
                  "  .onnx) with the reference interpreter. Inputs are serialized\n"
-                 "  coil.proto.TensorValue files, or random (seeded) when --inputs is absent.\n";
-    return 2;
+                 "  coil.proto.TensorValue files, or random (seeded) when --inputs is absent.\n",
+                 args->Has("help"));
   }
   absl::StatusOr<Graph> g = LoadGraph(args->positional[0]);
   if (!g.ok()) return Fail(g.status());
@@ -166,6 +169,13 @@ int RunCommand(const std::vector<std::string>& argv) {
 }
 
 int OpsCommand(const std::vector<std::string>& argv) {
+  absl::StatusOr<Args> args = ParseArgs(argv, {}, {});
+  if (!args.ok()) return Fail(args.status());
+  if (!args->positional.empty() || args->Has("help")) {
+    return Usage("usage: coil ops\n"
+                 "  Lists every registered op: name(inputs) {attributes with defaults}.\n",
+                 args->Has("help"));
+  }
   for (const OpSchema* op : OpRegistry::Global().All()) {
     std::vector<std::string> ins;
     for (const OpInput& in : op->inputs) {

@@ -97,10 +97,10 @@ int ImportCommand(const std::vector<std::string>& argv) {
   if (!args.ok()) return Fail(args.status());
   if (args->positional.size() != 1 || (!args->values.count("output") && !args->Has("text")) ||
       args->Has("help")) {
-    std::cerr << "usage: coil import MODEL.onnx (-o GRAPH.pb | --text)\n"
+    return Usage("usage: coil import MODEL.onnx (-o GRAPH.pb | --text)\n"
                  "  Imports an ONNX model into a coil graph: -o writes a binary coil.proto.Graph,\n"
-                 "  --text prints the graph as text IR.\n";
-    return 2;
+                 "  --text prints the graph as text IR.\n",
+                 args->Has("help"));
   }
   absl::StatusOr<proto::Graph> g = onnx::ImportOnnxFile(args->positional[0]);
   if (!g.ok()) return Fail(absl::Status(g.status().code(), absl::StrCat(args->positional[0], ": ", g.status().message())));
@@ -121,7 +121,7 @@ int ConformanceCommand(const std::vector<std::string>& argv) {
                 {"verbose", "help"});
   if (!args.ok()) return Fail(args.status());
   if (!args->positional.empty() || args->Has("help")) {
-    std::cerr << "usage: coil conformance [--suite node|pytorch-converted|pytorch-operator|simple|all]\n"
+    return Usage("usage: coil conformance [--suite node|pytorch-converted|pytorch-operator|simple|all]\n"
                  "                        [--json FILE] [--backend reference|schedule|cpu] [--dir PATH]\n"
                  "                        [--filter SUBSTRING] [--timeout SECONDS] [--verbose]\n"
                  "                        [--rtol R] [--atol A]   (ONNX's 1e-3 and 1e-7 by default)\n"
@@ -131,8 +131,8 @@ int ConformanceCommand(const std::vector<std::string>& argv) {
                  "  /usr/share/libonnx-testdata/data), a suite folder, or one test folder.\n"
                  "  --backend schedule runs prims::Decompose + inductor + the Schedule interpreter;\n"
                  "  --backend cpu compiles each model with the CPU backend (LLVM JIT).\n"
-                 "  Exit status 1 when a test failed.\n";
-    return 2;
+                 "  Exit status 1 when a test failed.\n",
+                 args->Has("help"));
   }
   std::string backend = args->Get("backend", "reference");
   onnx_testing::RunOptions options;

@@ -37,14 +37,14 @@ int DecomposeCommand(const std::vector<std::string>& argv) {
   if (!args.ok()) return Fail(args.status());
   if (args->positional.size() != 1 || (!args->values.count("output") && !args->Has("text")) ||
       args->Has("help")) {
-    std::cerr
-        << "usage: coil decompose GRAPH (-o OUT | --text) [--keep OP,OP]\n"
-           "  Functionalizes the graph (in-place ops and views become pure data flow) and\n"
-           "  decomposes every aten op into prims (docs/prims.md); externs (aten.mm, aten.bmm,\n"
-           "  aten.convolution) and the --keep ops stay whole. GRAPH is text IR, a binary\n"
-           "  coil.proto.Graph or an .onnx model. -o writes a binary coil.proto.Graph (text IR\n"
-           "  when OUT ends in .txt); --text prints text IR. A summary goes to stderr.\n";
-    return 2;
+    return Usage(
+        "usage: coil decompose GRAPH (-o OUT | --text) [--keep OP,OP]\n"
+        "  Functionalizes the graph (in-place ops and views become pure data flow) and\n"
+        "  decomposes every aten op into prims (docs/prims.md); externs (aten.mm, aten.bmm,\n"
+        "  aten.convolution) and the --keep ops stay whole. GRAPH is text IR, a binary\n"
+        "  coil.proto.Graph or an .onnx model. -o writes a binary coil.proto.Graph (text IR\n"
+        "  when OUT ends in .txt); --text prints text IR. A summary goes to stderr.\n",
+        args->Has("help"));
   }
   absl::StatusOr<Graph> graph = LoadGraph(args->positional[0]);
   if (!graph.ok()) return Fail(graph.status());

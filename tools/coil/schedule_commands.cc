@@ -37,15 +37,15 @@ int ScheduleCommand(const std::vector<std::string>& argv) {
                                         {"no-fusion", "no-reuse", "check", "help"});
   if (!args.ok()) return Fail(args.status());
   if (args->positional.size() != 1 || args->Has("help")) {
-    std::cerr
-        << "usage: coil schedule GRAPH [-o SCHEDULE.pb] [--no-fusion] [--no-reuse]\n"
-           "                     [--epilogues OP,OP] [--check [--dim s=N] [--seed N]]\n"
-           "  Decomposes GRAPH into prims (if needed) and schedules it with inductor: loop\n"
-           "  kernels, fusion, memory plan. Prints kernels with their fused ops, bytes moved and\n"
-           "  peak memory. --epilogues names externs the backend fuses epilogues into;\n"
-           "  --check runs the schedule with the Schedule interpreter and the graph with the\n"
-           "  reference interpreter on random inputs and prints the max relative error.\n";
-    return 2;
+    return Usage(
+        "usage: coil schedule GRAPH [-o SCHEDULE.pb] [--no-fusion] [--no-reuse]\n"
+        "                     [--epilogues OP,OP] [--check [--dim s=N] [--seed N]]\n"
+        "  Decomposes GRAPH into prims (if needed) and schedules it with inductor: loop\n"
+        "  kernels, fusion, memory plan. Prints kernels with their fused ops, bytes moved and\n"
+        "  peak memory. --epilogues names externs the backend fuses epilogues into;\n"
+        "  --check runs the schedule with the Schedule interpreter and the graph with the\n"
+        "  reference interpreter on random inputs and prints the max relative error.\n",
+        args->Has("help"));
   }
   absl::StatusOr<Graph> graph = LoadGraph(args->positional[0]);
   if (!graph.ok()) return Fail(graph.status());
