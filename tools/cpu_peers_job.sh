@@ -9,12 +9,13 @@
 #   tools/cpu_peers_job.sh CARRY_DIR TOTAL_SECONDS THREADS...   (e.g. .cpu_peers 540 16 4)
 # CARRY_DIR holds zstd and bin.tar.zst (tools/cpu_peers_pack.sh makes it). PROFILE=0 skips the
 # profiles; MIN_SECONDS (default 0.5) is each side's timing floor per row. SWEEP=1 ends with
-# sweep.txt: coil alone on the exported models at batch 1 under libgomp wait settings
-# (runtime/cpu/dnnl_api.cc sets OMP_WAIT_POLICY=passive unless the environment sets one;
-# GOMP_SPINCOUNT overrides the policy's spin count), at every thread count given (or
-# SWEEP_THREADS), in the last SWEEP_SECONDS of the time. GEMM=1 starts with gemm.txt: BERT-base's
-# GEMM shapes through torch, ONNX Runtime and coil (tools/bench/gemm_peers.py) at every thread
-# count given (or GEMM_THREADS).
+# sweep.txt: coil alone on the exported models at batch 1 under each of SWEEP_VARIANTS (default:
+# libgomp wait settings; runtime/cpu/dnnl_api.cc sets OMP_WAIT_POLICY=passive unless the
+# environment sets one, GOMP_SPINCOUNT overrides the policy's spin count; or e.g.
+# COIL_DNNL_MIN_PARALLEL_BYTES=N, runtime/cpu/internal/dnnl_plans.h), at every thread count
+# given (or SWEEP_THREADS), in the last SWEEP_SECONDS of the time. GEMM=1 starts with
+# gemm.txt: BERT-base's GEMM shapes through torch, ONNX Runtime and coil
+# (tools/bench/gemm_peers.py) at every thread count given (or GEMM_THREADS).
 set -u
 G=$(cd "$1" && pwd)
 END=$((SECONDS + $2))
@@ -27,7 +28,8 @@ chmod +x "$G/zstd"
 "$G/zstd" -dc "$G/bin.tar.zst" | tar x
 export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-}
 {
-  grep -m1 "model name" /proc/cpuinfo; nproc; grep -o -m1 -w "amx_tile\|avx512_bf16" /proc/cpuinfo | sort -u
+  grep -m1 "model name" /proc/cpuinfo; nproc
+  grep -o -m1 -w "amx_tile\|avx512_bf16" /proc/cpuinfo | sort -u
   python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)'
   python3 -c 'import onnxruntime as o; print("onnxruntime", o.__version__)'
 } > "$R/machine.txt" 2>&1
@@ -79,7 +81,8 @@ if [ "${SWEEP:-0}" = 1 ]; then
     f=/tmp/peers_work_$LAST/$m/model.onnx
     [ -f "$f" ] || continue
     for T in ${SWEEP_THREADS:-$FIRST ${REST[@]}}; do
-      for v in NONE=1 GOMP_SPINCOUNT=3000 GOMP_SPINCOUNT=30000 OMP_WAIT_POLICY=active; do
+      V="NONE=1 GOMP_SPINCOUNT=3000 GOMP_SPINCOUNT=30000 OMP_WAIT_POLICY=active"
+      for v in ${SWEEP_VARIANTS:-$V}; do
         [ $((END - SECONDS)) -gt 5 ] || break 3
         echo "$m batch 1 threads $T $v: $(env $v timeout 30 $W/coil run "$f" --backend cpu \
           --repeat 30 --threads "$T" --dim batch=1 2>&1 | grep 'run x')"

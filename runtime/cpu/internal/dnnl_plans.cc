@@ -8,15 +8,31 @@
 namespace coil::cpu::dnnl_internal {
 namespace {
 
-// Calls with fewer floating-point operations run on the calling thread alone: waking OpenMP's
-// sleeping workers and putting them back to sleep costs about as much as such a call
-// (docs/cpu_backend.md, "Runtime performance").
+// Calls with fewer floating-point operations and fewer bytes run on the calling thread alone:
+// waking OpenMP's sleeping workers and putting them back to sleep costs about as much as such a
+// call (docs/cpu_backend.md, "Runtime performance"). The byte bound keeps memory-bound calls
+// (a classifier's GEMV, depthwise convolutions) off a single core.
 constexpr double kMinParallelFlops = 8e6;
+constexpr double kMinParallelBytes = 1e300;  // no byte bound by default
+
+// The bound from `variable` when it holds a number >= 0, else `fallback` (read once).
+double Bound(const char* variable, double fallback) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  return end != text && *end == '\0' && v >= 0 ? v : fallback;
+}
 
 }  // namespace
 
 int ThreadsFor(const ExternArgs& a, double flops) {
-  return flops < kMinParallelFlops ? 1 : std::max(1, a.num_threads);
+  static const double min_flops = Bound("COIL_DNNL_MIN_PARALLEL_FLOPS", kMinParallelFlops);
+  static const double min_bytes = Bound("COIL_DNNL_MIN_PARALLEL_BYTES", kMinParallelBytes);
+  double bytes = 4.0 * a.output.numel();
+  for (const ExternTensor& t : a.inputs) bytes += 4.0 * t.numel();
+  const bool small = flops < min_flops && bytes < min_bytes;
+  return small ? 1 : std::max(1, a.num_threads);
 }
 
 const DnnlApi& Api() { return *Dnnl(); }

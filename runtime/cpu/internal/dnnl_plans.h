@@ -37,8 +37,10 @@ namespace coil::cpu::dnnl_internal {
 constexpr size_t kMaxPlans = 8;
 
 // The OpenMP threads for a call of `flops` floating-point operations: calls with fewer than
-// 8e6 run on the calling thread alone (waking OpenMP's sleeping workers and putting them back
-// to sleep costs about as much; docs/cpu_backend.md, "Runtime performance").
+// 8e6 that move fewer bytes (f32 inputs and output) than the byte bound run on the calling
+// thread alone (waking OpenMP's sleeping workers and putting them back to sleep costs about as
+// much; docs/cpu_backend.md, "Runtime performance"). COIL_DNNL_MIN_PARALLEL_FLOPS and
+// COIL_DNNL_MIN_PARALLEL_BYTES override the two bounds (read once per process).
 int ThreadsFor(const ExternArgs& a, double flops);
 
 // The loaded oneDNN (Dnnl() must be non-null).
