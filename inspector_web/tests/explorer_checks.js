@@ -71,6 +71,20 @@ module.exports = async function explorerChecks(page, expect, env) {
   }
   await page.fill("#search", "");
 
+  // ---- name path groups: a group's link searches for its prefix ----
+  await showStage(page, imp.key, imp.count);
+  await showStage(page, prims.key, prims.count);
+  const group = await page.$eval("#name-groups [data-group]", (e) => e.dataset.group).catch(() => null);
+  if (check(group !== null, `prims lists name path groups (first: ${group})`)) {
+    const members = prims.nodes.filter((n) => n.name.startsWith(group)).length;
+    await page.click(`#name-groups [data-group="${group}"]`);
+    const text = (await page.textContent("#search-count")) || "";
+    const got = Number((text.match(/of (\d+)/) || [])[1]);
+    check(members > 1 && got === expectedMatches(prims, group) && got >= members,
+          `group "${group}" highlights its ${members} nodes (search: ${text})`);
+  }
+  await page.fill("#search", "");
+
   // ---- provenance: a prims node links to its import ancestor and its inductor kernels ----
   if (named) {
     const node = prims.nodes.find((n) => n.name === named.name);

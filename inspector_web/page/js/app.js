@@ -170,7 +170,8 @@ coil.App = class {
     const legend = document.getElementById('legend');
     legend.textContent = stage.schedule ? 'node colour = kernel (fusion group)' :
       stage.autograd ? 'dashed border = saved for backward' : '';
-    coil.renderNodeDetails(document.getElementById('node-details'), null, null);
+    coil.renderNodeDetails(document.getElementById('node-details'), null, null,
+      { stage, searchFor: (q) => this.searchFor(q) });
     // Every panel is filled now (they are small next to the graph), so tests and users find
     // them complete whichever tab they open.
     const pick = (n) => { this.showPanel('graph'); this.graph.select(n, true); };
@@ -242,6 +243,7 @@ coil.App = class {
     }
     coil.renderNodeDetails(document.getElementById('node-details'), doc,
       (n) => this.graph.select(n, true), {
+        searchFor: (q) => this.searchFor(q),
         provenance: answerProvenance,
         stage,
         pickStageNode: (s, n) => this.pickStageNode(s, n),
@@ -273,6 +275,13 @@ coil.App = class {
       else this.showError(`deep link: stage "${key}" has no node "${id}"`);
     }
     return true;
+  }
+
+  // Puts `query` in the search box and runs it (a name path group's link).
+  searchFor(query) {
+    document.getElementById('search').value = query;
+    this.showPanel('graph');
+    this.runSearch(query);
   }
 
   runSearch(query) {

@@ -12,6 +12,7 @@ coil.renderNodeDetails = function (target, doc, onPick, more) {
   if (doc === null) {
     target.appendChild(el('p', { class: 'hint' },
       'Click a node to see its op, attributes, types and source location.'));
+    if (more && more.stage) coil.renderGroups(target, more.stage, more.searchFor);
     return;
   }
   const link = (index, id) => el('span', { class: 'link mono', onclick: () => onPick(index) }, id);
@@ -70,6 +71,35 @@ coil.renderNodeDetails = function (target, doc, onPick, more) {
     target.appendChild(el('ul', { id: 'node-rejections' }, rejected.slice(0, 12).map((d) =>
       el('li', {}, `${d.kind} ${d.kernels.join(' + ')}: ${d.reason}`))));
   }
+};
+
+// The stage's name-path groups (under the node details hint): nodes grouped by the first one
+// and two parts of their name path ("/blocks.0/attn/MatMul": "/blocks.0", "/blocks.0/attn";
+// capture's "blocks.0.attn": "blocks", "blocks.0"), with node counts, in graph order, at most
+// 40 groups. A click searches for the group's prefix, highlighting its nodes.
+coil.renderGroups = function (target, stage, searchFor) {
+  const el = coil.el;
+  const groups = new Map();  // prefix -> {count, depth}
+  for (const n of stage.graph.nodes) {
+    if (!n.name) continue;
+    const sep = n.name.includes('/') ? '/' : '.';
+    const lead = n.name.startsWith(sep) ? sep : '';
+    const parts = n.name.slice(lead.length).split(sep);
+    for (let d = 1; d <= Math.min(2, parts.length - 1); ++d) {
+      const prefix = lead + parts.slice(0, d).join(sep);
+      const g = groups.get(prefix) || { count: 0, depth: d };
+      g.count += 1;
+      groups.set(prefix, g);
+    }
+  }
+  // Groups of one node say nothing a search would not.
+  const shown = [...groups].filter(([, g]) => g.count > 1).slice(0, 40);
+  if (!shown.length) return;
+  target.appendChild(el('div', { class: 'section' }, `name path groups (${shown.length}${groups.size > shown.length ? ' shown' : ''})`));
+  target.appendChild(el('ul', { id: 'name-groups' }, shown.map(([prefix, g]) =>
+    el('li', { style: `margin-left:${(g.depth - 1) * 14}px` }, [
+      el('span', { class: 'link mono', 'data-group': prefix, onclick: () => searchFor(prefix) }, prefix),
+      ` (${g.count})`]))));
 };
 
 // The label drawn in a node's box: the op without its namespace ("aten.add" -> "add"), as
