@@ -31,7 +31,8 @@ struct Sources {
 absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenOptions& options) {
   Sources s;
   codegen_cuda_internal::ScheduleInfo info =
-      codegen_cuda_internal::MakeScheduleInfo(schedule, options.warp_row_max);
+      codegen_cuda_internal::MakeScheduleInfo(schedule, options.warp_row_max, options.row_unroll,
+                                              options.vectorize);
   s.module = codegen_cuda_internal::CudaPrelude();
   for (const proto::Kernel& k : schedule.kernels()) {
     if (!HasCode(k)) continue;
@@ -55,7 +56,8 @@ absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule,
 std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
   absl::StatusOr<std::string> v = NvrtcVersion();
   return absl::StrCat(kGeneratorVersion, " nvrtc ", v.ok() ? *v : "missing", " ", options.arch,
-                      " warp_row_max=", options.warp_row_max);
+                      " warp_row_max=", options.warp_row_max, " row_unroll=", options.row_unroll,
+                      " vectorize=", options.vectorize ? 1 : 0);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
@@ -71,7 +73,7 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
     proto::CompiledKernel* ck = m.add_kernels();
     ck->set_kernel_id(k->id());
     ck->set_name(k->name());
-    ck->set_symbol(cuda::KernelSymbol(k->id()));
+    ck->set_symbol(src.symbol);
     ck->set_source(src.text);
     proto::LaunchConfig* launch = ck->mutable_launch();
     // A warp per row: {lanes, rows of the block}; else one dimension.
@@ -93,7 +95,7 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
       }
       count *= *v;
     }
-    if (constant) launch->add_grid(cuda::CudaGridFor(rows_per_block, count));
+    if (constant) launch->add_grid(cuda::CudaGridFor(rows_per_block, count, src.items_per_thread));
     auto regs = compiled->registers.find(ck->symbol());
     if (regs != compiled->registers.end()) launch->set_registers(regs->second);
     auto smem = compiled->shared_bytes.find(ck->symbol());

@@ -24,6 +24,11 @@ struct CudaCodegenOptions {
   // Row kernels whose ranged Loops all have constant counts of at most this many positions run
   // a warp per row (8 rows per block of 256 threads) instead of a block per row; 0: never.
   int64_t warp_row_max = 1024;
+  // `#pragma unroll` factor of row kernels' position loops (1: none).
+  int row_unroll = 1;
+  // Pointwise kernels with contiguous accesses run 4 indices per thread with 4-element (16 bytes
+  // for f32) loads and stores where the innermost range allows (kernel_source.h).
+  bool vectorize = true;
 };
 
 // The module's CUDA C++ source alone (no NVRTC), for tests and the inspector. Errors

@@ -14,8 +14,9 @@ against the float64 reference interpreter at a small batch (`coil run --check`),
 Ratios are torch's time over coil's (above 1: coil is faster). Memory-bound rows also print
 the share of the device-to-device copy bandwidth (bytes read + written, measured first).
 TF32 is off everywhere (torch.backends.*.allow_tf32 = False; coil's default), so all compute
-f32 GEMMs in f32. Prints one line per row and writes OUT_DIR/bench.txt; with --profile in
-COIL_BENCH_PROFILE (a list of rows), coil's per-kernel device times for those rows too.
+f32 GEMMs in f32. Prints one line per row and writes OUT_DIR/bench.txt; for the rows named in
+COIL_BENCH_PROFILE (space-separated), coil's per-kernel device times (`--profile`) go to
+OUT_DIR/profile.txt. The exported models go to COIL_BENCH_MODELS (default /tmp/coil_bench).
 """
 import importlib.util
 import math
@@ -152,6 +153,8 @@ def main():
     only = set(sys.argv[3:])
     profile_rows = set(os.environ.get("COIL_BENCH_PROFILE", "").split())
     os.makedirs(out, exist_ok=True)
+    models_dir = os.environ.get("COIL_BENCH_MODELS", "/tmp/coil_bench")
+    os.makedirs(models_dir, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.manual_seed(0)
@@ -170,7 +173,7 @@ def main():
             model = model.eval().to(dtype) if dtype != torch.float32 else model.eval()
             example = make(2)
             names = ["x"] if len(example) == 1 else ["x", "r"]
-            path = os.path.join(out, name + ".onnx")
+            path = os.path.join(models_dir, name + ".onnx")
             export(model, example, path, names)
         except Exception as e:  # an export torch cannot do is a row that says so
             lines.append("%s: export failed: %s" % (name, str(e).splitlines()[0][:200]))
@@ -198,8 +201,8 @@ def main():
             print(log[-3000:])
         if name in profile_rows:
             prof = log[log.find("  kernel "):] if "  kernel " in log else "(no profile)"
-            with open(os.path.join(out, "profile_%s.txt" % name), "w") as f:
-                f.write(prof)
+            with open(os.path.join(out, "profile.txt"), "a") as f:
+                f.write("== %s (%s)\n%s\n" % (name, what, prof))
             print("coil profile, %s:\n%s" % (name, "\n".join(prof.splitlines()[:40])), flush=True)
         nan = float("nan")
         c_run = (float(run.group(1)), float(run.group(2))) if run else (nan, nan)
@@ -244,7 +247,7 @@ def main():
         # resnet18: correctness only (its convolutions still run on the host).
         import torchvision
         r18 = torchvision.models.resnet18(weights=None).eval()
-        path = os.path.join(out, "resnet18.onnx")
+        path = os.path.join(models_dir, "resnet18.onnx")
         export(r18, (torch.randn(2, 3, 64, 64),), path, ["x"])
         rc, log = run_coil(coil, path, ["--dim", "batch=2", "--check"])
         err = re.search(r"max relative error[^0-9]*([0-9.eE+-]+)", log)

@@ -7,7 +7,9 @@
 #
 #   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench conformance sanitizer profile
 #                                                (default: tests conformance sanitizer)
-# profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there).
+# profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there;
+# `coil run --backend cuda --repeat N --profile` gives per-kernel device times without it).
+# COIL_BENCH_PROFILE="gpt mlp ...": the bench's rows whose per-kernel times go to profile.txt.
 # CARRY_DIR holds: zstd (Debian's), bin.tar.zst (coil, cuda_gpu_test and the shared libraries of
 # lib/ the test binary needs) and onnxdata.tar.zst (Debian's /usr/share/libonnx-testdata/data).
 # tools/cuda_gpu_pack.sh makes it.
@@ -38,9 +40,10 @@ fi
 
 if [[ $PHASES == *" profile "* ]]; then
   NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
-  if [ -n "$NSYS" ] && [ -f "$R/mlp.onnx" ]; then
+  M=${COIL_BENCH_MODELS:-/tmp/coil_bench}
+  if [ -n "$NSYS" ] && [ -f "$M/mlp.onnx" ]; then
     echo "== nsys: coil run mlp.onnx --backend cuda --dim batch=1024 --repeat 5"
-    timeout 120 "$NSYS" profile -o "$W/mlp" --force-overwrite true ./coil run "$R/mlp.onnx" --backend cuda --dim batch=1024 --repeat 5 >/dev/null 2>&1
+    timeout 120 "$NSYS" profile -o "$W/mlp" --force-overwrite true ./coil run "$M/mlp.onnx" --backend cuda --dim batch=1024 --repeat 5 >/dev/null 2>&1
     timeout 60 "$NSYS" stats --report cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum "$W/mlp.nsys-rep" 2>&1 | cut -c1-220 | head -80 | tee "$R/profile.txt"
   else
     echo "profile: no nsys or no mlp.onnx"

@@ -127,14 +127,17 @@ class Emitter {
       }
     }
     DecideIndexType(bufs);
+    DecideVector();
+    out_.symbol = cuda::KernelSymbol(k_.id(), out_.items_per_thread);
     const std::string ix = out_.index64 ? "i64" : "int";
     std::string& o = out_.text;
     absl::StrAppend(&o, "// kernel ", k_.id(), " '", k_.name(), "' (",
                     proto::Kernel::Kind_Name(k_.kind()),
                     !out_.rows ? "" : out_.warp_rows ? ", a warp per row" : ", a block per row",
+                    out_.items_per_thread > 1 ? absl::StrCat(", ", out_.items_per_thread, " per thread, ", vec_.size(), " vector accesses") : "",
                     out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
     absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
-                    ") ", cuda::KernelSymbol(k_.id()),
+                    ") ", out_.symbol,
                     "(char* const* coil_bufs, const i64* coil_syms, CoilCudaError* coil_err) {\n");
     absl::flat_hash_set<int> declared;
     for (int p : used_symbols) {
@@ -170,6 +173,8 @@ class Emitter {
       absl::StrAppend(&o, "  for (", ix, " coil_row = (", ix, ")blockIdx.x * blockDim.y + threadIdx.y;"
                       " coil_row < coil_n; coil_row += (", ix, ")gridDim.x * blockDim.y) {\n");
       Decompose("coil_row", "n", "i", k_.ranges_size(), "    ");
+    } else if (out_.items_per_thread > 1) {
+      return VectorBody();
     } else {
       absl::StrAppend(&o, "  for (", ix, " coil_lin = (", ix, ")blockIdx.x * blockDim.x + threadIdx.x;"
                       " coil_lin < coil_n; coil_lin += (", ix, ")gridDim.x * blockDim.x) {\n");
@@ -178,6 +183,83 @@ class Emitter {
     for (int li = 0; li < k_.loops_size(); ++li) {
       absl::Status s = k_.loops(li).ranges_size() > 0 ? RangedLoop(li) : FlatLoop(li);
       if (!s.ok()) return s;
+    }
+    absl::StrAppend(&o, "  }\n}\n");
+    return absl::OkStatus();
+  }
+
+  // Whether `e` (LOAD / STORE) reads or writes the element at the flat outer index: unmasked,
+  // the buffer's shape is the kernel's ranges, and the index is _i0, _i1, ...
+  bool IsFlatAccess(const proto::Expr& e) const {
+    if (e.mask() != 0) return false;
+    const proto::Buffer& b = *info_.buffers.at(e.buffer());
+    if (b.shape_size() != k_.ranges_size() || e.index_size() != k_.ranges_size()) return false;
+    for (int d = 0; d < e.index_size(); ++d) {
+      const proto::SymExpr& ix = e.index(d);
+      if (ix.kind() != proto::SymExpr::SYMBOL || ix.name() != absl::StrCat("_i", d)) return false;
+      if (b.shape(d).SerializeAsString() != k_.ranges(d).SerializeAsString()) return false;
+    }
+    return true;
+  }
+
+  // Vectorized pointwise kernels (kernel_source.h).
+  void DecideVector() {
+    if (!info_.vectorize || out_.rows || k_.ranges_size() == 0) return;
+    std::optional<int64_t> last = ConstantValue(k_.ranges(k_.ranges_size() - 1));
+    if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return;
+    absl::flat_hash_set<int> flat;
+    for (const proto::Loop& l : k_.loops()) {
+      if (l.ranges_size() > 0) return;
+      for (const proto::Expr& e : l.body()) {
+        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) && IsFlatAccess(e)) {
+          flat.insert(e.id());
+        }
+      }
+    }
+    if (flat.empty()) return;
+    vec_ = std::move(flat);
+    out_.items_per_thread = cuda::kCudaVectorItems;
+  }
+
+  // The loop of a vectorized pointwise kernel: per thread, the vector loads, the body once per
+  // item (each in its own scope, with the innermost index advanced), the vector stores.
+  absl::Status VectorBody() {
+    std::string& o = out_.text;
+    const std::string ix = out_.index64 ? "i64" : "int";
+    const int v = out_.items_per_thread;
+    const int last = k_.ranges_size() - 1;
+    absl::StrAppend(&o, "  for (i64 coil_q = (i64)blockIdx.x * blockDim.x + threadIdx.x; coil_q < (i64)coil_n / ", v,
+                    "; coil_q += (i64)gridDim.x * blockDim.x) {\n    const ", ix, " coil_lin = (", ix, ")(coil_q * ", v, ");\n");
+    Decompose("coil_lin", "n", "i", k_.ranges_size(), "    ");
+    absl::StrAppend(&o, "    const ", ix, " coil_il = i", last, ";\n");
+    std::vector<const proto::Expr*> stores;
+    for (const proto::Loop& l : k_.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        if (!vec_.contains(e.id())) continue;
+        const proto::Buffer& b = *info_.buffers.at(e.buffer());
+        absl::StrAppend(&o, "    __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[", v, "];\n");
+        if (e.kind() == proto::Expr::LOAD) {
+          absl::StrAppend(&o, "    coil_vcopy4(coil_v", e.id(), ", &b", e.buffer(), "[coil_lin]);\n");
+        } else {
+          stores.push_back(&e);
+        }
+      }
+    }
+    for (int u = 0; u < v; ++u) {
+      vec_item_ = u;
+      absl::StrAppend(&o, "    {\n    const ", ix, " i", last, " = coil_il + ", u, ";\n");
+      for (int li = 0; li < k_.loops_size(); ++li) {
+        if (absl::Status s = FlatLoop(li); !s.ok()) return s;
+      }
+      absl::StrAppend(&o, "    }\n");
+      // Every item defines the same expressions: forget them for the next scope.
+      for (const proto::Loop& l : k_.loops()) {
+        for (const proto::Expr& e : l.body()) dtypes_.erase(e.id());
+      }
+    }
+    vec_item_ = -1;
+    for (const proto::Expr* e : stores) {
+      absl::StrAppend(&o, "    coil_vcopy4(&b", e->buffer(), "[coil_lin], coil_v", e->id(), ");\n");
     }
     absl::StrAppend(&o, "  }\n}\n");
     return absl::OkStatus();
@@ -254,6 +336,7 @@ class Emitter {
 
   // The element of a LOAD / STORE: checks of data-derived indices, then `b<id>[offset]`.
   absl::StatusOr<std::string> Element(const proto::Expr& e, const std::string& pad) {
+    if (vec_item_ >= 0 && vec_.contains(e.id())) return absl::StrCat("coil_v", e.id(), "[", vec_item_, "]");
     const proto::Buffer& b = *info_.buffers.at(e.buffer());
     const std::string ix = out_.index64 ? "i64" : "int";
     std::string offset;
@@ -464,6 +547,7 @@ class Emitter {
     // The accumulators' types need their argument's dtype: declared when the body reaches them.
     const size_t decl_at = o.size();
     std::string decls;
+    if (info_.row_unroll > 1) absl::StrAppend(&o, pad, "#pragma unroll ", info_.row_unroll, "\n");
     absl::StrAppend(&o, pad, "for (", ix, " coil_p = threadIdx.x; coil_p < coil_m; coil_p += blockDim.x) {\n");
     Decompose("coil_p", "m", "r", l.ranges_size(), pad + "  ");
     const std::string body_pad = pad + "  ";
@@ -560,15 +644,22 @@ class Emitter {
   const ScheduleInfo& info_;
   KernelSource out_;
   absl::flat_hash_set<int> v_ids_;
+  // Vectorized pointwise kernels: the flat accesses (LOAD / STORE ids) and the item being
+  // emitted (-1: none).
+  absl::flat_hash_set<int> vec_;
+  int vec_item_ = -1;
   // Defined expressions (REDUCE results once their Loop ends) -> dtype.
   absl::flat_hash_map<int, DType> dtypes_;
 };
 
 }  // namespace
 
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max) {
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max,
+                              int row_unroll, bool vectorize) {
   ScheduleInfo info;
+  info.vectorize = vectorize;
   info.warp_row_max = warp_row_max;
+  info.row_unroll = row_unroll;
   for (int i = 0; i < schedule.graph().symbols_size(); ++i) {
     info.symbol_index[schedule.graph().symbols(i).name()] = i;
   }

@@ -10,7 +10,12 @@
 // thread with their stores done by thread 0. Short rows (every ranged Loop's count constant and
 // at most ScheduleInfo::warp_row_max) run a warp per row instead: block {32, kCudaWarpRows},
 // positions strided over the 32 lanes, reductions by warp shuffles alone (no barrier), stores of
-// range-less Loops by lane 0.
+// range-less Loops by lane 0. Vectorized pointwise kernels (ScheduleInfo::vectorize): each
+// thread runs 4 consecutive outer indices (the innermost range a constant multiple of 4, so
+// they share a row); every unmasked access whose offset is the flat index itself (the buffer
+// has the kernel's shape, the index is _i0.._in) is one 4-element load before or store after
+// the 4 bodies (16 bytes for f32; buffers are at least 64-byte aligned); the others stay
+// scalar.
 //
 // Index math is 32-bit when every range is constant and interval analysis shows every index
 // value, range product and buffer size fits in int32 (index_source.h), 64-bit otherwise (shape
@@ -36,14 +41,23 @@ struct ScheduleInfo {
   // Row kernels whose ranged Loops all have constant counts of at most this many positions run
   // a warp per row (0: always a block per row).
   int64_t warp_row_max = 0;
+  // `#pragma unroll` factor of the ranged Loops' position loops (1: none), so that a thread has
+  // several loads in flight.
+  int row_unroll = 1;
+  // Pointwise kernels whose innermost outer range is a constant multiple of kCudaVectorItems
+  // and that have a contiguous access run kCudaVectorItems indices per thread.
+  bool vectorize = false;
 };
 
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max = 0);
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max = 0,
+                              int row_unroll = 1, bool vectorize = false);
 
 struct KernelSource {
   std::string text;        // the __global__ function
   bool rows = false;       // a block (or warp) per outer index (a ranged Loop)
   bool warp_rows = false;  // a warp per outer index: block {32, kCudaWarpRows}
+  int items_per_thread = 1;  // pointwise: consecutive outer indices per thread
+  std::string symbol;        // KernelSymbol(id, items_per_thread)
   bool index64 = true;     // 64-bit index math
 };
 

@@ -121,6 +121,22 @@ template <class T, class Op> __device__ __forceinline__ T coil_block_reduce(T v,
   return r;
 }
 
+// Vectorized pointwise kernels: 4 consecutive elements of T in one access (4, 8 or 16 bytes;
+// two 16-byte accesses for 8-byte types). Both addresses are aligned to the access.
+template <int B> struct CoilVecOf;
+template <> struct CoilVecOf<4> { typedef unsigned T; };
+template <> struct CoilVecOf<8> { typedef uint2 T; };
+template <> struct CoilVecOf<16> { typedef uint4 T; };
+template <class T> __device__ __forceinline__ void coil_vcopy4(T* dst, const T* src) {
+  if constexpr (sizeof(T) * 4 <= 16) {
+    typedef typename CoilVecOf<sizeof(T) * 4>::T V;
+    *(V*)dst = *(const V*)src;
+  } else {
+    ((uint4*)dst)[0] = ((const uint4*)src)[0];
+    ((uint4*)dst)[1] = ((const uint4*)src)[1];
+  }
+}
+
 // A warp per row: the butterfly alone; every lane gets the same result (each combine is
 // commutative, so partners compute the same value).
 template <class T, class Op> __device__ __forceinline__ T coil_warp_reduce(T v, Op op) {

@@ -103,6 +103,7 @@ struct CudaExecutable::Impl {
   // kernel id -> rows per block (kernel_abi.h's CudaGridFor) and block dimensions.
   absl::flat_hash_map<int, int> rows_per_block;
   absl::flat_hash_map<int, std::pair<unsigned, unsigned>> block_dims;
+  absl::flat_hash_map<int, int> items_per_thread;  // pointwise kernels: from the symbol
   absl::flat_hash_map<int, AttrMap> extern_attrs;  // kernel id -> normalized attrs
   absl::flat_hash_set<int> written;                // buffer ids some kernel writes
   absl::flat_hash_map<int, CUdeviceptr> constants;
@@ -220,6 +221,7 @@ absl::Status CudaExecutable::Impl::Setup() {
       return st;
     }
     functions[ck.kernel_id()] = f;
+    items_per_thread[ck.kernel_id()] = CudaItemsPerThread(ck.symbol());
     // {256}, or {32, rows} for a warp per row (codegen_cuda decides; kernel_abi.h).
     const proto::LaunchConfig& l = ck.launch();
     if (l.block_size() == 2) {
@@ -569,7 +571,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
       if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(where, " range: ", v.status().message()));
       if (__builtin_mul_overflow(count, *v, &count)) return absl::InvalidArgumentError(absl::StrCat(where, ": ranges overflow"));
     }
-    const int64_t grid = CudaGridFor(rows_per_block[k.id()], count);
+    const int64_t grid = CudaGridFor(rows_per_block[k.id()], count, items_per_thread[k.id()]);
     if (grid == 0) continue;
     const auto [bx, by] = block_dims[k.id()];
     if (absl::Status st = Check(d->LaunchKernel(fn->second, static_cast<unsigned>(grid), 1, 1, bx, by, 1, 0, stream, params, nullptr), "cuLaunchKernel", where); !st.ok()) return st;

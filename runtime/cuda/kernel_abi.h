@@ -56,17 +56,30 @@ struct CoilCudaError {
 };
 static_assert(sizeof(CoilCudaError) == 40, "the generated prelude assumes this layout");
 
-// "coil_k<id>".
-inline std::string KernelSymbol(int kernel_id) { return "coil_k" + std::to_string(kernel_id); }
+// "coil_k<id>"; a pointwise kernel whose threads each run kCudaVectorItems consecutive outer
+// indices (16-byte loads and stores where the access is contiguous) is "coil_k<id>_v4".
+inline constexpr int kCudaVectorItems = 4;
+inline std::string KernelSymbol(int kernel_id, int items_per_thread = 1) {
+  return "coil_k" + std::to_string(kernel_id) +
+         (items_per_thread > 1 ? "_v" + std::to_string(items_per_thread) : "");
+}
+// Outer indices per thread of a pointwise kernel, from its symbol.
+inline int CudaItemsPerThread(const std::string& symbol) {
+  const std::string v = "_v" + std::to_string(kCudaVectorItems);
+  return symbol.size() > v.size() && symbol.compare(symbol.size() - v.size(), v.size(), v) == 0
+             ? kCudaVectorItems
+             : 1;
+}
 
 // Row kernels with short rows run a warp per row: this many rows per block.
 inline constexpr int kCudaWarpRows = kCudaBlockThreads / 32;
 
 // Blocks to launch for `count` outer indices (0: launch nothing). `rows_per_block`: 0 for a
-// pointwise kernel (a thread per index), 1 for a block per row, kCudaWarpRows for a warp per row.
-inline int64_t CudaGridFor(int rows_per_block, int64_t count) {
+// pointwise kernel (a thread per `items_per_thread` indices), 1 for a block per row,
+// kCudaWarpRows for a warp per row.
+inline int64_t CudaGridFor(int rows_per_block, int64_t count, int items_per_thread = 1) {
   if (count <= 0) return 0;
-  const int64_t per = rows_per_block > 0 ? rows_per_block : kCudaBlockThreads;
+  const int64_t per = rows_per_block > 0 ? rows_per_block : int64_t{kCudaBlockThreads} * items_per_thread;
   return std::min((count + per - 1) / per, kCudaMaxGrid);
 }
 

@@ -11,6 +11,7 @@
 #include "codegen_cuda/codegen_cuda.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "runtime/cuda/kernel_abi.h"
 #include "tests/cuda/cuda_test_graphs.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
@@ -102,6 +103,41 @@ graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
     }
   }
   EXPECT_TRUE(rows) << "softmax is a row kernel";
+}
+
+TEST(CudaCodegenTest, ContiguousPointwiseKernelsRunFourItemsPerThread) {
+  // x + b over [64, 1000]: x and the output are flat accesses (one 16-byte access per thread),
+  // b[i1] stays a scalar load.
+  absl::StatusOr<proto::KernelModule> m = Generate(R"(
+graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
+  %2: f32[64, 1000] = aten.add(%0, %1) {alpha = 1}
+  return %2
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectLaunchable(*m);
+  ASSERT_EQ(m->kernels_size(), 1);
+  const proto::CompiledKernel& k = m->kernels(0);
+  EXPECT_TRUE(absl::EndsWith(k.symbol(), "_v4")) << k.symbol();
+  EXPECT_EQ(cuda::CudaItemsPerThread(k.symbol()), 4);
+  EXPECT_TRUE(absl::StrContains(k.source(), "4 per thread, 2 vector accesses")) << k.source();
+  EXPECT_TRUE(absl::StrContains(k.source(), "coil_vcopy4")) << k.source();
+  ASSERT_EQ(k.launch().grid_size(), 1);
+  EXPECT_EQ(k.launch().grid(0), (64 * 1000 + 1023) / 1024) << "4 indices per thread";
+  // An innermost range that is not a multiple of 4: one index per thread.
+  for (const char* text : {R"(
+graph @s(%0 "x": f32[64, 999]) {
+  %1: f32[64, 999] = aten.relu(%0)
+  return %1
+}
+)"}) {
+    absl::StatusOr<proto::KernelModule> m2 = Generate(text);
+    ASSERT_TRUE(m2.ok()) << m2.status();
+    ExpectLaunchable(*m2);
+    for (const proto::CompiledKernel& k2 : m2->kernels()) {
+      EXPECT_EQ(cuda::CudaItemsPerThread(k2.symbol()), 1) << k2.source();
+    }
+  }
 }
 
 TEST(CudaCodegenTest, LongRowsRunABlockPerRow) {

@@ -38,7 +38,8 @@ check run_schedule 0 'check \(schedule vs float64' -- $coil run "$tmp/mlp.txt" -
 check run_cpu 0 'check \(cpu vs float64' -- $coil run "$tmp/mlp.txt" --backend cpu --check --dim batch=5
 check run_bad_backend 1 '--backend must be reference, schedule, cpu or cuda; got .tpu.' -- $coil run "$tmp/mlp.txt" --backend tpu
 check run_profile 0 'outside kernels' -- $coil run "$tmp/mlp.txt" --backend cpu --repeat 3 --profile --threads 2
-check run_profile_ref 1 '--profile and --threads need --backend cpu' -- $coil run "$tmp/mlp.txt" --profile
+check run_profile_ref 1 '--profile needs --backend cpu or cuda' -- $coil run "$tmp/mlp.txt" --profile
+check run_threads_ref 1 '--threads needs --backend cpu' -- $coil run "$tmp/mlp.txt" --threads 2
 check run_bad_threads 1 '--threads expects an integer' -- $coil run "$tmp/mlp.txt" --backend cpu --threads 0
 # Same seed, same checksum: runs are deterministic.
 a=$($coil run "$tmp/mlp.txt" --seed 3); b=$($coil run "$tmp/mlp.txt" --seed 3)

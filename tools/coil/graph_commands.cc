@@ -129,8 +129,11 @@ int RunCommand(const std::vector<std::string>& argv) {
     return Fail(absl::InvalidArgumentError("--threads expects an integer in [1, 1024]"));
   }
   run.profile = args->Has("profile");
-  if ((run.profile || run.threads > 0) && backend != "cpu") {
-    return Fail(absl::InvalidArgumentError("--profile and --threads need --backend cpu"));
+  if (run.profile && backend != "cpu" && backend != "cuda") {
+    return Fail(absl::InvalidArgumentError("--profile needs --backend cpu or cuda"));
+  }
+  if (run.threads > 0 && backend != "cpu") {
+    return Fail(absl::InvalidArgumentError("--threads needs --backend cpu"));
   }
   // Backends may write mutated inputs back, so --check keeps a copy for the oracle.
   std::vector<HostTensor> oracle_inputs;
