@@ -157,7 +157,7 @@ coil.renderDiff = function (target, stages, current, otherIndex, diffDoc, onPick
   }));
 };
 
-// The structural part of #stage-diff, below the op counts: name paths (provenance keys) only
+// The structural part of #stage-diff, above the op counts: name paths (provenance keys) only
 // one of the two stages has, and the fused groups of a schedule stage (kernels computing more
 // than one node, with the ops they merged). `onPickKernel(k)` shows kernel k of `after`.
 coil.renderStructuralDiff = function (target, before, after, onPickKernel) {
@@ -195,7 +195,8 @@ coil.renderStructuralDiff = function (target, before, after, onPickKernel) {
           names.slice(0, 4).join(', ') + (names.length > 4 ? ', …' : '')];
       }))]));
   }
-  target.appendChild(box);
+  // Right under the heading: the structure says more than the op counts below it.
+  target.insertBefore(box, target.children[1] || null);
 };
 
 // #stage-info: guards, graph breaks, recompiles, saved tensors, fusion decisions, problems.
