@@ -32,7 +32,7 @@ def main():
     out, m, k, n, threads = sys.argv[1], *map(int, sys.argv[2:6])
     rng = np.random.default_rng(0)
     x = rng.standard_normal((m, k), dtype=np.float32)
-    w = rng.standard_normal((k, n), dtype=np.float32) / np.sqrt(k)
+    w = (rng.standard_normal((k, n), dtype=np.float32) / np.sqrt(k)).astype(np.float32)
     b = rng.standard_normal((n,), dtype=np.float32)
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["xw"]), helper.make_node("Add", ["xw", "b"], ["y"])],
