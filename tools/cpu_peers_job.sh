@@ -9,9 +9,10 @@
 #   tools/cpu_peers_job.sh CARRY_DIR TOTAL_SECONDS THREADS...   (e.g. .cpu_peers 540 16 4)
 # CARRY_DIR holds zstd and bin.tar.zst (tools/cpu_peers_pack.sh makes it). PROFILE=0 skips the
 # profiles; MIN_SECONDS (default 0.5) is each side's timing floor per row. SWEEP=1 ends with
-# sweep.txt: coil alone on the exported models at batch 1 under each of SWEEP_VARIANTS (default:
-# libgomp wait settings; runtime/cpu/dnnl_api.cc sets OMP_WAIT_POLICY=passive unless the
-# environment sets one, GOMP_SPINCOUNT overrides the policy's spin count; or e.g.
+# sweep.txt: coil alone on the exported models at batch 1 under each of SWEEP_VARIANTS (twice,
+# in order then reversed; default: libgomp wait settings; runtime/cpu/dnnl_api.cc sets
+# OMP_WAIT_POLICY=passive unless the environment sets one, GOMP_SPINCOUNT overrides the
+# policy's spin count; or e.g.
 # COIL_DNNL_MIN_PARALLEL_BYTES=N, runtime/cpu/internal/dnnl_plans.h), at every thread count
 # given (or SWEEP_THREADS), in the last SWEEP_SECONDS of the time. GEMM=1 starts with
 # gemm.txt: BERT-base's GEMM shapes through torch, ONNX Runtime and coil
@@ -35,9 +36,10 @@ export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-}
 } > "$R/machine.txt" 2>&1
 cat "$R/machine.txt"
 cd "$SRC"
-peers() {  # peers THREADS SECONDS
-  echo "== coil bench cpu --peers --threads $1 (at most $2 s)"
-  PYTHONUNBUFFERED=1 timeout "$2" $W/coil bench cpu --peers --threads "$1" --python python3 \
+peers() {  # peers THREADS SECONDS (at least 1: `timeout 0` would never stop it)
+  local limit=$(($2 > 0 ? $2 : 1))
+  echo "== coil bench cpu --peers --threads $1 (at most $limit s)"
+  PYTHONUNBUFFERED=1 timeout "$limit" $W/coil bench cpu --peers --threads "$1" --python python3 \
     --min-seconds "${MIN_SECONDS:-0.5}" --work-dir /tmp/peers_work_$1 --json "$R/peers_$1.json" \
     >"$R/peers_$1.txt" 2>"$R/peers_$1.log"
   echo "exit status $? after $SECONDS s"
@@ -81,8 +83,11 @@ if [ "${SWEEP:-0}" = 1 ]; then
     f=/tmp/peers_work_$LAST/$m/model.onnx
     [ -f "$f" ] || continue
     for T in ${SWEEP_THREADS:-$FIRST ${REST[@]}}; do
-      V="NONE=1 GOMP_SPINCOUNT=3000 GOMP_SPINCOUNT=30000 OMP_WAIT_POLICY=active"
-      for v in ${SWEEP_VARIANTS:-$V}; do
+      V=(${SWEEP_VARIANTS:-NONE=1 GOMP_SPINCOUNT=3000 GOMP_SPINCOUNT=30000 OMP_WAIT_POLICY=active})
+      # Each variant twice, in order and then in reverse, so none always runs first.
+      ORDER=("${V[@]}")
+      for ((i = ${#V[@]} - 1; i >= 0; --i)); do ORDER+=("${V[i]}"); done
+      for v in "${ORDER[@]}"; do
         [ $((END - SECONDS)) -gt 5 ] || break 3
         echo "$m batch 1 threads $T $v: $(env $v timeout 30 $W/coil run "$f" --backend cpu \
           --repeat 30 --threads "$T" --dim batch=1 2>&1 | grep 'run x')"
