@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -45,7 +46,9 @@ void SubstituteValues(SymExpr& x, const absl::flat_hash_map<std::string, SymExpr
 
 void UnionProvenance(Kernel& dst, const Kernel& src) {
   // Hash sets, not a search of dst per element: fused kernels hold hundreds of source values.
-  absl::flat_hash_set<int64_t> values(dst.source_values.begin(), dst.source_values.end());
+  absl::flat_hash_set<int64_t> values;
+  values.reserve(dst.source_values.size() + src.source_values.size());
+  values.insert(dst.source_values.begin(), dst.source_values.end());
   for (int64_t v : src.source_values) {
     if (values.insert(v).second) dst.source_values.push_back(v);
   }
@@ -210,21 +213,30 @@ void SubstituteSymbols(Loop& loop, const absl::flat_hash_map<std::string, SymExp
 }
 
 void ReplaceUses(Kernel& k, int from, int to) {
-  absl::flat_hash_map<std::string, SymExpr> v = {{VarName("_v", from), ValueVar(to)}};
+  // The _v renaming map is built at the first index or value that could name a value (most
+  // kernels have none).
+  absl::flat_hash_map<std::string, SymExpr> v;
+  auto substitute = [&](SymExpr& x) {
+    if (x.is_constant() || IsLoneLoopVar(x)) return;
+    if (v.empty()) v.emplace(VarName("_v", from), ValueVar(to));
+    x = x.Substitute(v);
+  };
   for (Loop& l : k.loops) {
     for (Expr& e : l.body) {
       for (int& a : e.args) a = a == from ? to : a;
       if (e.mask == from) e.mask = to;
-      for (SymExpr& i : e.index) SubstituteValues(i, v);
-      SubstituteValues(e.value, v);
+      for (SymExpr& i : e.index) substitute(i);
+      substitute(e.value);
     }
   }
 }
 
-std::vector<Expr> CopyRenumbered(const std::vector<Expr>& body, int first_id,
-                                 absl::flat_hash_map<int, int>& id_map,
-                                 const absl::flat_hash_map<std::string, SymExpr>& extra) {
-  std::vector<Expr> out = body;
+namespace {
+
+// CopyRenumbered on expressions already copied (or moved) into `out`.
+void RenumberInPlace(std::vector<Expr>& out, int first_id, absl::flat_hash_map<int, int>& id_map,
+                     const absl::flat_hash_map<std::string, SymExpr>& extra) {
+  id_map.reserve(id_map.size() + out.size());
   int next = first_id;
   for (Expr& e : out) id_map[e.id] = next++;
   // The _v renaming is needed only where an index or value is more than a constant or a lone
@@ -265,6 +277,15 @@ std::vector<Expr> CopyRenumbered(const std::vector<Expr>& body, int first_id,
     for (SymExpr& i : e.index) substitute(i);
     substitute(e.value);
   }
+}
+
+}  // namespace
+
+std::vector<Expr> CopyRenumbered(const std::vector<Expr>& body, int first_id,
+                                 absl::flat_hash_map<int, int>& id_map,
+                                 const absl::flat_hash_map<std::string, SymExpr>& extra) {
+  std::vector<Expr> out = body;
+  RenumberInPlace(out, first_id, id_map, extra);
   return out;
 }
 
@@ -280,17 +301,19 @@ int InlineBody(const Kernel& producer, Kernel& consumer, int loop, int load_id) 
 
   absl::flat_hash_map<std::string, SymExpr> extra;
   for (size_t d = 0; d < load.index.size(); ++d) extra[VarName("_i", d)] = load.index[d];
-  std::vector<Expr> src;
+  // One copy of the producer's body (its STORE left out), renumbered in place.
+  std::vector<Expr> copied;
+  copied.reserve(producer.loops[0].body.size());
   int stored = 0;
   for (const Expr& e : producer.loops[0].body) {
     if (e.kind == proto::Expr::STORE) {
       stored = e.args[0];
     } else {
-      src.push_back(e);
+      copied.push_back(e);
     }
   }
   absl::flat_hash_map<int, int> id_map;
-  std::vector<Expr> copied = CopyRenumbered(src, consumer.next_id(), id_map, extra);
+  RenumberInPlace(copied, consumer.next_id(), id_map, extra);
   int next = consumer.next_id();
   for (const Expr& e : copied) next = std::max(next, e.id + 1);
   int value = id_map.at(stored);
@@ -333,9 +356,13 @@ int InlineBody(const Kernel& producer, Kernel& consumer, int loop, int load_id) 
     masked.push_back(std::move(where));
     copied = std::move(masked);
   }
-  size_t at = pos - body.begin();
-  body.erase(body.begin() + at);
-  body.insert(body.begin() + at, copied.begin(), copied.end());
+  // The body with the load replaced by the copy: everything moves once.
+  std::vector<Expr> spliced;
+  spliced.reserve(body.size() - 1 + copied.size());
+  std::move(body.begin(), pos, std::back_inserter(spliced));
+  std::move(copied.begin(), copied.end(), std::back_inserter(spliced));
+  std::move(pos + 1, body.end(), std::back_inserter(spliced));
+  body = std::move(spliced);
   ReplaceUses(consumer, load_id, value);
   UnionProvenance(consumer, producer);
   return value;
@@ -350,6 +377,7 @@ void Cse(Kernel& k) {
     std::vector<Expr> body;
     body.reserve(l.body.size());  // `seen` points into it
     absl::flat_hash_map<const Expr*, int, ExprValueHash, ExprValueEq> seen;
+    seen.reserve(l.body.size());
     for (Expr& e : l.body) {
       for (int& a : e.args) {
         auto it = remap.find(a);
