@@ -1,11 +1,12 @@
-// The backends of //:coil: coil::compile's Backend over the compile driver (tools/driver), for
-// the Schedule interpreter and the compiled CPU backend.
+// What every coil umbrella (//:coil_cpu, //:coil_cuda, //:coil) shares: InductorBackend() (the
+// Schedule interpreter through the compile driver) and, at startup, autograd/'s derivative
+// rules for the eager tape. The compiled backends live in coil_cpu_backend.cc and
+// coil_cuda_backend.cc, so a deployment links only the one it ships.
 #include <memory>
 
 #include "capture/autograd.h"
 #include "coil.h"
 #include "tools/driver/capture_backend.h"
-#include "tools/driver/cpu_backend.h"
 #include "tools/driver/eager_derivatives.h"
 #include "tools/driver/schedule_backend.h"
 
@@ -15,13 +16,8 @@ std::shared_ptr<Backend> InductorBackend() {
   return driver::CaptureBackend(driver::ScheduleInterpreterBackend());
 }
 
-std::shared_ptr<Backend> CpuBackend() { return driver::CaptureBackend(driver::CpuBackend()); }
-
 namespace {
-// Linking //:coil (alwayslink) makes the compiled CPU backend coil::compile's default, and
-// gives the eager tape autograd/'s derivative rules.
-const bool kCpuBackendIsDefault = [] {
-  SetDefaultBackend(&CpuBackend);
+const bool kEagerDerivativesRegistered = [] {
   SetEagerDerivatives(driver::AutogradEagerDerivatives());
   return true;
 }();
