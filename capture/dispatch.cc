@@ -120,8 +120,12 @@ std::vector<Tensor> RunEager(absl::string_view op, const std::vector<Tensor>& in
 std::vector<Tensor> Dispatch(absl::string_view op, std::vector<Tensor> inputs, AttrMap attrs,
                              const std::source_location& loc) {
   if (Trace* trace = ActiveTrace()) return trace->Record(op, inputs, std::move(attrs), loc);
-  if (!GradEnabled()) return RunEager(op, inputs, std::move(attrs), loc);
-  // Eager with grad mode on: the tape records ops whose inputs need gradients.
+  bool needs_grad = false;
+  if (GradEnabled()) {
+    for (const Tensor& t : inputs) needs_grad = needs_grad || NeedsGrad(t.impl());
+  }
+  if (!needs_grad) return RunEager(op, inputs, std::move(attrs), loc);
+  // Eager with grad mode on and an input that needs a gradient: the tape records the op.
   const OpSchema* schema = OpRegistry::Global().Find(op);
   std::string where = Where(loc);
   if (schema != nullptr) CheckInPlace(op, schema->mutated_input, inputs, where);
