@@ -46,6 +46,15 @@ check verbose 1 'suite/test_broken: failed .*not an ONNX ModelProto' -- \
 check filter 0 '^suite: 1 passed, 0 failed, 0 unsupported$' -- \
   $coil conformance --dir "$tmp/suite" --filter relu
 check one_folder 0 'test_add: passed' -- $coil conformance --dir "$tmp/suite/test_add"
+# Progress: on a terminal (forced here) one stderr line per test, rewritten in place and erased;
+# not on a terminal (this test's stderr) nothing but the result lines.
+err=$(COIL_PROGRESS=always $coil conformance --dir "$tmp/suite" --filter relu 2>&1 >/dev/null)
+grep -q $'\r  suite 1/1  [0-9.]* s  test_relu' <<<"$err" && echo "ok   progress_on_terminal" ||
+  { echo "FAIL progress_on_terminal: $(cat -A <<<"$err")"; fails=$((fails + 1)); }
+err=$($coil conformance --dir "$tmp/suite" --filter relu 2>&1 >/dev/null)
+[ -z "$err" ] && echo "ok   no_progress_off_terminal" ||
+  { echo "FAIL no_progress_off_terminal: $(cat -A <<<"$err")"; fails=$((fails + 1)); }
+
 check simple_suite 0 '^simple: [0-9]+ passed' -- $coil conformance --suite simple
 check backend 1 "backend 'tpu' is not built yet" -- $coil conformance --backend tpu
 # No GPU in CI: one clear error instead of every test failing (on a GPU machine this runs).

@@ -14,6 +14,7 @@
 #include "runtime/cuda/executable.h"
 #include "tests/onnx_conformance/conformance.h"
 #include "tools/coil/args.h"
+#include "tools/coil/progress.h"
 #include "tools/coil/graph_io.h"
 
 namespace coil::cli {
@@ -177,13 +178,25 @@ int ConformanceCommand(const std::vector<std::string>& argv) {
     PrintSummary(r.suite, all);
   }
   for (const auto& [suite, path] : sel->suites) {
-    std::vector<TestResult> results;
+    std::vector<std::string> tests;
     for (const std::string& test : onnx_testing::ListTestDirs(path)) {
-      if (!filter.empty() && !absl::StrContains(fs::path(test).filename().string(), filter)) continue;
-      TestResult r = onnx_testing::RunTest(test, options);
-      r.suite = suite;
-      if (verbose) PrintVerbose(r);
-      results.push_back(r);
+      if (filter.empty() || absl::StrContains(fs::path(test).filename().string(), filter)) {
+        tests.push_back(test);
+      }
+    }
+    std::vector<TestResult> results;
+    {
+      Progress progress(suite, static_cast<int>(tests.size()));
+      for (const std::string& test : tests) {
+        progress.Start(fs::path(test).filename().string());
+        TestResult r = onnx_testing::RunTest(test, options);
+        r.suite = suite;
+        if (verbose) {
+          progress.Clear();
+          PrintVerbose(r);
+        }
+        results.push_back(r);
+      }
     }
     PrintSummary(suite, results);
     all.insert(all.end(), results.begin(), results.end());
