@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "inductor/passes/liveness.h"
@@ -82,8 +83,10 @@ bool SameShape(const Buffer& a, const Buffer& b, const SymRanges& ranges) {
 // Whether `k` (a plain pointwise kernel) may write `out` over `in`: it iterates over out's
 // shape and stores `out` only at the identity index (_i0, _i1, ...), so each element is
 // written once, by the iteration that reads it; it never loads `out` nor writes `in`, and
-// loads `in` only, unmasked, at that same index. Same shapes and element sizes make equal
-// indices equal byte offsets.
+// loads `in` only, unmasked, at that same index, and before its first store of `out` in the
+// body (a horizontally fused kernel can store one output before it loads another's input: a
+// store first would overwrite the element the load then reads). Same shapes and element
+// sizes make equal indices equal byte offsets.
 bool MayWriteInPlace(const Kernel& k, const Buffer& out, const Buffer& in,
                      const SymRanges& ranges) {
   if (!SameShape(out, in, ranges) || k.ranges.size() != out.shape.size()) return false;
@@ -99,13 +102,15 @@ bool MayWriteInPlace(const Kernel& k, const Buffer& out, const Buffer& in,
     stored = true;
   }
   if (!stored) return false;
+  bool out_stored = false;
   for (const Expr& e : k.loops[0].body) {
     if (e.kind == proto::Expr::STORE && e.buffer == in.id) return false;
     if (e.kind == proto::Expr::LOAD && e.buffer == out.id) return false;
     if (e.kind == proto::Expr::LOAD && e.buffer == in.id &&
-        (e.mask != 0 || e.index != identity)) {
+        (out_stored || e.mask != 0 || e.index != identity)) {
       return false;
     }
+    if (e.kind == proto::Expr::STORE && e.buffer == out.id) out_stored = true;
   }
   return true;
 }
@@ -175,7 +180,7 @@ class Planner {
   void NewSlot(Buffer& b) {
     Slot s;
     s.offset = arena_bytes_;
-    s.size = AlignUp(b.SizeBytes());
+    s.size = Canon(AlignUp(b.SizeBytes()));
     s.owner = b.id;
     arena_bytes_ = arena_bytes_ + s.size;
     b.arena_offset = s.offset;
@@ -202,7 +207,7 @@ class Planner {
   void Split(int i, const SymExpr& size) {
     Slot rest;
     rest.offset = slots_[i].offset + size;
-    rest.size = slots_[i].size - size;
+    rest.size = Canon(slots_[i].size - size);
     rest.owner = slots_[i].owner;
     rest.free = true;
     slots_[i].size = size;
@@ -212,16 +217,16 @@ class Planner {
 
   // Joins the free slots first..last into one (the first one's last owner).
   void Join(int first, int last) {
-    for (int i = first + 1; i <= last; ++i) {
-      slots_[first].size = slots_[first].size + slots_[i].size;
-    }
+    SymExpr total = slots_[first].size;
+    for (int i = first + 1; i <= last; ++i) total = total + slots_[i].size;
+    slots_[first].size = Canon(std::move(total));
     slots_.erase(slots_.begin() + first + 1, slots_.begin() + last + 1);
     Reindex();
   }
 
   // b takes free slot i, cut down to b's aligned size when that is provably smaller.
   void TakeFitting(Buffer& b, int i) {
-    const SymExpr need = AlignUp(b.SizeBytes());
+    const SymExpr need = Canon(AlignUp(b.SizeBytes()));
     if (Lt(need, slots_[i].size)) Split(i, need);
     Take(b, i);
   }
@@ -236,7 +241,7 @@ class Planner {
       if (!slots_[i].free) continue;
       SymExpr total = slots_[i].size;
       for (int j = i + 1; j < n && slots_[j].free; ++j) {
-        total = total + slots_[j].size;
+        total = Canon(total + slots_[j].size);
         if (!Le(need, total)) continue;
         if (best.first < 0 || SmallerSize(total, best_size)) {
           best = {i, j};
@@ -251,6 +256,14 @@ class Planner {
   // Whether a buffer of `size` bytes (`aligned` rounded up) fits slot s.
   bool Fits(const SymExpr& size, const SymExpr& aligned, const Slot& s) const {
     return Le(size, s.size) || Le(aligned, s.size);
+  }
+
+  // One instance of each symbolic size (slot sizes, buffer sizes, joined runs), so that the
+  // memo tables below compare their keys by pointer (operator== tries that first) rather than
+  // structurally: placing each buffer looks up its size against every free slot's.
+  SymExpr Canon(SymExpr e) const {
+    if (e.is_constant()) return e;
+    return *canon_.insert(std::move(e)).first;
   }
 
   // Proofs and hints memoized by their operands: placing every buffer asks the same few size
@@ -306,8 +319,8 @@ class Planner {
       b.in_place = true;
       return;
     }
-    const SymExpr size = b.SizeBytes();
-    const SymExpr need = AlignUp(size);
+    const SymExpr size = Canon(b.SizeBytes());
+    const SymExpr need = Canon(AlignUp(size));
     int best = -1;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
       if (!slots_[i].free || !Fits(size, need, slots_[i])) continue;
@@ -329,6 +342,7 @@ class Planner {
       for (int i = top; i < static_cast<int>(slots_.size()); ++i) {
         free_at_end = free_at_end + slots_[i].size;
       }
+      free_at_end = Canon(std::move(free_at_end));
       if (Le(free_at_end, need)) {
         Join(top, static_cast<int>(slots_.size()) - 1);
         slots_[top].size = need;
@@ -348,6 +362,7 @@ class Planner {
   SymExpr arena_bytes_{0};
   mutable absl::flat_hash_map<std::tuple<int, SymExpr, SymExpr>, bool> proofs_;
   mutable absl::flat_hash_map<SymExpr, int64_t> hints_;
+  mutable absl::flat_hash_set<SymExpr> canon_;
 };
 
 }  // namespace

@@ -543,6 +543,32 @@ TEST(MemoryPlanTest, NoInPlaceWhenAnElementIsStoredByMoreThanOneIteration) {
   ExpectInvariants(p, *s);
 }
 
+TEST(MemoryPlanTest, NoInPlaceOverAnInputLoadedAfterTheStore) {
+  // A horizontally fused kernel: c = exp(x) is stored before a is loaded for d = exp(a). c in
+  // place over a would overwrite a[i] before that iteration reads it (the GPT decoder's
+  // backward graph got a wrong embedding gradient this way); d over a is fine.
+  Program p;
+  int x = AddBuffer(p, proto::Buffer::INPUT, {8, 4});
+  int a = AddBuffer(p, proto::Buffer::INTERMEDIATE, {8, 4});
+  int c = AddBuffer(p, proto::Buffer::INTERMEDIATE, {8, 4});
+  int d = AddBuffer(p, proto::Buffer::INTERMEDIATE, {8, 4});
+  int y = AddBuffer(p, proto::Buffer::OUTPUT, {8, 4});
+  p.kernels.push_back(PointwiseOf(p, a, {x}));
+  Kernel k = Kernel::Pointwise("store_then_load", {8, 4});
+  int vx = k.Load(0, x, proto::FLOAT32, Vars(2));
+  k.Store(0, c, Vars(2), k.Apply(0, "prims.exp", proto::FLOAT32, {vx}));
+  int va = k.Load(0, a, proto::FLOAT32, Vars(2));
+  k.Store(0, d, Vars(2), k.Apply(0, "prims.exp", proto::FLOAT32, {va}));
+  p.kernels.push_back(std::move(k));
+  p.kernels.push_back(PointwiseOf(p, y, {c, d}));
+  absl::StatusOr<MemoryPlanSummary> s = PlanMemory(p, {}, /*reuse=*/true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_FALSE(p.buffer(c).in_place && p.buffer(c).reuses == a);
+  EXPECT_TRUE(p.buffer(d).in_place);
+  EXPECT_EQ(p.buffer(d).reuses, a);
+  ExpectInvariants(p, *s);
+}
+
 TEST(MemoryPlanTest, NoInPlaceIntoReductionsOrExterns) {
   Program p;
   int x = AddBuffer(p, proto::Buffer::INPUT, {8, 8});

@@ -61,12 +61,6 @@ class Adapter : public coil::Backend {
   absl::StatusOr<std::unique_ptr<CompiledTrainingGraph>> CompileTraining(
       const Graph& graph, const std::vector<bool>& requires_grad) override {
     DriverOptions options = options_;
-    // Workaround: with buffer reuse, inductor's memory plan gives wrong results for the GPT
-    // decoder's backward graph (the embedding gradient's prims.scatter rows; reproduced on the
-    // Schedule interpreter and the CPU backend; `coil schedule --check` misses it because its
-    // random indices stay in [0, 3)). Training compiles give every buffer its own slot until
-    // that is fixed (tests/training:gpt_training_test fails without this).
-    options.schedule.reuse_memory = false;
     const bool log = LogEnabled(LogStream::kAotGraphs);
     if (log) options.record_artifacts = true;
     TrainingOptions training;
