@@ -139,6 +139,36 @@ int MergeInto(Program& program, const KernelDeps& deps, int a, int b, Kernel mer
   return position;
 }
 
+namespace {
+
+// The value of a symbolic dimension at `program`'s hints (a symbol without one counts as 64, as
+// in Program::EvaluateHint), or nullopt when it does not evaluate. A pure function of the
+// dimension and the hints, asked for the same few dimensions by every fusion decision, so it is
+// memoized per thread for the hints last asked about.
+std::optional<int64_t> DimHint(const Program& program, const SymExpr& d) {
+  struct Memo {
+    std::vector<std::pair<std::string, int64_t>> hints;
+    absl::flat_hash_map<std::string, int64_t> values;
+    absl::flat_hash_map<SymExpr, std::optional<int64_t>> dims;
+  };
+  thread_local Memo memo;
+  if (memo.hints != program.hints || memo.values.empty()) {
+    memo.hints = program.hints;
+    memo.values.clear();
+    memo.dims.clear();
+    for (const auto& [name, hint] : program.hints) memo.values[name] = hint;
+  }
+  auto it = memo.dims.find(d);
+  if (it != memo.dims.end()) return it->second;
+  for (const std::string& s : d.Symbols()) memo.values.emplace(s, 64);
+  absl::StatusOr<int64_t> e = d.Evaluate(memo.values);
+  std::optional<int64_t> v = e.ok() ? std::optional<int64_t>(*e) : std::nullopt;
+  memo.dims.emplace(d, v);
+  return v;
+}
+
+}  // namespace
+
 // program.EvaluateHint(program.BytesMoved(k)), summed term by term: building the symbolic sum
 // of every buffer's size costs more than the rest of a fusion decision.
 int64_t BytesHint(const Program& program, const Kernel& k) {
@@ -147,8 +177,6 @@ int64_t BytesHint(const Program& program, const Kernel& k) {
   ids.insert(ids.end(), writes.begin(), writes.end());
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  absl::flat_hash_map<std::string, int64_t> values;
-  bool filled = false;
   int64_t total = 0;
   for (int b : ids) {
     const Buffer& buffer = program.buffer(b);
@@ -156,14 +184,8 @@ int64_t BytesHint(const Program& program, const Kernel& k) {
     for (const SymExpr& d : buffer.shape) {
       std::optional<int64_t> v = d.AsConstant();
       if (!v.has_value()) {
-        if (!filled) {
-          for (const auto& [name, hint] : program.hints) values[name] = hint;
-          filled = true;
-        }
-        for (const std::string& s : d.Symbols()) values.emplace(s, 64);  // as EvaluateHint
-        absl::StatusOr<int64_t> e = d.Evaluate(values);
-        if (!e.ok()) return 0;
-        v = *e;
+        v = DimHint(program, d);
+        if (!v.has_value()) return 0;
       }
       bytes *= *v;
     }
