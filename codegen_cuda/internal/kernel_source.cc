@@ -202,6 +202,34 @@ class Emitter {
     return true;
   }
 
+  // A row kernel's ranged Loop `l` runs 4 consecutive positions per thread when its innermost
+  // range is a constant multiple of 4 and some unmasked access is flat in (outer, position)
+  // order: the buffer's shape is the kernel's ranges then the Loop's, the index _i.., _r...
+  // Returns those accesses (empty: one position per thread).
+  absl::flat_hash_set<int> RowVector(const proto::Loop& l) const {
+    absl::flat_hash_set<int> flat;
+    if (!info_.vectorize || l.ranges_size() == 0) return flat;
+    std::optional<int64_t> last = ConstantValue(l.ranges(l.ranges_size() - 1));
+    if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return flat;
+    const int nk = k_.ranges_size(), nl = l.ranges_size();
+    for (const proto::Expr& e : l.body()) {
+      if (e.kind() != proto::Expr::LOAD && e.kind() != proto::Expr::STORE) continue;
+      if (e.mask() != 0) continue;
+      const proto::Buffer& b = *info_.buffers.at(e.buffer());
+      if (b.shape_size() != nk + nl || e.index_size() != nk + nl) continue;
+      bool ok = true;
+      for (int d = 0; d < nk + nl && ok; ++d) {
+        const proto::SymExpr& ix = e.index(d);
+        const std::string want = d < nk ? absl::StrCat("_i", d) : absl::StrCat("_r", d - nk);
+        const proto::SymExpr& range = d < nk ? k_.ranges(d) : l.ranges(d - nk);
+        ok = ix.kind() == proto::SymExpr::SYMBOL && ix.name() == want &&
+             b.shape(d).SerializeAsString() == range.SerializeAsString();
+      }
+      if (ok) flat.insert(e.id());
+    }
+    return flat;
+  }
+
   // Vectorized pointwise kernels (kernel_source.h).
   void DecideVector() {
     if (!info_.vectorize || out_.rows || k_.ranges_size() == 0) return;
@@ -546,11 +574,45 @@ class Emitter {
     absl::StrAppend(&o, pad, "const ", ix, " coil_m = (", ix, ")(", count, ");\n");
     // The accumulators' types need their argument's dtype: declared when the body reaches them.
     const size_t decl_at = o.size();
-    std::string decls;
+    std::string decls_all;
     if (info_.row_unroll > 1) absl::StrAppend(&o, pad, "#pragma unroll ", info_.row_unroll, "\n");
-    absl::StrAppend(&o, pad, "for (", ix, " coil_p = threadIdx.x; coil_p < coil_m; coil_p += blockDim.x) {\n");
-    Decompose("coil_p", "m", "r", l.ranges_size(), pad + "  ");
-    const std::string body_pad = pad + "  ";
+    // Vectorized (RowVector): 4 consecutive positions per thread, flat accesses as one access.
+    const absl::flat_hash_set<int> flat = RowVector(l);
+    const int items = flat.empty() ? 1 : cuda::kCudaVectorItems;
+    std::vector<const proto::Expr*> vstores;
+    if (items == 1) {
+      absl::StrAppend(&o, pad, "for (", ix, " coil_p = threadIdx.x; coil_p < coil_m; coil_p += blockDim.x) {\n");
+      Decompose("coil_p", "m", "r", l.ranges_size(), pad + "  ");
+    } else {
+      const int last = l.ranges_size() - 1;
+      absl::StrAppend(&o, pad, "for (", ix, " coil_pv = threadIdx.x; coil_pv < coil_m / ", items,
+                      "; coil_pv += blockDim.x) {\n", pad, "  const ", ix, " coil_p0 = coil_pv * ", items, ";\n");
+      Decompose("coil_p0", "m", "r", l.ranges_size(), pad + "  ");
+      absl::StrAppend(&o, pad, "  const ", ix, " coil_rl = r", last, ";\n");
+      for (const proto::Expr& e : l.body()) {
+        if (!flat.contains(e.id())) continue;
+        const proto::Buffer& b = *info_.buffers.at(e.buffer());
+        absl::StatusOr<std::string> el = Element(e, pad + "  ");
+        if (!el.ok()) return el.status();
+        absl::StrAppend(&o, pad, "  __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[", items, "];\n");
+        if (e.kind() == proto::Expr::LOAD) {
+          absl::StrAppend(&o, pad, "  coil_vcopy4(coil_v", e.id(), ", &", *el, ");\n");
+        } else {
+          vstores.push_back(&e);
+        }
+      }
+      vec_ = flat;
+    }
+    for (int u = 0; u < items; ++u) {
+    std::string body_pad = pad + "  ";
+    if (items > 1) {
+      vec_item_ = u;
+      absl::StrAppend(&o, body_pad, "{\n", body_pad, "const ", ix, " r", l.ranges_size() - 1, " = coil_rl + ", u,
+                      ";\n", body_pad, "const ", ix, " coil_p = coil_p0 + ", u, ";\n");
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() != proto::Expr::REDUCE) dtypes_.erase(e.id());
+      }
+    }
     for (const proto::Expr& e : l.body()) {
       if (e.kind() != proto::Expr::REDUCE) {
         if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
@@ -569,6 +631,9 @@ class Emitter {
       a->acc_dt = !fp ? proto::INT64 : (*in == proto::FLOAT64 ? proto::FLOAT64 : proto::FLOAT32);
       a->type = RegType(a->acc_dt);
       const std::string acc = absl::StrCat("a", e.id());
+      // Vectorized: the accumulators are declared once (the first item's pass).
+      std::string discard;
+      std::string& decls = u == 0 ? decls_all : discard;
       const std::string x = absl::StrCat("(", a->type, ")e", e.args(0));
       const std::string inf = a->acc_dt == proto::FLOAT64 ? "coil_inf_d()" : "coil_inf_f()";
       switch (a->op) {
@@ -603,8 +668,17 @@ class Emitter {
           break;
       }
     }
+    if (items > 1) absl::StrAppend(&o, body_pad, "}\n");
+    }  // items
+    vec_item_ = -1;
+    for (const proto::Expr* e : vstores) {
+      absl::StatusOr<std::string> el = Element(*e, pad + "  ");
+      if (!el.ok()) return el.status();
+      absl::StrAppend(&o, pad, "  coil_vcopy4(&", *el, ", coil_v", e->id(), ");\n");
+    }
+    vec_.clear();
     absl::StrAppend(&o, pad, "}\n");
-    o.insert(decl_at, decls);
+    o.insert(decl_at, decls_all);
     // Block reductions; every thread gets the results.
     for (const Acc& a : accs) {
       const int id = a.e->id();

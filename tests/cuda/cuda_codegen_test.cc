@@ -99,6 +99,9 @@ graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
       rows = true;
       EXPECT_EQ(k.launch().grid(0), 8) << "softmax rows of 1000: a warp each, 8 per block";
       EXPECT_TRUE(absl::StrContains(k.source(), "coil_warp_reduce"));
+      // 1000 positions per row, a multiple of 4: x and the output are read / written 4 at once.
+      EXPECT_TRUE(absl::StrContains(k.source(), "coil_vcopy4(coil_v")) << k.source();
+      EXPECT_TRUE(absl::StrContains(k.source(), "coil_p0 + 3")) << k.source();
       EXPECT_FALSE(absl::StrContains(k.source(), "coil_block_reduce"));
     }
   }
