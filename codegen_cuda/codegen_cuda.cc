@@ -30,9 +30,8 @@ struct Sources {
 
 absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenOptions& options) {
   Sources s;
-  codegen_cuda_internal::ScheduleInfo info =
-      codegen_cuda_internal::MakeScheduleInfo(schedule, options.warp_row_max, options.row_unroll,
-                                              options.vectorize);
+  codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(
+      schedule, options.warp_row_max, options.row_unroll, options.vectorize);
   s.module = codegen_cuda_internal::CudaPrelude();
   for (const proto::Kernel& k : schedule.kernels()) {
     if (!HasCode(k)) continue;

@@ -131,11 +131,15 @@ class Emitter {
     out_.symbol = cuda::KernelSymbol(k_.id(), out_.items_per_thread);
     const std::string ix = out_.index64 ? "i64" : "int";
     std::string& o = out_.text;
-    absl::StrAppend(&o, "// kernel ", k_.id(), " '", k_.name(), "' (",
-                    proto::Kernel::Kind_Name(k_.kind()),
-                    !out_.rows ? "" : out_.warp_rows ? ", a warp per row" : ", a block per row",
-                    out_.items_per_thread > 1 ? absl::StrCat(", ", out_.items_per_thread, " per thread, ", vec_.size(), " vector accesses") : "",
-                    out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
+    absl::StrAppend(
+        &o, "// kernel ", k_.id(), " '", k_.name(), "' (", proto::Kernel::Kind_Name(k_.kind()),
+        !out_.rows       ? ""
+        : out_.warp_rows ? ", a warp per row"
+                         : ", a block per row",
+        out_.items_per_thread > 1 ? absl::StrCat(", ", out_.items_per_thread, " per thread, ",
+                                                 vec_.size(), " vector accesses")
+                                  : "",
+        out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
     absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
                     ") ", out_.symbol,
                     "(char* const* coil_bufs, const i64* coil_syms, CoilCudaError* coil_err) {\n");
@@ -170,8 +174,10 @@ class Emitter {
     absl::StrAppend(&o, "  const ", ix, " coil_n = (", ix, ")(", count, ");\n");
     if (out_.rows) {
       // Block per row: blockDim.y is 1. Warp per row: threadIdx.y is the warp's row of the block.
-      absl::StrAppend(&o, "  for (", ix, " coil_row = (", ix, ")blockIdx.x * blockDim.y + threadIdx.y;"
-                      " coil_row < coil_n; coil_row += (", ix, ")gridDim.x * blockDim.y) {\n");
+      absl::StrAppend(&o, "  for (", ix, " coil_row = (", ix,
+                      ")blockIdx.x * blockDim.y + threadIdx.y;"
+                      " coil_row < coil_n; coil_row += (",
+                      ix, ")gridDim.x * blockDim.y) {\n");
       Decompose("coil_row", "n", "i", k_.ranges_size(), "    ");
     } else if (out_.items_per_thread > 1) {
       return VectorBody();
@@ -256,8 +262,11 @@ class Emitter {
     const std::string ix = out_.index64 ? "i64" : "int";
     const int v = out_.items_per_thread;
     const int last = k_.ranges_size() - 1;
-    absl::StrAppend(&o, "  for (i64 coil_q = (i64)blockIdx.x * blockDim.x + threadIdx.x; coil_q < (i64)coil_n / ", v,
-                    "; coil_q += (i64)gridDim.x * blockDim.x) {\n    const ", ix, " coil_lin = (", ix, ")(coil_q * ", v, ");\n");
+    absl::StrAppend(
+        &o,
+        "  for (i64 coil_q = (i64)blockIdx.x * blockDim.x + threadIdx.x; coil_q < (i64)coil_n / ",
+        v, "; coil_q += (i64)gridDim.x * blockDim.x) {\n    const ", ix, " coil_lin = (", ix,
+        ")(coil_q * ", v, ");\n");
     Decompose("coil_lin", "n", "i", k_.ranges_size(), "    ");
     absl::StrAppend(&o, "    const ", ix, " coil_il = i", last, ";\n");
     std::vector<const proto::Expr*> stores;
@@ -265,9 +274,11 @@ class Emitter {
       for (const proto::Expr& e : l.body()) {
         if (!vec_.contains(e.id())) continue;
         const proto::Buffer& b = *info_.buffers.at(e.buffer());
-        absl::StrAppend(&o, "    __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[", v, "];\n");
+        absl::StrAppend(&o, "    __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[", v,
+                        "];\n");
         if (e.kind() == proto::Expr::LOAD) {
-          absl::StrAppend(&o, "    coil_vcopy4(coil_v", e.id(), ", &b", e.buffer(), "[coil_lin]);\n");
+          absl::StrAppend(&o, "    coil_vcopy4(coil_v", e.id(), ", &b", e.buffer(),
+                          "[coil_lin]);\n");
         } else {
           stores.push_back(&e);
         }
@@ -364,7 +375,8 @@ class Emitter {
 
   // The element of a LOAD / STORE: checks of data-derived indices, then `b<id>[offset]`.
   absl::StatusOr<std::string> Element(const proto::Expr& e, const std::string& pad) {
-    if (vec_item_ >= 0 && vec_.contains(e.id())) return absl::StrCat("coil_v", e.id(), "[", vec_item_, "]");
+    if (vec_item_ >= 0 && vec_.contains(e.id()))
+      return absl::StrCat("coil_v", e.id(), "[", vec_item_, "]");
     const proto::Buffer& b = *info_.buffers.at(e.buffer());
     const std::string ix = out_.index64 ? "i64" : "int";
     std::string offset;
@@ -581,12 +593,14 @@ class Emitter {
     const int items = flat.empty() ? 1 : cuda::kCudaVectorItems;
     std::vector<const proto::Expr*> vstores;
     if (items == 1) {
-      absl::StrAppend(&o, pad, "for (", ix, " coil_p = threadIdx.x; coil_p < coil_m; coil_p += blockDim.x) {\n");
+      absl::StrAppend(&o, pad, "for (", ix,
+                      " coil_p = threadIdx.x; coil_p < coil_m; coil_p += blockDim.x) {\n");
       Decompose("coil_p", "m", "r", l.ranges_size(), pad + "  ");
     } else {
       const int last = l.ranges_size() - 1;
       absl::StrAppend(&o, pad, "for (", ix, " coil_pv = threadIdx.x; coil_pv < coil_m / ", items,
-                      "; coil_pv += blockDim.x) {\n", pad, "  const ", ix, " coil_p0 = coil_pv * ", items, ";\n");
+                      "; coil_pv += blockDim.x) {\n", pad, "  const ", ix, " coil_p0 = coil_pv * ",
+                      items, ";\n");
       Decompose("coil_p0", "m", "r", l.ranges_size(), pad + "  ");
       absl::StrAppend(&o, pad, "  const ", ix, " coil_rl = r", last, ";\n");
       for (const proto::Expr& e : l.body()) {
@@ -594,7 +608,8 @@ class Emitter {
         const proto::Buffer& b = *info_.buffers.at(e.buffer());
         absl::StatusOr<std::string> el = Element(e, pad + "  ");
         if (!el.ok()) return el.status();
-        absl::StrAppend(&o, pad, "  __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[", items, "];\n");
+        absl::StrAppend(&o, pad, "  __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[",
+                        items, "];\n");
         if (e.kind() == proto::Expr::LOAD) {
           absl::StrAppend(&o, pad, "  coil_vcopy4(coil_v", e.id(), ", &", *el, ");\n");
         } else {
@@ -604,71 +619,77 @@ class Emitter {
       vec_ = flat;
     }
     for (int u = 0; u < items; ++u) {
-    std::string body_pad = pad + "  ";
-    if (items > 1) {
-      vec_item_ = u;
-      absl::StrAppend(&o, body_pad, "{\n", body_pad, "const ", ix, " r", l.ranges_size() - 1, " = coil_rl + ", u,
-                      ";\n", body_pad, "const ", ix, " coil_p = coil_p0 + ", u, ";\n");
-      for (const proto::Expr& e : l.body()) {
-        if (e.kind() != proto::Expr::REDUCE) dtypes_.erase(e.id());
-      }
-    }
-    for (const proto::Expr& e : l.body()) {
-      if (e.kind() != proto::Expr::REDUCE) {
-        if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
-        continue;
-      }
-      Acc* a = nullptr;
-      for (Acc& x : accs) {
-        if (x.e == &e) a = &x;
-      }
-      absl::StatusOr<DType> in = Use(e.args(0));
-      if (!in.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("loop ", li, " expr ", e.id(), ": ",
-                                                       in.status().message()));
-      }
-      const bool fp = IsFloating(*in);
-      a->acc_dt = !fp ? proto::INT64 : (*in == proto::FLOAT64 ? proto::FLOAT64 : proto::FLOAT32);
-      a->type = RegType(a->acc_dt);
-      const std::string acc = absl::StrCat("a", e.id());
-      // Vectorized: the accumulators are declared once (the first item's pass).
-      std::string discard;
-      std::string& decls = u == 0 ? decls_all : discard;
-      const std::string x = absl::StrCat("(", a->type, ")e", e.args(0));
-      const std::string inf = a->acc_dt == proto::FLOAT64 ? "coil_inf_d()" : "coil_inf_f()";
-      switch (a->op) {
-        case Red::kSum:
-          absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0;\n");
-          absl::StrAppend(&o, body_pad, acc, " = ", fp ? absl::StrCat(acc, " + ", x)
-                                                       : absl::StrCat("coil_wadd(", acc, ", ", x, ")"), ";\n");
-          break;
-        case Red::kProd:
-          absl::StrAppend(&decls, pad, a->type, " ", acc, " = 1;\n");
-          absl::StrAppend(&o, body_pad, acc, " = ", fp ? absl::StrCat(acc, " * ", x)
-                                                       : absl::StrCat("coil_wmul(", acc, ", ", x, ")"), ";\n");
-          break;
-        case Red::kMax:
-        case Red::kMin: {
-          const bool mx = a->op == Red::kMax;
-          absl::StrAppend(&decls, pad, a->type, " ", acc, " = ",
-                          fp ? absl::StrCat(mx ? "-" : "", inf)
-                             : (mx ? "(-0x7fffffffffffffffLL - 1)" : "0x7fffffffffffffffLL"),
-                          ";\n");
-          absl::StrAppend(&o, body_pad, acc, " = ",
-                          fp ? absl::StrCat(mx ? "coil_nanmax(" : "coil_nanmin(", acc, ", ", x, ")")
-                             : absl::StrCat(mx ? "coil_max<i64>(" : "coil_min<i64>(", acc, ", ", x, ")"),
-                          ";\n");
-          break;
+      std::string body_pad = pad + "  ";
+      if (items > 1) {
+        vec_item_ = u;
+        absl::StrAppend(&o, body_pad, "{\n", body_pad, "const ", ix, " r", l.ranges_size() - 1,
+                        " = coil_rl + ", u, ";\n", body_pad, "const ", ix, " coil_p = coil_p0 + ",
+                        u, ";\n");
+        for (const proto::Expr& e : l.body()) {
+          if (e.kind() != proto::Expr::REDUCE) dtypes_.erase(e.id());
         }
-        case Red::kArgMax:
-        case Red::kArgMin:
-          absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0; i64 p", e.id(), " = -1;\n");
-          absl::StrAppend(&o, body_pad, "coil_arg_combine(", acc, ", p", e.id(), ", ", x,
-                          ", (i64)coil_p, ", a->op == Red::kArgMax ? "true" : "false", ");\n");
-          break;
       }
-    }
-    if (items > 1) absl::StrAppend(&o, body_pad, "}\n");
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() != proto::Expr::REDUCE) {
+          if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
+          continue;
+        }
+        Acc* a = nullptr;
+        for (Acc& x : accs) {
+          if (x.e == &e) a = &x;
+        }
+        absl::StatusOr<DType> in = Use(e.args(0));
+        if (!in.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("loop ", li, " expr ", e.id(), ": ", in.status().message()));
+        }
+        const bool fp = IsFloating(*in);
+        a->acc_dt = !fp ? proto::INT64 : (*in == proto::FLOAT64 ? proto::FLOAT64 : proto::FLOAT32);
+        a->type = RegType(a->acc_dt);
+        const std::string acc = absl::StrCat("a", e.id());
+        // Vectorized: the accumulators are declared once (the first item's pass).
+        std::string discard;
+        std::string& decls = u == 0 ? decls_all : discard;
+        const std::string x = absl::StrCat("(", a->type, ")e", e.args(0));
+        const std::string inf = a->acc_dt == proto::FLOAT64 ? "coil_inf_d()" : "coil_inf_f()";
+        switch (a->op) {
+          case Red::kSum:
+            absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0;\n");
+            absl::StrAppend(
+                &o, body_pad, acc, " = ",
+                fp ? absl::StrCat(acc, " + ", x) : absl::StrCat("coil_wadd(", acc, ", ", x, ")"),
+                ";\n");
+            break;
+          case Red::kProd:
+            absl::StrAppend(&decls, pad, a->type, " ", acc, " = 1;\n");
+            absl::StrAppend(
+                &o, body_pad, acc, " = ",
+                fp ? absl::StrCat(acc, " * ", x) : absl::StrCat("coil_wmul(", acc, ", ", x, ")"),
+                ";\n");
+            break;
+          case Red::kMax:
+          case Red::kMin: {
+            const bool mx = a->op == Red::kMax;
+            absl::StrAppend(&decls, pad, a->type, " ", acc, " = ",
+                            fp ? absl::StrCat(mx ? "-" : "", inf)
+                               : (mx ? "(-0x7fffffffffffffffLL - 1)" : "0x7fffffffffffffffLL"),
+                            ";\n");
+            absl::StrAppend(
+                &o, body_pad, acc, " = ",
+                fp ? absl::StrCat(mx ? "coil_nanmax(" : "coil_nanmin(", acc, ", ", x, ")")
+                   : absl::StrCat(mx ? "coil_max<i64>(" : "coil_min<i64>(", acc, ", ", x, ")"),
+                ";\n");
+            break;
+          }
+          case Red::kArgMax:
+          case Red::kArgMin:
+            absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0; i64 p", e.id(), " = -1;\n");
+            absl::StrAppend(&o, body_pad, "coil_arg_combine(", acc, ", p", e.id(), ", ", x,
+                            ", (i64)coil_p, ", a->op == Red::kArgMax ? "true" : "false", ");\n");
+            break;
+        }
+      }
+      if (items > 1) absl::StrAppend(&o, body_pad, "}\n");
     }  // items
     vec_item_ = -1;
     for (const proto::Expr* e : vstores) {
@@ -692,10 +713,18 @@ class Emitter {
       const std::string red = w ? "coil_warp_reduce(a" : "coil_block_reduce(a";
       const std::string tail = w ? ")" : absl::StrCat(", ", sh, ")");
       switch (a.op) {
-        case Red::kSum: result = absl::StrCat(red, id, ", ", fp ? "CoilSum()" : "CoilSumI()", tail); break;
-        case Red::kProd: result = absl::StrCat(red, id, ", ", fp ? "CoilProd()" : "CoilProdI()", tail); break;
-        case Red::kMax: result = absl::StrCat(red, id, ", ", fp ? "CoilMaxF()" : "CoilMaxI()", tail); break;
-        case Red::kMin: result = absl::StrCat(red, id, ", ", fp ? "CoilMinF()" : "CoilMinI()", tail); break;
+        case Red::kSum:
+          result = absl::StrCat(red, id, ", ", fp ? "CoilSum()" : "CoilSumI()", tail);
+          break;
+        case Red::kProd:
+          result = absl::StrCat(red, id, ", ", fp ? "CoilProd()" : "CoilProdI()", tail);
+          break;
+        case Red::kMax:
+          result = absl::StrCat(red, id, ", ", fp ? "CoilMaxF()" : "CoilMaxI()", tail);
+          break;
+        case Red::kMin:
+          result = absl::StrCat(red, id, ", ", fp ? "CoilMinF()" : "CoilMinI()", tail);
+          break;
         case Red::kArgMax:
         case Red::kArgMin:
           result = absl::StrCat(w ? "coil_warp_arg(a" : "coil_block_arg(a", id, ", p", id, ", ",
@@ -728,8 +757,8 @@ class Emitter {
 
 }  // namespace
 
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max,
-                              int row_unroll, bool vectorize) {
+ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max, int row_unroll,
+                              bool vectorize) {
   ScheduleInfo info;
   info.vectorize = vectorize;
   info.warp_row_max = warp_row_max;

@@ -53,12 +53,12 @@ ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_
                               int row_unroll = 1, bool vectorize = false);
 
 struct KernelSource {
-  std::string text;        // the __global__ function
-  bool rows = false;       // a block (or warp) per outer index (a ranged Loop)
-  bool warp_rows = false;  // a warp per outer index: block {32, kCudaWarpRows}
+  std::string text;          // the __global__ function
+  bool rows = false;         // a block (or warp) per outer index (a ranged Loop)
+  bool warp_rows = false;    // a warp per outer index: block {32, kCudaWarpRows}
   int items_per_thread = 1;  // pointwise: consecutive outer indices per thread
   std::string symbol;        // KernelSymbol(id, items_per_thread)
-  bool index64 = true;     // 64-bit index math
+  bool index64 = true;       // 64-bit index math
 };
 
 // Emits `kernel` as the function KernelSymbol(kernel.id()). Errors (InvalidArgument naming the

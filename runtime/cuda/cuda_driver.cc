@@ -55,7 +55,8 @@ absl::StatusOr<const CudaDriver*> Load() {
   sym(d->EventDestroy, "cuEventDestroy_v2");
   sym(d->EventRecord, "cuEventRecord");
   // cuEventElapsedTime_v2 since CUDA 12.8 (cuda.h maps the name to it); older drivers have v1.
-  d->EventElapsedTime = reinterpret_cast<decltype(d->EventElapsedTime)>(dlsym(h, "cuEventElapsedTime_v2"));
+  d->EventElapsedTime =
+      reinterpret_cast<decltype(d->EventElapsedTime)>(dlsym(h, "cuEventElapsedTime_v2"));
   if (d->EventElapsedTime == nullptr) sym(d->EventElapsedTime, "cuEventElapsedTime");
   sym(d->GetErrorName, "cuGetErrorName");
   sym(d->GetErrorString, "cuGetErrorString");

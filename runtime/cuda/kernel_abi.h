@@ -79,7 +79,8 @@ inline constexpr int kCudaWarpRows = kCudaBlockThreads / 32;
 // kCudaWarpRows for a warp per row.
 inline int64_t CudaGridFor(int rows_per_block, int64_t count, int items_per_thread = 1) {
   if (count <= 0) return 0;
-  const int64_t per = rows_per_block > 0 ? rows_per_block : int64_t{kCudaBlockThreads} * items_per_thread;
+  const int64_t per =
+      rows_per_block > 0 ? rows_per_block : int64_t{kCudaBlockThreads} * items_per_thread;
   return std::min((count + per - 1) / per, kCudaMaxGrid);
 }
 

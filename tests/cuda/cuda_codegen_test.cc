@@ -151,7 +151,8 @@ graph @s(%0 "x": f32[64, 5000]) {
   %2: i64[64] = aten.argmax(%0) {dim = [1], keepdim = false}
   return %1, %2
 }
-)", R"(
+)",
+                           R"(
 graph @s(%0 "x": f32[64, n]) {
   symbol n min 2 max 0 hint 4
   %1: f32[64, n] = aten.softmax(%0) {dim = 1, dtype = none}
