@@ -12,16 +12,26 @@
 #     timed; checked against the Schedule interpreter), then run compiled at batch 1 and 3
 #     and compared with torch's own outputs; the transformer's and GPT's every-stage
 #     artifacts land in out/<model>/ (report.pb + one file per stage) for `coil inspect`;
-#  3. `coil bench cpu`: the same four models timed against torch 1.13 eager, memory-bound
+#  3. training: the GPT-style decoder trained 40 AdamW steps through coil::compile against
+#     torch 1.13's losses (tools/main_job/train_gpt.cc), with the activation bytes saved;
+#  4. `coil bench cpu`: the same four models timed against torch 1.13 eager, memory-bound
 #     kernels against a copy, resnet18's cold and warm compile (out/bench_cpu.json).
 # Artifacts land in out/: graphs (.pb and text IR), report.pb, the imported models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
-bazel build --config=opt //tools/main_job:main_job //tools/coil:coil
+bazel build --config=opt //tools/main_job:main_job //tools/main_job:train_gpt //tools/coil:coil
 bin=$(bazel info --config=opt bazel-bin)
 
 "$bin/tools/main_job/main_job" --out out
+
+# Training: the GPT-style decoder trained 40 AdamW steps through coil::compile (joint graph,
+# min-cut partition, compiled backward on the tape, compiled AdamW) from torch 1.13's initial
+# weights, every step's loss beside torch's (fails beyond 1e-4 relative).
+echo
+echo "training: GPT-style decoder through coil::compile vs torch 1.13, 40 steps"
+/usr/bin/python3 tests/training/gpt_training.py out/gpt_training.txt 40
+"$bin/tools/main_job/train_gpt" out/gpt_training.txt
 
 echo
 echo "real models: torch 1.13 -> ONNX -> coil compile (import, prims, inductor, LLVM, runtime/cpu), vs torch"

@@ -6,6 +6,7 @@ Run A: F.cross_entropy with label smoothing 0.1. Run B, from the same initial we
 F.cross_entropy without smoothing + 0.5 * F.mse_loss(logits, soft_targets) (coil's step has
 a graph break there). Writes the initial state_dict, the data and each step's loss as text
 lines `name dim... : value...` (run by Bazel with Debian's /usr/bin/python3).
+Usage: gpt_training.py OUT [STEPS]   (6 steps by default; the main job asks for 40)
 """
 import copy
 import sys
@@ -14,7 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-V, E, H, L, B, STEPS = 16, 16, 2, 8, 2, 6
+V, E, H, L, B = 16, 16, 2, 8, 2
+STEPS = int(sys.argv[2]) if len(sys.argv) > 2 else 6  # the main job trains longer
 torch.manual_seed(0)
 
 

@@ -7,17 +7,16 @@
 // (relative) of torch's, and the loss must fall.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "capture/examples/gpt_block.h"
+#include "capture/examples/gpt_decoder.h"
 #include "capture/nn/nn.h"
 #include "coil.h"
 #include "coil_optim.h"
 #include "gtest/gtest.h"
+#include "tests/training/gpt_training_data.h"
 
 namespace coil {
 namespace {
@@ -29,55 +28,20 @@ std::string& DataPath() {
   return path;
 }
 
-struct Named {
-  std::vector<int64_t> shape;
-  std::vector<double> values;
-};
-
-// `name dim... : value...` lines, as gpt_training.py writes them.
-std::map<std::string, Named> LoadData() {
-  std::map<std::string, Named> out;
-  std::ifstream in(DataPath());
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream s(line);
-    std::string name, tok;
-    s >> name;
-    Named n;
-    while (s >> tok && tok != ":") n.shape.push_back(std::stoll(tok));
-    double v;
-    while (s >> v) n.values.push_back(v);
-    out[name] = n;
-  }
-  return out;
-}
-
-class Gpt : public nn::Module {
- public:
-  Gpt() : tok(kV, kE, 1), block(kE, kH, 2), head(kE, kV, 3) {}
-  Tensor operator()(const Tensor& tokens) const { return head(block(tok(tokens))); }
-  nn::NamedTensorList NamedTensors(const std::string& prefix = "") override {
-    nn::NamedTensorList out;
-    nn::AppendChild(prefix, "tok", tok, out);
-    nn::AppendChild(prefix, "block", block, out);
-    nn::AppendChild(prefix, "head", head, out);
-    return out;
-  }
-  nn::Embedding tok;
-  examples::GptBlock block;
-  nn::Linear head;
-};
+using training_data::Named;
+using Gpt = examples::GptDecoder;
 
 struct Trainer {
   std::map<std::string, Named> data;
-  Gpt model;
+  Gpt model{kV, kE, kH};
   std::vector<Tensor> params;
   Tensor tokens, targets, soft;
 };
 
 void Init(Trainer& s) {
-  s.data = LoadData();
-  ASSERT_FALSE(s.data.empty()) << "no data at " << DataPath();
+  absl::StatusOr<std::map<std::string, Named>> data = training_data::LoadNamed(DataPath());
+  ASSERT_TRUE(data.ok()) << data.status();
+  s.data = *std::move(data);
   std::map<std::string, HostTensor> values;
   for (const auto& [name, n] : s.data) {
     if (name.rfind("param.", 0) == 0) {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "capture/examples/gpt_block.h"
+#include "capture/examples/gpt_decoder.h"
 #include "capture/logging.h"
 #include "capture/nn/nn.h"
 #include "coil.h"
@@ -28,21 +28,7 @@ namespace {
 
 constexpr int64_t kV = 256, kE = 128, kH = 4, kL = 64, kB = 8;
 
-class Gpt : public nn::Module {
- public:
-  Gpt() : tok(kV, kE, 1), block(kE, kH, 2), head(kE, kV, 3) {}
-  Tensor operator()(const Tensor& tokens) const { return head(block(tok(tokens))); }
-  nn::NamedTensorList NamedTensors(const std::string& prefix = "") override {
-    nn::NamedTensorList out;
-    nn::AppendChild(prefix, "tok", tok, out);
-    nn::AppendChild(prefix, "block", block, out);
-    nn::AppendChild(prefix, "head", head, out);
-    return out;
-  }
-  nn::Embedding tok;
-  examples::GptBlock block;
-  nn::Linear head;
-};
+using Gpt = examples::GptDecoder;
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -58,7 +44,7 @@ int Main(int argc, char** argv) {
   }
   std::string log_path = "/tmp/coil_train_bench_aot.log";
   ConfigureLogs("aot_graphs", log_path);
-  Gpt model;
+  Gpt model(kV, kE, kH);
   std::vector<Tensor> params;
   for (auto& [name, t] : model.NamedTensors()) {
     t->set_requires_grad(true);
