@@ -10,27 +10,18 @@
 //
 // To accept an intended change, rewrite the goldens from the current code and review the diff:
 //   COIL_UPDATE_GOLDENS=1 bazel run //codegen_cpu:llvm_ir_golden_test && git diff codegen_cpu/testdata
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/codegen_cpu.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
+#include "ir/golden_testing.h"
 #include "ir/parser.h"
 #include "prims/decompose.h"
 
 namespace coil {
 namespace {
-
-std::string Read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 struct Case {
   const char* package;  // where the input graph lives
@@ -43,7 +34,7 @@ TEST_P(LlvmIrGoldenTest, MatchesGolden) {
   const Case c = GetParam();
   const std::string input = absl::StrCat(c.package, "/testdata/", c.name, ".txt");
   const std::string golden = absl::StrCat("codegen_cpu/testdata/", c.name, ".x86-64-v3.ll");
-  absl::StatusOr<Graph> g = ParseGraph(Read(input));
+  absl::StatusOr<Graph> g = ParseGraph(testing_golden::ReadText(input));
   ASSERT_TRUE(g.ok()) << input << ": " << g.status();
   ASSERT_TRUE(prims::Decompose(*g).ok());
   inductor::ScheduleOptions options;
@@ -64,21 +55,7 @@ TEST_P(LlvmIrGoldenTest, MatchesGolden) {
     absl::StrAppend(&text, k.source());
   }
 
-  const char* update = std::getenv("COIL_UPDATE_GOLDENS");
-  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (update != nullptr && std::string(update) == "1") {
-    ASSERT_NE(workspace, nullptr) << "COIL_UPDATE_GOLDENS=1 needs `bazel run` (it writes into "
-                                     "the source tree at BUILD_WORKSPACE_DIRECTORY)";
-    std::ofstream out(std::string(workspace) + "/" + golden);
-    out << text;
-    ASSERT_TRUE(out.good()) << "cannot write " << golden;
-    std::printf("wrote %s\n", golden.c_str());
-    return;
-  }
-  const std::string expected = Read(golden);
-  ASSERT_FALSE(expected.empty()) << golden << " is missing or empty (see this file's header)";
-  EXPECT_EQ(text, expected) << "the LLVM IR of " << input << " changed; if intended, update "
-                            << golden << " (see this file's header)";
+  testing_golden::ExpectMatchesGolden(text, golden, "the LLVM IR of " + input);
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, LlvmIrGoldenTest,

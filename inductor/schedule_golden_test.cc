@@ -10,14 +10,12 @@
 // diff:
 //   COIL_UPDATE_GOLDENS=1 bazel run //inductor:schedule_golden_test && git diff inductor/testdata
 // (bazel run sets BUILD_WORKSPACE_DIRECTORY; the test then writes the files and passes).
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "inductor/testing/schedule_text.h"
+#include "ir/golden_testing.h"
 #include "ir/parser.h"
 #include "prims/decompose.h"
 #include "runtime/interpreter.h"
@@ -27,20 +25,13 @@
 namespace coil::inductor {
 namespace {
 
-std::string Read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 class ScheduleGoldenTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ScheduleGoldenTest, MatchesGolden) {
   const std::string name = GetParam();
   const std::string input = "inductor/testdata/" + name + ".txt";
   const std::string golden = "inductor/testdata/" + name + ".schedule.txt";
-  absl::StatusOr<Graph> g = ParseGraph(Read(input));
+  absl::StatusOr<Graph> g = ParseGraph(testing_golden::ReadText(input));
   ASSERT_TRUE(g.ok()) << input << ": " << g.status();
   const Graph aten = g->Clone();
   absl::StatusOr<bool> decomposed = prims::Decompose(*g);
@@ -62,21 +53,7 @@ TEST_P(ScheduleGoldenTest, MatchesGolden) {
   }
   const std::string text = ScheduleText(*s);
 
-  const char* update = std::getenv("COIL_UPDATE_GOLDENS");
-  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (update != nullptr && std::string(update) == "1") {
-    ASSERT_NE(workspace, nullptr) << "COIL_UPDATE_GOLDENS=1 needs `bazel run` (it writes into "
-                                     "the source tree at BUILD_WORKSPACE_DIRECTORY)";
-    std::ofstream out(std::string(workspace) + "/" + golden);
-    out << text;
-    ASSERT_TRUE(out.good()) << "cannot write " << golden;
-    std::printf("wrote %s\n", golden.c_str());
-    return;
-  }
-  const std::string expected = Read(golden);
-  ASSERT_FALSE(expected.empty()) << golden << " is missing or empty (see this file's header)";
-  EXPECT_EQ(text, expected) << "the Schedule of " << input << " changed; if intended, update "
-                        << golden << " (see this file's header)";
+  testing_golden::ExpectMatchesGolden(text, golden, "the Schedule of " + input);
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, ScheduleGoldenTest,
