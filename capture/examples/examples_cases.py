@@ -7,31 +7,12 @@ Written: gpt.<state_dict key>, gpt/x_b<B>, gpt/expected_b<B>; the same for resne
 import torch
 from torch import nn
 
+from capture.examples.torch_gpt import GptBlock
 from capture.nn.torch_values import Writer
 
 torch.manual_seed(0)
 w = Writer()
 BATCHES = (2, 3, 5)
-
-
-class GptBlock(nn.Module):
-    """Pre-LN decoder block: x + attn(ln1(x)) (causal), then x + proj(gelu(fc(ln2(x))))."""
-
-    def __init__(self, embed_dim, num_heads):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(embed_dim)
-        self.attn = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
-        self.ln2 = nn.LayerNorm(embed_dim)
-        self.fc = nn.Linear(embed_dim, 4 * embed_dim)
-        self.act = nn.GELU(approximate="tanh")
-        self.proj = nn.Linear(4 * embed_dim, embed_dim)
-
-    def forward(self, x):
-        L = x.shape[1]
-        mask = torch.triu(torch.ones(L, L, dtype=torch.bool), 1)
-        h = self.ln1(x)
-        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
-        return x + self.proj(self.act(self.fc(self.ln2(x))))
 
 
 class BasicBlock(nn.Module):

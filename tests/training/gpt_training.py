@@ -9,44 +9,18 @@ lines `name dim... : value...` (run by Bazel with Debian's /usr/bin/python3).
 Usage: gpt_training.py OUT [STEPS]   (6 steps by default; the main job asks for 40)
 """
 import copy
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
-from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from capture.examples.torch_gpt import GptDecoder  # noqa: E402
 
 V, E, H, L, B = 16, 16, 2, 8, 2
 STEPS = int(sys.argv[2]) if len(sys.argv) > 2 else 6  # the main job trains longer
 torch.manual_seed(0)
-
-
-class GptBlock(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(E)
-        self.attn = nn.MultiheadAttention(E, H, batch_first=True)
-        self.ln2 = nn.LayerNorm(E)
-        self.fc = nn.Linear(E, 4 * E)
-        self.act = nn.GELU(approximate="tanh")
-        self.proj = nn.Linear(4 * E, E)
-
-    def forward(self, x):
-        n = x.shape[1]
-        mask = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
-        h = self.ln1(x)
-        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
-        return x + self.proj(self.act(self.fc(self.ln2(x))))
-
-
-class Gpt(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.tok = nn.Embedding(V, E)
-        self.block = GptBlock()
-        self.head = nn.Linear(E, V)
-
-    def forward(self, tokens):
-        return self.head(self.block(self.tok(tokens)))
 
 
 lines = []
@@ -59,7 +33,7 @@ def put(name, t):
     lines.append("%s %s : %s" % (name, dims, vals))
 
 
-model = Gpt()
+model = GptDecoder(V, E, H)
 tokens = torch.randint(0, V, (B, L))
 targets = torch.randint(0, V, (B, L))
 soft = torch.rand(B, L, V)
