@@ -7,7 +7,6 @@
 // driver" and skip, saying so.
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "ir/parser.h"
 #include "runtime/cuda/executable.h"
 #include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 #include "tests/cuda/cuda_test_graphs.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
@@ -49,50 +49,17 @@ bool HaveGpu() {
 
 std::vector<HostTensor> RandomInputs(const Graph& g, int64_t batch, int seed,
                                      const InputSpec& spec) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> real(-2.0, 2.0), unit(0.0, 1.0);
-  std::vector<HostTensor> out;
-  for (const Value* in : g.inputs()) {
-    std::vector<int64_t> shape;
-    for (const SymExpr& d : in->type().shape) shape.push_back(*d.Evaluate({{"batch", batch}}));
-    HostTensor t = HostTensor::Zeros(in->type().dtype, shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (IsFloating(t.dtype())) {
-        t.StoreDouble(i, unit(rng) < spec.nan_rate ? NAN : real(rng));
-      } else if (IsBool(t.dtype())) {
-        t.StoreInt(i, rng() % 2);
-      } else {
-        int64_t v = static_cast<int64_t>(rng() % spec.int_range);
-        if (spec.signed_nonzero) {
-          v = static_cast<int64_t>(rng() % (2 * spec.int_range)) - spec.int_range;
-          if (v == 0) v = 1;
-        }
-        t.StoreInt(i, v);
-      }
-    }
-    out.push_back(t);
-  }
-  return out;
+  return test_kit::RandomInputs(g, {{"batch", batch}}, seed, spec);
 }
 
+// f32 transcendentals are CUDA's (a few ulp) and f32 sums are tree-ordered in f32; equal
+// values (infinities: a product over 1000 rows overflows in both) and NaN in both match.
 void ExpectClose(const HostTensor& want, const HostTensor& got, const std::string& what) {
-  ASSERT_EQ(want.shape(), got.shape()) << what;
-  ASSERT_EQ(want.dtype(), got.dtype()) << what;
-  std::vector<double> a = want.ToDoubles(), b = got.ToDoubles();
-  // f32 transcendentals are CUDA's (a few ulp) and f32 sums are tree-ordered in f32.
-  double rel = 1e-4, abs = 1e-5;
-  if (want.dtype() == proto::FLOAT16) rel = abs = 2e-3;
-  if (want.dtype() == proto::BFLOAT16) rel = abs = 1.6e-2;
-  if (!IsFloating(want.dtype())) rel = abs = 0;
-  int bad = 0;
-  for (size_t i = 0; i < a.size() && bad < 5; ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    if (a[i] == b[i]) continue;  // infinities (a product over 1000 rows overflows in both)
-    if (!(std::abs(a[i] - b[i]) <= abs + rel * std::abs(a[i]))) {
-      ADD_FAILURE() << what << " element " << i << ": interpreter " << a[i] << ", cuda " << b[i];
-      ++bad;
-    }
-  }
+  test_kit::Tolerance tol{.abs = 1e-5, .rel = 1e-4, .equal_values_match = true};
+  if (want.dtype() == proto::FLOAT16) tol.abs = tol.rel = 2e-3;
+  if (want.dtype() == proto::BFLOAT16) tol.abs = tol.rel = 1.6e-2;
+  if (!IsFloating(want.dtype())) tol.abs = tol.rel = 0;
+  test_kit::ExpectClose(want, got, tol, what);
 }
 
 struct Compiled {

@@ -8,13 +8,12 @@
 
 #include <vector>
 
+#include "runtime/testing/test_kit.h"
+
 namespace coil::cuda_testing {
 
-struct InputSpec {
-  int int_range = 3;            // integers drawn from [0, int_range)
-  double nan_rate = 0.0;        // fraction of floating elements set to NaN
-  bool signed_nonzero = false;  // integers from [-int_range, int_range) without 0 instead
-};
+// Input distributions are test_kit's (runtime/testing/test_kit.h).
+using InputSpec = test_kit::RandomInputSpec;
 
 struct TestGraph {
   const char* name;
