@@ -8,9 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "ir/printer.h"
-#include "prims/decompose.h"
 #include "tools/coil/args.h"
 #include "tools/coil/graph_io.h"
+#include "tools/driver/driver.h"
+#include "tools/driver/schedule_backend.h"
 
 namespace coil::cli {
 namespace {
@@ -48,19 +49,25 @@ int DecomposeCommand(const std::vector<std::string>& argv) {
   }
   absl::StatusOr<Graph> graph = LoadGraph(args->positional[0]);
   if (!graph.ok()) return Fail(graph.status());
-  prims::DecomposeOptions options;
+  // The compile driver, stopped after the prims stage (the one path every compile takes).
+  driver::DriverOptions options;
+  options.backend = driver::ScheduleInterpreterBackend();
+  options.stop_after = driver::Stage::kPrims;
+  options.cache = nullptr;
   if (args->values.count("keep")) {
     for (absl::string_view op : absl::StrSplit(args->Get("keep"), ',', absl::SkipEmpty())) {
-      options.keep.emplace_back(op);
+      options.decompose.keep.emplace_back(op);
     }
   }
   std::map<std::string, int> before = CountOps(*graph);
   int nodes_before = graph->num_nodes();
-  absl::StatusOr<bool> changed = prims::Decompose(*graph, options);
-  if (!changed.ok()) {
-    return Fail(absl::Status(changed.status().code(),
-                             absl::StrCat(args->positional[0], ": ", changed.status().message())));
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(graph), options);
+  if (!r.ok()) {
+    return Fail(absl::Status(r.status().code(),
+                             absl::StrCat(args->positional[0], ": ", r.status().message())));
   }
+  graph = Graph::FromProto(*r->prims_graph);
+  if (!graph.ok()) return Fail(graph.status());
   std::map<std::string, int> after = CountOps(*graph);
   std::cerr << "decomposed " << nodes_before << " nodes (" << before.size() << " ops) into "
             << graph->num_nodes() << " nodes (" << after.size() << " ops):";
