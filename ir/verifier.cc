@@ -183,6 +183,19 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
     defined.insert(v);
   }
   std::vector<Node*> nodes = graph.nodes();
+  // How often each value lists each node as a user, counted once over every use list: counting
+  // a value's users per use was quadratic in its fan-out (a weight every layer reads).
+  absl::flat_hash_map<std::pair<const Value*, const Node*>, int> listed;
+  absl::flat_hash_set<const Value*> counted;
+  auto count_users = [&](const Value* v) {
+    if (!counted.insert(v).second) return;
+    for (const Node* u : v->users()) ++listed[{v, u}];
+  };
+  for (const Value* v : graph.inputs()) count_users(v);
+  for (const Value* v : graph.constants()) count_users(v);
+  for (const Node* n : nodes) {
+    for (const Value* out : n->outputs()) count_users(out);
+  }
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     const Node* n = nodes[i];
     for (int k = 0; k < n->num_inputs(); ++k) {
@@ -191,7 +204,8 @@ absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
         return NodeError(n, i, absl::StrCat("input ", k, " (%", in->id(),
                                             ") is used before it is defined (cycle or bad order)"));
       }
-      if (std::count(in->users().begin(), in->users().end(), n) !=
+      auto it = listed.find(std::make_pair(in, n));
+      if ((it == listed.end() ? 0 : it->second) !=
           std::count(n->inputs().begin(), n->inputs().end(), in)) {
         return NodeError(n, i, absl::StrCat("use list of %", in->id(), " is out of sync"));
       }
