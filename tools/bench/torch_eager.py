@@ -134,12 +134,14 @@ def positive_ints(text):
     return values
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_common_args(description, sizes, models, default_batches):
+    """The flags this script and torch_peers.py share; returns (args, model names). Sets the
+    thread count and creates --out."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--out", required=True, help="folder for the ONNX models and tensors")
-    p.add_argument("--size", choices=sorted(SIZES), default="full")
-    p.add_argument("--models", default=",".join(MODELS))
-    p.add_argument("--batches", type=positive_ints, default=[1, 8])
+    p.add_argument("--size", choices=sorted(sizes), default="full")
+    p.add_argument("--models", default=",".join(models))
+    p.add_argument("--batches", type=positive_ints, default=default_batches)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--min-reps", type=int, default=5)
@@ -150,10 +152,15 @@ def main():
         p.error("need --threads >= 1, --warmup >= 0, 1 <= --min-reps <= --max-reps")
     names = [m for m in args.models.split(",") if m]
     for name in names:
-        if name not in MODELS:
-            p.error("unknown model '%s' (known: %s)" % (name, ", ".join(MODELS)))
+        if name not in models:
+            p.error("unknown model '%s' (known: %s)" % (name, ", ".join(models)))
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
+    return args, names
+
+
+def main():
+    args, names = parse_common_args(__doc__.splitlines()[0], SIZES, MODELS, [1, 8])
     results = {"torch_version": torch.__version__, "threads": torch.get_num_threads(),
                "models": [run_model(name, args) for name in names]}
     json.dump(results, sys.stdout, indent=1)

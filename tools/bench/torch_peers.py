@@ -28,7 +28,6 @@ compared with torch eager's (max|peer - eager| / max|eager|).
 Prints one JSON object on stdout (tools/bench/cpu_bench.proto, TorchEagerResults, with the
 peer fields); files as torch_eager.py (DIR/MODEL/model.onnx, DIR/MODEL/batch_N/*.pb).
 """
-import argparse
 import json
 import math
 import os
@@ -323,25 +322,7 @@ def run_model(name, args, compile_absent, ort):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, help="folder for the ONNX models and tensors")
-    p.add_argument("--size", choices=sorted(SIZES), default="full")
-    p.add_argument("--models", default=",".join(MODELS))
-    p.add_argument("--batches", type=torch_eager.positive_ints, default=None)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--min-reps", type=int, default=5)
-    p.add_argument("--max-reps", type=int, default=50)
-    p.add_argument("--min-seconds", type=float, default=1.0)
-    args = p.parse_args()
-    if args.threads < 1 or args.warmup < 0 or args.min_reps < 1 or args.max_reps < args.min_reps:
-        p.error("need --threads >= 1, --warmup >= 0, 1 <= --min-reps <= --max-reps")
-    names = [m for m in args.models.split(",") if m]
-    for name in names:
-        if name not in MODELS:
-            p.error("unknown model '%s' (known: %s)" % (name, ", ".join(MODELS)))
-    torch.set_num_threads(args.threads)
-    os.makedirs(args.out, exist_ok=True)
+    args, names = torch_eager.parse_common_args(__doc__.splitlines()[0], SIZES, MODELS, None)
     compile_absent, ort, ort_absent = absent_peers()
     results = {"torch_version": torch.__version__, "threads": torch.get_num_threads(),
                "compiled_absent": compile_absent, "onnxruntime_absent": ort_absent,
