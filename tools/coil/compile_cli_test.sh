@@ -166,7 +166,8 @@ check aot_keyword_stem 0 "wrote $tmp/aot2/m_class.o" -- $coil compile "$tmp/clas
 
 # ---- bad input: clear errors, non-zero status ----
 check missing_file 1 "failed at import: cannot open '$tmp/nope.txt'" -- $coil compile "$tmp/nope.txt"
-check unknown_backend 1 "--backend must be cpu or schedule; got 'tpu'" -- $coil compile "$tmp/mlp.txt" --backend tpu
+check cuda_no_check 1 '--backend cuda takes neither --check nor --cpu' -- $coil compile "$tmp/mlp.txt" --backend cuda --check
+check unknown_backend 1 "--backend must be cpu, cuda or schedule; got 'tpu'" -- $coil compile "$tmp/mlp.txt" --backend tpu
 check bad_mode 1 "--mode must be default or max-autotune; got 'fast'" -- $coil compile "$tmp/mlp.txt" --mode fast
 check usage 2 'usage: coil compile MODEL' -- $coil compile
 check bad_name 1 "--name: AOT package name '9lives' is not a C identifier" -- \

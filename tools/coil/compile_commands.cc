@@ -32,7 +32,9 @@
 #include "tools/coil/compile_dump.h"
 #include "tools/coil/compile_flags.h"
 #include "tools/coil/graph_io.h"
+#include "runtime/cuda/cuda_package.h"
 #include "tools/driver/cpu_backend.h"
+#include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
 #include "tools/driver/stage_clock.h"
 #include "tools/driver/schedule_backend.h"
@@ -158,6 +160,10 @@ class CompileRun {
       cpu.codegen = CodegenOptions();
       cpu.runtime.external_data_dir = ModelDir();
       options.backend = driver::CpuBackend(cpu);
+    } else if (flags_.backend == "cuda") {
+      driver::CudaBackendOptions cuda;
+      cuda.runtime.external_data_dir = ModelDir();
+      options.backend = driver::CudaBackend(cuda);  // no driver: generated, not loaded
     } else {
       // The Schedule interpreter claims no extern epilogues (as `coil run --backend schedule`),
       // unless the schedule is for an AOT package, which the CPU runtime runs.
@@ -394,6 +400,18 @@ class CompileRun {
   absl::Status Aot() {
     stage_ = "aot";
     const driver::StageClock timer;
+    if (flags_.backend == "cuda") {
+      const std::string path =
+          absl::StrCat(flags_.aot_dir, "/", flags_.name, cuda::kCudaPackageExtension);
+      std::error_code ec;
+      std::filesystem::create_directories(flags_.aot_dir, ec);
+      if (!result_.module.has_value()) return absl::InternalError("the compile kept no module");
+      if (absl::Status s = cuda::WriteCudaPackage(*result_.module, path); !s.ok()) return s;
+      const std::uintmax_t size = std::filesystem::file_size(path, ec);
+      Finish("aot", timer,
+             absl::StrCat("wrote ", path, ec ? "" : absl::StrCat(" (", HumanBytes(size), ")")));
+      return absl::OkStatus();
+    }
     const AotOptions options{.name = flags_.name,
                              .cpu = flags_.cpu,
                              .external_data_dir = ModelDir()};

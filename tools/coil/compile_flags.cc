@@ -12,7 +12,7 @@
 namespace coil::cli {
 
 const char kCompileUsage[] =
-    "usage: coil compile MODEL [--backend cpu|schedule] [--mode default|max-autotune]\n"
+    "usage: coil compile MODEL [--backend cpu|cuda|schedule] [--mode default|max-autotune]\n"
     "                    [--dump DIR] [--aot DIR [--name ID]] [--cpu NAME]\n"
     "                    [--check] [--dim s=N,...] [--seed N] [--runs N]\n"
     "  Compiles MODEL (.onnx, text IR or a binary coil.proto.Graph) stage by stage, printing\n"
@@ -20,6 +20,8 @@ const char kCompileUsage[] =
     "  decompose), inductor (fusion + memory plan), codegen_cpu (LLVM O3, through the compile\n"
     "  cache unless COIL_CACHE=off), load (JIT + CPU executable).\n"
     "  --backend cpu        native code for this CPU (default)\n"
+    "            cuda       CUDA C++ compiled by NVRTC (sm_90 CUBINs), loaded when this\n"
+    "                       machine has a CUDA driver and GPU\n"
     "            schedule   stop after inductor; nothing is compiled or run\n"
     "  --mode max-autotune  compile every inductor variant (epilogue fusion, memory reuse) for\n"
     "                       1, half and all threads, time each on seeded random inputs (median\n"
@@ -27,7 +29,8 @@ const char kCompileUsage[] =
     "                       the best so far) and keep the fastest\n"
     "  --dump DIR           write DIR/report.pb (a CompileReport: options, every stage's\n"
     "                       artifact, timings, logs) and one file per stage\n"
-    "  --aot DIR            also write the AOT package DIR/ID.o + DIR/ID.h (links without LLVM)\n"
+    "  --aot DIR            also write the AOT package DIR/ID.o + DIR/ID.h (links without LLVM;\n"
+    "                       --backend cuda: DIR/ID.coilcuda, loaded without NVRTC or LLVM)\n"
     "  --name ID            the AOT package's C identifier (default: MODEL's file stem)\n"
     "  --cpu NAME           LLVM CPU to generate code for (default: this host), e.g. x86-64-v3;\n"
     "                       code for a CPU this host cannot run is generated but not loaded\n"
@@ -51,9 +54,9 @@ absl::StatusOr<CompileFlags> ParseCompileFlags(const Args& args) {
   CompileFlags f;
   f.model = args.positional[0];
   f.backend = args.Get("backend", "cpu");
-  if (f.backend != "cpu" && f.backend != "schedule") {
+  if (f.backend != "cpu" && f.backend != "cuda" && f.backend != "schedule") {
     return absl::InvalidArgumentError(
-        absl::StrCat("--backend must be cpu or schedule; got '", f.backend,
+        absl::StrCat("--backend must be cpu, cuda or schedule; got '", f.backend,
                      "' (cpu compiles to native code; schedule stops after inductor)"));
   }
   f.mode = args.Get("mode", "default");
@@ -64,6 +67,11 @@ absl::StatusOr<CompileFlags> ParseCompileFlags(const Args& args) {
   if (f.mode == "max-autotune" && f.backend != "cpu") {
     return absl::InvalidArgumentError(
         "--mode max-autotune times compiled code: it needs --backend cpu");
+  }
+  if (f.backend == "cuda" && (args.Has("check") || args.values.count("cpu"))) {
+    return absl::InvalidArgumentError(
+        "--backend cuda takes neither --check nor --cpu (coil run --backend cuda --check runs "
+        "a model on the GPU against the float64 reference)");
   }
   f.dump_dir = args.Get("dump");
   f.aot_dir = args.Get("aot");
