@@ -5,12 +5,13 @@
 # no CUDA and no reference interpreter; the ONNX importer program no LLVM.
 #
 # Tagged local + external (tests/consumer/BUILD): it runs Bazel itself, on the real source
-# tree. The nested output base is $COIL_CONSUMER_OUTPUT_BASE, else under $HOME/.cache (bazel
-# test sets HOME to the test's temporary folder: a cold build, about 3-4 minutes on 2 cores).
+# tree. The nested output base is $COIL_CONSUMER_OUTPUT_BASE, else in the test's temporary
+# folder (a cold build: about 3-4 minutes on 2 cores).
 set -uo pipefail
 root=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 ws="$root/tests/external_workspace"
-base=${COIL_CONSUMER_OUTPUT_BASE:-${HOME:-/root}/.cache/bazel_coil_consumer}
+scratch=${TEST_TMPDIR:-${TMPDIR:-/tmp}}
+base=${COIL_CONSUMER_OUTPUT_BASE:-$scratch/bazel_coil_consumer}
 data=/usr/share/libonnx-testdata/data
 fails=0
 passes=0
@@ -19,7 +20,10 @@ fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
 
 cd "$ws" || exit 1
 # A short-lived server: nothing is left running after the test.
-bazel_() { bazel --output_base="$base" --max_idle_secs=15 "$@"; }
+# Its own user root too, so that no HOME (or an unwritable one) is needed.
+bazel_() {
+  bazel --output_user_root="$scratch/bazel_user_root" --output_base="$base" --max_idle_secs=15 "$@"
+}
 if ! out=$(bazel_ build --jobs=2 //:all 2>&1); then
   echo "$out" | tail -40
   fail build "the consumer workspace does not build"
