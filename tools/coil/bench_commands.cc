@@ -49,10 +49,10 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
-int Usage(const std::string& problem) {
-  if (!problem.empty()) std::cerr << "coil bench: " << problem << "\n";
-  std::cerr << kUsage;
-  return 2;
+// A usage error: the problem, then the usage, on stderr (status 2).
+int UsageError(const std::string& problem) {
+  std::cerr << "coil bench: " << problem << "\n";
+  return Usage(kUsage, /*asked_for_help=*/false);
 }
 
 absl::StatusOr<std::vector<int>> ParseInts(const std::string& flag, const std::string& text) {
@@ -88,10 +88,10 @@ int BenchCommand(const std::vector<std::string>& argv) {
                                          "work-dir", "torch-script", "python", "large-model",
                                          "min-seconds"},
                                         {"quick", "no-models", "no-bandwidth", "help", "peers"});
-  if (!args.ok()) return Usage(std::string(args.status().message()));
-  if (args->Has("help")) return coil::cli::Usage(kUsage, /*asked_for_help=*/true);
+  if (!args.ok()) return UsageError(std::string(args.status().message()));
+  if (args->Has("help")) return Usage(kUsage, /*asked_for_help=*/true);
   if (args->positional.size() != 1 || args->positional[0] != "cpu") {
-    return Usage(args->positional.empty()
+    return UsageError(args->positional.empty()
                      ? "which benchmark? (cpu)"
                      : absl::StrCat("unknown benchmark '", args->positional[0], "'"));
   }
@@ -111,25 +111,25 @@ int BenchCommand(const std::vector<std::string>& argv) {
   if (args->values.count("min-seconds") > 0) {
     double s = 0;
     if (!absl::SimpleAtod(args->Get("min-seconds"), &s) || !(s >= 0) || s > 3600) {
-      return Usage(absl::StrCat("--min-seconds takes seconds from 0 to 3600, got '",
+      return UsageError(absl::StrCat("--min-seconds takes seconds from 0 to 3600, got '",
                                 args->Get("min-seconds"), "'"));
     }
     options.min_seconds = s;
   }
   if (args->values.count("threads") > 0) {
     absl::StatusOr<int64_t> n = ParsePositive("threads", args->Get("threads"), 4096);
-    if (!n.ok()) return Usage(std::string(n.status().message()));
+    if (!n.ok()) return UsageError(std::string(n.status().message()));
     options.threads = static_cast<int>(*n);
   }
   if (args->values.count("bandwidth-rows") > 0) {
     absl::StatusOr<int64_t> n =
         ParsePositive("bandwidth-rows", args->Get("bandwidth-rows"), INT64_C(1) << 24);
-    if (!n.ok()) return Usage(std::string(n.status().message()));
+    if (!n.ok()) return UsageError(std::string(n.status().message()));
     options.bandwidth_rows = *n;
   }
   if (args->values.count("batches") > 0) {
     absl::StatusOr<std::vector<int>> v = ParseInts("batches", args->Get("batches"));
-    if (!v.ok()) return Usage(std::string(v.status().message()));
+    if (!v.ok()) return UsageError(std::string(v.status().message()));
     options.batches = *v;
   }
   if (args->values.count("models") > 0) {
