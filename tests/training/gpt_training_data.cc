@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace coil::training_data {
@@ -23,8 +24,13 @@ absl::StatusOr<std::map<std::string, Named>> LoadNamed(const std::string& path) 
     Named n;
     int64_t count = 1;
     while (s >> tok && tok != ":") {
-      n.shape.push_back(std::stoll(tok));
-      count *= n.shape.back();
+      int64_t d = 0;
+      if (!absl::SimpleAtoi(tok, &d) || d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ":", number, ": '", name,
+                                                       "' has a bad dimension '", tok, "'"));
+      }
+      n.shape.push_back(d);
+      count *= d;
     }
     double v;
     while (s >> v) n.values.push_back(v);

@@ -35,6 +35,13 @@ TEST(GptTrainingDataTest, ValuesThatDoNotFillTheShapeAreAnError) {
   EXPECT_EQ(d.status().message(), path + ":2: 'b' has 3 values for 4 elements");
 }
 
+TEST(GptTrainingDataTest, ABadDimensionIsAnError) {
+  const std::string path = Write("dim.txt", "w 2 x : 1 2\n");
+  absl::StatusOr<std::map<std::string, Named>> d = LoadNamed(path);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(), path + ":1: 'w' has a bad dimension 'x'");
+}
+
 TEST(GptTrainingDataTest, AMissingFileIsAnError) {
   absl::StatusOr<std::map<std::string, Named>> d = LoadNamed("/nonexistent/data.txt");
   ASSERT_FALSE(d.ok());
