@@ -59,6 +59,11 @@ EMSCRIPTEN_KEEPALIVE const char* coil_memory(int stage, const char* typed) {
   return Hold(Session().MemoryJson(stage, typed == nullptr ? "" : typed));
 }
 
+// A stage's layout with the name path groups `collapsed` ("3,5" or "auto") drawn collapsed.
+EMSCRIPTEN_KEEPALIVE const char* coil_view(int stage, const char* collapsed) {
+  return Hold(Session().ViewJson(stage, collapsed == nullptr ? "" : collapsed));
+}
+
 // Byte length of the last returned document (so JS can decode it without scanning for the
 // terminating NUL).
 EMSCRIPTEN_KEEPALIVE int coil_result_size() { return static_cast<int>(Held().size()); }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "inspector_web/core/format.h"
@@ -31,22 +32,39 @@ void WriteValue(const proto::Value& v, JsonWriter& w) {
   w.EndObject();
 }
 
-void WriteLayout(const GraphIndex& index, JsonWriter& w) {
+}  // namespace
+
+void WriteViewLayout(const GraphIndex& index, const NameGroups& groups, const GroupView& view,
+                     JsonWriter& w) {
   const proto::Graph& g = index.graph();
-  const int inputs = g.inputs_size();
+  const int inputs = g.inputs_size(), nodes = g.nodes_size();
   LayoutInput in;
-  in.widths.reserve(inputs + g.nodes_size());
-  for (const proto::Value& v : g.inputs()) {
-    in.widths.push_back(LabelWidth(std::max<size_t>(v.name().size(), 4)));
+  in.widths.reserve(view.items.size());
+  for (int code : view.items) {
+    if (code < inputs) {
+      in.widths.push_back(LabelWidth(std::max<size_t>(g.inputs(code).name().size(), 4)));
+    } else if (code < inputs + nodes) {
+      in.widths.push_back(LabelWidth(NodeLabel(g.nodes(code - inputs).op()).size()));
+    } else {
+      in.widths.push_back(LabelWidth(groups.groups[code - inputs - nodes].label.size() + 2));
+    }
   }
-  for (const proto::Node& n : g.nodes()) in.widths.push_back(LabelWidth(NodeLabel(n.op()).size()));
+  // Edges between view items: a collapsed group's edges are its nodes' edges to the outside,
+  // one per (from, to) pair of items; edges inside a group are not drawn.
   std::vector<int64_t> edge_values;
-  for (int i = 0; i < g.nodes_size(); ++i) {
+  std::unordered_set<int64_t> seen;  // from * items + to, for collapsed views
+  const int64_t item_count = static_cast<int64_t>(view.items.size());
+  for (int i = 0; i < nodes; ++i) {
+    const int to = view.item_of_node[i];
     for (int64_t id : g.nodes(i).inputs()) {
       const ValueDef* def = index.Find(id);
       if (def == nullptr || def->kind == ValueDef::kConstant) continue;
-      int from = def->kind == ValueDef::kInput ? def->index : inputs + def->index;
-      in.edges.emplace_back(from, inputs + i);
+      int from = def->kind == ValueDef::kInput ? def->index : view.item_of_node[def->index];
+      if (view.any_collapsed) {
+        if (from == to) continue;
+        if (!seen.insert(from * item_count + to).second) continue;
+      }
+      in.edges.emplace_back(from, to);
       edge_values.push_back(id);
     }
   }
@@ -69,6 +87,12 @@ void WriteLayout(const GraphIndex& index, JsonWriter& w) {
     w.Decimal1(in.height);
   }
   w.EndArray();
+  if (view.any_collapsed) {
+    w.Key("items");
+    w.BeginArray();
+    for (int code : view.items) w.Int(code);
+    w.EndArray();
+  }
   w.Key("edges");
   w.BeginArray();
   // Each drawn edge's value type, as an index into "types" (distinct type texts), so edges
@@ -102,7 +126,32 @@ void WriteLayout(const GraphIndex& index, JsonWriter& w) {
   w.EndObject();
 }
 
-}  // namespace
+void WriteNameGroupsJson(const NameGroups& groups, const std::vector<bool>& collapsed,
+                         JsonWriter& w) {
+  w.Key("groups");
+  w.BeginArray();
+  for (const NameGroup& group : groups.groups) {
+    w.BeginObject();
+    w.Field("path", group.path);
+    w.Field("label", group.label);
+    w.Field("parent", group.parent);
+    w.Field("depth", group.depth);
+    w.Field("nodes", group.nodes);
+    w.Field("first", group.first_node);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("node_group");
+  w.BeginArray();
+  for (int g : groups.node_group) w.Int(g);
+  w.EndArray();
+  w.Key("collapsed");
+  w.BeginArray();
+  for (size_t g = 0; g < collapsed.size(); ++g) {
+    if (collapsed[g]) w.Int(static_cast<int>(g));
+  }
+  w.EndArray();
+}
 
 std::string NodeLabel(const std::string& op) {
   size_t dot = op.find('.');
@@ -190,7 +239,12 @@ void WriteGraphJson(const GraphIndex& index, JsonWriter& w) {
   w.BeginArray();
   for (const std::string& p : index.problems()) w.String(p);
   w.EndArray();
-  WriteLayout(index, w);
+  // Name path groups, and the layout of the view the stage opens with (name_groups.h).
+  NameGroups groups = BuildNameGroups(g);
+  std::vector<bool> collapsed = DefaultCollapsed(groups, g.inputs_size(), g.nodes_size());
+  WriteNameGroupsJson(groups, collapsed, w);
+  WriteViewLayout(index, groups, MakeGroupView(groups, collapsed, g.inputs_size(), g.nodes_size()),
+                  w);
   w.EndObject();
 }
 

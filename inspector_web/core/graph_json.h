@@ -3,7 +3,8 @@
 // details panel shows for one node comes separately (node_json.h), so a 5,000-node stage
 // stays small and quick to write and parse.
 //
-// Layout items are the graph inputs (items 0..I-1) followed by the nodes (items I..I+N-1);
+// Layout items are the graph inputs (items 0..I-1) followed by the nodes (items I..I+N-1)
+// when no group is collapsed; with collapsed groups, see GroupView (name_groups.h);
 // constants are listed but not drawn (a model has hundreds; node details show them).
 // Written as one JSON object:
 //   {"name": "...", "node_count": N,
@@ -15,8 +16,14 @@
 //    "guards": [{"text": "s0 <= 64", "relation": true, "reason": "...", "loc": "..."}],
 //    "nodes": [{"id": "n0", "op": "aten.add", "name": "/blocks.0/Add", "loc": ""}, ...],
 //    "problems": ["node 3 (aten.add) reads undefined value %99"],
+//    "groups": [{"path": "/blocks.0", "label": "blocks.0 (96)", "parent": -1, "depth": 0,
+//                "nodes": 96, "first": 3}, ...],       // name path groups (name_groups.h)
+//    "node_group": [-1, 0, ...],                         // per node: innermost group or -1
+//    "collapsed": [0, 4, ...],                           // groups the stage opens collapsed
 //    "layout": {"width": W, "height": H, "layers": L, "crossings": C, "dummies": D,
 //               "boxes": [x, y, w, h, ...],             // 4 numbers per item
+//               "items": [0, 1, 7, 12, ...],  // only when a group is collapsed: each item's
+//                                             // code (GroupView: input, node or group)
 //               "edges": [[from, to, value, x0, y0, x1, y1, ...], ...],
 //               "types": ["f32[s0, 16]", ...],           // distinct value types of edges
 //               "edge_type": [0, ...]}}                  // per edge: index into types
@@ -28,6 +35,7 @@
 
 #include "inspector_web/core/graph_index.h"
 #include "inspector_web/core/json_writer.h"
+#include "inspector_web/core/name_groups.h"
 
 namespace coil::inspector {
 
@@ -39,6 +47,15 @@ std::string NodeLabel(const std::string& op);
 double LabelWidth(size_t chars);
 
 void WriteGraphJson(const GraphIndex& index, JsonWriter& w);
+
+// The "groups", "node_group" and "collapsed" fields above.
+void WriteNameGroupsJson(const NameGroups& groups, const std::vector<bool>& collapsed,
+                         JsonWriter& w);
+
+// The "layout" field above for a view with some groups collapsed (its boxes are the view's
+// items; a collapsed group's edges are its nodes' edges to items outside it, one per pair).
+void WriteViewLayout(const GraphIndex& index, const NameGroups& groups, const GroupView& view,
+                     JsonWriter& w);
 
 }  // namespace coil::inspector
 

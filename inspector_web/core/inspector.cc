@@ -11,6 +11,7 @@
 #include "inspector_web/core/kernel_module_json.h"
 #include "inspector_web/core/load.h"
 #include "inspector_web/core/memory_json.h"
+#include "inspector_web/core/name_groups.h"
 #include "inspector_web/core/node_json.h"
 #include "inspector_web/core/provenance.h"
 #include "inspector_web/core/schedule_json.h"
@@ -274,6 +275,29 @@ std::string Inspector::MemoryJson(int stage, std::string_view typed) const {
   w.Field("ok", true);
   w.Key("memory");
   WriteMemoryJson(*s.schedule, dim == report_->options().end() ? "" : dim->second, typed, w);
+  w.EndObject();
+  return w.Take();
+}
+
+std::string Inspector::ViewJson(int stage, std::string_view collapsed) const {
+  if (stage < 0 || stage >= static_cast<int>(stages_.size())) {
+    return ErrorJson("no stage " + std::to_string(stage) + " (the file has " +
+                     std::to_string(stages_.size()) + ")");
+  }
+  const proto::Graph& g = *stages_[stage].graph;
+  GraphIndex index(g);
+  NameGroups groups = BuildNameGroups(g);
+  std::vector<bool> set = ParseCollapsed(collapsed, groups, g.inputs_size(), g.nodes_size());
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("ok", true);
+  w.Key("collapsed");
+  w.BeginArray();
+  for (size_t k = 0; k < set.size(); ++k) {
+    if (set[k]) w.Int(static_cast<int>(k));
+  }
+  w.EndArray();
+  WriteViewLayout(index, groups, MakeGroupView(groups, set, g.inputs_size(), g.nodes_size()), w);
   w.EndObject();
   return w.Take();
 }

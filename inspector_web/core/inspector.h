@@ -12,6 +12,7 @@
 //   std::string node = insp.NodeJson(0, 5);  // the details of node 5 of stage 0
 //   std::string diff = insp.DiffJson(1, 2);  // ops removed/added between two stages
 //   std::string mem = insp.MemoryJson(4, "batch=8");  // a memory plan at symbol values
+//   std::string view = insp.ViewJson(1, "0,3");  // stage 1's layout, groups 0 and 3 collapsed
 //
 // The JSON layouts are documented beside their writers (graph_json.h, summary.h,
 // schedule_json.h, kernel_module_json.h, node_json.h) and in docs/inspector.md. A successful
@@ -42,6 +43,10 @@ class Inspector {
   // A schedule stage's memory plan at symbol values (memory_json.h); `typed` is what the user
   // typed ("batch=4"), which wins over the compile's --dim values and the hints.
   std::string MemoryJson(int stage, std::string_view typed) const;
+  // The layout of a stage's graph with the name path groups `collapsed` ("3,5": group
+  // indices of the stage JSON's "groups"; "auto": the stage's default) drawn as one box each:
+  // {"ok": true, "collapsed": [3, 5], "layout": {...}} (graph_json.h, name_groups.h).
+  std::string ViewJson(int stage, std::string_view collapsed) const;
 
   // The loaded report and its stages (empty before a successful Open).
   const proto::CompileReport& report() const { return *report_; }

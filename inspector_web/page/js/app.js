@@ -14,6 +14,17 @@ coil.App = class {
     this.diffOther = new Map();  // stage index -> the stage it is compared with
     this.graph = new coil.GraphView(document.getElementById('graph-view'), {
       onSelect: (i) => this.onSelect(i),
+      view: (collapsed) => {
+        const doc = this.core.view(this.current, collapsed);
+        if (!doc.ok) throw new Error(doc.error);
+        return doc;
+      },
+      // After a group is collapsed or expanded: the groups list and the search's highlights.
+      onGroups: () => {
+        if (this.graph.selected === null) this.renderGroupsHint();
+        const q = document.getElementById('search').value;
+        if (q.trim()) this.showSearchCount(1, this.graph.search(q, true));
+      },
     });
     this.installControls();
   }
@@ -32,6 +43,8 @@ coil.App = class {
     document.getElementById('zoom-in').addEventListener('click', () => this.graph.zoomBy(1.25));
     document.getElementById('zoom-out').addEventListener('click', () => this.graph.zoomBy(0.8));
     document.getElementById('zoom-fit').addEventListener('click', () => this.graph.fit());
+    document.getElementById('groups-collapse').addEventListener('click', () => this.graph.collapseTop());
+    document.getElementById('groups-expand').addEventListener('click', () => this.graph.expandAll());
     window.addEventListener('hashchange', () => this.followHash());
     coil.installFileInputs((file) => this.run(async () => this.open(await coil.readPicked(file))));
     const select = document.getElementById('file-select');
@@ -170,8 +183,7 @@ coil.App = class {
     const legend = document.getElementById('legend');
     legend.textContent = stage.schedule ? 'node colour = kernel (fusion group)' :
       stage.autograd ? 'dashed border = saved for backward' : '';
-    coil.renderNodeDetails(document.getElementById('node-details'), null, null,
-      { stage, searchFor: (q) => this.searchFor(q) });
+    this.renderGroupsHint();
     // Every panel is filled now (they are small next to the graph), so tests and users find
     // them complete whichever tab they open.
     const pick = (n) => { this.showPanel('graph'); this.graph.select(n, true); };
@@ -183,6 +195,12 @@ coil.App = class {
     coil.renderInfo(document.getElementById('stage-info'), stage, (k) => this.pickKernel(k));
     this.showPanel(this.panel);
     this.setHash(null);
+  }
+
+  // #node-details with no node selected: the hint and the name path groups.
+  renderGroupsHint() {
+    coil.renderNodeDetails(document.getElementById('node-details'), null, null,
+      { stage: this.stageDocs[this.current], searchFor: (q) => this.searchFor(q), graph: this.graph });
   }
 
   // The memory plan at the symbol values typed (`typed`, "batch=4"), else --dim, the hints or

@@ -13,6 +13,13 @@
 // drawn around the boxes of exactly its nodes (behind them, in the kernel's colour). The
 // minimap (<canvas class="minimap">) shows the whole drawing and the view; a click there
 // centres the view on that point.
+//
+// Name path groups (core/name_groups.h): a collapsed group is one box, <div class="node
+// group" data-group-index="G" data-group="PATH" data-group-nodes="COUNT">, standing for all
+// its nodes, with their edges to the outside; a click expands it (the core lays the view out
+// again). #graph-view's data-collapsed lists the collapsed groups' indices, data-item-count
+// the boxes drawn. Selecting or searching a hidden node expands (selection) or highlights
+// (search) the group holding it.
 'use strict';
 
 coil.GraphView = class {
@@ -31,12 +38,28 @@ coil.GraphView = class {
     if (window.ResizeObserver) new ResizeObserver(() => this.scheduleDraw()).observe(container);
   }
 
-  // Draws `stage` (a coil_stage document).
+  // Draws `stage` (a coil_stage document) as it opens: its default groups collapsed.
   render(stage) {
+    this.collapsed = new Set(stage.graph.collapsed || []);
+    this.draw(stage, stage.graph.layout, null);
+  }
+
+  // Draws `stage` with `layout` (the stage's or a coil_view one); `keep` (a layout item's
+  // position before) keeps the view where it was instead of fitting it.
+  draw(stage, layout, keep) {
     this.stage = stage;
+    this.layout = layout;
     this.selected = null;
     this.matches = [];
-    const g = stage.graph, L = g.layout, I = g.inputs.length, b = L.boxes;
+    const g = stage.graph, L = layout, I = g.inputs.length, N = g.nodes.length, b = L.boxes;
+    const items = b.length / 4;
+    // Item <-> node maps: without collapsed groups item I + i is node i.
+    this.itemCode = L.items ? Int32Array.from(L.items) : null;
+    this.itemOfNode = new Int32Array(N);
+    this.nodeOfItem = new Int32Array(items).fill(-1);
+    if (!this.itemCode) {
+      for (let i = 0; i < N; ++i) { this.itemOfNode[i] = I + i; this.nodeOfItem[I + i] = i; }
+    }
     const nodeKernel = stage.schedule ? stage.schedule.node_kernel : null;
     const kernels = stage.schedule ? stage.schedule.kernels : null;
     const saved = new Set(stage.autograd ? stage.autograd.saved_nodes : []);
@@ -50,7 +73,19 @@ coil.GraphView = class {
       parts.push(`<div class="node input${savedInputs.has(k) ? ' saved' : ''}" data-input-index="${k}" ` +
         `style="${pos(k)}" title="input %${v.value} ${esc(v.name)}: ${esc(v.type)}">${esc(v.name || '%' + v.value)}</div>`);
     }
-    for (let i = 0; i < g.nodes.length; ++i) {
+    const groupItem = new Map();  // collapsed group -> its item
+    for (let item = I; item < items; ++item) {
+      const code = this.itemCode ? this.itemCode[item] : item;
+      if (code >= I + N) {  // a collapsed group
+        const gi = code - I - N, grp = g.groups[gi];
+        groupItem.set(gi, item);
+        parts.push(`<div class="node group" data-group-index="${gi}" data-group="${esc(grp.path)}" ` +
+          `data-group-nodes="${grp.nodes}" style="${pos(item)}" title="${esc(grp.path)}: ${grp.nodes} nodes (click to expand)">` +
+          `${esc(grp.label)}</div>`);
+        continue;
+      }
+      const i = code - I;
+      if (this.itemCode) { this.itemOfNode[i] = item; this.nodeOfItem[item] = i; }
       const n = g.nodes[i];
       let cls = 'node ns-' + (n.op.slice(0, n.op.indexOf('.')) || 'none');
       if (outputs.has(i)) cls += ' output';
@@ -61,12 +96,22 @@ coil.GraphView = class {
         cls += ' fused';
         colour = `;background:${c}5c;border-color:${c}`;
       }
-      parts.push(`<div class="${cls}" data-node-id="${esc(n.id)}" data-node-index="${i}" style="${pos(I + i)}${colour}">${esc(coil.nodeLabel(n.op))}</div>`);
+      parts.push(`<div class="${cls}" data-node-id="${esc(n.id)}" data-node-index="${i}" style="${pos(item)}${colour}">${esc(coil.nodeLabel(n.op))}</div>`);
+    }
+    if (this.itemCode) {  // a hidden node is shown by the outermost collapsed group holding it
+      for (let i = 0; i < N; ++i) {
+        if (this.nodeOfItem[this.itemOfNode[i]] === i) continue;
+        let shown = -1;
+        for (let a = g.node_group[i]; a >= 0; a = g.groups[a].parent) {
+          if (groupItem.has(a)) shown = groupItem.get(a);
+        }
+        this.itemOfNode[i] = shown;
+      }
     }
     // Kernel boxes: each kernel's nodes' bounding box, padded, behind the nodes (first in the
     // layer). Where another node falls inside a box the box is split by layer rows, so a box
     // never contains a node of another kernel.
-    this.kernelBoxes = kernels ? coil.kernelBoxes(kernels, b, I) : [];
+    this.kernelBoxes = kernels ? coil.kernelBoxes(kernels, b, this.itemOfNode, this.nodeOfItem) : [];
     const boxParts = this.kernelBoxes.map((k) =>
       `<div class="kernel-box" data-kernel="${k.kernel}" title="kernel ${esc(kernels[k.kernel].name)}" ` +
       `style="left:${k.x0}px;top:${k.y0}px;width:${k.x1 - k.x0}px;height:${k.y1 - k.y0}px;border-color:${kernels[k.kernel].colour}"></div>`);
@@ -80,10 +125,13 @@ coil.GraphView = class {
     }
     if (this.minimap.parentNode !== this.container) this.container.appendChild(this.minimap);
     this.drawMinimapBase();
-    this.fitTop();
+    if (keep) this.keepView(keep); else this.fitTop();
     this.layer.innerHTML = boxParts.join('') + parts.join('');
     this.container.dataset.nodeCount = String(g.nodes.length);
-    this.nodeEls = this.layer.querySelectorAll('div[data-node-index]');
+    this.container.dataset.itemCount = String(items);
+    this.container.dataset.collapsed = [...this.collapsed].sort((p, q) => p - q).join(',');
+    this.nodeEls = new Array(N).fill(null);  // null: hidden in a collapsed group
+    for (const e of this.layer.querySelectorAll('div[data-node-index]')) this.nodeEls[Number(e.dataset.nodeIndex)] = e;
     this.itemEls = this.layer.querySelectorAll('div.node');  // inputs, then nodes
     // Edges per layout item, and each edge's bounding box for culling.
     this.edgesOf = new Map();
@@ -105,14 +153,73 @@ coil.GraphView = class {
 
   // Selects node `index` (null clears); `center` moves it to the middle of the view.
   select(index, center) {
+    if (index !== null && index >= 0 && index < this.nodeEls.length && !this.nodeEls[index]) {
+      this.reveal(index);  // hidden in a collapsed group: expand the groups holding it
+    }
     if (this.selected !== null) this.nodeEls[this.selected].classList.remove('selected');
     this.selected = index !== null && index >= 0 && index < this.nodeEls.length ? index : null;
     if (this.selected !== null) {
       this.nodeEls[this.selected].classList.add('selected');
-      if (center) this.centerOn(this.stage.graph.inputs.length + this.selected);
+      if (center) this.centerOn(this.itemOfNode[this.selected]);
     }
     this.scheduleDraw();
     this.handlers.onSelect(this.selected);
+  }
+
+  // Lays the view out again with this.collapsed, keeping the view on `anchor` (a node) or,
+  // without one, where it is.
+  relayout(anchor) {
+    const doc = this.handlers.view([...this.collapsed].sort((p, q) => p - q).join(','));
+    const keep = anchor === undefined ? { view: this.view } : { node: anchor, old: this.screenOf(this.itemOfNode[anchor]) };
+    this.draw(this.stage, doc.layout, keep);
+    this.layer.classList.remove('searching');
+    if (this.handlers.onGroups) this.handlers.onGroups();
+  }
+
+  // Expands group `g` (a click on its box) and the groups around it.
+  expand(g) {
+    const groups = this.stage.graph.groups;
+    for (let a = g; a >= 0; a = groups[a].parent) this.collapsed.delete(a);
+    this.relayout(groups[g].first);
+  }
+
+  // Collapses group `g` into one box.
+  collapse(g) {
+    this.collapsed.add(g);
+    this.relayout(this.stage.graph.groups[g].first);
+  }
+
+  // Every group expanded, or (`all` false) the stage's opening view.
+  expandAll() { this.collapsed.clear(); this.relayout(); }
+  collapseTop() {
+    const groups = this.stage.graph.groups;
+    this.collapsed = new Set(groups.map((_, k) => k).filter((k) => groups[k].parent < 0));
+    this.relayout();
+  }
+
+  // Expands the collapsed groups that hide node `i`.
+  reveal(i) {
+    const groups = this.stage.graph.groups;
+    for (let a = this.stage.graph.node_group[i]; a >= 0; a = groups[a].parent) this.collapsed.delete(a);
+    this.relayout(i);
+  }
+
+  // Screen position of a layout item's centre.
+  screenOf(item) {
+    const b = this.layout.boxes, v = this.view;
+    return { x: v.x + (b[4 * item] + b[4 * item + 2] / 2) * v.s, y: v.y + (b[4 * item + 1] + b[4 * item + 3] / 2) * v.s };
+  }
+
+  // After a relayout: the anchor node where its item was on screen, at the same scale.
+  keepView(keep) {
+    if (keep.view) { this.view = keep.view; this.apply(); return; }
+    const b = this.layout.boxes, item = this.itemOfNode[keep.node], s = this.view.s;
+    this.view = {
+      s,
+      x: keep.old.x - (b[4 * item] + b[4 * item + 2] / 2) * s,
+      y: keep.old.y - (b[4 * item + 1] + b[4 * item + 3] / 2) * s,
+    };
+    this.apply();
   }
 
   indexOfId(id) {
@@ -120,8 +227,9 @@ coil.GraphView = class {
   }
 
   // Highlights nodes whose op, name (name path), id or source location contains `query`,
-  // and graph inputs whose name or type does; returns the match count.
-  search(query) {
+  // and graph inputs whose name or type does (a node hidden in a collapsed group highlights
+  // the group); returns the match count (boxes highlighted).
+  search(query, quiet) {
     for (const item of this.matches) this.itemEls[item].classList.remove('match');
     this.matches = [];  // layout items: inputs first, then nodes
     this.matchAt = -1;
@@ -129,20 +237,22 @@ coil.GraphView = class {
     this.layer.classList.toggle('searching', q.length > 0);
     this.scheduleDraw();
     if (!q) return 0;
-    const g = this.stage.graph, I = g.inputs.length;
+    const g = this.stage.graph;
     g.inputs.forEach((v, k) => {
       if (v.name.toLowerCase().includes(q) || ('%' + v.value) === q || v.type.toLowerCase().includes(q)) {
         this.matches.push(k);
       }
     });
+    const seen = new Set();
     g.nodes.forEach((n, i) => {
       if (n.op.toLowerCase().includes(q) || n.name.toLowerCase().includes(q) ||
           n.id.toLowerCase().includes(q) || (n.loc && n.loc.toLowerCase().includes(q))) {
-        this.matches.push(I + i);
+        const item = this.itemOfNode[i];
+        if (!seen.has(item)) { seen.add(item); this.matches.push(item); }
       }
     });
     for (const item of this.matches) this.itemEls[item].classList.add('match');
-    this.nextMatch();
+    if (!quiet) this.nextMatch();
     return this.matches.length;
   }
 
@@ -155,7 +265,7 @@ coil.GraphView = class {
   }
 
   centerOn(item) {
-    const b = this.stage.graph.layout.boxes, r = this.container.getBoundingClientRect();
+    const b = this.layout.boxes, r = this.container.getBoundingClientRect();
     const s = Math.max(this.view.s, 0.6);
     this.view = {
       s,
@@ -168,7 +278,7 @@ coil.GraphView = class {
   // The first view of a stage: the top of the drawing, its width fitted (between 0.3:1 and
   // 1:1), so labels stay readable on tall graphs.
   fitTop() {
-    const L = this.stage.graph.layout, r = this.container.getBoundingClientRect();
+    const L = this.layout, r = this.container.getBoundingClientRect();
     // Hidden (another panel is showing): fit again when the graph panel is shown.
     this.needsFit = r.width === 0;
     const W = r.width || 800, H = r.height || 600, b = L.boxes;
@@ -190,7 +300,7 @@ coil.GraphView = class {
 
   // Fit to view: the whole drawing (every box) in the view, at most 1:1 ("fit" button).
   fit() {
-    const b = this.stage.graph.layout.boxes, r = this.container.getBoundingClientRect();
+    const b = this.layout.boxes, r = this.container.getBoundingClientRect();
     this.needsFit = false;
     const W = r.width || 800, H = r.height || 600, pad = 12;
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
@@ -242,7 +352,7 @@ coil.GraphView = class {
       c.style.width = r.width + 'px';
       c.style.height = r.height + 'px';
     }
-    const ctx = c.getContext('2d'), v = this.view, L = this.stage.graph.layout;
+    const ctx = c.getContext('2d'), v = this.view, L = this.layout;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, c.width, c.height);
     ctx.setTransform(dpr * v.s, 0, 0, dpr * v.s, dpr * v.x, dpr * v.y);
@@ -251,7 +361,7 @@ coil.GraphView = class {
     const eb = this.edgeBoxes;
     const visible = (k) => eb[4 * k] <= vx1 && eb[4 * k + 2] >= vx0 && eb[4 * k + 1] <= vy1 && eb[4 * k + 3] >= vy0;
     const hot = new Set(this.selected === null ? [] :
-      this.edgesOf.get(this.stage.graph.inputs.length + this.selected) || []);
+      this.edgesOf.get(this.itemOfNode[this.selected]) || []);
     const dim = this.layer.classList.contains('searching');
     ctx.lineWidth = 1.2;
     ctx.strokeStyle = dim ? 'rgba(154,166,178,0.25)' : '#9aa6b2';
@@ -298,7 +408,7 @@ coil.GraphView = class {
   // The minimap's picture of every box (coloured by kernel on schedule stages), drawn once per
   // stage into an offscreen canvas; drawMinimap adds the view's rectangle.
   drawMinimapBase() {
-    const L = this.stage.graph.layout, b = L.boxes, I = this.stage.graph.inputs.length;
+    const L = this.layout, b = L.boxes, I = this.stage.graph.inputs.length;
     const maxW = 180, maxH = 220;
     const k = Math.min(maxW / Math.max(1, L.width), maxH / Math.max(1, L.height));
     const w = Math.max(20, Math.ceil(L.width * k)), h = Math.max(20, Math.ceil(L.height * k));
@@ -313,8 +423,9 @@ coil.GraphView = class {
     ctx.fillRect(0, 0, w, h);
     const sched = this.stage.schedule;
     for (let item = 0; item < b.length / 4; ++item) {
-      const kern = sched && item >= I ? sched.node_kernel[item - I] : -1;
-      ctx.fillStyle = kern >= 0 ? sched.kernels[kern].colour : item < I ? '#1c7ed6' : '#868e96';
+      const node = this.nodeOfItem[item];
+      const kern = sched && node >= 0 ? sched.node_kernel[node] : -1;
+      ctx.fillStyle = kern >= 0 ? sched.kernels[kern].colour : item < I ? '#1c7ed6' : node < 0 ? '#495057' : '#868e96';
       ctx.fillRect(b[4 * item] * k, b[4 * item + 1] * k, Math.max(1, b[4 * item + 2] * k),
         Math.max(1, b[4 * item + 3] * k));
     }
@@ -381,6 +492,11 @@ coil.GraphView = class {
         this.suppressClick = false;
         return;
       }
+      const group = ev.target.closest('div[data-group-index]');
+      if (group) {
+        this.expand(Number(group.dataset.groupIndex));
+        return;
+      }
       const node = ev.target.closest('div[data-node-index]');
       if (node) this.select(Number(node.dataset.nodeIndex), false);
     });
@@ -413,13 +529,17 @@ function traceArrow(ctx, e) {
 }
 
 // Boxes around each kernel's nodes: [{kernel, x0, y0, x1, y1}] in layout coordinates. A
-// kernel's nodes (layout boxes b, node i at item I + i) are taken by layer then x; each joins
+// kernel's drawn nodes (layout boxes b, node i at item itemOfNode[i], nodeOfItem[item] = -1
+// for inputs and collapsed groups, whose nodes get no box) are taken by layer then x; each joins
 // the current box unless the grown box (padded) would overlap a box of another item, which
 // starts a new box. So a box holds only its kernel's nodes, and every node is in a box.
-coil.kernelBoxes = function (kernels, b, I) {
+coil.kernelBoxes = function (kernels, b, itemOfNode, nodeOfItem) {
   const pad = 5, items = b.length / 4;
   const kernelOf = new Int32Array(items).fill(-1);
-  kernels.forEach((k, ki) => k.nodes.forEach((n) => { if (kernelOf[I + n] < 0) kernelOf[I + n] = ki; }));
+  const drawn = (n) => n >= 0 && n < itemOfNode.length && nodeOfItem[itemOfNode[n]] === n;
+  kernels.forEach((k, ki) => k.nodes.forEach((n) => {
+    if (drawn(n) && kernelOf[itemOfNode[n]] < 0) kernelOf[itemOfNode[n]] = ki;
+  }));
   // Items by row (the layered layout puts a layer's boxes at one y), rows sorted by y.
   const rows = new Map();
   for (let it = 0; it < items; ++it) {
@@ -443,7 +563,7 @@ coil.kernelBoxes = function (kernels, b, I) {
   };
   const out = [];
   kernels.forEach((k, ki) => {
-    const mine = k.nodes.map((n) => I + n).filter((it) => it < items && kernelOf[it] === ki);
+    const mine = k.nodes.filter(drawn).map((n) => itemOfNode[n]).filter((it) => kernelOf[it] === ki);
     mine.sort((p, q) => b[4 * p + 1] - b[4 * q + 1] || b[4 * p] - b[4 * q]);
     let cur = null;
     for (const it of mine) {
@@ -463,5 +583,5 @@ coil.kernelBoxes = function (kernels, b, I) {
     }
     if (cur) out.push(cur);
   });
-  return out.map(({ kernel, x0, y0, x1, y1, members }) => ({ kernel, x0, y0, x1, y1, nodes: [...members].map((it) => it - I) }));
+  return out.map(({ kernel, x0, y0, x1, y1, members }) => ({ kernel, x0, y0, x1, y1, nodes: [...members].map((it) => nodeOfItem[it]) }));
 };

@@ -12,7 +12,7 @@ coil.renderNodeDetails = function (target, doc, onPick, more) {
   if (doc === null) {
     target.appendChild(el('p', { class: 'hint' },
       'Click a node to see its op, attributes, types and source location.'));
-    if (more && more.stage) coil.renderGroups(target, more.stage, more.searchFor);
+    if (more && more.stage) coil.renderGroups(target, more.stage, more.searchFor, more.graph);
     return;
   }
   const link = (index, id) => el('span', { class: 'link mono', onclick: () => onPick(index) }, id);
@@ -73,33 +73,27 @@ coil.renderNodeDetails = function (target, doc, onPick, more) {
   }
 };
 
-// The stage's name-path groups (under the node details hint): nodes grouped by the first one
-// and two parts of their name path ("/blocks.0/attn/MatMul": "/blocks.0", "/blocks.0/attn";
-// capture's "blocks.0.attn": "blocks", "blocks.0"), with node counts, in graph order, at most
-// 40 groups. A click searches for the group's prefix, highlighting its nodes.
-coil.renderGroups = function (target, stage, searchFor) {
-  const el = coil.el;
-  const groups = new Map();  // prefix -> {count, depth}
-  for (const n of stage.graph.nodes) {
-    if (!n.name) continue;
-    const sep = n.name.includes('/') ? '/' : '.';
-    const lead = n.name.startsWith(sep) ? sep : '';
-    const parts = n.name.slice(lead.length).split(sep);
-    for (let d = 1; d <= Math.min(2, parts.length - 1); ++d) {
-      const prefix = lead + parts.slice(0, d).join(sep);
-      const g = groups.get(prefix) || { count: 0, depth: d };
-      g.count += 1;
-      groups.set(prefix, g);
-    }
-  }
-  // Groups of one node say nothing a search would not.
-  const shown = [...groups].filter(([, g]) => g.count > 1).slice(0, 40);
-  if (!shown.length) return;
-  target.appendChild(el('div', { class: 'section' }, `name path groups (${shown.length}${groups.size > shown.length ? ' shown' : ''})`));
-  target.appendChild(el('ul', { id: 'name-groups' }, shown.map(([prefix, g]) =>
-    el('li', { style: `margin-left:${(g.depth - 1) * 14}px` }, [
-      el('span', { class: 'link mono', 'data-group': prefix, onclick: () => searchFor(prefix) }, prefix),
-      ` (${g.count})`]))));
+// The stage's name path groups (under the node details hint; core/name_groups.h): every
+// name path prefix two or more nodes share ("/blocks.0/attn/MatMul": "/blocks.0",
+// "/blocks.0/attn"; capture's "blocks.0.attn": "blocks", "blocks.0"), nested, with node
+// counts, in graph order, the first 60 of depth 0-2. A click on the path searches for it, highlighting its
+// nodes; the button beside it collapses the group into one box in the graph or expands it.
+coil.renderGroups = function (target, stage, searchFor, graph) {
+  const el = coil.el, groups = stage.graph.groups || [];
+  if (!groups.length) return;
+  const shown = groups.filter((g) => g.depth < 3).slice(0, 60);
+  const collapsed = graph ? graph.collapsed : new Set();
+  target.appendChild(el('div', { class: 'section' },
+    `name path groups (${groups.length}${groups.length > shown.length ? ', first 60 of depth < 3 shown' : ''}; ${collapsed.size} collapsed)`));
+  target.appendChild(el('ul', { id: 'name-groups' }, shown.map((g, k) =>
+    el('li', { style: `margin-left:${g.depth * 14}px` }, [
+      graph ? el('button', {
+        class: 'group-toggle', 'data-group-toggle': String(k),
+        title: collapsed.has(k) ? 'expand: draw its nodes' : 'collapse into one box',
+        onclick: () => (collapsed.has(k) ? graph.expand(k) : graph.collapse(k)),
+      }, collapsed.has(k) ? '+' : '−') : '',
+      el('span', { class: 'link mono', 'data-group': g.path, onclick: () => searchFor(g.path) }, g.path),
+      ` (${g.nodes})`]))));
 };
 
 // The label drawn in a node's box: the op without its namespace ("aten.add" -> "add"), as

@@ -43,6 +43,12 @@ coil.Core = class {
       [stage, typed]));
   }
 
+  // A stage's layout with name path groups collapsed ("3,5": group indices; "auto").
+  view(stage, collapsed) {
+    return this.result(this.module.ccall('coil_view', 'number', ['number', 'string'],
+      [stage, collapsed]));
+  }
+
   // The JSON document at `ptr` (its length from coil_result_size), parsed.
   result(ptr) {
     const size = this.module._coil_result_size();
