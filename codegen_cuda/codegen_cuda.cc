@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen_cuda/internal/conv_bias_source.h"
 #include "codegen_cuda/internal/index_source.h"
 #include "codegen_cuda/internal/kernel_source.h"
 #include "codegen_cuda/internal/prelude.h"
@@ -17,7 +18,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-2";
+constexpr char kGeneratorVersion[] = "coil-cuda-3";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -39,6 +40,9 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
     if (!src.ok()) return src.status();
     absl::StrAppend(&s.module, "\n", src->text);
     s.kernels.push_back({&k, *std::move(src)});
+  }
+  if (codegen_cuda_internal::HasConvolutionBias(schedule)) {
+    absl::StrAppend(&s.module, codegen_cuda_internal::ConvBiasKernelsSource());
   }
   return s;
 }

@@ -17,6 +17,7 @@
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cuda/conv_runner.h"
 #include "runtime/cuda/cublaslt.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/gemm.h"
@@ -119,6 +120,8 @@ struct CudaExecutable::Impl {
   std::string gemm_library = "none (the module has no aten.mm / aten.bmm)";
   bool gemm_on_host = false;
   CudaExecutable::GemmCounts gemm_counts;
+  std::unique_ptr<ConvRunner> convs;  // aten.convolution through cuDNN (conv_runner.h)
+  CudaExecutable::GemmCounts conv_counts;
   // Input and output buffers, kept from run to run: buffer id -> (address, capacity).
   absl::flat_hash_map<int, std::pair<CUdeviceptr, int64_t>> io;
   // Timing events: before the input copies, before the first kernel, after the last one; with
@@ -138,6 +141,7 @@ struct CudaExecutable::Impl {
     for (CUevent e : ev_kernel) d->EventDestroy(e);
     for (auto& [id, p] : io) d->MemFree(p.first);
     gemm.reset();
+    convs.reset();
     if (gemm_workspace != 0) d->MemFree(gemm_workspace);
     for (auto& [id, p] : constants) d->MemFree(p);
     if (arena != 0) d->MemFree(arena);
@@ -282,6 +286,10 @@ absl::Status CudaExecutable::Impl::Setup() {
     if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !st.ok()) return st;
   }
   if (absl::Status st = SetupGemm(); !st.ok()) return st;
+  absl::StatusOr<std::unique_ptr<ConvRunner>> cr = ConvRunner::Create(
+      d, s, mod, stream, options.use_cudnn, options.allow_tf32, options.conv_workspace_bytes);
+  if (!cr.ok()) return cr.status();
+  convs = *std::move(cr);
   host_table.assign(max_id + 1 + s.graph().symbols_size(), 0);
   absl::StatusOr<CUdeviceptr> t = Alloc(host_table.size() * 8, "the buffer table");
   if (!t.ok()) return t.status();
@@ -527,13 +535,18 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
                                                    : absl::StrCat("extern ", k.extern_op());
     }
     bool epilogue_done = false;
+    const bool conv = convs->planned(k.id());
     absl::StatusOr<std::optional<bool>> on_gpu =
-        k.kind() == proto::Kernel::EXTERN ? RunGemm(k, shapes, sizes, where) : std::optional<bool>();
+        k.kind() != proto::Kernel::EXTERN ? std::optional<bool>()
+        : conv                            ? convs->Run(k, shapes, sizes, host_table, where)
+                                          : RunGemm(k, shapes, sizes, where);
     if (!on_gpu.ok()) return on_gpu.status();
-    if (gemm_plans.contains(k.id())) {
-      ++(!on_gpu->has_value() ? gemm_counts.host : **on_gpu ? gemm_counts.fused : gemm_counts.plain);
+    if (gemm_plans.contains(k.id()) || conv) {
+      CudaExecutable::GemmCounts& n = conv ? conv_counts : gemm_counts;
+      ++(!on_gpu->has_value() ? n.host : **on_gpu ? n.fused : n.plain);
       if (profiling) {
-        absl::StrAppend(&kinds[ki], !on_gpu->has_value() ? " (host)" : **on_gpu ? " (cuBLASLt, fused)" : " (cuBLASLt)");
+        const char* lib = conv ? "cuDNN" : "cuBLASLt";
+        absl::StrAppend(&kinds[ki], !on_gpu->has_value() ? " (host)" : absl::StrCat(" (", lib, **on_gpu ? ", fused)" : ")"));
       }
     } else if (profiling && k.kind() == proto::Kernel::EXTERN) {
       absl::StrAppend(&kinds[ki], " (host)");
@@ -685,6 +698,18 @@ bool CudaExecutable::gemm_on_host() const { return impl_->gemm_on_host; }
 CudaExecutable::GemmCounts CudaExecutable::gemm_counts() {
   absl::MutexLock lock(&mu_);
   return impl_->gemm_counts;
+}
+
+const std::string& CudaExecutable::conv_library() const { return impl_->convs->library(); }
+
+CudaExecutable::GemmCounts CudaExecutable::conv_counts() {
+  absl::MutexLock lock(&mu_);
+  return impl_->conv_counts;
+}
+
+std::string CudaExecutable::conv_why_not() {
+  absl::MutexLock lock(&mu_);
+  return impl_->convs->why_not();
 }
 
 CudaExecutable::RunTimes CudaExecutable::last_run_times() {

@@ -9,8 +9,10 @@
 // Kernels run in program order on the stream with grids computed from the bound symbols
 // (kernel_abi.h). aten.mm / aten.bmm run on the GPU through cuBLASLt (gemm.h, dlopen'ed), with
 // their epilogue applied by cuBLASLt where gemm_plan.h says it can (the generated epilogue
-// kernel is then not launched). Other EXTERN ops, and GEMMs cuBLASLt cannot run (integer
-// dtypes, no library), run on the host (runtime/cpu/externs.h: oneDNN where it covers the
+// kernel is then not launched); aten.convolution runs through cuDNN (conv_runner.h,
+// dlopen'ed), fused with its bias, residual and relu where cuDNN has an engine for the graph.
+// Other EXTERN ops, and GEMMs / convolutions the libraries cannot run (integer dtypes,
+// transposed convolutions, no library), run on the host (runtime/cpu/externs.h: oneDNN where it covers the
 // call, else the reference kernel) between a device->host copy of their inputs and a
 // host->device copy of their result: correct, slow, documented in docs/cuda_backend.md.
 //
@@ -48,6 +50,11 @@ struct CudaExecutableOptions {
   bool allow_tf32 = false;
   // cuBLASLt's workspace (device memory, one per executable).
   size_t gemm_workspace_bytes = size_t{32} << 20;
+  // aten.convolution through cuDNN when it loads (else on the host, and conv_library() says
+  // why). Off: always on the host. allow_tf32 applies to f32 convolutions too.
+  bool use_cudnn = true;
+  // cuDNN's workspace (device memory, one per executable that has convolutions).
+  size_t conv_workspace_bytes = size_t{256} << 20;
 };
 
 class CudaExecutable {
@@ -92,6 +99,14 @@ class CudaExecutable {
     int64_t host = 0;
   };
   GemmCounts gemm_counts();
+
+  // The same for aten.convolution: "cuDNN 91000 (libcudnn.so.9)", "none (...)" or why the host
+  // runs them; counts of convolutions run by cuDNN with the epilogue fused, by cuDNN followed
+  // by the generated epilogue (or none), and on the host; and why the last convolution that fell
+  // back to a plainer graph or the host did ("" when none did).
+  const std::string& conv_library() const;
+  GemmCounts conv_counts();
+  std::string conv_why_not();
 
   // Where the last Run's time went, from CUDA events on the stream (device time) and the host
   // clock: copy_in_ms from the first input copy to the first kernel (the table upload

@@ -84,6 +84,18 @@ inline int64_t CudaGridFor(int rows_per_block, int64_t count, int items_per_thre
   return std::min((count + per - 1) / per, kCudaMaxGrid);
 }
 
+// A convolution's bias when cuDNN ran the convolution alone (runtime/cuda/conv.h): a module
+// whose Schedule has an EXTERN aten.convolution with a bias carries, for each floating dtype
+// `t` (f32, f16, bf16, f64),
+//
+//   __global__ void coil_conv_bias_<t>(T* y, const T* bias, long long total, long long inner,
+//                                      long long channels);
+//
+// adding bias[(i / inner) % channels] to y[i] for i < total in place (y is [N, channels,
+// inner] contiguous; f16/bf16 added in f32 and rounded again, so their convolutions with a
+// bias round twice where the reference rounds once). Block kCudaBlockThreads, grid CudaGridFor(0, total), grid-stride.
+inline std::string ConvBiasSymbol(const std::string& dtype) { return "coil_conv_bias_" + dtype; }
+
 }  // namespace coil::cuda
 
 #endif  // COIL_RUNTIME_CUDA_KERNEL_ABI_H_

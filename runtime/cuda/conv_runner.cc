@@ -1,0 +1,153 @@
+// The CUDA executable's convolutions (see conv_runner.h).
+#include "runtime/cuda/conv_runner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/cuda/cudnn.h"
+#include "runtime/cuda/kernel_abi.h"
+
+namespace coil::cuda {
+
+absl::StatusOr<std::unique_ptr<ConvRunner>> ConvRunner::Create(const CudaDriver* d,
+                                                               const proto::Schedule& schedule,
+                                                               CUmodule module, CUstream stream,
+                                                               bool use_cudnn, bool allow_tf32,
+                                                               size_t workspace_bytes) {
+  std::unique_ptr<ConvRunner> r(new ConvRunner);
+  r->d_ = d;
+  r->stream_ = stream;
+  for (const proto::Kernel& k : schedule.kernels()) {
+    if (std::optional<ConvPlan> p = PlanConv(schedule, k); p.has_value()) r->plans_[k.id()] = *p;
+  }
+  if (r->plans_.empty()) return r;
+  if (!use_cudnn) {
+    r->library_ = "none (use_cudnn is off: aten.convolution runs on the host)";
+    return r;
+  }
+  absl::StatusOr<const Cudnn*> dnn = Cudnn::Get();
+  if (!dnn.ok()) {
+    r->library_ = absl::StrCat(dnn.status().message(), ": aten.convolution runs on the host");
+    return r;
+  }
+  if (absl::Status s = d->Check(d->MemAlloc(&r->workspace_, std::max<size_t>(workspace_bytes, 1)),
+                                "cuMemAlloc", "cuDNN's workspace");
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
+      CudnnConv::Create(*dnn, stream, r->workspace_, workspace_bytes, allow_tf32);
+  if (!conv.ok()) return conv.status();
+  r->conv_ = *std::move(conv);
+  r->library_ = r->conv_->Describe();
+  const std::pair<proto::DType, const char*> types[] = {
+      {proto::FLOAT32, "f32"}, {proto::FLOAT16, "f16"}, {proto::BFLOAT16, "bf16"},
+      {proto::FLOAT64, "f64"}};
+  for (const auto& [t, name] : types) {
+    CUfunction f = nullptr;
+    if (d->ModuleGetFunction(&f, module, ConvBiasSymbol(name).c_str()) == 0) r->bias_kernels_[t] = f;
+  }
+  return r;
+}
+
+ConvRunner::~ConvRunner() {
+  conv_.reset();
+  if (workspace_ != 0) d_->MemFree(workspace_);
+}
+
+absl::StatusOr<std::optional<bool>> ConvRunner::Run(
+    const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
+    const absl::flat_hash_map<int, int64_t>& sizes, const std::vector<uint64_t>& address,
+    const std::string& where) {
+  auto it = plans_.find(k.id());
+  if (it == plans_.end()) return std::nullopt;
+  const ConvPlan& p = it->second;
+  if (!p.unsupported.empty()) {
+    why_not_ = absl::StrCat(where, ": ", p.unsupported);
+    return std::nullopt;
+  }
+  if (conv_ == nullptr) return std::nullopt;
+  ConvCall call;
+  call.dtype = p.dtype;
+  call.x_shape = shapes.at(p.x);
+  call.w_shape = shapes.at(p.w);
+  call.y_shape = shapes.at(p.out);
+  // Empty tensors and inconsistent shapes stay on the host path (whose kernel reports them).
+  for (const auto* s : {&call.x_shape, &call.w_shape, &call.y_shape}) {
+    for (int64_t v : *s) {
+      if (v <= 0 || v >= (int64_t{1} << 31)) return std::nullopt;
+    }
+  }
+  if (call.x_shape[1] != call.w_shape[1] * p.groups || call.w_shape[0] % p.groups != 0 ||
+      call.y_shape[1] != call.w_shape[0]) {
+    return std::nullopt;
+  }
+  call.stride = p.stride;
+  call.padding = p.padding;
+  call.dilation = p.dilation;
+  auto overlaps = [&](int x, int y) {
+    const uint64_t px = address[x], py = address[y];
+    return px < py + sizes.at(y) && py < px + sizes.at(x);
+  };
+  call.x = address[p.x];
+  call.w = address[p.w];
+  if (overlaps(p.out, p.x) || overlaps(p.out, p.w) || (p.bias != 0 && overlaps(p.out, p.bias))) {
+    return std::nullopt;
+  }
+  // 1. The fused epilogue.
+  if (p.fused && !overlaps(p.d, p.x) && !overlaps(p.d, p.w) &&
+      (p.bias == 0 || !overlaps(p.d, p.bias)) &&
+      (p.r == 0 || address[p.r] == address[p.d] || !overlaps(p.d, p.r))) {
+    ConvCall fused = call;
+    fused.y = address[p.d];
+    fused.bias = p.bias != 0 ? address[p.bias] : 0;
+    fused.r = p.r != 0 ? address[p.r] : 0;
+    fused.relu = p.relu;
+    absl::StatusOr<bool> ran = conv_->Run(fused, where);
+    if (!ran.ok()) return ran.status();
+    if (*ran) return true;
+    why_not_ = conv_->why_not();
+  }
+  call.y = address[p.out];
+  // 2. conv + bias in one graph.
+  if (p.bias != 0) {
+    ConvCall with_bias = call;
+    with_bias.bias = address[p.bias];
+    absl::StatusOr<bool> ran = conv_->Run(with_bias, where);
+    if (!ran.ok()) return ran.status();
+    if (*ran) return false;
+    why_not_ = conv_->why_not();
+  }
+  // 3. The convolution alone, then the bias kernel.
+  auto bias_kernel = bias_kernels_.find(p.dtype);
+  if (p.bias != 0 && bias_kernel == bias_kernels_.end()) {
+    why_not_ = absl::StrCat(where, ": the module has no ", ConvBiasSymbol("<dtype>"), " kernel");
+    return std::nullopt;
+  }
+  absl::StatusOr<bool> ran = conv_->Run(call, where);
+  if (!ran.ok()) return ran.status();
+  if (!*ran) {
+    why_not_ = conv_->why_not();
+    return std::nullopt;
+  }
+  if (p.bias != 0) {
+    long long total = 1, inner = 1, channels = call.y_shape[1];
+    for (size_t i = 0; i < call.y_shape.size(); ++i) {
+      total *= call.y_shape[i];
+      if (i >= 2) inner *= call.y_shape[i];
+    }
+    CUdeviceptr y = call.y, bias = address[p.bias];
+    void* params[] = {&y, &bias, &total, &inner, &channels};
+    const unsigned grid = static_cast<unsigned>(CudaGridFor(0, total));
+    if (absl::Status s = d_->Check(d_->LaunchKernel(bias_kernel->second, grid, 1, 1, kCudaBlockThreads,
+                                                    1, 1, 0, stream_, params, nullptr),
+                                   "cuLaunchKernel(convolution bias)", where);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return false;
+}
+
+}  // namespace coil::cuda
