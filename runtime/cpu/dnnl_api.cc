@@ -61,6 +61,13 @@ const DnnlApi* Load() {
   bind(api->stream_wait, "dnnl_stream_wait");
   bind(api->stream_destroy, "dnnl_stream_destroy");
   bind(api->sgemm, "dnnl_sgemm");
+  bind(api->primitive_attr_create, "dnnl_primitive_attr_create");
+  bind(api->primitive_attr_destroy, "dnnl_primitive_attr_destroy");
+  bind(api->primitive_attr_set_post_ops, "dnnl_primitive_attr_set_post_ops");
+  bind(api->post_ops_create, "dnnl_post_ops_create");
+  bind(api->post_ops_destroy, "dnnl_post_ops_destroy");
+  bind(api->post_ops_append_eltwise, "dnnl_post_ops_append_eltwise");
+  bind(api->post_ops_append_binary, "dnnl_post_ops_append_binary");
   bind(api->omp_set_num_threads, "omp_set_num_threads");
   decltype(&dnnl_engine_create) engine_create = nullptr;
   bind(engine_create, "dnnl_engine_create");

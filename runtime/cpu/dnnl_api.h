@@ -52,6 +52,14 @@ struct DnnlApi {
   decltype(&dnnl_stream_wait) stream_wait;
   decltype(&dnnl_stream_destroy) stream_destroy;
   decltype(&dnnl_sgemm) sgemm;
+  // Post-ops (a convolution's fused epilogue: internal/dnnl_conv.cc).
+  decltype(&dnnl_primitive_attr_create) primitive_attr_create;
+  decltype(&dnnl_primitive_attr_destroy) primitive_attr_destroy;
+  decltype(&dnnl_primitive_attr_set_post_ops) primitive_attr_set_post_ops;
+  decltype(&dnnl_post_ops_create) post_ops_create;
+  decltype(&dnnl_post_ops_destroy) post_ops_destroy;
+  decltype(&dnnl_post_ops_append_eltwise) post_ops_append_eltwise;
+  decltype(&dnnl_post_ops_append_binary) post_ops_append_binary;
   void (*omp_set_num_threads)(int);
   dnnl_engine_t engine;
 };
@@ -68,11 +76,15 @@ struct DnnlDeleter {
   void operator()(dnnl_primitive_desc_t pd) const { Dnnl()->primitive_desc_destroy(pd); }
   void operator()(dnnl_primitive_t p) const { Dnnl()->primitive_destroy(p); }
   void operator()(dnnl_stream_t s) const { Dnnl()->stream_destroy(s); }
+  void operator()(dnnl_primitive_attr_t a) const { Dnnl()->primitive_attr_destroy(a); }
+  void operator()(dnnl_post_ops_t p) const { Dnnl()->post_ops_destroy(p); }
 };
 using DnnlMemory = std::unique_ptr<dnnl_memory, DnnlDeleter>;
 using DnnlPrimitiveDesc = std::unique_ptr<dnnl_primitive_desc, DnnlDeleter>;
 using DnnlPrimitive = std::unique_ptr<dnnl_primitive, DnnlDeleter>;
 using DnnlStream = std::unique_ptr<dnnl_stream, DnnlDeleter>;
+using DnnlAttr = std::unique_ptr<dnnl_primitive_attr, DnnlDeleter>;
+using DnnlPostOps = std::unique_ptr<dnnl_post_ops, DnnlDeleter>;
 
 }  // namespace coil::cpu
 

@@ -24,6 +24,7 @@ void RegisterDnnlExterns(ExternRegistry& registry) {
   registry.Register("aten.mm", dnnl_internal::Mm);
   registry.Register("aten.bmm", dnnl_internal::Bmm);
   registry.Register("aten.convolution", dnnl_internal::Convolution);
+  registry.RegisterFused("aten.convolution", dnnl_internal::ConvolutionWithEpilogue);
 }
 
 }  // namespace coil::cpu

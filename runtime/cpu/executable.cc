@@ -16,6 +16,7 @@
 #include "google/protobuf/util/field_mask_util.h"
 #include "ir/graph.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cpu/internal/extern_epilogue.h"
 #include "runtime/cpu/internal/layout.h"
 #include "runtime/cpu/internal/schedule_validation.h"
 #include "runtime/cpu/kernel_error.h"
@@ -77,6 +78,10 @@ struct CpuExecutable::Impl {
   int64_t arena_capacity = 0;
   // What each EXTERN kernel's implementation keeps across runs (primitives, packed weights).
   std::vector<ExternStateSlot> extern_states;  // by kernel index
+  // Convolution epilogues that oneDNN can run as post-ops (extern_epilogue.h), by kernel
+  // index; and whether the last run of each kernel ran its epilogue that way (profiles).
+  std::vector<std::optional<EpilogueMatch>> post_ops;
+  std::vector<bool> fused_last_run;
   // Per-run scratch, kept to avoid allocations (runs are serialized).
   std::vector<char*> ptrs;
   std::vector<int64_t> symbols;
@@ -91,7 +96,45 @@ struct CpuExecutable::Impl {
   absl::StatusOr<Layout*> LayoutFor(const Bindings& b);
   absl::Status EnsureArena(int64_t bytes);
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
+  // Kernel `ki`'s convolution with its epilogue as oneDNN post-ops, straight into the
+  // epilogue's buffer: false (nothing ran) when the buffers' shapes or places do not allow it
+  // (a destination overlapping an operand) or oneDNN declines.
+  absl::StatusOr<bool> RunWithPostOps(const Layout& l, size_t ki, const ExternCall& call);
 };
+
+absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t ki,
+                                                          const ExternCall& call) {
+  const EpilogueMatch& m = *post_ops[ki];
+  auto tensor = [&](int id) {
+    const int i = checked.index_of_id[id];
+    return ExternTensor{checked.buffers[i].dtype, l.shapes[i], ptrs[id]};
+  };
+  auto overlap = [](const ExternTensor& a, const ExternTensor& b) {
+    const char *a0 = a.data, *a1 = a.data + a.numel() * 4, *b0 = b.data;
+    const char* b1 = b.data + b.numel() * static_cast<int64_t>(ElementSize(b.dtype));
+    return a0 < b1 && b0 < a1;
+  };
+  const ExternTensor out = tensor(m.store_buffer);
+  if (out.dtype != proto::FLOAT32 || out.shape != call.output.shape) return false;
+  for (const ExternTensor& in : call.inputs) {
+    if (overlap(out, in)) return false;
+  }
+  std::vector<ExternTensor> residuals;
+  residuals.reserve(m.steps.size());
+  std::vector<ExternEpilogueStep> steps;
+  for (const EpilogueMatch::Step& s : m.steps) {
+    ExternEpilogueStep step{s.kind, s.lo, s.hi, nullptr};
+    if (s.kind == ExternEpilogueStep::kAdd) {
+      residuals.push_back(tensor(s.buffer));
+      if (residuals.back().shape != out.shape || overlap(out, residuals.back())) return false;
+      step.other = &residuals.back();
+    }
+    steps.push_back(step);
+  }
+  return RunExternFused(
+      checked.kernels[ki].proto->extern_op(),
+      ExternArgs{call.inputs, out, call.attrs, pool->num_threads(), &extern_states[ki]}, steps);
+}
 
 absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
   absl::StatusOr<ValidatedSchedule> v =
@@ -99,6 +142,17 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
   if (!v.ok()) return v.status();
   checked = *std::move(v);
   extern_states.resize(checked.kernels.size());
+  post_ops.resize(checked.kernels.size());
+  fused_last_run.assign(checked.kernels.size(), false);
+  // COIL_CONV_POST_OPS=0 keeps every generated epilogue (for comparisons).
+  const char* env = std::getenv("COIL_CONV_POST_OPS");
+  if (env == nullptr || std::string(env) != "0") {
+    for (size_t i = 0; i < checked.kernels.size(); ++i) {
+      if (checked.kernels[i].fn != nullptr) {
+        post_ops[i] = MatchExternEpilogue(schedule, static_cast<int>(i));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -192,15 +246,26 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
         call.inputs[i].data = ptrs[k.proto->extern_inputs(i)];
       }
       call.output.data = ptrs[k.proto->extern_output()];
-      absl::Status s = RunExtern(k.proto->extern_op(),
-                                 ExternArgs{call.inputs, call.output, call.attrs,
-                                            pool->num_threads(), &extern_states[ki]});
+      absl::StatusOr<bool> fused = false;
+      if (post_ops[ki].has_value()) {
+        fused = RunWithPostOps(l, ki, call);
+        if (!fused.ok()) {
+          return absl::Status(fused.status().code(),
+                              absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
+                                           " with its epilogue): ", fused.status().message()));
+        }
+      }
+      fused_last_run[ki] = *fused;
+      absl::Status s = *fused ? absl::OkStatus()
+                              : RunExtern(k.proto->extern_op(),
+                                          ExternArgs{call.inputs, call.output, call.attrs,
+                                                     pool->num_threads(), &extern_states[ki]});
       if (!s.ok()) {
         return absl::Status(s.code(), absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
                                                    "): ", s.message()));
       }
     }
-    if (k.fn != nullptr && l.parallel[ki] != 0) {
+    if (k.fn != nullptr && l.parallel[ki] != 0 && !fused_last_run[ki]) {
       const CoilKernelFn fn = k.fn;
       char* const* bufs = ptrs.data();
       const int64_t* syms = symbols.data();
@@ -213,6 +278,9 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
       if (error.failed != 0) return KernelErrorStatus(error, k.where);
     }
     if (profiling) {
+      if (fused_last_run[ki]) {
+        times[ki].kind = absl::StrCat("extern ", k.proto->extern_op(), " + post-ops");
+      }
       times[ki].calls += 1;
       times[ki].total_ms += std::chrono::duration<double, std::milli>(
                                 std::chrono::steady_clock::now() - start)

@@ -45,6 +45,22 @@ const ExternImpl* ExternRegistry::Find(absl::string_view op) const {
   return it == impls_.end() ? nullptr : &it->second;
 }
 
+void ExternRegistry::RegisterFused(absl::string_view op, FusedExternImpl impl) {
+  fused_[op] = std::move(impl);
+}
+
+const FusedExternImpl* ExternRegistry::FindFused(absl::string_view op) const {
+  auto it = fused_.find(op);
+  return it == fused_.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<bool> RunExternFused(absl::string_view op, const ExternArgs& args,
+                                    absl::Span<const ExternEpilogueStep> epilogue) {
+  const FusedExternImpl* impl = ExternRegistry::Default().FindFused(op);
+  if (impl == nullptr) return false;
+  return (*impl)(args, epilogue);
+}
+
 absl::Status RunReferenceExtern(absl::string_view op, const ExternArgs& args) {
   const ReferenceKernel* fn = ReferenceKernels::Global().Find(op);
   if (fn == nullptr) {

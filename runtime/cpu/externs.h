@@ -74,6 +74,29 @@ struct ExternArgs {
 // it (an unsupported dtype or variant); an error for inconsistent shapes.
 using ExternImpl = std::function<absl::StatusOr<bool>(const ExternArgs&)>;
 
+// A pointwise epilogue that a library may apply inside the op (oneDNN post-ops) instead of
+// the schedule's generated epilogue: steps applied in order to each element of the op's
+// result, with the result of the last step stored in ExternArgs::output (then the epilogue's
+// destination, not the op's own result buffer). executable.cc finds them in the schedule
+// (internal/extern_epilogue.h).
+struct ExternEpilogueStep {
+  enum Kind {
+    kAdd,        // v + other[same index] (a residual; `other` has the output's shape)
+    kRelu,       // max(v, 0)
+    kClip,       // min(max(v, lo), hi)
+    kHardswish,  // v * min(max(v / 6 + 1/2, 0), 1)
+  };
+  Kind kind = kRelu;
+  float lo = 0, hi = 0;                 // kClip
+  const ExternTensor* other = nullptr;  // kAdd
+};
+
+// An implementation that applies `epilogue` itself: true when it ran the op and the
+// epilogue into args.output, false when it did nothing (the caller then runs the op and the
+// generated epilogue); an error for inconsistent shapes.
+using FusedExternImpl = std::function<absl::StatusOr<bool>(
+    const ExternArgs&, absl::Span<const ExternEpilogueStep> epilogue)>;
+
 // Library implementations by op name.
 class ExternRegistry {
  public:
@@ -81,9 +104,13 @@ class ExternRegistry {
   static const ExternRegistry& Default();
   void Register(absl::string_view op, ExternImpl impl);
   const ExternImpl* Find(absl::string_view op) const;
+  // aten.convolution with oneDNN post-ops.
+  void RegisterFused(absl::string_view op, FusedExternImpl impl);
+  const FusedExternImpl* FindFused(absl::string_view op) const;
 
  private:
   absl::flat_hash_map<std::string, ExternImpl> impls_;
+  absl::flat_hash_map<std::string, FusedExternImpl> fused_;
 };
 
 // Registers aten.mm / aten.bmm / aten.convolution through oneDNN (dnnl_externs.cc); they
@@ -94,6 +121,12 @@ void RegisterDnnlExterns(ExternRegistry& registry);
 // Errors (InvalidArgument unless said otherwise): shapes that do not match the op's meta
 // function, no reference kernel (Unimplemented), the reference kernel's own errors.
 absl::Status RunExtern(absl::string_view op, const ExternArgs& args);
+
+// `op` with `epilogue` applied inside it by the Default() implementation: true when it did,
+// false when no implementation takes it (nothing ran: run RunExtern and the generated
+// epilogue instead).
+absl::StatusOr<bool> RunExternFused(absl::string_view op, const ExternArgs& args,
+                                    absl::Span<const ExternEpilogueStep> epilogue);
 
 // The reference kernel alone (inputs copied into HostTensors; the result copied to `output`
 // after its type is checked against the op's meta function).

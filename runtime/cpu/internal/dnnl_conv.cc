@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "ir/attribute.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
@@ -45,6 +46,11 @@ struct ConvVariant {
 struct ConvPlan {
   std::vector<ConvVariant> variants;  // candidates until measured, then the one chosen
   DnnlMemory bias;
+  // Fused epilogue (post-ops): each residual's memory (plain layout) and post-op index.
+  std::vector<std::pair<int, DnnlMemory>> residuals;
+  // An epilogue was asked for and no implementation (other than oneDNN's reference) takes
+  // it: the call declines and the generated epilogue runs.
+  bool unfusable = false;
 };
 
 struct ConvState : ExternState {
@@ -60,6 +66,40 @@ LayoutChoice ConvLayoutChoice() {
   if (v != nullptr && std::string(v) == "blocked") return LayoutChoice::kBlocked;
   if (v != nullptr && std::string(v) == "plain") return LayoutChoice::kPlain;
   return LayoutChoice::kMeasure;
+}
+
+// Post-ops for `epilogue` (nullptr when empty); the residuals' descriptors are `o_plain`.
+DnnlAttr PostOpsAttr(absl::Span<const ExternEpilogueStep> epilogue,
+                     const dnnl_memory_desc_t& o_plain) {
+  if (epilogue.empty()) return nullptr;
+  dnnl_post_ops_t raw_ops = nullptr;
+  Check(Api().post_ops_create(&raw_ops), "post_ops_create");
+  DnnlPostOps ops(raw_ops);
+  for (const ExternEpilogueStep& step : epilogue) {
+    switch (step.kind) {
+      case ExternEpilogueStep::kAdd:
+        Check(Api().post_ops_append_binary(ops.get(), dnnl_binary_add, &o_plain),
+              "post_ops_append_binary");
+        break;
+      case ExternEpilogueStep::kRelu:
+        Check(Api().post_ops_append_eltwise(ops.get(), 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f),
+              "post_ops_append_eltwise");
+        break;
+      case ExternEpilogueStep::kClip:
+        Check(Api().post_ops_append_eltwise(ops.get(), 1.0f, dnnl_eltwise_clip, step.lo, step.hi),
+              "post_ops_append_eltwise");
+        break;
+      case ExternEpilogueStep::kHardswish:
+        Check(Api().post_ops_append_eltwise(ops.get(), 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f),
+              "post_ops_append_eltwise");
+        break;
+    }
+  }
+  dnnl_primitive_attr_t raw_attr = nullptr;
+  Check(Api().primitive_attr_create(&raw_attr), "primitive_attr_create");
+  DnnlAttr attr(raw_attr);
+  Check(Api().primitive_attr_set_post_ops(attr.get(), ops.get()), "primitive_attr_set_post_ops");
+  return attr;
 }
 
 std::string ImplName(dnnl_primitive_desc_t pd) {
@@ -78,7 +118,8 @@ std::optional<ConvVariant> MakeVariant(const ExternArgs& a, const ConvParams& p,
                                        const dnnl_memory_desc_t& o_desc,
                                        const dnnl_memory_desc_t& x_plain,
                                        const dnnl_memory_desc_t& w_plain,
-                                       const dnnl_memory_desc_t& o_plain, const char* name) {
+                                       const dnnl_memory_desc_t& o_plain,
+                                       const_dnnl_primitive_attr_t attr, const char* name) {
   const int64_t oc = a.inputs[1].shape[0];
   std::vector<int64_t> wdims(w_plain.dims, w_plain.dims + w_plain.ndims);
   const dnnl_memory_desc_t w_any = Desc(wdims, dnnl_format_tag_any), b_desc = Desc({oc}, dnnl_x);
@@ -94,7 +135,7 @@ std::optional<ConvVariant> MakeVariant(const ExternArgs& a, const ConvParams& p,
             p.bias ? &b_desc : nullptr, &o_desc, strides, dilates, pad, pad),
         "dilated_convolution_forward_desc_init");
   dnnl_primitive_desc_t raw = nullptr;
-  if (Api().primitive_desc_create(&raw, &desc, nullptr, Api().engine, nullptr) != dnnl_success) {
+  if (Api().primitive_desc_create(&raw, &desc, attr, Api().engine, nullptr) != dnnl_success) {
     return std::nullopt;
   }
   DnnlPrimitiveDesc pd(raw);
@@ -117,7 +158,8 @@ std::optional<ConvVariant> MakeVariant(const ExternArgs& a, const ConvParams& p,
 }
 
 std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
-                                       LayoutChoice choice) {
+                                       LayoutChoice choice,
+                                       absl::Span<const ExternEpilogueStep> epilogue) {
   static const dnnl_format_tag_t kData[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
   static const dnnl_format_tag_t kWeights[] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
   static const dnnl_format_tag_t kGroupWeights[] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
@@ -130,23 +172,33 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
   const dnnl_memory_desc_t x_plain = Desc(x.shape, kData[p.d - 1]), w_plain = Desc(wdims, w_tag),
                            o_plain = Desc(out.shape, kData[p.d - 1]);
   auto plan = std::make_unique<ConvPlan>();
+  const DnnlAttr attr = PostOpsAttr(epilogue, o_plain);
   if (choice != LayoutChoice::kPlain) {
     std::optional<ConvVariant> blocked =
         MakeVariant(a, p, Desc(x.shape, dnnl_format_tag_any), Desc(out.shape, dnnl_format_tag_any),
-                    x_plain, w_plain, o_plain, "blocked");
+                    x_plain, w_plain, o_plain, attr.get(), "blocked");
     if (blocked.has_value()) plan->variants.push_back(*std::move(blocked));
   }
   if (choice != LayoutChoice::kBlocked) {
     std::optional<ConvVariant> plain =
-        MakeVariant(a, p, x_plain, o_plain, x_plain, w_plain, o_plain, "plain");
+        MakeVariant(a, p, x_plain, o_plain, x_plain, w_plain, o_plain, attr.get(), "plain");
     if (plain.has_value()) plan->variants.push_back(*std::move(plain));
+  }
+  if (plan->variants.empty() && attr != nullptr) {
+    plan->unfusable = true;
+    return plan;
+  }
+  for (size_t i = 0; i < epilogue.size(); ++i) {
+    if (epilogue[i].kind == ExternEpilogueStep::kAdd) {
+      plan->residuals.emplace_back(static_cast<int>(i), Memory(o_plain, DNNL_MEMORY_NONE));
+    }
   }
   if (plan->variants.empty()) {
     // Only reference implementations (or a forced layout oneDNN lacks): take the blocked
     // request as oneDNN offers it.
     std::optional<ConvVariant> any =
         MakeVariant(a, p, Desc(x.shape, dnnl_format_tag_any), Desc(out.shape, dnnl_format_tag_any),
-                    x_plain, w_plain, o_plain, "blocked");
+                    x_plain, w_plain, o_plain, nullptr, "blocked");
     if (!any.has_value()) throw DnnlFailure{"no convolution implementation"};
     plan->variants.push_back(*std::move(any));
   }
@@ -154,23 +206,25 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
   return plan;
 }
 
-void RunVariant(ConvVariant& v, ConvPlan& plan, const ExternArgs& a, WeightCache* cache) {
+void RunVariant(ConvVariant& v, ConvPlan& plan, const ExternArgs& a,
+                absl::Span<const ExternEpilogueStep> epilogue, WeightCache* cache) {
   const ExternTensor &x = a.inputs[0], &w = a.inputs[1], &out = a.output;
   v.x->Bind(x.data, kScratchSrc);
   v.out->Bind(out.data, kScratchDst);
   v.x->Fill();
   dnnl_memory_t weights = Weights(*v.w, w, cache);
+  std::vector<dnnl_exec_arg_t> args = {{DNNL_ARG_SRC, v.x->inner()},
+                                       {DNNL_ARG_WEIGHTS, weights},
+                                       {DNNL_ARG_DST, v.out->inner()}};
   if (plan.bias != nullptr) {
     SetData(plan.bias.get(), a.inputs[2].data);
-    Execute(v.prim.get(), {{DNNL_ARG_SRC, v.x->inner()},
-                           {DNNL_ARG_WEIGHTS, weights},
-                           {DNNL_ARG_BIAS, plan.bias.get()},
-                           {DNNL_ARG_DST, v.out->inner()}});
-  } else {
-    Execute(v.prim.get(), {{DNNL_ARG_SRC, v.x->inner()},
-                           {DNNL_ARG_WEIGHTS, weights},
-                           {DNNL_ARG_DST, v.out->inner()}});
+    args.push_back({DNNL_ARG_BIAS, plan.bias.get()});
   }
+  for (auto& [index, memory] : plan.residuals) {
+    SetData(memory.get(), epilogue[index].other->data);
+    args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, memory.get()});
+  }
+  Execute(v.prim.get(), args);
   v.out->Drain();
   Check(Api().stream_wait(Stream()), "stream_wait");
 }
@@ -179,14 +233,15 @@ void RunVariant(ConvVariant& v, ConvPlan& plan, const ExternArgs& a, WeightCache
 // best time counts, so a preempted trial does not decide), the others and their cached weights
 // are dropped. Which layout wins depends on the shape and the CPU: on a 2-core Zen 4, 1x1
 // convolutions ran 1.4-3.5x faster plain at batch 1 (far more at batch 8), 3x3 ones blocked.
-void ChooseVariant(ConvPlan& plan, const ExternArgs& a, WeightCache* cache) {
+void ChooseVariant(ConvPlan& plan, const ExternArgs& a,
+                   absl::Span<const ExternEpilogueStep> epilogue, WeightCache* cache) {
   constexpr int kTrials = 3;
   if (plan.variants.size() < 2) return;
   std::vector<double> best(plan.variants.size(), 1e300);
   for (int t = 0; t < kTrials; ++t) {
     for (size_t v = 0; v < plan.variants.size(); ++v) {
       const auto start = std::chrono::steady_clock::now();
-      RunVariant(plan.variants[v], plan, a, cache);
+      RunVariant(plan.variants[v], plan, a, epilogue, cache);
       best[v] = std::min(
           best[v], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
@@ -200,9 +255,9 @@ void ChooseVariant(ConvPlan& plan, const ExternArgs& a, WeightCache* cache) {
   plan.variants.push_back(std::move(chosen));
 }
 
-}  // namespace
-
-absl::StatusOr<bool> Convolution(const ExternArgs& a) {
+// The convolution, with `epilogue` as post-ops when it is not empty (false: nothing ran).
+absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
+                                    absl::Span<const ExternEpilogueStep> epilogue) {
   if (a.inputs.size() < 2 || a.inputs.size() > 3 || !AllF32(a)) return false;
   absl::StatusOr<bool> transposed = GetBool(a.attrs, "transposed");
   absl::StatusOr<int64_t> groups = GetInt(a.attrs, "groups");
@@ -230,12 +285,23 @@ absl::StatusOr<bool> Convolution(const ExternArgs& a) {
   }
   if (p.bias) ok = ok && a.inputs[2].shape.size() == 1 && a.inputs[2].shape[0] == oc;
   if (!ok) return ShapeError("aten.convolution", a);
+  for (const ExternEpilogueStep& step : epilogue) {
+    if (step.kind != ExternEpilogueStep::kAdd) continue;
+    if (step.other == nullptr || step.other->dtype != proto::FLOAT32 ||
+        step.other->shape != out.shape) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "aten.convolution: a fused residual of ",
+          step.other == nullptr ? std::string("(none)") : Shape(*step.other),
+          " for an output of ", Shape(out)));
+    }
+  }
   if (Dnnl() == nullptr) return false;
   double flops = 2.0 * out.numel() * (c / g);
   for (size_t i = 0; i < p.d; ++i) flops *= w.shape[2 + i];
   const int threads = ThreadsFor(a, flops);
   Api().omp_set_num_threads(threads);
-  return Guarded("aten.convolution", [&] {
+  bool ran = true;
+  absl::StatusOr<bool> status = Guarded("aten.convolution", [&] {
     PlanKey key;
     AppendKey(key, x.shape);
     AppendKey(key, w.shape);
@@ -243,6 +309,10 @@ absl::StatusOr<bool> Convolution(const ExternArgs& a) {
     AppendKey(key, p.padding);
     AppendKey(key, p.dilation);
     key.insert(key.end(), {g, p.bias, threads});
+    for (const ExternEpilogueStep& step : epilogue) {
+      key.insert(key.end(), {step.kind, static_cast<int64_t>(absl::bit_cast<uint32_t>(step.lo)),
+                             static_cast<int64_t>(absl::bit_cast<uint32_t>(step.hi))});
+    }
     ConvState* state = StateOf<ConvState>(a.state);
     WeightCache* cache = state != nullptr ? &state->weights : nullptr;
     std::unique_ptr<ConvPlan> one_off;
@@ -251,11 +321,27 @@ absl::StatusOr<bool> Convolution(const ExternArgs& a) {
       const LayoutChoice choice = ConvLayoutChoice();
       return MakeConvPlan(a, p, state == nullptr && choice == LayoutChoice::kMeasure
                                     ? LayoutChoice::kBlocked
-                                    : choice);
+                                    : choice,
+                          epilogue);
     });
-    ChooseVariant(*plan, a, cache);
-    RunVariant(plan->variants.front(), *plan, a, cache);
+    if (plan->unfusable) {
+      ran = false;
+      return;
+    }
+    ChooseVariant(*plan, a, epilogue, cache);
+    RunVariant(plan->variants.front(), *plan, a, epilogue, cache);
   });
+  if (!status.ok()) return status;
+  return ran;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> Convolution(const ExternArgs& a) { return RunConvolution(a, {}); }
+
+absl::StatusOr<bool> ConvolutionWithEpilogue(const ExternArgs& a,
+                                             absl::Span<const ExternEpilogueStep> epilogue) {
+  return RunConvolution(a, epilogue);
 }
 
 }  // namespace coil::cpu::dnnl_internal

@@ -3,6 +3,8 @@
 // layouts (with reorders) against the plain layout and keeps the faster (COIL_CONV_LAYOUT=
 // blocked or =plain forces one); constant weights are reordered once per call site.
 // Unsupported dtypes, variants or sizes, or no oneDNN: false (the reference kernel runs).
+// ConvolutionWithEpilogue also applies a pointwise epilogue (relu, clip, hardswish, residual
+// add) as oneDNN post-ops.
 // Not an API: used by dnnl_externs.cc.
 #ifndef COIL_RUNTIME_CPU_INTERNAL_DNNL_CONV_H_
 #define COIL_RUNTIME_CPU_INTERNAL_DNNL_CONV_H_
@@ -14,6 +16,13 @@ namespace coil::cpu::dnnl_internal {
 
 // InvalidArgument when the output's shape is not the convolution's.
 absl::StatusOr<bool> Convolution(const ExternArgs& a);
+
+// The convolution with `epilogue` as oneDNN post-ops (bias, then each step in order) into
+// a.output: false (nothing ran) when the call is not one Convolution takes or oneDNN has no
+// non-reference implementation with those post-ops. Residuals (kAdd) are read in the plain
+// layout and must not overlap a.output.
+absl::StatusOr<bool> ConvolutionWithEpilogue(const ExternArgs& a,
+                                             absl::Span<const ExternEpilogueStep> epilogue);
 
 }  // namespace coil::cpu::dnnl_internal
 

@@ -126,8 +126,8 @@ DnnlPrimitive Reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& 
   return DnnlPrimitive(p);
 }
 
-void Execute(dnnl_primitive_t p, std::initializer_list<dnnl_exec_arg_t> args) {
-  Check(Api().primitive_execute(p, Stream(), static_cast<int>(args.size()), args.begin()),
+void Execute(dnnl_primitive_t p, absl::Span<const dnnl_exec_arg_t> args) {
+  Check(Api().primitive_execute(p, Stream(), static_cast<int>(args.size()), args.data()),
         "primitive_execute");
 }
 

@@ -91,7 +91,7 @@ dnnl_memory_desc_t QueryDesc(const void* op_desc, dnnl_query_t what, DnnlPrimiti
 // A reorder primitive between two layouts.
 DnnlPrimitive Reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to);
 // Runs `p` on this thread's stream.
-void Execute(dnnl_primitive_t p, std::initializer_list<dnnl_exec_arg_t> args);
+void Execute(dnnl_primitive_t p, absl::Span<const dnnl_exec_arg_t> args);
 void RunReorder(dnnl_primitive_t reorder, dnnl_memory_t from, dnnl_memory_t to);
 
 // ---- Operands, weights, plans.

@@ -1,0 +1,222 @@
+// MatchExternEpilogue (extern_epilogue.h): the epilogue's expression tree read back into
+// post-op steps, innermost first.
+#include "runtime/cpu/internal/extern_epilogue.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace coil::cpu {
+namespace {
+
+using Step = EpilogueMatch::Step;
+using Steps = std::vector<Step>;
+
+class Matcher {
+ public:
+  Matcher(const proto::Kernel& k, int rank) : k_(k), rank_(rank) {
+    for (const proto::Expr& e : k.loops(0).body()) exprs_[e.id()] = &e;
+  }
+
+  // The steps that turn the extern's result into the value `id`, or nullopt.
+  std::optional<Steps> Chain(int id) const {
+    const proto::Expr* e = Find(id);
+    if (e == nullptr) return std::nullopt;
+    if (IsResultLoad(*e)) return Steps{};
+    if (e->kind() != proto::Expr::APPLY || e->dtype() != proto::FLOAT32 || e->args_size() != 2) {
+      return std::nullopt;
+    }
+    const int a = e->args(0), b = e->args(1);
+    const std::string& op = e->op();
+    for (auto [x, y] : {std::pair(a, b), std::pair(b, a)}) {
+      if (op == "prims.add") {
+        const int residual = ResidualLoad(y);
+        if (residual == 0) continue;
+        std::optional<Steps> s = Chain(x);
+        if (!s) continue;
+        s->push_back(Step{ExternEpilogueStep::kAdd, 0, 0, residual});
+        return s;
+      }
+      if (op == "prims.maximum" || op == "prims.minimum") {
+        std::optional<double> c = Literal(y);
+        if (!c) continue;
+        std::optional<Steps> s = Chain(x);
+        if (!s) continue;
+        const float v = static_cast<float>(*c);
+        constexpr float kInf = std::numeric_limits<float>::infinity();
+        if (op == "prims.maximum") {
+          s->push_back(v == 0 ? Step{ExternEpilogueStep::kRelu}
+                              : Step{ExternEpilogueStep::kClip, v, kInf});
+        } else if (!s->empty() && s->back().kind == ExternEpilogueStep::kRelu) {
+          s->back() = Step{ExternEpilogueStep::kClip, 0, v};  // relu6 and clamp(0, v)
+        } else if (!s->empty() && s->back().kind == ExternEpilogueStep::kClip &&
+                   s->back().hi == kInf && v >= s->back().lo) {
+          s->back().hi = v;
+        } else {
+          s->push_back(Step{ExternEpilogueStep::kClip, -kInf, v});
+        }
+        return s;
+      }
+      if (op == "prims.mul" && IsHardSigmoidOf(y, x)) {  // x * min(max(x / 6 + 1/2, 0), 1)
+        std::optional<Steps> s = Chain(x);
+        if (!s) continue;
+        s->push_back(Step{ExternEpilogueStep::kHardswish});
+        return s;
+      }
+    }
+    // x * min(max(x + 3, 0), 6) / 6 (aten.hardswish's decomposition).
+    if (op == "prims.div" && Near(Literal(b), 6)) {
+      const proto::Expr* m = Apply(a, "prims.mul");
+      if (m == nullptr) return std::nullopt;
+      for (auto [x, y] : {std::pair(m->args(0), m->args(1)), std::pair(m->args(1), m->args(0))}) {
+        if (!IsClamp(y, 0, 6, [&](int z) { return IsAddOf(z, x, 3); })) continue;
+        std::optional<Steps> s = Chain(x);
+        if (!s) continue;
+        s->push_back(Step{ExternEpilogueStep::kHardswish});
+        return s;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The residual buffer `id` loads (0 when it is not a plain f32 load of another buffer).
+  int ResidualLoad(int id) const {
+    const proto::Expr* e = Find(id);
+    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->dtype() != proto::FLOAT32 ||
+        e->mask() != 0 || e->buffer() == k_.extern_output() || !Identity(*e)) {
+      return 0;
+    }
+    return e->buffer();
+  }
+
+  bool Identity(const proto::Expr& e) const {
+    if (e.index_size() != rank_) return false;
+    for (int d = 0; d < rank_; ++d) {
+      const proto::SymExpr& i = e.index(d);
+      if (i.kind() != proto::SymExpr::SYMBOL || i.name() != absl::StrCat("_i", d)) return false;
+    }
+    return true;
+  }
+
+  const proto::Expr* Find(int id) const {
+    auto it = exprs_.find(id);
+    return it == exprs_.end() ? nullptr : it->second;
+  }
+
+ private:
+  bool IsResultLoad(const proto::Expr& e) const {
+    return e.kind() == proto::Expr::LOAD && e.buffer() == k_.extern_output() && e.mask() == 0 &&
+           e.dtype() == proto::FLOAT32 && Identity(e);
+  }
+  std::optional<double> Literal(int id) const {
+    const proto::Expr* e = Find(id);
+    if (e == nullptr || e->kind() != proto::Expr::LITERAL || e->dtype() != proto::FLOAT32) {
+      return std::nullopt;
+    }
+    return e->literal();
+  }
+  static bool Near(std::optional<double> v, double want) {
+    return v.has_value() && std::abs(*v - want) <= 1e-6 * std::max(1.0, std::abs(want));
+  }
+  const proto::Expr* Apply(int id, const char* op) const {
+    const proto::Expr* e = Find(id);
+    if (e == nullptr || e->kind() != proto::Expr::APPLY || e->op() != op || e->args_size() != 2) {
+      return nullptr;
+    }
+    return e;
+  }
+  // `id` is `op`(inner, c) in either order with inner satisfying `pred`.
+  template <typename Pred>
+  bool IsOpWith(int id, const char* op, double c, Pred pred) const {
+    const proto::Expr* e = Apply(id, op);
+    if (e == nullptr) return false;
+    return (Near(Literal(e->args(1)), c) && pred(e->args(0))) ||
+           (Near(Literal(e->args(0)), c) && pred(e->args(1)));
+  }
+  // min(max(inner, lo), hi).
+  template <typename Pred>
+  bool IsClamp(int id, double lo, double hi, Pred pred) const {
+    return IsOpWith(id, "prims.minimum", hi,
+                    [&](int m) { return IsOpWith(m, "prims.maximum", lo, pred); });
+  }
+  bool IsAddOf(int id, int x, double c) const {
+    return IsOpWith(id, "prims.add", c, [&](int z) { return z == x; });
+  }
+  // min(max(x * (1/6) + 1/2, 0), 1): ONNX HardSigmoid(alpha 1/6, beta 1/2).
+  bool IsHardSigmoidOf(int id, int x) const {
+    return IsClamp(id, 0, 1, [&](int z) {
+      return IsOpWith(z, "prims.add", 0.5, [&](int w) {
+        return IsOpWith(w, "prims.mul", 1.0 / 6.0, [&](int v) { return v == x; });
+      });
+    });
+  }
+
+  const proto::Kernel& k_;
+  const int rank_;
+  absl::flat_hash_map<int, const proto::Expr*> exprs_;
+};
+
+// Whether any kernel other than `self` reads buffer `id`.
+bool ReadElsewhere(const proto::Schedule& s, int self, int id) {
+  for (int i = 0; i < s.kernels_size(); ++i) {
+    if (i == self) continue;
+    const proto::Kernel& k = s.kernels(i);
+    for (int in : k.extern_inputs()) {
+      if (in == id) return true;
+    }
+    for (const proto::Loop& l : k.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() == proto::Expr::LOAD && e.buffer() == id) return true;
+      }
+    }
+  }
+  return false;
+}
+
+const proto::Buffer* BufferOf(const proto::Schedule& s, int id) {
+  for (const proto::Buffer& b : s.buffers()) {
+    if (b.id() == id) return &b;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule,
+                                                 int kernel_index) {
+  const proto::Kernel& k = schedule.kernels(kernel_index);
+  if (k.kind() != proto::Kernel::EXTERN || k.extern_op() != "aten.convolution" ||
+      k.loops_size() != 1 || k.loops(0).ranges_size() != 0) {
+    return std::nullopt;
+  }
+  const proto::Buffer* result = BufferOf(schedule, k.extern_output());
+  if (result == nullptr || result->kind() != proto::Buffer::INTERMEDIATE ||
+      result->dtype() != proto::FLOAT32 || result->shape_size() != k.ranges_size() ||
+      ReadElsewhere(schedule, kernel_index, k.extern_output())) {
+    return std::nullopt;
+  }
+  Matcher m(k, k.ranges_size());
+  const proto::Expr* store = nullptr;
+  for (const proto::Expr& e : k.loops(0).body()) {
+    if (e.kind() != proto::Expr::STORE) continue;
+    if (store != nullptr) return std::nullopt;  // a second output
+    store = &e;
+  }
+  if (store == nullptr || store->mask() != 0 || store->dtype() != proto::FLOAT32 ||
+      store->args_size() != 1 || !m.Identity(*store) || store->buffer() == k.extern_output()) {
+    return std::nullopt;
+  }
+  const proto::Buffer* dst = BufferOf(schedule, store->buffer());
+  if (dst == nullptr || dst->dtype() != proto::FLOAT32) return std::nullopt;
+  std::optional<std::vector<Step>> steps = m.Chain(store->args(0));
+  if (!steps || steps->empty()) return std::nullopt;
+  for (const Step& s : *steps) {
+    if (s.kind == ExternEpilogueStep::kAdd && s.buffer == store->buffer()) return std::nullopt;
+  }
+  return EpilogueMatch{*std::move(steps), store->buffer()};
+}
+
+}  // namespace coil::cpu

@@ -1,0 +1,41 @@
+// Recognizes a convolution kernel's generated epilogue as oneDNN post-ops: an EXTERN
+// aten.convolution kernel of a Schedule whose epilogue Loop stores one chain of relu, clamp,
+// hardswish and residual adds of its result (each element at its own index) into another
+// buffer, and whose result no other kernel reads. The executable then runs the convolution
+// with those post-ops straight into the epilogue's buffer and skips the generated epilogue
+// (externs.h, ExternEpilogueStep; docs/cpu_backend.md, "Runtime performance").
+// Not an API: used by executable.cc.
+//
+//   std::optional<EpilogueMatch> m = MatchExternEpilogue(schedule, kernel_index);
+//   if (m) ... m->steps (kAdd steps name their residual buffer), m->store_buffer
+#ifndef COIL_RUNTIME_CPU_INTERNAL_EXTERN_EPILOGUE_H_
+#define COIL_RUNTIME_CPU_INTERNAL_EXTERN_EPILOGUE_H_
+
+#include <optional>
+#include <vector>
+
+#include "ir/proto/schedule.pb.h"
+#include "runtime/cpu/externs.h"
+
+namespace coil::cpu {
+
+struct EpilogueMatch {
+  struct Step {
+    ExternEpilogueStep::Kind kind = ExternEpilogueStep::kRelu;
+    float lo = 0, hi = 0;  // kClip
+    int buffer = 0;        // kAdd: the residual's buffer id
+  };
+  std::vector<Step> steps;  // at least one
+  int store_buffer = 0;     // where the epilogue's result goes
+};
+
+// The post-op form of `schedule.kernels(kernel_index)`'s epilogue, or nullopt when the kernel
+// is not an aten.convolution with such an epilogue (any other expression, a masked or
+// shifted access, a second store, a result read elsewhere or returned, a residual that is
+// the destination). The shapes and dtypes of the buffers are checked again per call.
+std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule,
+                                                 int kernel_index);
+
+}  // namespace coil::cpu
+
+#endif  // COIL_RUNTIME_CPU_INTERNAL_EXTERN_EPILOGUE_H_
