@@ -31,8 +31,8 @@ BatchNorm2d::BatchNorm2d(int64_t num_features, double eps_, bool affine) : eps(e
 }
 
 Tensor BatchNorm2d::forward(const Tensor& x) const {
-  return batch_norm(x, running_mean, running_var, Opt(weight), Opt(bias), /*training=*/false,
-                    /*momentum=*/0.1, eps);
+  return batch_norm(x, running_mean, running_var, Opt(weight), Opt(bias), training, /*momentum=*/0.1,
+                    eps);
 }
 
 NamedTensorList BatchNorm2d::NamedTensors(const std::string& prefix) {

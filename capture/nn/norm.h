@@ -1,4 +1,5 @@
-// nn::LayerNorm and nn::BatchNorm2d (inference: normalizes with the running statistics).
+// nn::LayerNorm and nn::BatchNorm2d (eval mode: normalizes with the running statistics;
+// training mode: with the batch's).
 //
 //   nn::LayerNorm ln({64});                  // over the last dimension
 //   nn::BatchNorm2d bn(16);                  // [N, 16, H, W]
@@ -31,8 +32,12 @@ class LayerNorm : public Module {
   double eps;
 };
 
-// torch.nn.BatchNorm2d in eval mode: (x - running_mean) / sqrt(running_var + eps) * weight +
-// bias per channel of [N, C, H, W].
+// torch.nn.BatchNorm2d. Eval mode (the default): (x - running_mean) / sqrt(running_var + eps)
+// * weight + bias per channel of [N, C, H, W]. With `training` set: the same with the batch's
+// mean and biased variance over N, H, W (torch's train()), so a training step's output and
+// gradients are torch's. The running statistics are not updated in training mode (the
+// aten.batch_norm op returns the updated ones, but a module updating its own members inside a
+// compiled function is not built), so eval after training uses the initial ones.
 class BatchNorm2d : public Module {
  public:
   // weight ones, bias zeros, running_mean zeros, running_var ones (torch's init).
@@ -47,6 +52,7 @@ class BatchNorm2d : public Module {
   Tensor running_mean;  // [C]
   Tensor running_var;   // [C]
   double eps;
+  bool training = false;
 };
 
 }  // namespace coil::nn

@@ -1,0 +1,90 @@
+"""torch 1.13's side of resnet_training_test: torchvision's resnet18 structure (at a base
+width; 64 is torchvision.models.resnet18 itself, checked below) in training mode (batch_norm
+with batch statistics) on 32x32 images, trained with AdamW from torch's default init under a
+fixed seed. Writes a coil.nn_test.NamedValues file: param.<state_dict key> (the initial
+weights), x, targets, losses (each step's loss, f64) and, with GRADS=1, grad.<name> (the first
+step's gradients).
+Usage: resnet_training.py OUT WIDTH BATCH STEPS GRADS   (run with Debian's /usr/bin/python3)
+"""
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from capture.nn.torch_values import Writer
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                            nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        identity = x if self.downsample is None else self.downsample(x)
+        return F.relu(out + identity)
+
+
+class ResNet18(nn.Module):
+    def __init__(self, num_classes, width):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        cin = width
+        for l in range(4):
+            cout = width << l
+            setattr(self, "layer%d" % (l + 1), nn.Sequential(
+                BasicBlock(cin, cout, 1 if l == 0 else 2), BasicBlock(cout, cout, 1)))
+            cin = cout
+        self.fc = nn.Linear(8 * width, num_classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def main():
+    out, width, batch, steps, grads = sys.argv[1], *map(int, sys.argv[2:6])
+    torch.manual_seed(0)
+    model = ResNet18(10, width)
+    x = torch.randn(batch, 3, 32, 32)
+    targets = torch.randint(0, 10, (batch,))
+    if width == 64:  # the twin is torchvision's resnet18: same keys, shapes and function
+        import torchvision
+        tv = torchvision.models.resnet18(num_classes=10)
+        tv.load_state_dict(model.state_dict())
+        with torch.no_grad():
+            assert torch.allclose(tv(x), model(x), rtol=1e-5, atol=1e-6)
+    w = Writer()
+    w.module("param", model)
+    w.add("x", x)
+    w.add("targets", targets)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    losses = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), targets)
+        loss.backward()
+        losses.append(loss.item())
+        if step == 0 and grads:
+            for k, p in model.named_parameters():
+                w.add("grad." + k, p.grad)
+        opt.step()
+    w.add("losses", torch.tensor(losses, dtype=torch.float64))
+    with open(out, "wb") as f:
+        f.write(w.proto.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
