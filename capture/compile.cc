@@ -137,6 +137,7 @@ struct FunctionCache::State {
   bool warned_limit = false;
   CompileStats stats;
   proto::CaptureResult result;
+  std::vector<proto::CaptureResult> results;  // every compile's, oldest first
   Explanation explanation;
 
   TraceOptions trace_options() {
@@ -405,6 +406,7 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
   }
   explanation.guards = e.guards.Describe();
   explanation.graphs = trace.segment_texts();
+  results.push_back(result);
 
   entries.push_back(std::move(e));
   return out;
@@ -421,6 +423,10 @@ FunctionCache::~FunctionCache() = default;
 const CompileStats& FunctionCache::stats() const { return state_->stats; }
 
 proto::CaptureResult FunctionCache::capture_result() const { return state_->result; }
+
+std::vector<proto::CaptureResult> FunctionCache::capture_results() const {
+  return state_->results;
+}
 
 Explanation FunctionCache::explanation() const { return state_->explanation; }
 

@@ -64,6 +64,10 @@ class FunctionCache {
   const CompileStats& stats() const;
   // The latest compile's graphs, guards and breaks, with the recompile history.
   proto::CaptureResult capture_result() const;
+  // Every compile's, oldest first (recompiles from guard misses included): each with the
+  // recompile history up to it, so compile N > 1 ends with the Recompile (count N) naming the
+  // guard that failed. For reports: one capture stage per compile (the inspector's index).
+  std::vector<proto::CaptureResult> capture_results() const;
   // The latest compile, readable.
   Explanation explanation() const;
 
@@ -123,6 +127,7 @@ class CompiledFunction {
 
   const CompileStats& stats() const { return cache_->stats(); }
   proto::CaptureResult capture_result() const { return cache_->capture_result(); }
+  std::vector<proto::CaptureResult> capture_results() const { return cache_->capture_results(); }
   Explanation explanation() const { return cache_->explanation(); }
 
  private:

@@ -125,6 +125,21 @@ TEST(CompileTest, EachGuardKindRecompilesExactlyOnce) {
     ASSERT_EQ(r.recompiles_size(), 1);
     EXPECT_EQ(r.recompiles(0).count(), 2);
     EXPECT_FALSE(r.recompiles(0).reason().empty());
+    // Every compile is kept: the first with no recompile, the second (the latest) with the
+    // guard that failed.
+    std::vector<proto::CaptureResult> all = f.capture_results();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0].recompiles_size(), 0);
+    ASSERT_EQ(all[0].graphs_size(), 1);
+    ASSERT_EQ(all[1].graphs_size(), 1);
+    EXPECT_EQ(all[1].SerializeAsString(), r.SerializeAsString());
+    // Each compile keeps its own guards (the changed argument's dtype, rank, size or layout).
+    auto guards = [](const proto::CaptureResult& c) {
+      std::string out;
+      for (const proto::Guard& g : c.guards()) out += g.SerializeAsString();
+      return out;
+    };
+    EXPECT_NE(guards(all[0]), guards(all[1]));
   }
 }
 

@@ -193,9 +193,14 @@ int Main(int argc, char** argv) {
   bool ok = backend->worst_error() < 1e-4 && worst_eager < 1e-4 && stats.compiles == 2 &&
             stats.graph_breaks == 0;
 
-  proto::StageArtifact* artifact = report.add_stages();
-  artifact->set_stage("capture");
-  *artifact->mutable_capture() = compiled.capture_result();
+  // One capture stage per compile (batch 2, then the recompile when batch 3 missed its guard),
+  // so the inspector's compile index lists both.
+  proto::StageArtifact* artifact = nullptr;
+  for (const proto::CaptureResult& c : compiled.capture_results()) {
+    artifact = report.add_stages();
+    artifact->set_stage("capture");
+    *artifact->mutable_capture() = c;
+  }
   artifact = report.add_stages();
   artifact->set_stage("prims");
   *artifact->mutable_graph() = backend->last().prims;
