@@ -3,7 +3,7 @@ inputs and weights, in one run.
 
 Usage (from tools/cuda_gpu_job.sh, with the carried `coil` in the working folder):
   python3 cuda_gpu_bench.py COIL_BINARY OUT_DIR [ROW...]     (ROW: copy gelu softmax layernorm
-                                                              mlp gpt gpt_check resnet18)
+                                                              mlp gpt gpt_check resnet18 resnet50)
 For each model: exports it to ONNX (torch.onnx.export, dynamo=False), checks coil's output
 against the float64 reference interpreter at a small batch (`coil run --check`), then times
   coil: `coil run --backend cuda --repeat N`, whose "device x N" line is CUDA events from the
@@ -17,6 +17,9 @@ TF32 is off everywhere (torch.backends.*.allow_tf32 = False; coil's default), so
 f32 GEMMs in f32. Prints one line per row and writes OUT_DIR/bench.txt; for the rows named in
 COIL_BENCH_PROFILE (space-separated), coil's per-kernel device times (`--profile`) go to
 OUT_DIR/profile.txt. The exported models go to COIL_BENCH_MODELS (default /tmp/coil_bench).
+resnet18 / resnet50 (torchvision, random weights): checked at 64x64 batch 2 against the float64
+reference, timed at 224x224 batch 64 f32 on one input also given to torch, whose eager output
+coil's is compared with; the row says how each convolution ran (cuDNN fused, cuDNN, host).
 """
 import importlib.util
 import math
@@ -141,6 +144,126 @@ def export(model, example, path, names):
                       dynamic_axes=dyn, dynamo=False)
 
 
+def tensor_value(t):
+    """A coil.proto.TensorValue (ir/proto/graph.proto) of a float32 tensor, wire format by hand."""
+    def varint(v):
+        out = bytearray()
+        while True:
+            b = v & 0x7F
+            v >>= 7
+            out.append(b | (0x80 if v else 0))
+            if not v:
+                return bytes(out)
+    data = t.contiguous().numpy().tobytes()
+    shape = b"".join(varint(d) for d in t.shape)
+    return (b"\x08" + varint(1) + b"\x12" + varint(len(shape)) + shape + b"\x1a" + varint(len(data)) + data)
+
+
+def read_tensor_value(path):
+    """The float32 data and shape of a TensorValue file (`coil run --save`)."""
+    buf = open(path, "rb").read()
+    i, shape, data = 0, [], b""
+    def varint():
+        nonlocal i
+        v, k = 0, 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << k
+            k += 7
+            if b < 0x80:
+                return v
+    while i < len(buf):
+        tag = varint()
+        field, wire = tag >> 3, tag & 7
+        if wire == 0:
+            varint()
+        elif wire == 2:
+            n = varint()
+            chunk = buf[i:i + n]
+            i += n
+            if field == 2:
+                j, v, k = 0, 0, 0
+                for b in chunk:
+                    v |= (b & 0x7F) << k
+                    k += 7
+                    if b < 0x80:
+                        shape.append(v)
+                        v, k = 0, 0
+            elif field == 3:
+                data = chunk
+        else:
+            raise ValueError("unexpected wire type %d in %s" % (wire, path))
+    return torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
+
+
+def resnet_row(coil, name, models_dir, lines, ratios, batch=64):
+    """torchvision's resnet (random weights, eval: the exporter folds batch norm into the
+    convolutions): checked at 64x64 batch 2 against the float64 reference interpreter, then
+    timed at 224x224 batch `batch` f32 on the same input as torch eager and torch.compile, and
+    coil's output compared with torch eager's (TF32 off in both)."""
+    import torchvision
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    small = os.path.join(models_dir, name + "_64.onnx")
+    export(model, (torch.randn(2, 3, 64, 64),), small, ["x"])
+    rc, log = run_coil(coil, small, ["--dim", "batch=2", "--check"], timeout=300)
+    err = re.search(r"max relative error[^0-9]*([0-9.eE+-]+)", log)
+    check = "check 64x64 batch 2: max rel err %s%s" % (err.group(1) if err else "?", "" if rc == 0 else " (rc %d)" % rc)
+    if err is None:
+        print(log[-3000:])
+    print("%s: %s" % (name, check), flush=True)
+    path = os.path.join(models_dir, name + ".onnx")
+    export(model, (torch.randn(2, 3, 224, 224),), path, ["x"])
+    x = torch.randn(batch, 3, 224, 224)
+    xin = os.path.join(models_dir, name + "_x.pb")
+    with open(xin, "wb") as f:
+        f.write(tensor_value(x))
+    prefix = os.path.join(models_dir, name + "_out")
+    rc, log = run_coil(coil, path, ["--inputs", xin, "--repeat", str(REPEAT), "--save", prefix, "--profile"], timeout=300)
+    run = re.search(r"run x \d+\s+([0-9.]+) ms min, ([0-9.]+) ms median", log)
+    dev = re.search(r"device x \d+\s+([0-9.]+) ms min, ([0-9.]+) ms median", log)
+    compile_ms = re.search(r"compile \(cuda\)\s+([0-9.]+) ms", log)
+    with open(os.path.join(os.path.dirname(xin), name + "_coil.log"), "w") as f:
+        f.write(log)
+    if rc != 0 or run is None or dev is None:
+        print(log[-3000:])
+    nan = float("nan")
+    c_dev = (float(dev.group(1)), float(dev.group(2))) if dev else (nan, nan)
+    c_run = (float(run.group(1)), float(run.group(2))) if run else (nan, nan)
+    gm = model.cuda()
+    xd = x.cuda()
+    with torch.no_grad():
+        ref = gm(xd).float().cpu()
+        eager = time_events(gm, (xd,))
+        t0 = time.perf_counter()
+        compiled = torch.compile(gm)
+        compiled(xd)
+        torch.cuda.synchronize()
+        compile_s = time.perf_counter() - t0
+        comp = time_events(compiled, (xd,))
+    vs_torch = "?"
+    if os.path.exists(prefix + "0.pb"):
+        got = read_tensor_value(prefix + "0.pb")
+        vs_torch = "%.2e" % ((got - ref).abs().max().item() / max(ref.abs().max().item(), 1e-30))
+    r_comp = comp[1] / c_dev[1]
+    ratios.append(r_comp)
+    kinds = {}
+    for m in re.finditer(r"extern aten\.convolution \(([^)]*)\)", log):
+        kinds[m.group(1)] = kinds.get(m.group(1), 0) + 1
+    line = ("%s f32 batch %d 224x224: coil device %.3f / %.3f ms, whole run %.3f / %.3f (compile %.2f s; %s; "
+            "coil vs torch eager output: max |diff| / max |torch| %s; convolutions %s) | torch eager %.3f / %.3f | "
+            "torch.compile %.3f / %.3f (compile %.1f s) | vs torch.compile %.2fx, vs eager %.2fx" % (
+                name, batch, c_dev[0], c_dev[1], c_run[0], c_run[1],
+                float(compile_ms.group(1)) / 1e3 if compile_ms else nan, check, vs_torch,
+                ", ".join("%s: %d" % kv for kv in sorted(kinds.items())) or "?", eager[0], eager[1],
+                comp[0], comp[1], compile_s, r_comp, eager[1] / c_dev[1]))
+    print(line, flush=True)
+    lines.append(line)
+    del gm, compiled, xd
+    torch.cuda.empty_cache()
+
+
 def copy_bandwidth():
     x = torch.randn(256 * 1024 * 1024, device="cuda")  # 1 GiB
     y = torch.empty_like(x)
@@ -243,15 +366,13 @@ def main():
             lines.append("geomean coil vs torch.compile (device, %d rows): %.2fx" % (
                 len(good), math.exp(sum(math.log(r) for r in good) / len(good))))
             print(lines[-1], flush=True)
-    if not only or "resnet18" in only:
-        # resnet18: correctness only (its convolutions still run on the host).
-        import torchvision
-        r18 = torchvision.models.resnet18(weights=None).eval()
-        path = os.path.join(models_dir, "resnet18.onnx")
-        export(r18, (torch.randn(2, 3, 64, 64),), path, ["x"])
-        rc, log = run_coil(coil, path, ["--dim", "batch=2", "--check"])
-        err = re.search(r"max relative error[^0-9]*([0-9.eE+-]+)", log)
-        lines.append("resnet18 batch 2 (64x64): check rc %d, max rel err %s" % (rc, err.group(1) if err else "?"))
+    for name in ("resnet18", "resnet50"):
+        if not only or name in only:
+            resnet_row(coil, name, models_dir, lines, ratios)
+    if ratios:
+        good = [r for r in ratios if r == r and r > 0]
+        lines.append("geomean coil vs torch.compile (device, %d rows, resnets included): %.2fx" % (
+            len(good), math.exp(sum(math.log(r) for r in good) / len(good))))
         print(lines[-1], flush=True)
     with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -1,12 +1,14 @@
 // The CUDA backend on a GPU: every test graph compiled by the compile driver with the CUDA
 // backend and run at two batch sizes, each output compared with the Schedule interpreter (the
-// float64 oracle) on the same Schedule and inputs; data errors (a gather index out of bounds,
+// float64 oracle) on the same Schedule and inputs; GEMMs through cuBLASLt and convolutions
+// through cuDNN (with the path each took); data errors (a gather index out of bounds,
 // an integer division by zero) reported as Statuses naming the kernel.
 //
 // Tagged "gpu". Without a CUDA driver the tests check that loading fails cleanly with "no CUDA
 // driver" and skip, saying so.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -266,6 +268,115 @@ TEST(CudaGpuTest, FusedReluKeepsNan) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_TRUE(std::isnan((*want)[0].ToDoubles()[0]));
   ExpectGemmClose((*want)[0], (*got)[0], "relu with a NaN row");
+}
+
+// Every convolution path (CudaExecutable::conv_counts): cuDNN with the epilogue fused or
+// followed by the generated one (kGpu: either, never the host, since which graphs cuDNN has
+// engines for depends on its version), and the host for what cuDNN cannot run.
+enum class ConvPath { kGpu, kHost };
+
+struct ConvGraph {
+  const char* name;
+  const char* text;
+  ConvPath path;
+};
+
+#define COIL_CONV_ATTRS(s, p, d, g) \
+  "{stride = [" s "], padding = [" p "], dilation = [" d "], transposed = false, output_padding = [0], groups = " g "}"
+
+const ConvGraph kConvGraphs[] = {
+    {"conv_bias_relu", R"(graph @g(%0 "x": f32[batch, 3, 12, 12], %1 "w": f32[8, 3, 3, 3], %2 "b": f32[8]) {
+  symbol batch min 1 max 0 hint 2
+  %3: f32[batch, 8, 12, 12] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %4: f32[batch, 8, 12, 12] = aten.relu(%3)
+  return %4
+})", ConvPath::kGpu},
+    {"strided_dilated_grouped", R"(graph @g(%0 "x": f32[batch, 6, 17, 15], %1 "w": f32[8, 3, 3, 2]) {
+  symbol batch min 1 max 0 hint 2
+  %2: f32[batch, 8, 8, 8] = aten.convolution(%0, %1) )" COIL_CONV_ATTRS("2, 2", "1, 2", "2, 3", "2") R"(
+  return %2
+})", ConvPath::kGpu},
+    {"residual_bias_relu", R"(graph @g(%0 "x": f32[batch, 16, 7, 7], %1 "w": f32[16, 16, 3, 3], %2 "b": f32[16], %3 "r": f32[batch, 16, 7, 7]) {
+  symbol batch min 1 max 0 hint 2
+  %4: f32[batch, 16, 7, 7] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %5: f32[batch, 16, 7, 7] = aten.add(%4, %3) {alpha = 1}
+  %6: f32[batch, 16, 7, 7] = aten.relu(%5)
+  return %6
+})", ConvPath::kGpu},
+    {"depthwise_stride2_bias", R"(graph @g(%0 "x": f32[batch, 32, 14, 14], %1 "w": f32[32, 1, 3, 3], %2 "b": f32[32]) {
+  symbol batch min 1 max 0 hint 2
+  %3: f32[batch, 32, 7, 7] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("2", "1", "1", "32") R"(
+  return %3
+})", ConvPath::kGpu},
+    {"conv1d_bias_gelu", R"(graph @g(%0 "x": f32[batch, 4, 40], %1 "w": f32[6, 4, 5], %2 "b": f32[6]) {
+  symbol batch min 1 max 0 hint 2
+  %3: f32[batch, 6, 18] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("2", "0", "1", "1") R"(
+  %4: f32[batch, 6, 18] = aten.gelu(%3) {approximate = "none"}
+  return %4
+})", ConvPath::kGpu},
+    {"pointwise_1x1_64ch", R"(graph @g(%0 "x": f32[batch, 64, 8, 8], %1 "w": f32[128, 64, 1, 1], %2 "b": f32[128]) {
+  symbol batch min 1 max 0 hint 2
+  %3: f32[batch, 128, 8, 8] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("1", "0", "1", "1") R"(
+  %4: f32[batch, 128, 8, 8] = aten.relu(%3)
+  return %3, %4
+})", ConvPath::kGpu},
+    {"f16_conv_bias_relu", R"(graph @g(%0 "x": f16[batch, 16, 10, 10], %1 "w": f16[32, 16, 3, 3], %2 "b": f16[32]) {
+  symbol batch min 1 max 0 hint 2
+  %3: f16[batch, 32, 10, 10] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %4: f16[batch, 32, 10, 10] = aten.relu(%3)
+  return %4
+})", ConvPath::kGpu},
+    {"i64_conv_on_the_host", R"(graph @g(%0 "x": i64[batch, 2, 5, 5], %1 "w": i64[3, 2, 3, 3]) {
+  symbol batch min 1 max 0 hint 2
+  %2: i64[batch, 3, 3, 3] = aten.convolution(%0, %1) )" COIL_CONV_ATTRS("1", "0", "1", "1") R"(
+  return %2
+})", ConvPath::kHost},
+};
+
+TEST(CudaGpuTest, ConvolutionsRunOnCudnnAndMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  for (const ConvGraph& t : kConvGraphs) {
+    SCOPED_TRACE(t.name);
+    std::unique_ptr<Compiled> c = Compile(t.text);
+    ASSERT_NE(c, nullptr);
+    cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
+    ASSERT_NE(exe, nullptr);
+    EXPECT_TRUE(absl::StartsWith(exe->conv_library(), "cuDNN ")) << exe->conv_library();
+    for (int64_t batch : {2, 9, 3}) {
+      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 5 + batch, {});
+      absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+      ASSERT_TRUE(want.ok()) << want.status();
+      absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(want->size(), got->size());
+      for (size_t o = 0; o < want->size(); ++o) {
+        ExpectGemmClose((*want)[o], (*got)[o], absl::StrCat(t.name, " batch ", batch, " output ", o));
+      }
+    }
+    const cuda::CudaExecutable::GemmCounts n = exe->conv_counts();
+    const std::string why = exe->conv_why_not();
+    std::printf("[ conv    ] %s: fused %lld, plain %lld, host %lld%s%s\n", t.name,
+                static_cast<long long>(n.fused), static_cast<long long>(n.plain),
+                static_cast<long long>(n.host), why.empty() ? "" : "; last fallback: ", why.c_str());
+    EXPECT_EQ(n.fused + n.plain + n.host, 3) << "one convolution per run";
+    if (t.path == ConvPath::kGpu) EXPECT_EQ(n.host, 0) << why;
+    if (t.path == ConvPath::kHost) EXPECT_EQ(n.host, 3);
+  }
+}
+
+// A NaN in x makes the outputs it reaches NaN after relu(conv + bias), as the interpreter says
+// (prims.maximum propagates NaN), also when cuDNN applies the relu.
+TEST(CudaGpuTest, ConvReluKeepsNan) {
+  REQUIRE_GPU();
+  std::unique_ptr<Compiled> c = Compile(kConvGraphs[0].text);
+  ASSERT_NE(c, nullptr);
+  std::vector<HostTensor> inputs = RandomInputs(c->graph, 2, 1, {});
+  inputs[0].StoreDouble(30, NAN);
+  absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectGemmClose((*want)[0], (*got)[0], "relu(conv + bias) with a NaN input");
 }
 
 TEST(CudaGpuTest, LongRowsAndWholeTensorReductions) {

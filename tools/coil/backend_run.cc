@@ -142,6 +142,14 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                  device_ms[device_ms.size() / 2]);
     std::fprintf(stderr, "  %-28s %9.3f ms median in, %.3f ms median out\n", "host copies",
                  copy_in_ms[copy_in_ms.size() / 2], copy_out_ms[copy_out_ms.size() / 2]);
+    const cuda::CudaExecutable::GemmCounts convs = cuda_exe->conv_counts();
+    if (convs.fused + convs.plain + convs.host > 0) {
+      const std::string why = cuda_exe->conv_why_not();
+      std::fprintf(stderr, "  convolutions: %s: %lld fused, %lld plain, %lld on the host%s%s\n",
+                   cuda_exe->conv_library().c_str(), static_cast<long long>(convs.fused),
+                   static_cast<long long>(convs.plain), static_cast<long long>(convs.host),
+                   why.empty() ? "" : "; last fallback: ", why.c_str());
+    }
     if (options.profile) {
       // One more pass with an event around every kernel (slower: not in the numbers above).
       cuda_exe->SetProfiling(true);

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace coil::driver {
@@ -51,6 +52,11 @@ class CudaBackendImpl : public Backend {
       // Said once per process: binaries run without cuBLASLt, GEMMs on the host.
       static std::once_flag said;
       std::call_once(said, [&] { std::fprintf(stderr, "coil: %s\n", (*exe)->gemm_library().c_str()); });
+    }
+    if (absl::StartsWith((*exe)->conv_library(), "no cuDNN")) {
+      // The same for convolutions without cuDNN.
+      static std::once_flag said;
+      std::call_once(said, [&] { std::fprintf(stderr, "coil: %s\n", (*exe)->conv_library().c_str()); });
     }
     return std::make_unique<CudaLoaded>(*std::move(exe));
   }
