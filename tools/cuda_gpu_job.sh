@@ -2,7 +2,8 @@
 # The CUDA backend's checks on a GPU machine that has only the carried files (no Bazel, no Debian
 # packages): the GPU test binary, the ONNX conformance suites through `coil conformance` with the
 # cpu and cuda backends (every test that passes on cpu must pass on cuda), and compute-sanitizer
-# memcheck over the GPU tests, and the GEMM-heavy models against torch (tools/cuda_gpu_bench.py).
+# memcheck over the GPU tests, and the GEMM-heavy models and resnets against torch
+# (tools/cuda_gpu_bench.py; COIL_BENCH_ROWS="resnet18 resnet50" picks rows).
 # Results go to $OUT (or /tmp/cuda_gpu_job).
 #
 #   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench conformance sanitizer profile
@@ -21,6 +22,13 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 R=${OUT:-/tmp/cuda_gpu_job}
 mkdir -p "$R"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# cuDNN 9 (runtime/cuda/cudnn.h dlopens libcudnn.so.9): the system's, else the one pip installed
+# for torch (nvidia-cudnn-*: site-packages/nvidia/cudnn/lib, whose sub-libraries it loads by name).
+if ! ldconfig -p 2>/dev/null | grep -q libcudnn.so.9; then
+  CUDNN_LIB=$(python3 -c "import os, nvidia.cudnn as m; print(os.path.join(list(m.__path__)[0], 'lib'))" 2>/dev/null)
+  [ -n "$CUDNN_LIB" ] && [ -d "$CUDNN_LIB" ] && export LD_LIBRARY_PATH=$CUDNN_LIB:$LD_LIBRARY_PATH
+fi
+echo "cuDNN: $(ldconfig -p 2>/dev/null | grep -m1 -o '/.*libcudnn.so.9' || echo "${CUDNN_LIB:-not found}")"
 W=/tmp/coil_gpu && rm -rf $W && mkdir -p $W/data && cd $W
 chmod +x "$G/zstd"
 "$G/zstd" -dc "$G/bin.tar.zst" | tar x
@@ -35,7 +43,7 @@ fi
 
 if [[ $PHASES == *" bench "* ]]; then
   echo "== GEMM-heavy models: coil vs torch eager / torch.compile"
-  PYTHONUNBUFFERED=1 timeout 500 python3 "$SRC/tools/cuda_gpu_bench.py" "$W/coil" "$R" 2>&1 | tee "$R/bench.log" | grep -v Warning
+  PYTHONUNBUFFERED=1 timeout 500 python3 "$SRC/tools/cuda_gpu_bench.py" "$W/coil" "$R" ${COIL_BENCH_ROWS:-} 2>&1 | tee "$R/bench.log" | grep -v Warning
 fi
 
 if [[ $PHASES == *" profile "* ]]; then
