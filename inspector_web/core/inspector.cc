@@ -2,8 +2,10 @@
 #include "inspector_web/core/inspector.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
+#include "inspector_web/core/compile_index.h"
 #include "inspector_web/core/format.h"
 #include "inspector_web/core/graph_index.h"
 #include "inspector_web/core/graph_json.h"
@@ -85,7 +87,7 @@ void WriteAutograd(const Stage& s, const GraphIndex& index, JsonWriter& w) {
   w.BeginObject();
   w.Field("part", s.autograd_part);
   w.Field("saved_bytes", a.saved_bytes());
-  // Saved values are joint-graph ids, so they are marked on the joint graph only.
+  // Saved values are joint-graph ids.
   std::unordered_set<int64_t> saved(a.saved_values().begin(), a.saved_values().end());
   const proto::Graph& joint = a.joint();
   GraphIndex joint_index(joint);
@@ -99,23 +101,45 @@ void WriteAutograd(const Stage& s, const GraphIndex& index, JsonWriter& w) {
     w.EndObject();
   }
   w.EndArray();
-  bool is_joint = s.autograd_part == "joint";
-  w.Key("saved_nodes");
-  w.BeginArray();
-  for (int i = 0; is_joint && i < index.graph().nodes_size(); ++i) {
-    for (const proto::Value& v : index.graph().nodes(i).outputs()) {
-      if (saved.count(v.id()) != 0) {
-        w.Int(i);
-        break;
+  // Which nodes and inputs of this part hold saved values. The joint graph: those defining a
+  // saved id. The forward and backward graphs have ids of their own, but the partition lays
+  // them out by position (autograd/partition.h): the forward's outputs are its outputs, then
+  // the saved values in order; the backward's inputs are the saved values, then the tangents.
+  std::vector<int> saved_nodes, saved_inputs;
+  const proto::Graph& g = index.graph();
+  const int saved_count = a.saved_values_size();
+  if (s.autograd_part == "joint") {
+    for (int i = 0; i < g.nodes_size(); ++i) {
+      for (const proto::Value& v : g.nodes(i).outputs()) {
+        if (saved.count(v.id()) != 0) {
+          saved_nodes.push_back(i);
+          break;
+        }
       }
     }
+    for (int i = 0; i < g.inputs_size(); ++i) {
+      if (saved.count(g.inputs(i).id()) != 0) saved_inputs.push_back(i);
+    }
+  } else if (s.autograd_part == "forward" && g.outputs_size() >= saved_count) {
+    std::set<int> nodes, inputs;
+    for (int k = g.outputs_size() - saved_count; k < g.outputs_size(); ++k) {
+      const ValueDef* def = index.Find(g.outputs(k));
+      if (def == nullptr) continue;
+      if (def->kind == ValueDef::kNode) nodes.insert(def->index);
+      if (def->kind == ValueDef::kInput) inputs.insert(def->index);
+    }
+    saved_nodes.assign(nodes.begin(), nodes.end());
+    saved_inputs.assign(inputs.begin(), inputs.end());
+  } else if (s.autograd_part == "backward") {
+    for (int i = 0; i < std::min(saved_count, g.inputs_size()); ++i) saved_inputs.push_back(i);
   }
+  w.Key("saved_nodes");
+  w.BeginArray();
+  for (int i : saved_nodes) w.Int(i);
   w.EndArray();
   w.Key("saved_inputs");
   w.BeginArray();
-  for (int i = 0; is_joint && i < index.graph().inputs_size(); ++i) {
-    if (saved.count(index.graph().inputs(i).id()) != 0) w.Int(i);
-  }
+  for (int i : saved_inputs) w.Int(i);
   w.EndArray();
   w.EndObject();
 }
@@ -169,6 +193,7 @@ std::string Inspector::Open(std::string_view bytes, std::string_view file_name) 
     w.EndObject();
   }
   w.EndArray();
+  WriteCompileIndexJson(*report_, stages_, w);
   w.Key("artifacts");
   w.BeginArray();
   for (const proto::StageArtifact& a : report_->stages()) {

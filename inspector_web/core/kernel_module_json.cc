@@ -21,6 +21,8 @@ void WriteSource(const std::string& source, SourceLanguage language, JsonWriter&
   w.EndArray();
 }
 
+// "grid (4, 1) block (256) shared 0 B"; a grid the backend left empty depends on symbolic
+// sizes and is computed at launch: "grid (at launch)"; registers when ptxas reported them.
 std::string LaunchText(const proto::LaunchConfig& l) {
   if (l.grid_size() == 0 && l.block_size() == 0 && l.shared_bytes() == 0) return "";
   auto dims = [](const google::protobuf::RepeatedField<int64_t>& d) {
@@ -28,8 +30,11 @@ std::string LaunchText(const proto::LaunchConfig& l) {
     for (int i = 0; i < d.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(d.Get(i));
     return s + ")";
   };
-  return "grid " + dims(l.grid()) + " block " + dims(l.block()) + " shared " +
-         std::to_string(l.shared_bytes()) + " B";
+  std::string text = "grid " + (l.grid_size() == 0 ? std::string("(at launch)") : dims(l.grid())) +
+                     " block " + dims(l.block()) + " shared " + std::to_string(l.shared_bytes()) +
+                     " B";
+  if (l.registers() > 0) text += " " + std::to_string(l.registers()) + " registers";
+  return text;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include "inspector_web/core/compile_index.h"
+
 namespace coil::inspector {
 namespace {
 
@@ -17,6 +19,12 @@ std::string SafeKey(const std::string& name) {
 }
 
 // Stages are rare (a dozen per report) so a linear set of used keys is fine.
+int CaptureArtifacts(const proto::CompileReport& report) {
+  int n = 0;
+  for (const proto::StageArtifact& a : report.stages()) n += a.has_capture() ? 1 : 0;
+  return n;
+}
+
 std::string UniqueKey(const std::string& base, std::set<std::string>* used) {
   std::string key = base;
   for (int n = 2; used->count(key) != 0; ++n) key = base + "-" + std::to_string(n);
@@ -65,14 +73,20 @@ std::vector<Stage> ListStages(const proto::CompileReport& report) {
           stages.push_back(s);
           break;
         }
+        // Which compile it is, once the function has recompiled (compile_index.h).
+        const int compile = CompileNumber(c);
+        const std::string name =
+            compile > 1 || CaptureArtifacts(report) > 1
+                ? artifact.stage() + " · compile " + std::to_string(compile)
+                : artifact.stage();
         for (int g = 0; g < c.graphs_size(); ++g) {
           Stage t = s;
           t.graph = &c.graphs(g);
           t.capture_index = g;
           t.key = UniqueKey(base + "." + std::to_string(g), &used);
-          t.title = c.graphs_size() == 1 ? artifact.stage()
-                                         : artifact.stage() + " (graph " + std::to_string(g + 1) +
-                                               " of " + std::to_string(c.graphs_size()) + ")";
+          t.title = c.graphs_size() == 1 ? name
+                                         : name + " (graph " + std::to_string(g + 1) + " of " +
+                                               std::to_string(c.graphs_size()) + ")";
           stages.push_back(t);
         }
         break;

@@ -4,9 +4,10 @@
 // The explorer's checks (provenance, memory plan, fit, kernel boxes, decisions, failed open)
 // are in explorer_checks.js. Run by browser_test.sh, which prepares the inputs; all paths come
 // from the environment:
-//   COIL, ARTIFACTS (folder), EXPECT (json), EXPORT_HTML, BIG (pb), BIG_NODES,
+//   COIL, ARTIFACTS (folder), EXPECT (json), EXPORT_HTML, BIG (pb), BIG_NODES, BIG_NAMED (pb),
 //   BAD_FILES (json: [{"file", "pattern"}]), SINGLE_FILES (json: [{"file", "count"}]),
-//   OUT (screenshots), PAGE_BUDGET_BYTES, BIG_BUDGET_MS.
+//   OUT (screenshots), PAGE_BUDGET_BYTES, BIG_BUDGET_MS, CUDA_ARTIFACTS (folder), CUDA_EXPECT,
+//   RECOMPILED (pb), RECOMPILED_EXPECT (json: {"reason", "stages": [{"key", "count"}]}).
 "use strict";
 
 const fs = require("fs");
@@ -14,6 +15,7 @@ const path = require("path");
 const { spawn } = require("child_process");
 const { chromium } = require("playwright-core");
 const explorerChecks = require("./explorer_checks.js");
+const groupChecks = require("./group_checks.js");
 
 const env = (name) => {
   const v = process.env[name];
@@ -242,6 +244,7 @@ async function main() {
     if (await waitReady(page, "report (explorer checks)")) {
       await explorerChecks(page, expect, {check, screenshot, showStage,
                                           badFile: badFiles[0].file});
+      await groupChecks(page, expect, {check, screenshot, showStage});
     }
     check(consoleErrors.length === 0, `no uncaught page errors (${consoleErrors})`);
     await page.close();
@@ -329,6 +332,110 @@ async function main() {
       measurements.big_graph_ready_median_ms = median;
       check(median < bigBudget, `big graph: ready ${median} ms after navigation start ` +
                                 `(median of ${runs.join(", ")}; budget ${bigBudget} ms)`);
+    }
+
+    // ---- a recompiled function: the compile index lists both compiles and the failed guard ----
+    const recompiled = JSON.parse(env("RECOMPILED_EXPECT"));
+    const rserver = await startServer(env("RECOMPILED"), "recompiled");
+    servers.push(rserver);
+    const rp = await context.newPage();
+    await rp.goto(rserver.url);
+    if (await waitReady(rp, "recompiled report")) {
+      await rp.click('.panel-tab[data-panel="compiles"]');
+      const rows = await rp.$$eval("#compile-table tbody tr", (trs) => trs.map((tr) => ({
+        compile: tr.dataset.compile, reason: tr.querySelector("td.reason").textContent,
+        links: [...tr.querySelectorAll("[data-stage-link]")].map((e) => e.dataset.stageLink)})));
+      const want = recompiled.stages.map((s) => s.key);
+      check(rows.length === 2 && rows[0].compile === "1" && rows[1].compile === "2" &&
+            rows[1].reason.includes(recompiled.reason) && !rows[0].reason.includes(recompiled.reason) &&
+            JSON.stringify(rows.flatMap((r) => r.links)) === JSON.stringify(want),
+            `compile index: 2 compiles, the second naming the failed guard "${recompiled.reason}" ` +
+            `(page: ${JSON.stringify(rows)})`);
+      await screenshot(rp, "compile-index");
+      const second = recompiled.stages[1];
+      await rp.click(`#compile-table [data-stage-link="${second.key}"]`);
+      const title = await rp.$eval(`.stage-tab[data-stage="${second.key}"]`, (e) => e.textContent).catch(() => "");
+      check(await nodeCount(rp) === String(second.count) && title.includes("compile 2"),
+            `compile index: compile 2's link opens ${second.key} (${await nodeCount(rp)} nodes, want ` +
+            `${second.count}; tab "${title}")`);
+    }
+    await rp.close();
+
+    // ---- a CUDA compile: kernel boxes carry their launch configurations ----
+    const cudaExpect = JSON.parse(fs.readFileSync(env("CUDA_EXPECT"), "utf8"));
+    const cudaStage = cudaExpect.stages.find((s) => s.backend === "cuda");
+    if (check(cudaStage !== undefined && cudaStage.launch.length > 0,
+              `cuda: the report's KernelModule has launch configurations (${cudaStage && cudaStage.launch.length})`)) {
+      const cuda = await startServer(env("CUDA_ARTIFACTS"), "cuda");
+      servers.push(cuda);
+      const p = await context.newPage();
+      await p.goto(cuda.url + "#" + cudaStage.key);
+      if (await waitReady(p, "cuda report")) {
+        const boxes = await p.$$eval(".kernel-box", (els) => els.map((e) => ({
+          kernel: Number(e.dataset.kernel), launch: e.dataset.launch || "",
+          label: e.querySelector(".launch")?.textContent || ""})));
+        const wrong = [];
+        for (const k of cudaStage.launch) {
+          const want = [`grid ${k.grid.length ? "(" + k.grid.join(", ") + ")" : "(at launch)"}`,
+                        `block (${k.block.join(", ")})`, `shared ${k.shared} B`];
+          const mine = boxes.filter((b) => b.kernel === k.kernel);
+          if (mine.length === 0 || mine.some((b) => !want.every((w) => b.launch.includes(w))) ||
+              mine.filter((b) => b.label.includes(want[1])).length !== 1) {
+            wrong.push(`${k.name}: want ${want.join(" ")}, page ${JSON.stringify(mine)}`);
+          }
+        }
+        // Kernels without a launch configuration (extern calls) show none.
+        const listed = new Set(cudaStage.launch.map((k) => k.kernel));
+        const extra = boxes.filter((b) => !listed.has(b.kernel) && (b.launch || b.label));
+        check(wrong.length === 0 && extra.length === 0,
+              `cuda: each of ${listed.size} kernels' boxes show its grid, block and shared memory, ` +
+              `labelled once (${wrong.slice(0, 2).join("; ")}${extra.length ? " extra: " + JSON.stringify(extra[0]) : ""})`);
+        await p.click("#zoom-in");
+        await screenshot(p, "cuda-launch");
+      }
+      await p.close();
+    }
+
+    // ---- a 5,000-node graph with module paths opens on its name path groups ----
+    const named = await startServer(env("BIG_NAMED"), "big_named");
+    servers.push(named);
+    const namedRuns = [];
+    for (let run = 0; run < 3; ++run) {
+      const p = await context.newPage();
+      await p.goto(named.url, {waitUntil: "commit"});
+      if (!(await waitReady(p, "big named graph"))) {
+        await p.close();
+        break;
+      }
+      namedRuns.push(Math.round(await p.evaluate(() => performance.now())));
+      if (run === 0) {
+        const v = await p.evaluate(() => {
+          const g = document.querySelector("#graph-view");
+          return {items: Number(g.dataset.itemCount), groups: g.querySelectorAll(".node.group").length,
+                  timing: document.body.dataset.timing};
+        });
+        // 50 layers of 2 modules of 50 nodes: the layers open into their 100 modules (101
+        // boxes with the input, within the 120-box view); one more module would pass it.
+        check(v.groups === 100 && v.items === 101,
+              `big named graph: opens collapsed on its 100 modules (${v.items} boxes, ${v.groups} groups)`);
+        measurements.big_named_page_timing = JSON.parse(v.timing);
+        await screenshot(p, "big-named-collapsed");
+        // Expanding everything lays out and draws all 5,000 nodes (measured, not budgeted).
+        measurements.big_named_expand_all_ms = Math.round(await p.evaluate(() => {
+          const t0 = performance.now();
+          document.querySelector("#groups-expand").click();
+          return performance.now() - t0;
+        }));
+        check(await p.locator("[data-node-index]").count() === bigNodes,
+              `big named graph: expand draws all ${bigNodes} nodes`);
+      }
+      await p.close();
+    }
+    if (namedRuns.length === 3) {
+      const median = [...namedRuns].sort((a, b) => a - b)[1];
+      measurements.big_named_ready_ms = namedRuns;
+      check(median < bigBudget, `big named graph: ready ${median} ms after navigation start, collapsed ` +
+                                `(median of ${namedRuns.join(", ")}; budget ${bigBudget} ms)`);
     }
   } finally {
     for (const s of servers) stopServer(s);

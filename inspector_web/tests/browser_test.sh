@@ -36,11 +36,20 @@ COIL_CACHE=off "$coil" compile "$tmp/gpt/model.onnx" --dump "$tmp/artifacts" > "
   { cat "$out/compile.log"; fail "coil compile failed"; }
 [ -s "$tmp/artifacts/report.pb" ] || fail "coil compile wrote no report.pb"
 
+# The same model for the CUDA backend (NVRTC: no GPU needed), for kernels' launch configurations.
+COIL_CACHE=off "$coil" compile "$tmp/gpt/model.onnx" --backend cuda --dump "$tmp/cuda_artifacts" \
+  > "$out/compile_cuda.log" 2>&1 || { cat "$out/compile_cuda.log"; fail "coil compile --backend cuda failed"; }
+
 # 2. What the page must show, read independently with protoc's Python modules.
 export PYTHONPATH=$PWD
 /usr/bin/python3 "$report_tool" expect "$tmp/artifacts/report.pb" "$tmp/expect.json"
+/usr/bin/python3 "$report_tool" expect "$tmp/cuda_artifacts/report.pb" "$tmp/expect_cuda.json"
 mkdir -p "$tmp/big"
 /usr/bin/python3 "$report_tool" big 5000 "$tmp/big/big.pb"
+mkdir -p "$tmp/recompiled"
+recompiled=$(/usr/bin/python3 "$report_tool" recompiled "$tmp/recompiled/report.pb")
+mkdir -p "$tmp/big_named"
+/usr/bin/python3 "$report_tool" big 5000 "$tmp/big_named/big_named.pb" named
 
 # 3. Bad input: a truncated report, a foreign protobuf (an ONNX model) and a text file.
 mkdir -p "$tmp/bad"
@@ -74,7 +83,9 @@ echo "ok   export leaves out $full bytes of weights ($(stat -c %s "$tmp/exported
 
 # 6. The browser.
 COIL=$coil ARTIFACTS=$tmp/artifacts EXPECT=$tmp/expect.json EXPORT_HTML=$tmp/exported.html \
-  BIG=$tmp/big/big.pb BIG_NODES=5000 BAD_FILES=$bad_files \
+  CUDA_ARTIFACTS=$tmp/cuda_artifacts CUDA_EXPECT=$tmp/expect_cuda.json \
+  RECOMPILED=$tmp/recompiled/report.pb RECOMPILED_EXPECT=$recompiled \
+  BIG=$tmp/big/big.pb BIG_NODES=5000 BIG_NAMED=$tmp/big_named/big_named.pb BAD_FILES=$bad_files \
   SINGLE_FILES=$single_files OUT=$out \
   PAGE_BUDGET_BYTES=3000000 BIG_BUDGET_MS=2000 NODE_PATH=$node_modules \
   node "$browser_js"

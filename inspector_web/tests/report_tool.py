@@ -3,7 +3,10 @@
 usage: report_tool.py expect REPORT.pb OUT.json   what the page must show for each stage
        report_tool.py count KIND FILE.pb          nodes of a single stage file's graph, where
                                                   KIND is graph, schedule or kernel_module
-       report_tool.py big NODES OUT.pb            a CompileReport with one NODES-node graph
+       report_tool.py big NODES OUT.pb [named]    a CompileReport with one NODES-node graph
+                                                  (named: nodes carry module paths)
+       report_tool.py recompiled OUT.pb          a captured function's report with 2 compiles
+                                                  (prints what the compile index must show)
        report_tool.py weights PAGE.html           weight bytes held by an exported page's report
 
 `expect` writes {"stages": [{"key", "count", "nodes": [...]}]}: one entry per graph the report
@@ -56,11 +59,14 @@ def graph_entry(key, graph):
             "op": n.op,
             "name": n.name,
             "first_output": n.outputs[0].id if n.outputs else None,
+            "reads": list(n.inputs),
+            "defines": [v.id for v in n.outputs],
             "outputs": [o for o in outputs if o is not None],
             "simple": bool(outputs) and None not in outputs,
         })
     return {"key": key, "count": len(graph.nodes), "nodes": nodes,
             "inputs": [v.name for v in graph.inputs],
+            "input_ids": [v.id for v in graph.inputs],
             "symbols": [{"name": x.name, "min": x.min, "hint": x.hint} for x in graph.symbols]}
 
 
@@ -126,6 +132,19 @@ def schedule_entry(entry, schedule):
     return entry
 
 
+def launch_entry(entry, module):
+    """A KernelModule's launch configurations (CUDA): per kernel with one, its position in the
+    module's schedule, grid, block, dynamic shared bytes and registers."""
+    position = {k.id: i for i, k in enumerate(module.schedule.kernels)}
+    entry["backend"] = module.backend
+    entry["launch"] = [
+        {"kernel": position[k.kernel_id], "name": k.name, "grid": list(k.launch.grid),
+         "block": list(k.launch.block), "shared": k.launch.shared_bytes,
+         "registers": k.launch.registers}
+        for k in module.kernels
+        if k.kernel_id in position and (k.launch.grid or k.launch.block or k.launch.shared_bytes)]
+
+
 def raw_constant_bytes(report, at_least=0):
     """Bytes of constants held inline (raw) by every graph of a CompileReport, counting those
     of at least `at_least` bytes."""
@@ -175,6 +194,7 @@ def expectations(report):
         elif payload == "kernel_module":
             add(base, a.kernel_module.schedule.graph)
             schedule_entry(stages[-1], a.kernel_module.schedule)
+            launch_entry(stages[-1], a.kernel_module)
         elif payload == "capture":
             if not a.capture.graphs:
                 add(base, graph_pb2.Graph())
@@ -187,9 +207,11 @@ def expectations(report):
             "weight_bytes": raw_constant_bytes(report, WEIGHT_BYTES)}
 
 
-def big_report(count):
+def big_report(count, named=False):
     """A prims graph of `count` nodes: a chain whose nodes also read a node a few steps back,
-    so the layout has long edges and many layers, as real graphs do."""
+    so the layout has long edges and many layers, as real graphs do. `named`: the nodes carry
+    module paths, /layers.L/attn/opI and /layers.L/mlp/opI for 100-node layers (as an ONNX
+    export names them), so the page opens it on its name path groups."""
     g = graph_pb2.Graph(name="big")
     x = g.inputs.add(id=0, name="x")
     x.type.dtype = graph_pb2.FLOAT32
@@ -198,7 +220,9 @@ def big_report(count):
     ops = ["prims.exp", "prims.add", "prims.mul", "prims.tanh", "prims.neg"]
     for i in range(count):
         op = ops[i % len(ops)]
-        n = g.nodes.add(op=op, name="n%d" % i)
+        name = ("/layers.%d/%s/op%d" % (i // 100, "attn" if i % 100 < 50 else "mlp", i)
+                if named else "n%d" % i)
+        n = g.nodes.add(op=op, name=name)
         prev = i  # value id of the previous node's output (the input is 0)
         n.inputs.append(prev)
         if op in ("prims.add", "prims.mul"):
@@ -210,6 +234,32 @@ def big_report(count):
                                       coil_version="test")
     stage = report.stages.add(stage="prims")
     stage.graph.CopyFrom(g)
+    return report
+
+
+RECOMPILE_REASON = "x: expected size 2 at dim 0, got 3"
+
+
+def recompiled_report():
+    """A captured function's report keeping both of its compiles, as capture_results() gives
+    them: the first at batch 2 (3 nodes), the second after the batch guard failed (batch 3,
+    4 nodes, so the two graphs are told apart), which records the failed guard."""
+    report = report_pb2.CompileReport(model="synthetic recompiled function", coil_version="test")
+    for compile, (batch, count) in enumerate(((2, 3), (3, 4)), start=1):
+        capture = report.stages.add(stage="capture", seconds=0.001).capture
+        g = capture.graphs.add(name="fn")
+        x = g.inputs.add(id=0, name="x")
+        x.type.dtype = graph_pb2.FLOAT32
+        for size in (batch, 16):
+            x.type.shape.add(kind=graph_pb2.SymExpr.CONST, value=size)
+        for i in range(count):
+            n = g.nodes.add(op="aten.relu" if i % 2 == 0 else "aten.exp", name="fn.layer%d" % i)
+            n.inputs.append(i)
+            n.outputs.add(id=i + 1).type.CopyFrom(x.type)
+        g.outputs.append(count)
+        capture.guards.add(reason="x: f32[%d, 16]" % batch)
+        if compile == 2:
+            capture.recompiles.add(reason=RECOMPILE_REASON, count=2)
     return report
 
 
@@ -243,9 +293,17 @@ def main(argv):
         report.ParseFromString(base64.b64decode(m.group(1)))
         print(raw_constant_bytes(report, WEIGHT_BYTES))
         return 0
-    if len(argv) == 4 and argv[1] == "big":
+    if len(argv) == 3 and argv[1] == "recompiled":
+        report = recompiled_report()
+        with open(argv[2], "wb") as f:
+            f.write(report.SerializeToString())
+        stages = expectations(report)["stages"]
+        print(json.dumps({"reason": RECOMPILE_REASON,
+                          "stages": [{"key": s["key"], "count": s["count"]} for s in stages]}))
+        return 0
+    if len(argv) in (4, 5) and argv[1] == "big" and argv[4:] in ([], ["named"]):
         with open(argv[3], "wb") as f:
-            f.write(big_report(int(argv[2])).SerializeToString())
+            f.write(big_report(int(argv[2]), named=argv[4:] == ["named"]).SerializeToString())
         return 0
     sys.stderr.write(__doc__)
     return 2

@@ -114,6 +114,8 @@ coil.App = class {
     warning.textContent = overview.warning;
     warning.hidden = !overview.warning;
     coil.renderTimings(document.getElementById('timings'), overview);
+    coil.renderCompileIndex(document.getElementById('compile-index'), overview,
+      (s) => { this.showStage(s); this.showPanel('graph'); });
     const tabs = document.getElementById('stage-tabs');
     overview.stages.forEach((s, i) => {
       const b = coil.el('button', { class: 'stage-tab', 'data-stage': s.key, title: `${s.kind} · ${s.node_count} nodes` },

@@ -112,9 +112,21 @@ coil.GraphView = class {
     // layer). Where another node falls inside a box the box is split by layer rows, so a box
     // never contains a node of another kernel.
     this.kernelBoxes = kernels ? coil.kernelBoxes(kernels, b, this.itemOfNode, this.nodeOfItem) : [];
-    const boxParts = this.kernelBoxes.map((k) =>
-      `<div class="kernel-box" data-kernel="${k.kernel}" title="kernel ${esc(kernels[k.kernel].name)}" ` +
-      `style="left:${k.x0}px;top:${k.y0}px;width:${k.x1 - k.x0}px;height:${k.y1 - k.y0}px;border-color:${kernels[k.kernel].colour}"></div>`);
+    // A CUDA KernelModule's launch configurations (grid, block, shared memory): on each of the
+    // kernel's boxes (data-launch, tooltip) and written above its first one.
+    const launch = new Map();
+    for (const k of stage.kernel_module ? stage.kernel_module.kernels : []) {
+      if (k.launch && k.kernel_index >= 0) launch.set(k.kernel_index, k.launch);
+    }
+    const labelled = new Set();
+    const boxParts = this.kernelBoxes.map((k) => {
+      const l = launch.get(k.kernel) || '', first = l && !labelled.has(k.kernel);
+      if (first) labelled.add(k.kernel);
+      return `<div class="kernel-box" data-kernel="${k.kernel}"${l ? ` data-launch="${esc(l)}"` : ''} ` +
+        `title="kernel ${esc(kernels[k.kernel].name)}${l ? ': ' + esc(l) : ''}" ` +
+        `style="left:${k.x0}px;top:${k.y0}px;width:${k.x1 - k.x0}px;height:${k.y1 - k.y0}px;border-color:${kernels[k.kernel].colour}">` +
+        (first ? `<span class="launch" style="color:${kernels[k.kernel].colour}">${esc(kernels[k.kernel].name)} ${esc(l)}</span>` : '') + '</div>';
+    });
     // Fit the view while the layer is still empty: fit() measures the container, and measuring
     // after inserting 5,000 nodes would force a style and layout pass now and another one at
     // the next frame (the fitted scale may toggle the layer's "far" class).
@@ -189,11 +201,11 @@ coil.GraphView = class {
     this.relayout(this.stage.graph.groups[g].first);
   }
 
-  // Every group expanded, or (`all` false) the stage's opening view.
+  // Every group expanded ("expand"), or every group collapsed ("collapse": the top-level
+  // groups are drawn, and each click on a box opens one level).
   expandAll() { this.collapsed.clear(); this.relayout(); }
   collapseTop() {
-    const groups = this.stage.graph.groups;
-    this.collapsed = new Set(groups.map((_, k) => k).filter((k) => groups[k].parent < 0));
+    this.collapsed = new Set(this.stage.graph.groups.map((_, k) => k));
     this.relayout();
   }
 
