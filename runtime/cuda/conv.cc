@@ -247,12 +247,17 @@ absl::StatusOr<CudnnConv::Problem*> CudnnConv::Prepare(const ConvCall& call,
                                     &n_notes, notes) == dnn::kSuccess) {
         bool skip = false;
         for (int64_t j = 0; j < std::min<int64_t>(n_notes, 16); ++j) {
-          const bool tf32 = call.dtype == proto::FLOAT32 && !allow_tf32_ &&
-                            (notes[j] == dnn::kNoteTensorCore || notes[j] == dnn::kNoteDownConvertInputs);
-          skip = skip || tf32 || notes[j] == dnn::kNoteReducedPrecisionReduction;
+          const int note = notes[j];
+          // TF32 (f32 on tensor cores), and transforms that lose accuracy (FFT, Winograd).
+          const bool fast = call.dtype == proto::FLOAT32 &&
+                            (note == dnn::kNoteTensorCore || note == dnn::kNoteDownConvertInputs);
+          const bool transform = note == dnn::kNoteFft ||
+                                 (note >= dnn::kNoteWinograd && note <= dnn::kNoteWinogradTile13x13);
+          skip = skip || (!allow_tf32_ && (fast || transform)) ||
+                 note == dnn::kNoteReducedPrecisionReduction;
         }
         if (skip) {
-          absl::StrAppend(&refusals, refusals.empty() ? "" : "; ", "engine ", i, ": TF32 or reduced precision");
+          absl::StrAppend(&refusals, refusals.empty() ? "" : "; ", "engine ", i, ": TF32, FFT, Winograd or reduced precision");
           continue;
         }
       }

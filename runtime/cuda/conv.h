@@ -7,9 +7,10 @@
 // within the workspace, and why none did, are made once and cached.
 //
 // 1-D convolutions run as 2-D ones with a height of 1. Precision: f32 convolutions exclude
-// engines whose numerical notes say tensor cores or down-converted inputs (TF32), so results stay
-// within the CPU backend's tolerance (`allow_tf32` lifts that); f16/bf16 compute in f32 and
-// exclude reduced-precision reductions; f64 in f64.
+// engines whose numerical notes say tensor cores or down-converted inputs (TF32), and every
+// dtype excludes FFT and Winograd engines, so results stay within the CPU backend's tolerance
+// (`allow_tf32` lifts both); f16/bf16 compute in f32 and exclude reduced-precision reductions;
+// f64 in f64.
 #ifndef COIL_RUNTIME_CUDA_CONV_H_
 #define COIL_RUNTIME_CUDA_CONV_H_
 

@@ -37,7 +37,8 @@ inline constexpr int kPointwiseAdd = 0, kPointwiseReluFwd = 100;
 inline constexpr int kHeurModeA = 3, kHeurModeFallback = 2;
 // cudnnBackendNumericalNote_t.
 inline constexpr int kNoteTensorCore = 0, kNoteDownConvertInputs = 1,
-                     kNoteReducedPrecisionReduction = 2;
+                     kNoteReducedPrecisionReduction = 2, kNoteFft = 3, kNoteWinograd = 5,
+                     kNoteWinogradTile13x13 = 8;
 
 // cudnnBackendDescriptorType_t.
 enum DescType : int {
