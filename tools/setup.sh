@@ -9,6 +9,8 @@ PACKAGES=(
   g++ clang libclang-rt-14-dev
   # C++ dependencies (linked statically from their archives).
   libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev libz3-dev
+  # jemalloc: the allocator of the coil command and the compile benchmarks (third_party/BUILD).
+  libjemalloc-dev
   # The oracle: Debian's PyTorch 1.13 for /usr/bin/python3, and protobuf for Python.
   python3 python3-torch python3-numpy python3-protobuf
   # ONNX schema and conformance data, models from torchvision (ONNX frontend).
