@@ -26,7 +26,10 @@ coil.renderNodeDetails = function (target, doc, onPick, more) {
       more ? el('span', { class: 'link mono', id: 'node-kernel-link', onclick: () => more.pickKernel(k.index) }, k.name) : k.name,
       ` (${k.kind}${k.extern_op ? ': ' + k.extern_op : ''})`])]);
   }
-  if (doc.saved) kv.push(['autograd', 'saved for backward']);
+  // Saved for backward: the core marks the joint graph's node (doc.saved) and, on the forward
+  // graph, the nodes it returns for the backward (the stage's saved_nodes).
+  const ag = more && more.stage && more.stage.autograd;
+  if (doc.saved || (ag && ag.saved_nodes.includes(doc.index))) kv.push(['autograd', 'saved for backward']);
   target.appendChild(el('dl', { class: 'kv' }, kv.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
   const valueText = (v) => '%' + v.value + (v.name ? ` "${v.name}"` : '');
   target.appendChild(el('div', { class: 'section' }, `inputs (${doc.inputs.length})`));
