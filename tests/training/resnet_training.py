@@ -3,9 +3,14 @@ width; 64 is torchvision.models.resnet18 itself, checked below) in training mode
 with batch statistics) on 32x32 images, trained with AdamW from torch's default init under a
 fixed seed. Writes a coil.nn_test.NamedValues file: param.<state_dict key> (the initial
 weights), x, targets, losses (each step's loss, f64) and, with GRADS=1, grad.<name> (the first
-step's gradients).
-Usage: resnet_training.py OUT WIDTH BATCH STEPS GRADS   (run with Debian's /usr/bin/python3)
+step's gradients) and, with F64=1, losses_f64: the same training in float64, the reference
+that tells how far float32 rounding alone moves the losses (Adam's first steps are
+sign(gradient) steps of lr, so rounding differences in near-zero gradients flip whole steps,
+and the model memorizes the batch: torch's own float32 losses drift up to 8.5e-3 relative
+from its float64 ones over 50 steps at width 64).
+Usage: resnet_training.py OUT WIDTH BATCH STEPS GRADS F64   (with Debian's /usr/bin/python3)
 """
+import copy
 import sys
 
 import torch
@@ -53,8 +58,25 @@ class ResNet18(nn.Module):
         return self.fc(x.mean(dim=(2, 3)))
 
 
+def train(model, x, targets, steps, grads_writer):
+    """AdamW steps; each step's loss (f64). Writes the first step's gradients if asked."""
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    losses = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), targets)
+        loss.backward()
+        losses.append(loss.item())
+        if step == 0 and grads_writer:
+            for k, p in model.named_parameters():
+                grads_writer.add("grad." + k, p.grad)
+        opt.step()
+    return torch.tensor(losses, dtype=torch.float64)
+
+
 def main():
-    out, width, batch, steps, grads = sys.argv[1], *map(int, sys.argv[2:6])
+    out, width, batch, steps, grads, f64 = sys.argv[1], *map(int, sys.argv[2:7])
     torch.manual_seed(0)
     model = ResNet18(10, width)
     x = torch.randn(batch, 3, 32, 32)
@@ -69,19 +91,9 @@ def main():
     w.module("param", model)
     w.add("x", x)
     w.add("targets", targets)
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    losses = []
-    for step in range(steps):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), targets)
-        loss.backward()
-        losses.append(loss.item())
-        if step == 0 and grads:
-            for k, p in model.named_parameters():
-                w.add("grad." + k, p.grad)
-        opt.step()
-    w.add("losses", torch.tensor(losses, dtype=torch.float64))
+    w.add("losses", train(copy.deepcopy(model), x, targets, steps, w if grads else None))
+    if f64:
+        w.add("losses_f64", train(model.double(), x.double(), targets, steps, None))
     with open(out, "wb") as f:
         f.write(w.proto.SerializeToString())
 

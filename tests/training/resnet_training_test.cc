@@ -3,8 +3,10 @@
 // same initial weights and batch, batch_norm in training mode, cross entropy, AdamW (lr 1e-3,
 // weight decay 0.01). Each step: the compiled training function's forward (joint graph,
 // min-cut, CPU backend), backward() through its compiled backward graph, the compiled AdamW
-// graph. Every step's loss must be within the tolerance (argv[2], relative) of torch's and the
-// loss must fall; when the data has them, the first step's gradients must match torch's too.
+// graph. Every step's loss must be within the tolerance (argv[2], relative) of torch's, or,
+// when the data has torch's float64 run (the 50-step test), as close to it as torch's own
+// float32 losses are; the loss must fall; when the data has them, the first step's gradients
+// must match torch's too.
 //
 // Usage: resnet_training_test DATA.pb RTOL   (the BUILD file's two targets: a narrow model
 // for a few steps in CI, the full-width resnet18 for 50 steps as a manual large test)
@@ -89,8 +91,30 @@ TEST(ResNetTraining, AdamWStepsMatchTorch) {
   }
   double worst = 0;
   for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(losses[i], want[i], Rtol() * std::abs(want[i])) << "step " << i;
     worst = std::max(worst, std::abs(losses[i] - want[i]) / std::abs(want[i]));
+  }
+  // The first step's loss is the forward alone from the same weights: always within rtol.
+  EXPECT_NEAR(losses[0], want[0], Rtol() * std::abs(want[0]));
+  if (!data->count("losses_f64")) {
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(losses[i], want[i], Rtol() * std::abs(want[i])) << "step " << i;
+    }
+  } else {
+    // Over many steps float32 rounding alone moves the losses further than rtol (torch's own
+    // float32 run against its float64 run, resnet_training.py): coil's float32 losses must
+    // stay as close to the float64 run as torch's float32 losses do (within 2x their worst
+    // relative difference at every step so far).
+    std::vector<double> exact = Tensor::FromHost(data->at("losses_f64")).tolist();
+    ASSERT_EQ(exact.size(), want.size());
+    double torch_drift = 0, coil_drift = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      torch_drift = std::max(torch_drift, std::abs(want[i] - exact[i]) / exact[i]);
+      double d = std::abs(losses[i] - exact[i]) / exact[i];
+      coil_drift = std::max(coil_drift, d);
+      EXPECT_LE(d, std::max(2 * torch_drift, Rtol())) << "step " << i;
+    }
+    std::printf("relative to torch's float64 run: coil float32 worst %.2e, torch float32 "
+                "worst %.2e\n", coil_drift, torch_drift);
   }
   EXPECT_LT(losses.back(), losses.front()) << "the loss did not fall";
   EXPECT_EQ(step.stats().compiles, 1);
