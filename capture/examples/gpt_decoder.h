@@ -1,5 +1,5 @@
 // A tiny GPT-style language model written with coil's eager API (an example model, trained by
-// tests/training and the main job, timed by tools/train_bench): a token embedding, one
+// tests/training and the main job, timed by `coil bench train`): a token embedding, one
 // GptBlock (gpt_block.h) and a linear LM head.
 //
 //   examples::GptDecoder model(/*vocab=*/16, /*embed_dim=*/16, /*num_heads=*/2);

@@ -1,6 +1,6 @@
 """The torch twins of capture/examples/gpt_block.h and gpt_decoder.h, shared by every script
 that runs them against coil (examples_cases.py, tests/training/gpt_training.py,
-tools/train_bench/torch_train_step.py). Parameter names match coil's (ln1.weight,
+tools/bench/torch_train_step.py). Parameter names match coil's (ln1.weight,
 attn.in_proj_weight, ..., tok.weight, block.*, head.*), so a state_dict loads into coil.
 """
 import torch

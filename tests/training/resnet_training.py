@@ -1,5 +1,6 @@
-"""torch 1.13's side of resnet_training_test: torchvision's resnet18 structure (at a base
-width; 64 is torchvision.models.resnet18 itself, checked below) in training mode (batch_norm
+"""torch 1.13's side of resnet_training_test: torchvision's resnet18 structure
+(capture/examples/torch_resnet18.py, at a base width; 64 is torchvision.models.resnet18
+itself, checked below) in training mode (batch_norm
 with batch statistics) on 32x32 images, trained with AdamW from torch's default init under a
 fixed seed. Writes a coil.nn_test.NamedValues file: param.<state_dict key> (the initial
 weights), x, targets, losses (each step's loss, f64) and, with GRADS=1, grad.<name> (the first
@@ -15,47 +16,8 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from torch import nn
-
+from capture.examples.torch_resnet18 import ResNet18
 from capture.nn.torch_values import Writer
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.downsample = None
-        if stride != 1 or cin != cout:
-            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                            nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        identity = x if self.downsample is None else self.downsample(x)
-        return F.relu(out + identity)
-
-
-class ResNet18(nn.Module):
-    def __init__(self, num_classes, width):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
-        self.bn1 = nn.BatchNorm2d(width)
-        cin = width
-        for l in range(4):
-            cout = width << l
-            setattr(self, "layer%d" % (l + 1), nn.Sequential(
-                BasicBlock(cin, cout, 1 if l == 0 else 2), BasicBlock(cout, cout, 1)))
-            cin = cout
-        self.fc = nn.Linear(8 * width, num_classes)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 3, 2, 1)
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        return self.fc(x.mean(dim=(2, 3)))
 
 
 def train(model, x, targets, steps, grads_writer):

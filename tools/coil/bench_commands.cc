@@ -2,6 +2,8 @@
 //                 [--bandwidth-rows N] [--work-dir DIR] [--torch-script PATH] [--python PATH]
 //                 [--no-models] [--no-bandwidth] [--large-model MODEL.onnx] [--peers]
 //                 [--min-seconds S]`
+// `coil bench train [--quick] [--threads N] [--reps N] [--models gpt,resnet18]
+//                   [--torch-script PATH] [--python PATH]`
 #include "tools/coil/bench_commands.h"
 
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include "tools/bench/cpu_bench.h"
 #include "tools/bench/cpu_bench_peers.h"
 #include "tools/bench/cpu_bench_report.h"
+#include "tools/bench/train_bench.h"
 #include "tools/coil/args.h"
 #include "tools/coil/graph_io.h"
 
@@ -42,7 +45,17 @@ constexpr char kUsage[] =
     "  bert_base (128 tokens, batch 1 and 8) and gpt2_small (128 tokens, batch 1 and 4),\n"
     "  random weights; ratio rows, geomean lines against each peer, cold compile times.\n"
     "  --min-seconds S: time each side for at least S seconds (default 1; 5 to 50 runs).\n"
-    "  Exit status 1 when an output does not match torch or a stage fails.\n";
+    "  Exit status 1 when an output does not match torch or a stage fails.\n"
+    "\n"
+    "usage: coil bench train [--quick] [--threads N] [--reps N] [--models gpt,resnet18]\n"
+    "                        [--torch-script PATH] [--python PATH]\n"
+    "  Training steps (forward, backward, AdamW) through coil::compile on the CPU backend\n"
+    "  against torch 1.13 eager (--python's torch, 1 thread and --threads, the faster) in the\n"
+    "  same run: the GPT-style decoder (V 256, E 128, 4 heads, 64 tokens, batch 8) and\n"
+    "  resnet18 (32x32, batch 8, training-mode batch_norm). Per model: coil's step time with\n"
+    "  the min-cut partition and with save-everything, torch's, the ratio, and the\n"
+    "  activation bytes saved against save-everything's. --threads: default 2; --reps: timed\n"
+    "  steps per side (default 20); --quick: tiny models, 3 reps (a smoke run).\n";
 
 int Fail(const absl::Status& s) {
   std::cerr << "coil bench: " << s.message() << "\n";
@@ -80,9 +93,41 @@ absl::StatusOr<int64_t> ParsePositive(const std::string& flag, const std::string
   return v;
 }
 
+int TrainBenchCommand(const std::vector<std::string>& argv) {
+  absl::StatusOr<Args> args =
+      ParseArgs(argv, {"threads", "reps", "models", "torch-script", "python"}, {"quick", "help"});
+  if (!args.ok()) return UsageError(std::string(args.status().message()));
+  if (args->Has("help")) return Usage(kUsage, /*asked_for_help=*/true);
+  if (args->positional.size() != 1) {
+    return UsageError(absl::StrCat("unexpected argument '", args->positional.back(), "'"));
+  }
+  bench::TrainBenchOptions options;
+  options.quick = args->Has("quick");
+  options.python = args->Get("python", options.python);
+  options.torch_script = args->Get("torch-script");
+  if (args->values.count("threads") > 0) {
+    absl::StatusOr<int64_t> n = ParsePositive("threads", args->Get("threads"), 4096);
+    if (!n.ok()) return UsageError(std::string(n.status().message()));
+    options.threads = static_cast<int>(*n);
+  }
+  if (args->values.count("reps") > 0) {
+    absl::StatusOr<int64_t> n = ParsePositive("reps", args->Get("reps"), 100000);
+    if (!n.ok()) return UsageError(std::string(n.status().message()));
+    options.reps = static_cast<int>(*n);
+  }
+  if (args->values.count("models") > 0) {
+    options.models = absl::StrSplit(args->Get("models"), ',', absl::SkipEmpty());
+  }
+  absl::StatusOr<std::string> report = bench::RunTrainBench(options);
+  if (!report.ok()) return Fail(report.status());
+  std::fputs(report->c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int BenchCommand(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "train") return TrainBenchCommand(argv);
   absl::StatusOr<Args> args = ParseArgs(argv,
                                         {"json", "threads", "models", "batches", "bandwidth-rows",
                                          "work-dir", "torch-script", "python", "large-model",
@@ -92,7 +137,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
   if (args->Has("help")) return Usage(kUsage, /*asked_for_help=*/true);
   if (args->positional.size() != 1 || args->positional[0] != "cpu") {
     return UsageError(args->positional.empty()
-                     ? "which benchmark? (cpu)"
+                     ? "which benchmark? (cpu, train)"
                      : absl::StrCat("unknown benchmark '", args->positional[0], "'"));
   }
   bench::CpuBenchOptions options;

@@ -50,7 +50,8 @@ class Compiled : public CompiledGraph {
 
 class Adapter : public coil::Backend {
  public:
-  explicit Adapter(DriverOptions options) : options_(std::move(options)) {}
+  Adapter(DriverOptions options, autograd::PartitionOptions partition)
+      : options_(std::move(options)), partition_(partition) {}
   std::string name() const override { return options_.backend->name(); }
   absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const Graph& graph) override {
     absl::StatusOr<CompileResult> r = CompileGraph(graph.Clone(), options_);
@@ -65,6 +66,7 @@ class Adapter : public coil::Backend {
     if (log) options.record_artifacts = true;
     TrainingOptions training;
     training.requires_grad = requires_grad;
+    training.partition = partition_;
     absl::StatusOr<TrainingCompileResult> r =
         driver::CompileTraining(graph.Clone(), training, options);
     if (!r.ok()) return r.status();
@@ -84,16 +86,18 @@ class Adapter : public coil::Backend {
 
  private:
   DriverOptions options_;
+  autograd::PartitionOptions partition_;
 };
 
 }  // namespace
 
 std::shared_ptr<coil::Backend> CaptureBackend(std::shared_ptr<Backend> backend,
-                                              DriverOptions options) {
+                                              DriverOptions options,
+                                              autograd::PartitionOptions partition) {
   options.backend = std::move(backend);
   options.stop_after = Stage::kLoad;
   options.keep_intermediates = false;
-  return std::make_shared<Adapter>(std::move(options));
+  return std::make_shared<Adapter>(std::move(options), partition);
 }
 
 }  // namespace coil::driver

@@ -9,14 +9,18 @@
 
 #include <memory>
 
+#include "autograd/partition.h"
 #include "capture/backend.h"
 #include "tools/driver/driver.h"
 
 namespace coil::driver {
 
 // `options.backend` is replaced by `backend`; the rest is used for every compile.
+// `partition` is the training compiles' (CompileTraining) partition: min-cut by default;
+// kSaveEverything for comparisons (`coil bench train`).
 std::shared_ptr<coil::Backend> CaptureBackend(std::shared_ptr<Backend> backend,
-                                              DriverOptions options = {});
+                                              DriverOptions options = {},
+                                              autograd::PartitionOptions partition = {});
 
 }  // namespace coil::driver
 
