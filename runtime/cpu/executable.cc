@@ -144,12 +144,14 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
   extern_states.resize(checked.kernels.size());
   post_ops.resize(checked.kernels.size());
   fused_last_run.assign(checked.kernels.size(), false);
-  // COIL_CONV_POST_OPS=0 keeps every generated epilogue (for comparisons).
+  // COIL_CONV_POST_OPS=0 keeps every generated epilogue, =all fuses residual adds too (slow
+  // in oneDNN 2.6: extern_epilogue.h); read when the executable is made.
   const char* env = std::getenv("COIL_CONV_POST_OPS");
-  if (env == nullptr || std::string(env) != "0") {
+  const std::string mode = env != nullptr ? env : "";
+  if (mode != "0") {
     for (size_t i = 0; i < checked.kernels.size(); ++i) {
       if (checked.kernels[i].fn != nullptr) {
-        post_ops[i] = MatchExternEpilogue(schedule, static_cast<int>(i));
+        post_ops[i] = MatchExternEpilogue(schedule, static_cast<int>(i), mode == "all");
       }
     }
   }

@@ -186,7 +186,7 @@ const proto::Buffer* BufferOf(const proto::Schedule& s, int id) {
 }  // namespace
 
 std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule,
-                                                 int kernel_index) {
+                                                 int kernel_index, bool residuals) {
   const proto::Kernel& k = schedule.kernels(kernel_index);
   if (k.kind() != proto::Kernel::EXTERN || k.extern_op() != "aten.convolution" ||
       k.loops_size() != 1 || k.loops(0).ranges_size() != 0) {
@@ -214,7 +214,9 @@ std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule
   std::optional<std::vector<Step>> steps = m.Chain(store->args(0));
   if (!steps || steps->empty()) return std::nullopt;
   for (const Step& s : *steps) {
-    if (s.kind == ExternEpilogueStep::kAdd && s.buffer == store->buffer()) return std::nullopt;
+    if (s.kind == ExternEpilogueStep::kAdd && (!residuals || s.buffer == store->buffer())) {
+      return std::nullopt;
+    }
   }
   return EpilogueMatch{*std::move(steps), store->buffer()};
 }
