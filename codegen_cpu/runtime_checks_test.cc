@@ -523,6 +523,36 @@ TEST(RuntimeChecksTest, IntegerNegativePower) {
   }
 }
 
+// max / min / argmax / argmin over a dim that is 0 at run time have no identity: the reference
+// fails ("expected reduction dim 1 to have non-zero size"); compiled code would return -inf /
+// +inf / 0. The meta functions record a guard (1 <= n) that the runner checks before any kernel
+// runs (the CUDA executable's BindSymbols checks the same guard), so the message is the guard's.
+TEST(RuntimeChecksTest, EmptyMaxMinReductionsAreErrors) {
+  for (const char* op : {"aten.amax(%0) {dim = [1], keepdim = false}",
+                         "aten.amin(%0) {dim = [1], keepdim = false}",
+                         "aten.argmax(%0) {dim = [1], keepdim = false}",
+                         "aten.argmin(%0) {dim = [1], keepdim = false}"}) {
+    SCOPED_TRACE(op);
+    const bool arg = std::string(op).find("arg") != std::string::npos;
+    auto c = Compile(absl::StrCat(R"(graph @g(%0 "x": f32[2, n]) {
+  symbol n min 0 max 0 hint 4
+  %1: )", arg ? "i64" : "f32", "[2] = ", op, R"(
+  return %1
+})"));
+    ASSERT_NE(c, nullptr);
+    const std::vector<HostTensor> empty = {Iota({2, 0})};
+    absl::StatusOr<std::vector<HostTensor>> want = Interpret(c->graph, empty);
+    ASSERT_FALSE(want.ok());
+    EXPECT_THAT(std::string(want.status().message()), HasSubstr("to have non-zero size"));
+    absl::StatusOr<std::vector<HostTensor>> got = c->program->Run(empty);
+    ASSERT_FALSE(got.ok()) << "an empty reduction returned a value";
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr("dim is not empty"));
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr("1 <= n is 1 <= 0"));
+    EXPECT_EQ(got.status().code(), want.status().code()) << got.status();
+    ExpectSameResults(*c, {Iota({2, 3})});
+  }
+}
+
 // Floats divide by zero without an error (IEEE), and the checks stay out of float code.
 TEST(RuntimeChecksTest, FloatDivisionByZeroIsNotAnError) {
   auto c = Compile(Binary("div", "f32", " {rounding_mode = \"\"}"));

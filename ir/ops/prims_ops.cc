@@ -14,6 +14,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 namespace {
@@ -177,8 +178,10 @@ MetaFn ReduceMeta(bool arithmetic) {
       return Error("bool input is not supported (convert it first)");
     }
     if (!arithmetic) {
+      // A symbolic size becomes a guard (ir/shape_assumption.h): compiled code would return
+      // the identity (-inf, +inf) where the reference kernel fails.
       for (int64_t d : dims) {
-        if (meta::IsConst(x.shape[d], 0)) {
+        if (!MayBeLe(SymExpr(1), x.shape[d], "a max/min reduction's dim is not empty")) {
           return Error("cannot reduce over dim ", d,
                        " of size 0 (the reduction has no identity)");
         }
@@ -193,7 +196,7 @@ MetaFn ArgReduceMeta() {
     const TensorType& x = in[0];
     int64_t dim = meta::IntAttr(attrs, "dim");
     if (absl::Status s = CheckDim(dim, x.rank()); !s.ok()) return s;
-    if (meta::IsConst(x.shape[dim], 0)) {
+    if (!MayBeLe(SymExpr(1), x.shape[dim], "an argmax/argmin reduction's dim is not empty")) {
       return Error("cannot reduce over dim ", dim, " of size 0");
     }
     return std::vector<TensorType>{

@@ -15,6 +15,7 @@
 #include "ir/op_registry.h"
 #include "ir/ops/meta_util.h"
 #include "ir/ops/register_ops.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 
@@ -60,11 +61,11 @@ std::vector<SymExpr> ReducedShape(const std::vector<SymExpr>& shape,
   return out;
 }
 
-// amax, max_dim, argmax, ...: reducing a size-0 dim has no identity. A symbolic size is left
-// to the reference kernel's check.
+// amax, max_dim, argmax, ...: reducing a size-0 dim has no identity. A symbolic size becomes
+// a guard (ir/shape_assumption.h) that every runner checks; the reference kernel checks too.
 absl::Status CheckNonEmpty(const TensorType& x, const std::vector<int64_t>& dims) {
   for (int64_t d : dims) {
-    if (x.shape[d] == SymExpr(0)) {
+    if (!MayBeLe(SymExpr(1), x.shape[d], "a max/min reduction's dim is not empty")) {
       return Error("expected reduction dim ", d, " to have non-zero size, input is ",
                    x.ToString());
     }
