@@ -82,6 +82,11 @@ struct CpuExecutable::Impl {
   // index; and whether the last run of each kernel ran its epilogue that way (profiles).
   std::vector<std::optional<EpilogueMatch>> post_ops;
   std::vector<bool> fused_last_run;
+  // Per layout key, per kernel: whether the post-op path was measured faster than the
+  // convolution plus its generated epilogue (kFused), slower (kUnfused), or not yet measured.
+  enum Choice : int8_t { kUnmeasured, kFused, kUnfused };
+  absl::flat_hash_map<std::vector<int64_t>, std::vector<Choice>> post_op_choices;
+  bool measure_post_ops = true;  // false: the post-op path whenever it is possible
   // Per-run scratch, kept to avoid allocations (runs are serialized).
   std::vector<char*> ptrs;
   std::vector<int64_t> symbols;
@@ -100,7 +105,72 @@ struct CpuExecutable::Impl {
   // epilogue's buffer: false (nothing ran) when the buffers' shapes or places do not allow it
   // (a destination overlapping an operand) or oneDNN declines.
   absl::StatusOr<bool> RunWithPostOps(const Layout& l, size_t ki, const ExternCall& call);
+  // Whether kernel `ki` runs its epilogue as post-ops under layout `l`: measured on the first
+  // run of each layout, like the convolution's own layout (dnnl_conv.cc): the post-op path
+  // and the convolution followed by the generated epilogue run kTrials times each, the best
+  // time of each counts. Both paths write the same buffers, so the trials leave nothing
+  // behind that the run after them does not overwrite.
+  absl::StatusOr<bool> UsePostOps(const Layout& l, size_t ki, const ExternCall& call);
+  // Kernel `ki`'s extern alone (the library or the reference kernel).
+  absl::Status RunPlainExtern(size_t ki, const ExternCall& call);
+  // Kernel `ki`'s generated function (the body, or the extern's epilogue) over the pool.
+  absl::Status RunGenerated(const Layout& l, size_t ki);
 };
+
+absl::Status CpuExecutable::Impl::RunPlainExtern(size_t ki, const ExternCall& call) {
+  const KernelInfo& k = checked.kernels[ki];
+  absl::Status s = RunExtern(k.proto->extern_op(),
+                             ExternArgs{call.inputs, call.output, call.attrs, pool->num_threads(),
+                                        &extern_states[ki]});
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
+                                             "): ", s.message()));
+}
+
+absl::Status CpuExecutable::Impl::RunGenerated(const Layout& l, size_t ki) {
+  const KernelInfo& k = checked.kernels[ki];
+  if (k.fn == nullptr || l.parallel[ki] == 0) return absl::OkStatus();
+  const CoilKernelFn fn = k.fn;
+  char* const* bufs = ptrs.data();
+  const int64_t* syms = symbols.data();
+  // Data errors (a bad gather index, an integer division by zero): every slice finishes,
+  // the first report wins (kernel_abi.h), ParallelFor's join orders it before this read.
+  CoilKernelError error{};
+  pool->ParallelFor(l.parallel[ki], l.grain[ki], [&](int64_t begin, int64_t end) {
+    fn(begin, end, bufs, syms, &error);
+  });
+  if (error.failed != 0) return KernelErrorStatus(error, k.where);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> CpuExecutable::Impl::UsePostOps(const Layout& l, size_t ki,
+                                                     const ExternCall& call) {
+  if (post_op_choices.size() >= 16 && !post_op_choices.contains(l.key)) post_op_choices.clear();
+  if (!measure_post_ops) return true;
+  std::vector<Choice>& choices = post_op_choices[l.key];
+  choices.resize(checked.kernels.size(), kUnmeasured);
+  if (choices[ki] != kUnmeasured) return choices[ki] == kFused;
+  constexpr int kTrials = 3;
+  double fused_s = 1e300, unfused_s = 1e300;
+  for (int t = 0; t < kTrials; ++t) {
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<bool> fused = RunWithPostOps(l, ki, call);
+    if (!fused.ok()) return fused.status();
+    if (!*fused) {  // declined (shapes, places, oneDNN): the generated epilogue it is
+      choices[ki] = kUnfused;
+      return false;
+    }
+    fused_s = std::min(fused_s, std::chrono::duration<double>(
+                                    std::chrono::steady_clock::now() - start).count());
+    start = std::chrono::steady_clock::now();
+    if (absl::Status s = RunPlainExtern(ki, call); !s.ok()) return s;
+    if (absl::Status s = RunGenerated(l, ki); !s.ok()) return s;
+    unfused_s = std::min(unfused_s, std::chrono::duration<double>(
+                                        std::chrono::steady_clock::now() - start).count());
+  }
+  choices[ki] = fused_s <= unfused_s ? kFused : kUnfused;
+  return choices[ki] == kFused;
+}
 
 absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t ki,
                                                           const ExternCall& call) {
@@ -144,10 +214,12 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
   extern_states.resize(checked.kernels.size());
   post_ops.resize(checked.kernels.size());
   fused_last_run.assign(checked.kernels.size(), false);
-  // COIL_CONV_POST_OPS=0 keeps every generated epilogue, =all fuses residual adds too (slow
-  // in oneDNN 2.6: extern_epilogue.h); read when the executable is made.
+  // COIL_CONV_POST_OPS (read when the executable is made): unset, the post-op path where it
+  // was measured faster (UsePostOps); =1 wherever possible, unmeasured; =all also with
+  // residual adds (slow in oneDNN 2.6: extern_epilogue.h); =0 never.
   const char* env = std::getenv("COIL_CONV_POST_OPS");
   const std::string mode = env != nullptr ? env : "";
+  measure_post_ops = mode != "1" && mode != "all";
   if (mode != "0") {
     for (size_t i = 0; i < checked.kernels.size(); ++i) {
       if (checked.kernels[i].fn != nullptr) {
@@ -250,7 +322,8 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
       call.output.data = ptrs[k.proto->extern_output()];
       absl::StatusOr<bool> fused = false;
       if (post_ops[ki].has_value()) {
-        fused = RunWithPostOps(l, ki, call);
+        fused = UsePostOps(l, ki, call);
+        if (fused.ok() && *fused) fused = RunWithPostOps(l, ki, call);
         if (!fused.ok()) {
           return absl::Status(fused.status().code(),
                               absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
@@ -258,30 +331,17 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
         }
       }
       fused_last_run[ki] = *fused;
-      absl::Status s = *fused ? absl::OkStatus()
-                              : RunExtern(k.proto->extern_op(),
-                                          ExternArgs{call.inputs, call.output, call.attrs,
-                                                     pool->num_threads(), &extern_states[ki]});
-      if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
-                                                   "): ", s.message()));
+      if (!*fused) {
+        if (absl::Status s = RunPlainExtern(ki, call); !s.ok()) return s;
       }
     }
-    if (k.fn != nullptr && l.parallel[ki] != 0 && !fused_last_run[ki]) {
-      const CoilKernelFn fn = k.fn;
-      char* const* bufs = ptrs.data();
-      const int64_t* syms = symbols.data();
-      // Data errors (a bad gather index, an integer division by zero): every slice finishes,
-      // the first report wins (kernel_abi.h), ParallelFor's join orders it before this read.
-      CoilKernelError error{};
-      pool->ParallelFor(l.parallel[ki], l.grain[ki], [&](int64_t begin, int64_t end) {
-        fn(begin, end, bufs, syms, &error);
-      });
-      if (error.failed != 0) return KernelErrorStatus(error, k.where);
+    if (!fused_last_run[ki]) {
+      if (absl::Status s = RunGenerated(l, ki); !s.ok()) return s;
     }
     if (profiling) {
-      if (fused_last_run[ki]) {
-        times[ki].kind = absl::StrCat("extern ", k.proto->extern_op(), " + post-ops");
+      if (k.proto->kind() == proto::Kernel::EXTERN) {
+        times[ki].kind = absl::StrCat("extern ", k.proto->extern_op(),
+                                      fused_last_run[ki] ? " + post-ops" : "");
       }
       times[ki].calls += 1;
       times[ki].total_ms += std::chrono::duration<double, std::milli>(
