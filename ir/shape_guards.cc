@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/op_registry.h"
 #include "ir/shape_assumption.h"
+#include "ir/sym_expr.h"
 
 namespace coil {
 namespace {
@@ -58,6 +59,13 @@ absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nod
                                        const Node* source) {
   const OpRegistry& registry = OpRegistry::Global();
   std::vector<GuardInfo> added;
+  // An assumption the symbols' declared ranges prove (1 <= s for a symbol of min 2) needs no
+  // guard: meta functions prove without the graph's ranges.
+  const SymRanges ranges = graph.SymbolRanges();
+  auto proven = [&](const ShapeAssumption& a) {  // a.relation is EQ or LE
+    return (a.relation == proto::Guard::LE ? ProveLe(a.lhs, a.rhs, ranges)
+                                           : ProveEq(a.lhs, a.rhs, ranges)) == Truth::kTrue;
+  };
   ShapeAssumptionScope scope;
   for (const Node* n : nodes) {
     const OpSchema* schema = registry.Find(n->op());
@@ -73,6 +81,7 @@ absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nod
       return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": ", out.status().message()));
     }
     for (const ShapeAssumption& a : scope.assumptions()) {
+      if (proven(a)) continue;
       // The op the user wrote, and the prim of its decomposition that assumed it.
       std::string reason =
           source == nullptr
