@@ -13,6 +13,7 @@
 #include "capture/compile.h"
 #include "capture/internal/guards.h"
 #include "capture/internal/lazy_trace.h"
+#include "capture/internal/output_aliases.h"
 #include "capture/internal/tensor_impl.h"
 #include "capture/logging.h"
 
@@ -22,6 +23,7 @@ using capture_internal::FlatArgs;
 using capture_internal::GuardProgram;
 using capture_internal::InputSource;
 using capture_internal::LazyTrace;
+using capture_internal::OutputAlias;
 using capture_internal::TensorImpl;
 using capture_internal::TrainingRun;
 
@@ -102,6 +104,16 @@ std::string TensorName(const FlatArgs& args, size_t i) {
   return idx < 0 ? absl::StrCat("arg", pos) : absl::StrCat("arg", pos, "[", idx, "]");
 }
 
+// The tensors behind a segment's graph inputs, in graph input order.
+std::vector<Tensor> SourceTensors(const std::vector<InputSource>& sources, const FlatArgs& args) {
+  std::vector<Tensor> out;
+  out.reserve(sources.size());
+  for (const InputSource& src : sources) {
+    out.push_back(src.arg >= 0 ? *args.tensors[src.arg] : Tensor(src.lifted));
+  }
+  return out;
+}
+
 std::vector<Tensor> Wrap(std::vector<HostTensor> data, int n) {
   std::vector<Tensor> out;
   out.reserve(n);
@@ -123,6 +135,8 @@ struct FunctionCache::State {
     // Its graph, for the training compile (or the inference one when it ran for training).
     std::shared_ptr<const Graph> graph;
     std::string key;
+    // Results that alias an input or another result (regenerated as views after each run).
+    std::vector<OutputAlias> aliases;
     // A segmented function: how to trace it again.
     std::vector<TensorType> arg_types;
     std::vector<std::string> arg_names;
@@ -192,6 +206,7 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
     if (run.compiled) ++stats.graphs_compiled;
     std::vector<Tensor> out = Wrap(std::move(run.outputs), e.num_results);
     for (int i = 0; i < e.num_results; ++i) SetGradFn(out[i].impl(), run.node, i);
+    RestoreOutputAliases(e.aliases, SourceTensors(e.inputs, args), out);
     return out;
   }
   if (e.compiled == nullptr) {  // it ran for training only so far
@@ -209,7 +224,9 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
     throw Error(absl::Status(out.status().code(),
                              absl::StrCat(options.name, ": ", out.status().message())));
   }
-  return Wrap(*std::move(out), e.num_results);
+  std::vector<Tensor> results = Wrap(*std::move(out), e.num_results);
+  RestoreOutputAliases(e.aliases, SourceTensors(e.inputs, args), results);
+  return results;
 }
 
 std::vector<Tensor> FunctionCache::State::Replay(const Entry& e, const FlatArgs& args,
@@ -379,6 +396,8 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
     e.num_results = trace.last_segment().num_results;
     e.graph = trace.last_segment().graph;
     e.key = trace.last_segment().key;
+    e.aliases = capture_internal::FindOutputAliases(*e.graph, e.num_results);
+    RestoreOutputAliases(e.aliases, SourceTensors(e.inputs, args), out);
   }
 
   ++stats.compiles;

@@ -1,0 +1,98 @@
+// FindOutputAliases and RestoreOutputAliases.
+#include "capture/internal/output_aliases.h"
+
+#include <algorithm>
+#include <source_location>
+
+#include "absl/container/flat_hash_map.h"
+#include "capture/dispatch.h"
+#include "ir/op_registry.h"
+
+namespace coil::capture_internal {
+namespace {
+
+// The value a view or in-place op's output 0 aliases (its base), or null for other values.
+// `view` is set when the step is a view op to replay (in-place ops return their input).
+const Value* AliasedBase(const Value* v, bool& view) {
+  const Node* p = v->producer();
+  if (p == nullptr || v->output_index() != 0) return nullptr;
+  const OpSchema* schema = OpRegistry::Global().Find(p->op());
+  if (schema == nullptr) return nullptr;
+  if (schema->mutated_input >= 0 && schema->mutated_input < p->num_inputs()) {
+    view = false;
+    return p->input(schema->mutated_input);
+  }
+  // Replayable views: one tensor input (the base), static types.
+  if (schema->is_view && p->num_inputs() == 1 && v->type().IsStatic() &&
+      p->input(0)->type().IsStatic()) {
+    view = true;
+    return p->input(0);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) {
+  absl::flat_hash_map<const Value*, int> input_index;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) input_index[graph.inputs()[i]] = i;
+  // The first result holding each value: a later result with that value aliases it.
+  absl::flat_hash_map<const Value*, int> first_result;
+  for (int i = 0; i < num_results; ++i) first_result.emplace(graph.outputs()[i], i);
+
+  std::vector<OutputAlias> found;
+  for (int i = 0; i < num_results; ++i) {
+    OutputAlias a{.result = i};
+    const Value* v = graph.outputs()[i];
+    bool done = false;
+    for (int steps = 0; !done; ++steps) {
+      if (auto r = first_result.find(v); r != first_result.end() && r->second != i &&
+                                          (steps > 0 || r->second < i)) {
+        a.base_result = r->second;
+        done = true;
+      } else if (auto in = input_index.find(v); in != input_index.end()) {
+        a.base_input = in->second;
+        done = true;
+      } else {
+        bool view = false;
+        const Value* base = AliasedBase(v, view);
+        if (base == nullptr) break;
+        if (view) a.chain.push_back(v->producer());
+        v = base;
+      }
+    }
+    if (!done) continue;
+    std::reverse(a.chain.begin(), a.chain.end());
+    found.push_back(std::move(a));
+  }
+  // Bases first: a result that views another result comes after it (a result's base result
+  // is an ancestor of its value, so the order exists; depth by following base_result).
+  auto depth = [&](const OutputAlias& a) {
+    int d = 0;
+    for (const OutputAlias* x = &a; x->base_result >= 0; ++d) {
+      auto next = std::find_if(found.begin(), found.end(), [&](const OutputAlias& y) {
+        return y.result == x->base_result;
+      });
+      if (next == found.end()) break;
+      x = &*next;
+    }
+    return d;
+  };
+  std::stable_sort(found.begin(), found.end(), [&](const OutputAlias& a, const OutputAlias& b) {
+    return depth(a) < depth(b);
+  });
+  return found;
+}
+
+void RestoreOutputAliases(const std::vector<OutputAlias>& aliases,
+                          const std::vector<Tensor>& inputs, std::vector<Tensor>& results) {
+  for (const OutputAlias& a : aliases) {
+    Tensor t = a.base_input >= 0 ? inputs[a.base_input] : results[a.base_result];
+    for (const Node* n : a.chain) {
+      t = Dispatch(n->op(), {t}, n->attrs(), std::source_location::current())[0];
+    }
+    results[a.result] = t;
+  }
+}
+
+}  // namespace coil::capture_internal

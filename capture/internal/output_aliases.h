@@ -1,0 +1,44 @@
+// Outputs of a compiled function that alias its inputs or each other (AOTAutograd's other
+// job). Eager view ops share storage (a transpose or slice of x writes through to x), but a
+// compiled graph returns fresh buffers. As torch.compile does, coil::compile regenerates such
+// outputs after the run: an output whose value is a chain of view ops (OpSchema::is_view, and
+// in-place ops, which return their input) from a graph input is replayed eagerly on the
+// caller's tensor, and one that is a view chain from another output (or the same value twice)
+// is replayed on that output, so writing through the result updates the input or the other
+// output, as in eager.
+//
+//   std::vector<OutputAlias> aliases = FindOutputAliases(graph, num_results);
+//   RestoreOutputAliases(aliases, graph_input_tensors, results);  // after running the graph
+//
+// Chains through a symbolic shape are left alone (their attributes may name symbols); the
+// output stays a copy.
+#ifndef COIL_CAPTURE_INTERNAL_OUTPUT_ALIASES_H_
+#define COIL_CAPTURE_INTERNAL_OUTPUT_ALIASES_H_
+
+#include <vector>
+
+#include "capture/tensor.h"
+#include "ir/graph.h"
+
+namespace coil::capture_internal {
+
+struct OutputAlias {
+  int result = 0;         // the aliasing result
+  int base_input = -1;    // the graph input it views, or -1
+  int base_result = -1;   // else the result it views (restored before this one)
+  std::vector<const Node*> chain;  // the view ops from the base to the result, in order
+};
+
+// The results (the graph's first `num_results` outputs) that alias an input or another result,
+// bases before the results that view them. `graph` must outlive the returned nodes' use.
+std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results);
+
+// Replaces each aliasing result by its chain replayed (eagerly, on the autograd tape when the
+// base requires grad) on `inputs[base_input]` (the caller's tensors, in graph input order) or
+// on the already restored result.
+void RestoreOutputAliases(const std::vector<OutputAlias>& aliases,
+                          const std::vector<Tensor>& inputs, std::vector<Tensor>& results);
+
+}  // namespace coil::capture_internal
+
+#endif  // COIL_CAPTURE_INTERNAL_OUTPUT_ALIASES_H_

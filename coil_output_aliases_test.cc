@@ -1,0 +1,149 @@
+// coil::compile's results that alias inputs or each other (capture/internal/output_aliases.h)
+// behave as eager's: the same function runs eagerly and compiled (first call and cached call;
+// on the compiled CPU backend, whose graphs return fresh buffers, and on the reference
+// interpreter, whose view kernels alias already) on equal inputs; every result must have eager's shape, strides, storage offset and values,
+// and after the same in-place write into one result, the inputs and every result must again
+// equal eager's (a write through a view reaches its base, a fresh result reaches nothing).
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "capture/compile.h"
+#include "capture/tensor.h"
+#include "coil.h"
+#include "gtest/gtest.h"
+
+namespace coil {
+namespace {
+
+using Fn = std::function<std::vector<Tensor>(const Tensor&)>;
+
+Tensor Arange12() {
+  std::vector<double> v;
+  for (int i = 0; i < 12; ++i) v.push_back(i);
+  return Tensor::FromValues(v, {3, 4}, proto::FLOAT32);
+}
+
+void ExpectSameLayoutAndValues(const Tensor& eager, const Tensor& compiled, const char* what,
+                               size_t k) {
+  EXPECT_EQ(compiled.strides(), eager.strides()) << what << " result " << k;
+  EXPECT_EQ(compiled.storage_offset(), eager.storage_offset()) << what << " result " << k;
+  EXPECT_EQ(compiled.tolist(), eager.tolist()) << what << " result " << k;
+}
+
+std::vector<std::shared_ptr<Backend>> Backends() { return {CpuBackend(), ReferenceBackend()}; }
+
+// Runs `fn` eagerly and compiled twice, writes 100 into result `write` of each, and compares.
+void ExpectAliasingAsEager(const Fn& fn, int write) {
+  for (const std::shared_ptr<Backend>& backend : Backends()) {
+  SCOPED_TRACE(backend->name());
+  auto compiled = compile([&](const Tensor& x) { return fn(x); }, {.backend = backend});
+  for (int call = 0; call < 2; ++call) {
+    SCOPED_TRACE(call == 0 ? "first call" : "cached call");
+    Tensor xe = Arange12(), xc = Arange12();
+    std::vector<Tensor> oe = fn(xe), oc = compiled(xc);
+    ASSERT_EQ(oc.size(), oe.size());
+    for (size_t k = 0; k < oe.size(); ++k) ExpectSameLayoutAndValues(oe[k], oc[k], "before", k);
+    oe[write].add_scalar_(100);
+    oc[write].add_scalar_(100);
+    EXPECT_EQ(xc.tolist(), xe.tolist()) << "the input after writing into result " << write;
+    for (size_t k = 0; k < oe.size(); ++k) ExpectSameLayoutAndValues(oe[k], oc[k], "after", k);
+  }
+  EXPECT_EQ(compiled.stats().compiles, 1);
+  }
+}
+
+TEST(OutputAliases, TransposeOfAnInputIsAViewOfIt) {
+  ExpectAliasingAsEager([](const Tensor& x) { return std::vector<Tensor>{x.t()}; }, 0);
+}
+
+TEST(OutputAliases, SliceAndSelectOfAnInputBesideAFreshResult) {
+  Fn fn = [](const Tensor& x) {
+    return std::vector<Tensor>{x.slice(1, 1, 3), x + 1.0, x.select(0, 2)};
+  };
+  ExpectAliasingAsEager(fn, 0);
+  ExpectAliasingAsEager(fn, 1);  // the fresh result: the input is untouched
+  ExpectAliasingAsEager(fn, 2);
+}
+
+TEST(OutputAliases, ChainOfViewsAndViewingReshape) {
+  ExpectAliasingAsEager(
+      [](const Tensor& x) {
+        return std::vector<Tensor>{x.slice(0, 1, 3).transpose(0, 1).unsqueeze(0),
+                                   x.reshape({2, 6})};
+      },
+      0);
+}
+
+TEST(OutputAliases, TheInputItselfIsReturnedAsIs) {
+  for (const std::shared_ptr<Backend>& backend : Backends()) {
+    auto f = compile([](const Tensor& x) { return std::vector<Tensor>{x, x * 2.0}; },
+                     {.backend = backend});
+    for (int call = 0; call < 2; ++call) {
+      Tensor x = Arange12();
+      std::vector<Tensor> out = f(x);
+      EXPECT_EQ(out[0].impl(), x.impl()) << backend->name() << " call " << call;
+    }
+  }
+}
+
+TEST(OutputAliases, ResultsViewingAnotherResult) {
+  Fn fn = [](const Tensor& x) {
+    Tensor y = x * 2.0;
+    return std::vector<Tensor>{y.t(), y, y.select(0, 1)};  // views before and after their base
+  };
+  ExpectAliasingAsEager(fn, 0);
+  ExpectAliasingAsEager(fn, 1);
+  ExpectAliasingAsEager(fn, 2);
+}
+
+TEST(OutputAliases, TheSameValueTwiceIsOneTensor) {
+  for (const std::shared_ptr<Backend>& backend : Backends()) {
+    auto f = compile(
+        [](const Tensor& x) {
+          Tensor y = x * 3.0;
+          return std::vector<Tensor>{y, y};
+        },
+        {.backend = backend});
+    for (int call = 0; call < 2; ++call) {
+      std::vector<Tensor> out = f(Arange12());
+      EXPECT_EQ(out[0].impl(), out[1].impl()) << backend->name() << " call " << call;
+    }
+  }
+  ExpectAliasingAsEager(
+      [](const Tensor& x) {
+        Tensor y = x * 3.0;
+        return std::vector<Tensor>{y, y};
+      },
+      1);
+}
+
+TEST(OutputAliases, ViewOfAMutatedInput) {
+  ExpectAliasingAsEager(
+      [](const Tensor& x) {
+        x.add_scalar_(1);
+        return std::vector<Tensor>{x.slice(0, 0, 2), x * 1.0};
+      },
+      0);
+}
+
+// A view result of an input that requires grad is an eager view on the tape: gradients through
+// it and through the compiled result reach the input, as eager's.
+TEST(OutputAliases, GradientsThroughAViewResultMatchEager) {
+  auto fn = [](const Tensor& x) { return std::vector<Tensor>{x.t(), x * 2.0}; };
+  auto compiled = compile(fn);
+  Tensor c = Arange12().reshape({4, 3}) * 0.5;
+  auto grad_of = [&](bool use_compiled) {
+    Tensor x = Arange12();
+    x.set_requires_grad(true);
+    std::vector<Tensor> out = use_compiled ? compiled(x) : fn(x);
+    ((out[0] * c).sum() + out[1].sum()).backward();
+    return x.grad().tolist();
+  };
+  std::vector<double> eager = grad_of(false);
+  EXPECT_EQ(grad_of(true), eager);
+  EXPECT_EQ(grad_of(true), eager);  // cached call
+}
+
+}  // namespace
+}  // namespace coil
