@@ -14,7 +14,7 @@ against the float64 reference interpreter at a small batch (`coil run --check`),
 Ratios are torch's time over coil's (above 1: coil is faster). Memory-bound rows also print
 the share of the device-to-device copy bandwidth (bytes read + written, measured first).
 TF32 is off everywhere (torch.backends.*.allow_tf32 = False; coil's default), so all compute
-f32 GEMMs in f32. Prints one line per row and writes OUT_DIR/bench.txt; for the rows named in
+f32 GEMMs and convolutions in f32, unless COIL_BENCH_TF32=1 turns it on in both. Prints one line per row and writes OUT_DIR/bench.txt; for the rows named in
 COIL_BENCH_PROFILE (space-separated), coil's per-kernel device times (`--profile`) go to
 OUT_DIR/profile.txt. The exported models go to COIL_BENCH_MODELS (default /tmp/coil_bench).
 resnet18 / resnet50 (torchvision, random weights): checked at 64x64 batch 2 against the float64
@@ -35,6 +35,9 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEAT = 20
+# COIL_BENCH_TF32=1: TF32 on for f32 GEMMs and convolutions in torch (its cuDNN default) and
+# coil (COIL_CUDA_TF32=1); resnet rows then skip the float64 check.
+TF32 = os.environ.get("COIL_BENCH_TF32", "0") == "1"
 
 
 def load_gpt():
@@ -201,17 +204,20 @@ def resnet_row(coil, name, models_dir, lines, ratios, batch=64):
     """torchvision's resnet (random weights, eval: the exporter folds batch norm into the
     convolutions): checked at 64x64 batch 2 against the float64 reference interpreter, then
     timed at 224x224 batch `batch` f32 on the same input as torch eager and torch.compile, and
-    coil's output compared with torch eager's (TF32 off in both)."""
+    coil's output compared with torch eager's (TF32 off in both, unless COIL_BENCH_TF32=1)."""
     import torchvision
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(weights=None).eval()
-    small = os.path.join(models_dir, name + "_64.onnx")
-    export(model, (torch.randn(2, 3, 64, 64),), small, ["x"])
-    rc, log = run_coil(coil, small, ["--dim", "batch=2", "--check"], timeout=300)
-    err = re.search(r"max relative error[^0-9]*([0-9.eE+-]+)", log)
-    check = "check 64x64 batch 2: max rel err %s%s" % (err.group(1) if err else "?", "" if rc == 0 else " (rc %d)" % rc)
-    if err is None:
-        print(log[-3000:])
+    if TF32:
+        check = "TF32 on in coil and torch: not checked against the float64 reference"
+    else:
+        small = os.path.join(models_dir, name + "_64.onnx")
+        export(model, (torch.randn(2, 3, 64, 64),), small, ["x"])
+        rc, log = run_coil(coil, small, ["--dim", "batch=2", "--check"], timeout=300)
+        err = re.search(r"max relative error[^0-9]*([0-9.eE+-]+)", log)
+        check = "check 64x64 batch 2: max rel err %s%s" % (err.group(1) if err else "?", "" if rc == 0 else " (rc %d)" % rc)
+        if err is None:
+            print(log[-3000:])
     print("%s: %s" % (name, check), flush=True)
     path = os.path.join(models_dir, name + ".onnx")
     export(model, (torch.randn(2, 3, 224, 224),), path, ["x"])
@@ -278,12 +284,14 @@ def main():
     os.makedirs(out, exist_ok=True)
     models_dir = os.environ.get("COIL_BENCH_MODELS", "/tmp/coil_bench")
     os.makedirs(models_dir, exist_ok=True)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = TF32
+    torch.backends.cudnn.allow_tf32 = TF32
+    if TF32:
+        os.environ["COIL_CUDA_TF32"] = "1"
     torch.manual_seed(0)
     gpu = torch.cuda.get_device_name(0)
-    lines = ["GPU: %s; torch %s; TF32 off; min / median ms over %d runs; ratios: torch / coil "
-             "(median)" % (gpu, torch.__version__, REPEAT)]
+    lines = ["GPU: %s; torch %s; TF32 %s; min / median ms over %d runs; ratios: torch / coil "
+             "(median)" % (gpu, torch.__version__, "on" if TF32 else "off", REPEAT)]
     print(lines[0], flush=True)
     tbps, copy_ms = copy_bandwidth()
     lines.append("copy: device-to-device 1 GiB, %.3f ms median = %.2f TB/s (read + write)" % (copy_ms, tbps))

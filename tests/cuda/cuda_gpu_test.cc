@@ -359,8 +359,11 @@ TEST(CudaGpuTest, ConvolutionsRunOnCudnnAndMatchTheScheduleInterpreter) {
                 static_cast<long long>(n.fused), static_cast<long long>(n.plain),
                 static_cast<long long>(n.host), why.empty() ? "" : "; last fallback: ", why.c_str());
     EXPECT_EQ(n.fused + n.plain + n.host, 3) << "one convolution per run";
-    if (t.path == ConvPath::kGpu) EXPECT_EQ(n.host, 0) << why;
-    if (t.path == ConvPath::kHost) EXPECT_EQ(n.host, 3);
+    if (t.path == ConvPath::kGpu) {
+      EXPECT_EQ(n.host, 0) << why;
+    } else {
+      EXPECT_EQ(n.host, 3);
+    }
   }
 }
 

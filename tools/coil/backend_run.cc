@@ -81,6 +81,11 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));
     }
+    // COIL_CUDA_TF32=1: f32 GEMMs and convolutions may use TF32 tensor cores (torch's default for
+    // cuDNN convolutions), about 1e-3 relative error: outside --check's threshold.
+    if (const char* t = std::getenv("COIL_CUDA_TF32"); t != nullptr) {
+      cuda.runtime.allow_tf32 = std::atoi(t) != 0;
+    }
     compile.backend = driver::CudaBackend(cuda);
   } else {
     compile.backend = driver::ScheduleInterpreterBackend({}, options.external_data_dir);
