@@ -2,6 +2,7 @@
 #include "inductor/loop_ir.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,8 +12,32 @@
 
 namespace coil::inductor {
 
-SymExpr LoopVar(int d) { return SymExpr::Symbol(absl::StrCat("_i", d)); }
-SymExpr InnerVar(int d) { return SymExpr::Symbol(absl::StrCat("_r", d)); }
+namespace {
+
+// Loop and inner-loop variables of the first kMaxCachedVars dimensions, made once: lowering asks
+// for them for every index of every kernel, and a SymExpr is immutable and shared.
+constexpr int kMaxCachedVars = 16;
+
+std::vector<SymExpr> MakeVars(const char* prefix) {
+  std::vector<SymExpr> vars;
+  for (int d = 0; d < kMaxCachedVars; ++d) vars.push_back(SymExpr::Symbol(absl::StrCat(prefix, d)));
+  return vars;
+}
+
+}  // namespace
+
+SymExpr LoopVar(int d) {
+  static const std::vector<SymExpr>* vars = new std::vector<SymExpr>(MakeVars("_i"));
+  if (d >= 0 && d < kMaxCachedVars) return (*vars)[d];
+  return SymExpr::Symbol(absl::StrCat("_i", d));
+}
+
+SymExpr InnerVar(int d) {
+  static const std::vector<SymExpr>* vars = new std::vector<SymExpr>(MakeVars("_r"));
+  if (d >= 0 && d < kMaxCachedVars) return (*vars)[d];
+  return SymExpr::Symbol(absl::StrCat("_r", d));
+}
+
 SymExpr ValueVar(int expr_id) { return SymExpr::Symbol(absl::StrCat("_v", expr_id)); }
 
 bool IsLoopVarName(absl::string_view name) {
@@ -189,12 +214,58 @@ int64_t Program::EvaluateHint(const SymExpr& e) const {
   return v.ok() ? *v : 0;
 }
 
+namespace {
+
+// The buffers a kernel reads or writes, each once, in id order.
+std::vector<int> TouchedBuffers(const Kernel& k) {
+  std::vector<int> ids = k.Reads();
+  const std::vector<int> writes = k.Writes();
+  ids.insert(ids.end(), writes.begin(), writes.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace
+
 SymExpr Program::BytesMoved(const Kernel& k) const {
   SymExpr total(0);
-  std::set<int> ids;
-  for (int b : k.Reads()) ids.insert(b);
-  for (int b : k.Writes()) ids.insert(b);
-  for (int b : ids) total = total + buffer(b).SizeBytes();
+  for (int b : TouchedBuffers(k)) total = total + buffer(b).SizeBytes();
+  return total;
+}
+
+std::vector<SymExpr> Program::BufferSizes() const {
+  std::vector<SymExpr> sizes;
+  sizes.reserve(buffers.size());
+  for (const Buffer& b : buffers) sizes.push_back(b.SizeBytes());
+  return sizes;
+}
+
+std::vector<std::optional<int64_t>> Program::SizeHints(const std::vector<SymExpr>& bytes_of) const {
+  absl::flat_hash_map<std::string, int64_t> values;
+  for (const auto& [name, hint] : hints) values[name] = hint;
+  std::vector<std::optional<int64_t>> sizes;
+  sizes.reserve(bytes_of.size());
+  for (const SymExpr& bytes : bytes_of) {
+    std::optional<int64_t> size = bytes.AsConstant();
+    if (!size.has_value()) {
+      // Symbols without a hint count as 64 (EvaluateHint); kept for later buffers.
+      for (const std::string& s : bytes.Symbols()) values.emplace(s, 64);
+      absl::StatusOr<int64_t> v = bytes.Evaluate(values);
+      if (v.ok()) size = *v;
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+int64_t Program::BytesMovedHint(const Kernel& k,
+                                const std::vector<std::optional<int64_t>>& sizes) {
+  int64_t total = 0;
+  for (int b : TouchedBuffers(k)) {
+    const std::optional<int64_t>& size = sizes[b - 1];
+    if (!size.has_value() || __builtin_add_overflow(total, *size, &total)) return 0;
+  }
   return total;
 }
 
@@ -222,6 +293,9 @@ void ExprToProto(const Expr& e, proto::Expr* p) {
 proto::Schedule ToProto(const Program& program, proto::Graph graph) {
   proto::Schedule s;
   s.mutable_graph()->Swap(&graph);
+  // Each buffer's size once; a kernel's bytes moved sums the buffers it touches.
+  const std::vector<SymExpr> size_bytes = program.BufferSizes();
+  const std::vector<std::optional<int64_t>> size_hints = program.SizeHints(size_bytes);
   for (const Buffer& b : program.buffers) {
     proto::Buffer* p = s.add_buffers();
     p->set_id(b.id);
@@ -229,7 +303,7 @@ proto::Schedule ToProto(const Program& program, proto::Graph graph) {
     p->set_kind(b.kind);
     p->set_dtype(b.dtype);
     for (const SymExpr& d : b.shape) *p->add_shape() = d.ToProto();
-    *p->mutable_size_bytes() = b.SizeBytes().ToProto();
+    *p->mutable_size_bytes() = size_bytes[b.id - 1].ToProto();
     p->set_graph_value(b.graph_value);
     for (int o : b.graph_outputs) p->add_graph_outputs(o);
     *p->mutable_arena_offset() = b.arena_offset.ToProto();
@@ -261,9 +335,10 @@ proto::Schedule ToProto(const Program& program, proto::Graph graph) {
     for (const std::string& op : k.source_ops) p->add_source_ops(op);
     for (int b : k.Reads()) p->add_reads(b);
     for (int b : k.Writes()) p->add_writes(b);
-    SymExpr moved = program.BytesMoved(k);
+    SymExpr moved(0);
+    for (int b : TouchedBuffers(k)) moved = moved + size_bytes[b - 1];
     *p->mutable_bytes_moved() = moved.ToProto();
-    p->set_bytes_moved_hint(program.EvaluateHint(moved));
+    p->set_bytes_moved_hint(Program::BytesMovedHint(k, size_hints));
     bytes += p->bytes_moved_hint();
     externs += k.kind == proto::Kernel::EXTERN;
   }

@@ -18,6 +18,7 @@
 #define COIL_INDUCTOR_LOOP_IR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,14 @@ struct Program {
   int64_t EvaluateHint(const SymExpr& e) const;
   // Bytes a kernel moves: each buffer it reads or writes, once.
   SymExpr BytesMoved(const Kernel& k) const;
+  // Every buffer's SizeBytes(), by id - 1: symbolic products are not cheap, so a pass that
+  // needs them often computes them once.
+  std::vector<SymExpr> BufferSizes() const;
+  // Those sizes at the hints, as EvaluateHint gives them (nullopt where one cannot be
+  // evaluated; EvaluateHint says 0).
+  std::vector<std::optional<int64_t>> SizeHints(const std::vector<SymExpr>& sizes) const;
+  // EvaluateHint(BytesMoved(k)) from SizeHints(): 0 when a size cannot be evaluated.
+  static int64_t BytesMovedHint(const Kernel& k, const std::vector<std::optional<int64_t>>& sizes);
 };
 
 // Conversion to the protobuf contract (stats and memory plan fields included; `graph` goes into

@@ -46,7 +46,7 @@ absl::StatusOr<proto::Schedule> BuildSchedule(Graph graph, const ScheduleOptions
   // The input must verify even when a release driver turns the verifiers off: a graph that
   // does not would fail somewhere deep in lowering. (With them on, the graph pipeline checks
   // its input.)
-  if (!options.passes.verify) {
+  if (!options.passes.verify && options.passes.verify_input) {
     if (absl::Status s = Verify(graph); !s.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("inductor: the input graph does not verify: ", s.message()));
@@ -61,8 +61,12 @@ absl::StatusOr<proto::Schedule> BuildSchedule(Graph graph, const ScheduleOptions
   Program program = *std::move(lowered);
 
   MemoryPlanSummary plan;
+  // Lowering's result has not been verified by anyone: the program pipeline checks its input
+  // even when the caller vouched for the graph's.
+  PassPipelineOptions program_passes = options.passes;
+  program_passes.verify_input = true;
   absl::StatusOr<bool> changed =
-      ProgramPipeline(options, graph.SymbolRanges(), &plan).Run(program, options.passes, records);
+      ProgramPipeline(options, graph.SymbolRanges(), &plan).Run(program, program_passes, records);
   if (!changed.ok()) return changed.status();
 
   // The graph's constants (the weights: most of a Schedule's bytes) move into the Schedule.

@@ -62,6 +62,10 @@ struct PassPipelineOptions {
   // With `verify`: verify after every pass as well, so a pass that breaks the IR is named.
   // Off: the IR is verified after the last pass only.
   bool verify_each_pass = kVerifyEachPassByDefault;
+  // With `verify`: verify the input too. A caller turns it off only for IR it has just verified
+  // itself, unchanged since (the compile driver: the captured graph it checked, the previous
+  // pipeline's verified result), so a 100k-node graph is not verified twice in a row.
+  bool verify_input = true;
   // ECMAScript regular expression matched against "pipeline.pass"; a matching pass's IR is
   // printed into its record after it runs. Empty: no dumps. The driver fills it from its
   // options or COIL_DUMP (passes never read the environment).
@@ -104,7 +108,7 @@ class PassPipeline {
   // Returns whether any pass changed the IR.
   absl::StatusOr<bool> Run(IR& ir, const PassPipelineOptions& options = {},
                            std::vector<PassRecord>* records = nullptr) const {
-    if (options.verify) {
+    if (options.verify && options.verify_input) {
       if (absl::Status s = hooks_.verify(ir); !s.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("the input to pipeline '", name_, "' does not verify: ", s.message()));

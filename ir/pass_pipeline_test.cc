@@ -158,6 +158,34 @@ TEST(PassPipelineTest, VerifyingTheResultOnlyCatchesABrokenResult) {
   EXPECT_EQ(verified, 0);
 }
 
+// verify_input = false: the caller vouches for its input (the driver verified it already), so
+// the pipeline checks only what its passes produce.
+TEST(PassPipelineTest, AnInputTheCallerVerifiedIsNotVerifiedAgain) {
+  int verified = 0;
+  PassPipeline<Ints> p("toy", {.verify = [&verified](const Ints& ir) {
+                                 ++verified;
+                                 return NoNegatives(ir);
+                               }});
+  p.Add("abs", [](Ints& ir) -> absl::StatusOr<bool> {
+    for (int& x : ir) x = x < 0 ? -x : x;
+    return true;
+  });
+  Ints ir = {-3};  // would fail the input check
+  absl::StatusOr<bool> r = p.Run(ir, {.verify_each_pass = false, .verify_input = false});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(verified, 1);  // the result only
+  EXPECT_THAT(ir, ElementsAre(3));
+  // A broken result is still caught.
+  p.Add("negate", [](Ints& ir) -> absl::StatusOr<bool> {
+    for (int& x : ir) x = -x;
+    return true;
+  });
+  ir = {1};
+  r = p.Run(ir, {.verify_each_pass = false, .verify_input = false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+}
+
 TEST(PassPipelineTest, PassErrorsKeepTheirCodeAndNameThePass) {
   PassPipeline<Ints> p("stage", {.verify = NoNegatives});
   p.Add("refuse", [](Ints&) -> absl::StatusOr<bool> {

@@ -20,6 +20,7 @@
 #include "inductor/passes/memory_plan.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -121,7 +122,13 @@ class Planner {
       : program_(program),
         ranges_(ranges),
         live_(ComputeLiveRanges(program)),
-        slot_of_(program.buffers.size() + 1, -1) {}
+        slot_of_(program.buffers.size() + 1, -1),
+        sizes_(program.BufferSizes()),
+        size_hints_(program.SizeHints(sizes_)) {}
+
+  // Buffer `id`'s SizeBytes(), and its value at the hints (EvaluateHint's: 0 when unknown).
+  const SymExpr& size(int id) const { return sizes_[id - 1]; }
+  int64_t size_hint(int id) const { return size_hints_[id - 1].value_or(0); }
 
   // Every intermediate buffer its own slot, in id order.
   void PlanWithoutReuse() {
@@ -156,12 +163,12 @@ class Planner {
     std::vector<int64_t> delta(n + 1, 0);  // change of the live bytes at each kernel
     for (const Buffer& b : program_.buffers) {
       if (b.kind != proto::Buffer::INTERMEDIATE || !live_[b.id].used()) continue;
-      const int64_t bytes = program_.EvaluateHint(b.SizeBytes());
+      const int64_t bytes = size_hint(b.id);
       delta[live_[b.id].first] += bytes;
       delta[live_[b.id].last + 1] -= bytes;
       if (b.in_place) {
         const int t = live_[b.id].first;
-        const int64_t shared = program_.EvaluateHint(program_.buffer(b.reuses).SizeBytes());
+        const int64_t shared = size_hint(b.reuses);
         delta[t] -= shared;
         delta[t + 1] += shared;
       }
@@ -180,7 +187,7 @@ class Planner {
   void NewSlot(Buffer& b) {
     Slot s;
     s.offset = arena_bytes_;
-    s.size = Canon(AlignUp(b.SizeBytes()));
+    s.size = Canon(AlignUp(size(b.id)));
     s.owner = b.id;
     arena_bytes_ = arena_bytes_ + s.size;
     b.arena_offset = s.offset;
@@ -226,7 +233,7 @@ class Planner {
 
   // b takes free slot i, cut down to b's aligned size when that is provably smaller.
   void TakeFitting(Buffer& b, int i) {
-    const SymExpr need = Canon(AlignUp(b.SizeBytes()));
+    const SymExpr need = Canon(AlignUp(size(b.id)));
     if (Lt(need, slots_[i].size)) Split(i, need);
     Take(b, i);
   }
@@ -319,7 +326,7 @@ class Planner {
       b.in_place = true;
       return;
     }
-    const SymExpr size = Canon(b.SizeBytes());
+    const SymExpr size = Canon(this->size(b.id));
     const SymExpr need = Canon(AlignUp(size));
     int best = -1;
     for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
@@ -358,6 +365,8 @@ class Planner {
   const SymRanges& ranges_;
   std::vector<LiveRange> live_;
   std::vector<int> slot_of_;  // by buffer id: index into slots_, or -1
+  const std::vector<SymExpr> sizes_;                      // by buffer id - 1
+  const std::vector<std::optional<int64_t>> size_hints_;  // by buffer id - 1
   std::vector<Slot> slots_;
   SymExpr arena_bytes_{0};
   mutable absl::flat_hash_map<std::tuple<int, SymExpr, SymExpr>, bool> proofs_;
@@ -386,9 +395,7 @@ absl::StatusOr<MemoryPlanSummary> PlanMemory(Program& program, const SymRanges& 
   summary.arena_bytes_hint = program.EvaluateHint(summary.arena_bytes);
   summary.peak_live_bytes_hint = planner.PeakLiveBytesHint();
   for (const Buffer& b : program.buffers) {
-    if (b.kind == proto::Buffer::INTERMEDIATE) {
-      summary.unplanned_bytes_hint += program.EvaluateHint(b.SizeBytes());
-    }
+    if (b.kind == proto::Buffer::INTERMEDIATE) summary.unplanned_bytes_hint += planner.size_hint(b.id);
   }
   return summary;
 }

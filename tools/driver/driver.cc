@@ -115,8 +115,11 @@ class Compilation {
     t = StageClock();
     std::vector<PassRecord> records;
     const int nodes_before = graph.num_nodes();
+    // The capture stage verified this graph and nothing changed it since.
+    PassPipelineOptions prims_passes = passes_;
+    prims_passes.verify_input = false;
     absl::StatusOr<bool> decomposed =
-        prims::Decompose(graph, options_.decompose, passes_, &records);
+        prims::Decompose(graph, options_.decompose, prims_passes, &records);
     Record(records);
     if (!decomposed.ok()) return InStage("prims", decomposed.status());
     const bool keep = options_.keep_intermediates || options_.stop_after == Stage::kPrims;
@@ -137,6 +140,8 @@ class Compilation {
     schedule_options.constant_evaluator = ReferenceConstantEvaluator(options_.external_data_dir);
     schedule_options.external_data_dir = options_.external_data_dir;
     schedule_options.passes = passes_;
+    // Inductor's input is the prims pipeline's result, verified there when verifiers are on.
+    schedule_options.passes.verify_input = !passes_.verify;
     records.clear();
     // The graph moves into inductor, and its weights into the Schedule.
     absl::StatusOr<proto::Schedule> schedule =
