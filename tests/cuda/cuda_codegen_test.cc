@@ -5,6 +5,7 @@
 // __launch_bounds__), and the source must say what the generator promises: 32-bit index math
 // for small static shapes, 64-bit with symbols, bounds checks only for indices from data.
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,8 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/cuda/kernel_abi.h"
+#include "runtime/host_tensor.h"
+#include "runtime/interpreter.h"
 #include "tests/cuda/cuda_test_graphs.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
@@ -209,6 +212,71 @@ TEST(CudaCodegenTest, OnlyIndicesFromDataAreChecked) {
     }
   }
   EXPECT_EQ(checks, 1) << "one data-dependent dimension (dim 0 of the gather's input)";
+}
+
+// Integer prims that fail on data report through the error flag, each with its kind: the
+// divisor checked against 0, pow's exponent against negative values (torch: "Integers to
+// negative integer powers are not allowed"; the reference interpreter refuses it too).
+TEST(CudaCodegenTest, IntegerDataErrorsSetTheErrorFlag) {
+  struct Case {
+    const char* prim;
+    int kind;
+  };
+  for (const Case& c : {Case{"prims.div", cuda::kCudaIntDivByZero},
+                        Case{"prims.remainder", cuda::kCudaIntRemByZero},
+                        Case{"prims.fmod", cuda::kCudaIntFmodByZero},
+                        Case{"prims.pow", cuda::kCudaNegativeIntPow}}) {
+    SCOPED_TRACE(c.prim);
+    absl::StatusOr<proto::KernelModule> m = Generate(absl::StrCat(
+        R"(graph @g(%0 "a": i64[8], %1 "b": i64[8]) {
+  %2: i64[8] = )", c.prim, R"((%0, %1)
+  return %2
+})"));
+    ASSERT_TRUE(m.ok()) << m.status();
+    ExpectLaunchable(*m);
+    ASSERT_EQ(m->kernels_size(), 1);
+    const std::string fail = absl::StrCat("coil_fail(coil_err, ", c.kind, ",");
+    EXPECT_TRUE(absl::StrContains(m->kernels(0).source(), fail)) << m->kernels(0).source();
+  }
+  // Floats have no such error.
+  absl::StatusOr<proto::KernelModule> f = Generate(R"(graph @g(%0 "a": f32[8], %1 "b": f32[8]) {
+  %2: f32[8] = prims.pow(%0, %1)
+  return %2
+})");
+  ASSERT_TRUE(f.ok()) << f.status();
+  for (const proto::CompiledKernel& k : f->kernels()) {
+    EXPECT_FALSE(absl::StrContains(k.source(), "coil_fail(coil_err, ")) << k.source();
+  }
+}
+
+// max / min / argmax over a symbolic dim: compiled kernels would return the identity for a dim
+// that is 0 at run time, so the module's graph carries a guard (1 <= n) that the executable's
+// BindSymbols checks on the host before any launch, as the reference interpreter refuses.
+TEST(CudaCodegenTest, EmptyMaxReductionIsRefusedBeforeLaunch) {
+  const char* text = R"(graph @g(%0 "x": f32[4, n]) {
+  symbol n min 0 max 0 hint 8
+  %1: f32[4] = aten.amax(%0) {dim = [1], keepdim = false}
+  %2: i64[4] = aten.argmin(%0) {dim = [1], keepdim = false}
+  return %1, %2
+})";
+  absl::StatusOr<proto::KernelModule> m = Generate(text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectLaunchable(*m);
+  absl::StatusOr<Graph> g = Graph::FromProto(m->schedule().graph());
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto input = [](int64_t n) {
+    return std::vector<HostTensor>{HostTensor::Zeros(proto::FLOAT32, {4, n})};
+  };
+  auto bad = BindSymbols(*g, input(0));
+  ASSERT_FALSE(bad.ok()) << "an empty max reduction would launch";
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "1 <= n is 1 <= 0")) << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "dim is not empty")) << bad.status();
+  absl::StatusOr<Graph> source = ParseGraph(text);
+  ASSERT_TRUE(source.ok());
+  absl::StatusOr<std::vector<HostTensor>> want = Interpret(*source, input(0));
+  ASSERT_FALSE(want.ok()) << "the reference refuses it too";
+  EXPECT_EQ(bad.status().code(), want.status().code());
+  EXPECT_TRUE(BindSymbols(*g, input(3)).ok());
 }
 
 TEST(CudaCodegenTest, MalformedScheduleIsAnErrorNamingTheKernel) {
