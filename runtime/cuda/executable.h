@@ -45,13 +45,14 @@ struct CudaExecutableOptions {
   // aten.mm / aten.bmm through cuBLASLt when it loads (else on the host, and gemm_library()
   // says why). Off: always on the host.
   bool use_cublaslt = true;
-  // f32 GEMMs in TF32 (CUBLAS_COMPUTE_32F_FAST_TF32): faster, about 1e-3 relative error, outside
-  // the CPU backend's tolerance. Off by default.
+  // f32 GEMMs in TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) and cuDNN engines that use TF32, FFT or
+  // Winograd for convolutions: faster, about 1e-3 relative error, outside the CPU backend's
+  // tolerance. Off by default.
   bool allow_tf32 = false;
   // cuBLASLt's workspace (device memory, one per executable).
   size_t gemm_workspace_bytes = size_t{32} << 20;
   // aten.convolution through cuDNN when it loads (else on the host, and conv_library() says
-  // why). Off: always on the host. allow_tf32 applies to f32 convolutions too.
+  // why). Off: always on the host.
   bool use_cudnn = true;
   // cuDNN's workspace (device memory, one per executable that has convolutions).
   size_t conv_workspace_bytes = size_t{256} << 20;
