@@ -7,7 +7,8 @@
 //
 // Modules are small value classes whose parameters are public Tensors; a composite module
 // lists its children's tensors under a prefix (NamedTensors("block.")), so a whole model
-// loads from one torch state_dict. Modules are inference-only (no autograd, no training mode).
+// loads from one torch state_dict. Parameters take part in autograd when set to require grad;
+// the only training-mode switch is BatchNorm2d::training (batch statistics).
 #ifndef COIL_CAPTURE_NN_MODULE_H_
 #define COIL_CAPTURE_NN_MODULE_H_
 
