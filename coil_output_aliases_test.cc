@@ -1,9 +1,10 @@
 // coil::compile's results that alias inputs or each other (capture/internal/output_aliases.h)
 // behave as eager's: the same function runs eagerly and compiled (first call and cached call;
 // on the compiled CPU backend, whose graphs return fresh buffers, and on the reference
-// interpreter, whose view kernels alias already) on equal inputs; every result must have eager's shape, strides, storage offset and values,
-// and after the same in-place write into one result, the inputs and every result must again
-// equal eager's (a write through a view reaches its base, a fresh result reaches nothing).
+// interpreter, whose view kernels alias already) on equal inputs; every result must have
+// eager's shape, strides, storage offset and values, and after the same in-place write into
+// one result, the inputs and every result must again equal eager's (a write through a view
+// reaches its base, a fresh result reaches nothing).
 #include <functional>
 #include <memory>
 #include <vector>
@@ -36,20 +37,20 @@ std::vector<std::shared_ptr<Backend>> Backends() { return {CpuBackend(), Referen
 // Runs `fn` eagerly and compiled twice, writes 100 into result `write` of each, and compares.
 void ExpectAliasingAsEager(const Fn& fn, int write) {
   for (const std::shared_ptr<Backend>& backend : Backends()) {
-  SCOPED_TRACE(backend->name());
-  auto compiled = compile([&](const Tensor& x) { return fn(x); }, {.backend = backend});
-  for (int call = 0; call < 2; ++call) {
-    SCOPED_TRACE(call == 0 ? "first call" : "cached call");
-    Tensor xe = Arange12(), xc = Arange12();
-    std::vector<Tensor> oe = fn(xe), oc = compiled(xc);
-    ASSERT_EQ(oc.size(), oe.size());
-    for (size_t k = 0; k < oe.size(); ++k) ExpectSameLayoutAndValues(oe[k], oc[k], "before", k);
-    oe[write].add_scalar_(100);
-    oc[write].add_scalar_(100);
-    EXPECT_EQ(xc.tolist(), xe.tolist()) << "the input after writing into result " << write;
-    for (size_t k = 0; k < oe.size(); ++k) ExpectSameLayoutAndValues(oe[k], oc[k], "after", k);
-  }
-  EXPECT_EQ(compiled.stats().compiles, 1);
+    SCOPED_TRACE(backend->name());
+    auto compiled = compile([&](const Tensor& x) { return fn(x); }, {.backend = backend});
+    for (int call = 0; call < 2; ++call) {
+      SCOPED_TRACE(call == 0 ? "first call" : "cached call");
+      Tensor xe = Arange12(), xc = Arange12();
+      std::vector<Tensor> oe = fn(xe), oc = compiled(xc);
+      ASSERT_EQ(oc.size(), oe.size());
+      for (size_t k = 0; k < oe.size(); ++k) ExpectSameLayoutAndValues(oe[k], oc[k], "before", k);
+      oe[write].add_scalar_(100);
+      oc[write].add_scalar_(100);
+      EXPECT_EQ(xc.tolist(), xe.tolist()) << "the input after writing into result " << write;
+      for (size_t k = 0; k < oe.size(); ++k) ExpectSameLayoutAndValues(oe[k], oc[k], "after", k);
+    }
+    EXPECT_EQ(compiled.stats().compiles, 1);
   }
 }
 
@@ -77,8 +78,11 @@ TEST(OutputAliases, ChainOfViewsAndViewingReshape) {
 
 TEST(OutputAliases, TheInputItselfIsReturnedAsIs) {
   for (const std::shared_ptr<Backend>& backend : Backends()) {
-    auto f = compile([](const Tensor& x) { return std::vector<Tensor>{x, x * 2.0}; },
-                     {.backend = backend});
+    auto f = compile(
+        [](const Tensor& x) {
+          return std::vector<Tensor>{x, x * 2.0};
+        },
+        {.backend = backend});
     for (int call = 0; call < 2; ++call) {
       Tensor x = Arange12();
       std::vector<Tensor> out = f(x);

@@ -46,8 +46,8 @@ std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) 
     const Value* v = graph.outputs()[i];
     bool done = false;
     for (int steps = 0; !done; ++steps) {
-      if (auto r = first_result.find(v); r != first_result.end() && r->second != i &&
-                                          (steps > 0 || r->second < i)) {
+      if (auto r = first_result.find(v);
+          r != first_result.end() && r->second != i && (steps > 0 || r->second < i)) {
         a.base_result = r->second;
         done = true;
       } else if (auto in = input_index.find(v); in != input_index.end()) {
@@ -70,17 +70,15 @@ std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) 
   auto depth = [&](const OutputAlias& a) {
     int d = 0;
     for (const OutputAlias* x = &a; x->base_result >= 0; ++d) {
-      auto next = std::find_if(found.begin(), found.end(), [&](const OutputAlias& y) {
-        return y.result == x->base_result;
-      });
+      auto next = std::find_if(found.begin(), found.end(),
+                               [&](const OutputAlias& y) { return y.result == x->base_result; });
       if (next == found.end()) break;
       x = &*next;
     }
     return d;
   };
-  std::stable_sort(found.begin(), found.end(), [&](const OutputAlias& a, const OutputAlias& b) {
-    return depth(a) < depth(b);
-  });
+  std::stable_sort(found.begin(), found.end(),
+                   [&](const OutputAlias& a, const OutputAlias& b) { return depth(a) < depth(b); });
   return found;
 }
 

@@ -23,9 +23,9 @@
 namespace coil::capture_internal {
 
 struct OutputAlias {
-  int result = 0;         // the aliasing result
-  int base_input = -1;    // the graph input it views, or -1
-  int base_result = -1;   // else the result it views (restored before this one)
+  int result = 0;                  // the aliasing result
+  int base_input = -1;             // the graph input it views, or -1
+  int base_result = -1;            // else the result it views (restored before this one)
   std::vector<const Node*> chain;  // the view ops from the base to the result, in order
 };
 

@@ -61,8 +61,8 @@ std::function<double()> MakeStep(std::shared_ptr<Model> model, std::shared_ptr<B
   }
   auto fn = std::make_shared<decltype(compile(loss))>(
       compile(loss, CompileOptions{.backend = std::move(backend), .name = name}));
-  auto opt = std::make_shared<optim::AdamW>(
-      params, optim::AdamWOptions{.lr = 1e-3, .weight_decay = 0.01});
+  auto opt =
+      std::make_shared<optim::AdamW>(params, optim::AdamWOptions{.lr = 1e-3, .weight_decay = 0.01});
   return [model, fn, opt, input, targets]() {
     opt->zero_grad();
     Tensor l = (*fn)(input, targets);
@@ -73,8 +73,8 @@ std::function<double()> MakeStep(std::shared_ptr<Model> model, std::shared_ptr<B
 }
 
 ModelCase Gpt(bool quick) {
-  const int64_t v = quick ? 32 : 256, e = quick ? 16 : 128, h = quick ? 2 : 4,
-                l = quick ? 8 : 64, b = quick ? 2 : 8;
+  const int64_t v = quick ? 32 : 256, e = quick ? 16 : 128, h = quick ? 2 : 4, l = quick ? 8 : 64,
+                b = quick ? 2 : 8;
   ModelCase c{"gpt",
               absl::StrFormat("GPT decoder (V %d, E %d, heads %d, L %d, batch %d; label-smoothed "
                               "CE, AdamW)",
@@ -177,9 +177,9 @@ absl::StatusOr<TorchRun> TimeTorch(const ModelCase& c, const std::string& script
   std::vector<int> thread_counts = {1};
   if (options.threads != 1) thread_counts.push_back(options.threads);
   for (int t : thread_counts) {
-    std::string cmd = absl::StrCat("OMP_NUM_THREADS=", t, " '", options.python, "' '", script,
-                                   "' ", c.name, " ", t, " ", kWarmup, " ", options.reps, " ",
-                                   absl::StrJoin(c.torch_sizes, " "));
+    std::string cmd =
+        absl::StrCat("OMP_NUM_THREADS=", t, " '", options.python, "' '", script, "' ", c.name, " ",
+                     t, " ", kWarmup, " ", options.reps, " ", absl::StrJoin(c.torch_sizes, " "));
     FILE* pipe = popen(cmd.c_str(), "r");
     double median = 0, min = 0;
     int scanned = pipe == nullptr ? 0 : std::fscanf(pipe, "torch_step_ms %lf %lf", &median, &min);
