@@ -156,6 +156,16 @@ TEST(PassPipelineTest, VerifyingTheResultOnlyCatchesABrokenResult) {
   ir = {2};
   EXPECT_TRUE(counted.Run(ir, {.verify = false}).ok());
   EXPECT_EQ(verified, 0);
+
+  // No pass changed the IR: the verified input is the result.
+  PassPipeline<Ints> unchanged("toy", {.verify = [&verified](const Ints& ir) {
+                                         ++verified;
+                                         return NoNegatives(ir);
+                                       }});
+  unchanged.Add("keep", [](Ints&) { return absl::StatusOr<bool>(false); });
+  ir = {2};
+  EXPECT_TRUE(unchanged.Run(ir, {.verify_each_pass = false}).ok());
+  EXPECT_EQ(verified, 1);
 }
 
 // verify_input = false: the caller vouches for its input (the driver verified it already), so

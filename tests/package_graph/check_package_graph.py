@@ -68,6 +68,8 @@ TEST_ALLOWED_EDGES = [
     ("codegen_cpu", "prims"),     # codegen tests compile decomposed graphs ...
     ("codegen_cpu", "capture/onnx"),  # ... and ONNX models end to end (aot_gen, compile_time)
     ("runtime/cpu", "inductor"),  # CpuExecutable tests schedule prims graphs with inductor
+    ("inspector_web", "autograd"),  # the autograd view's test renders a real joint graph and
+                                    # min-cut partition (the core itself reads only protos)
 ]
 
 # Stages whose absence from the query means the query is broken.
