@@ -261,6 +261,10 @@ TEST(ScheduleInterpreterTest, GatherThroughValueVariable) {
   std::string err = RunError(s, {xs, T(I64, {3}, {1, 4, 0})});
   EXPECT_THAT(err, HasSubstr("kernel 1 'k1'"));
   EXPECT_THAT(err, HasSubstr("index [4] is out of range for buffer 1"));
+  // The reference's code for a bad index (found by `coil schedule --check` drawing indices
+  // past the dimension: the Schedule interpreter said InvalidArgument).
+  EXPECT_EQ(InterpretSchedule(s, {xs, T(I64, {3}, {1, 4, 0})}).status().code(),
+            absl::StatusCode::kOutOfRange);
 }
 
 TEST(ScheduleInterpreterTest, RandomMatchesPhiloxUniformKernel) {

@@ -263,7 +263,8 @@ class Runner {
           int64_t v;
           idx.push_back(p.Eval(vars_.data(), &v) ? absl::StrCat(v) : "?");
         }
-        return absl::InvalidArgumentError(absl::StrCat(
+        // OutOfRange, as the reference kernels and the CPU and CUDA backends report it.
+        return absl::OutOfRangeError(absl::StrCat(
             at, ": index [", absl::StrJoin(idx, ", "), "] is out of range for buffer ",
             a.buf->id, " ('", a.buf->name, "') of shape [", absl::StrJoin(a.buf->shape, ", "),
             "]", iter));
