@@ -66,6 +66,28 @@ check decompose_usage 2 'usage: coil decompose' -- $coil decompose "$tmp/mlp.txt
 # coil schedule: kernels, fusion decisions and the memory plan; --check runs both interpreters.
 check schedule_summary 0 'schedule mlp: [0-9]+ kernels \(1 extern\) from [0-9]+ unfused' -- $coil schedule "$tmp/mlp.txt"
 check schedule_check 0 'output 0: f32\[3, 2\], max relative error vs the graph interpreter' -- $coil schedule "$tmp/mlp.txt" --check
+# --check draws integers in [-8, 8]: an integer division meets a zero divisor at some seed, and
+# an index_select index out of [0, 4) at most seeds; both interpreters must refuse (exit 0), and
+# the seeds that avoid it compare numbers.
+cat > "$tmp/intdiv.txt" <<'G'
+graph @intdiv(%0 "a": i64[16], %1 "b": i64[16]) {
+  %2: i64[16] = prims.div(%0, %1)
+  return %2
+}
+G
+check schedule_check_div_by_zero 0 'schedule: INVALID_ARGUMENT: .*integer division by zero' -- $coil schedule "$tmp/intdiv.txt" --check --seed 1
+cat > "$tmp/select.txt" <<'G'
+graph @select(%0 "x": f32[4, 3], %1 "idx": i64[1]) {
+  %2: f32[1, 3] = aten.index_select(%0, %1) {dim = 0}
+  return %2
+}
+G
+out=""; for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do out+=$($coil schedule "$tmp/select.txt" --check --seed $seed 2>&1; echo " status $?"); done
+if grep -q 'schedule: OUT_OF_RANGE: .*out of range for buffer' <<<"$out" && grep -q 'max relative error vs the graph interpreter 0' <<<"$out" && ! grep -q 'status 1' <<<"$out"; then
+  echo "ok   schedule_check_index_range"
+else
+  echo "FAIL schedule_check_index_range:"; echo "$out" | head -30; fails=$((fails + 1))
+fi
 check schedule_epilogue 0 'extern aten.mm \+ epilogue' -- $coil schedule "$tmp/mlp.txt" --epilogues aten.mm
 check schedule_no_fusion 0 'fusion decisions: 0 accepted' -- $coil schedule "$tmp/mlp.txt" --no-fusion
 $coil schedule "$tmp/mlp.txt" -o "$tmp/mlp.schedule.pb" >/dev/null

@@ -77,16 +77,17 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path) {
 
 namespace {
 
-// Fills `t` with seeded values: floats uniform in [-1, 1), integers in [0, 10), bools.
-void FillRandom(HostTensor& t, std::mt19937_64& rng) {
+// Fills `t` with seeded values: floats uniform in [-1, 1), integers in [int_min, int_max],
+// bools.
+void FillRandom(HostTensor& t, std::mt19937_64& rng, int64_t int_min, int64_t int_max) {
   std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> integer(0, 9);
+  std::uniform_int_distribution<int64_t> integer(int_min, int_max);
   const DType dtype = t.dtype();
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (IsFloating(dtype)) {
       t.StoreDouble(i, real(rng));
     } else if (IsBool(dtype)) {
-      t.StoreInt(i, integer(rng) % 2);
+      t.StoreInt(i, integer(rng) & 1);  // the same draws as integer(rng) % 2 for [0, 9]
     } else {
       t.StoreInt(i, integer(rng));
     }
@@ -124,7 +125,8 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(const Graph&
 }
 
 absl::StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& graph, const std::string& dims,
-                                                     uint64_t seed) {
+                                                     uint64_t seed, int64_t int_min,
+                                                     int64_t int_max) {
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> given = ParseDims(graph, dims);
   if (!given.ok()) return given.status();
   absl::flat_hash_map<std::string, int64_t> values;
@@ -158,7 +160,7 @@ absl::StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& graph, const s
     if (!t.ok()) {
       return absl::Status(t.status().code(), absl::StrCat(where(), ": ", t.status().message()));
     }
-    FillRandom(*t, rng);
+    FillRandom(*t, rng, int_min, int_max);
     inputs.push_back(*std::move(t));
   }
   return inputs;

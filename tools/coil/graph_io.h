@@ -31,12 +31,14 @@ absl::StatusOr<Graph> LoadGraph(const std::string& path);
 absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(const Graph& graph,
                                                                     const std::string& dims);
 
-// Seeded random inputs for a graph: floats uniform in [-1, 1), integers in [0, 10), bools.
-// Symbols take their hints, overridden by `dims` (ParseDims). Errors name the malformed item,
-// or the input whose size cannot be computed or allocated (a size past int64, or more memory
-// than the system grants: an error, never a crash).
+// Seeded random inputs for a graph: floats uniform in [-1, 1), integers in [int_min, int_max]
+// ([0, 9] by default: valid token ids and indices for most models), bools. Symbols take their
+// hints, overridden by `dims` (ParseDims). Errors name the malformed item, or the input whose
+// size cannot be computed or allocated (a size past int64, or more memory than the system
+// grants: an error, never a crash).
 absl::StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& graph, const std::string& dims,
-                                                     uint64_t seed);
+                                                     uint64_t seed, int64_t int_min = 0,
+                                                     int64_t int_max = 9);
 
 }  // namespace coil::cli
 
