@@ -21,15 +21,20 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "inductor/schedule.h"
 #include "ir/dtype.h"
 #include "ir/graph.h"
 #include "ir/printer.h"
+#include "ir/proto/schedule.pb.h"
 #include "ir/verifier.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
@@ -92,6 +97,57 @@ std::string Compare(const HostTensor& got, const HostTensor& want) {
   return "";
 }
 
+// The kernels of `s` that store an arena buffer O and afterwards, in the same Loop, load at the
+// same index an arena buffer I of O's dtype and shape that no later kernel reads: where a memory
+// plan that let O take I's slot in place would overwrite I before reading it (the shape of the
+// bug MayWriteInPlace now refuses). Printed with COIL_FUZZ_VERBOSE, so a campaign can count how
+// often the generator makes them.
+int StoreBeforeDyingLoadKernels(const proto::Schedule& s) {
+  absl::flat_hash_map<int, const proto::Buffer*> buffers;
+  for (const proto::Buffer& b : s.buffers()) buffers[b.id()] = &b;
+  auto arena = [&](int id) {
+    auto it = buffers.find(id);
+    return it != buffers.end() && it->second->kind() == proto::Buffer::INTERMEDIATE ? it->second
+                                                                                    : nullptr;
+  };
+  auto same_type = [](const proto::Buffer& a, const proto::Buffer& b) {
+    if (a.dtype() != b.dtype() || a.shape_size() != b.shape_size()) return false;
+    for (int d = 0; d < a.shape_size(); ++d) {
+      if (a.shape(d).SerializeAsString() != b.shape(d).SerializeAsString()) return false;
+    }
+    return true;
+  };
+  auto index_key = [](const proto::Expr& e) {
+    std::string key;
+    for (const proto::SymExpr& i : e.index()) key += i.SerializeAsString() + "|";
+    return key;
+  };
+  int count = 0;
+  for (int k = 0; k < s.kernels_size(); ++k) {
+    absl::flat_hash_set<int> read_later;
+    for (int j = k + 1; j < s.kernels_size(); ++j) {
+      for (int id : s.kernels(j).reads()) read_later.insert(id);
+      for (int id : s.kernels(j).extern_inputs()) read_later.insert(id);
+    }
+    bool found = false;
+    for (const proto::Loop& loop : s.kernels(k).loops()) {
+      // Stores so far: index -> the arena buffers stored there.
+      std::vector<std::pair<std::string, const proto::Buffer*>> stored;
+      for (const proto::Expr& e : loop.body()) {
+        const proto::Buffer* b = arena(e.buffer());
+        if (b == nullptr) continue;
+        if (e.kind() == proto::Expr::STORE) stored.push_back({index_key(e), b});
+        if (e.kind() != proto::Expr::LOAD || read_later.contains(b->id())) continue;
+        for (const auto& [key, out] : stored) {
+          found = found || (out->id() != b->id() && key == index_key(e) && same_type(*out, *b));
+        }
+      }
+    }
+    count += found ? 1 : 0;
+  }
+  return count;
+}
+
 std::shared_ptr<driver::Backend> Cpu() {
   // One compile thread and two run threads: the work is small, and the thread pool's
   // partitioning is exercised.
@@ -124,6 +180,11 @@ void RunOne(const uint8_t* data, size_t size) {
       Finding(*r, absl::StrCat("internal compile error: ", compiled.status().ToString()));
     }
     return;  // not supported by the CPU backend (the status says why)
+  }
+  if (Verbose() && compiled->schedule.has_value()) {
+    std::cerr << inductor::SummarizeSchedule(*compiled->schedule)
+              << "  store-before-dying-load kernels: "
+              << StoreBeforeDyingLoadKernels(*compiled->schedule) << "\n";
   }
   if (compiled->executable == nullptr) return;  // code for another CPU: not on this host
   absl::StatusOr<std::vector<HostTensor>> got = compiled->executable->Run(r->inputs);

@@ -30,6 +30,9 @@ class ByteReader {
   // Uniform-ish in [lo, hi] (lo <= hi).
   int64_t Range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(Byte()) % (hi - lo + 1); }
   bool Bool() { return (Byte() & 1) != 0; }
+  // Byte `i` of the input (0 past the end), without moving: for choices added later that must
+  // not shift what the other reads see (so older corpus files keep their graphs and data).
+  uint8_t At(size_t i) const { return i < size_ ? data_[i] : 0; }
   bool exhausted() const { return pos_ >= size_; }
 
  private:
