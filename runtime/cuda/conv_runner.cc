@@ -44,7 +44,13 @@ absl::StatusOr<std::unique_ptr<ConvRunner>> ConvRunner::Create(const CudaDriver*
   const std::pair<proto::DType, const char*> types[] = {
       {proto::FLOAT32, "f32"}, {proto::FLOAT16, "f16"}, {proto::BFLOAT16, "bf16"},
       {proto::FLOAT64, "f64"}};
+  // The module carries the bias kernels only when a convolution has a bias
+  // (codegen_cuda's HasConvolutionBias); asking for absent ones is a CUDA API error that
+  // compute-sanitizer reports.
+  bool any_bias = false;
+  for (const auto& [id, plan] : r->plans_) any_bias = any_bias || plan.bias != 0;
   for (const auto& [t, name] : types) {
+    if (!any_bias) break;
     CUfunction f = nullptr;
     if (d->ModuleGetFunction(&f, module, ConvBiasSymbol(name).c_str()) == 0) r->bias_kernels_[t] = f;
   }
