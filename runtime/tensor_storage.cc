@@ -2,6 +2,7 @@
 #include "runtime/tensor_storage.h"
 
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -32,9 +33,25 @@ BlockCache& Cache() {
   return *cache;
 }
 
-// Null when the system refuses (or `capacity` is absurd).
+// Physical memory plus swap: no allocation larger can ever be backed.
+size_t MemoryAndSwapBytes() {
+  static const size_t bytes = [] {
+    struct sysinfo info;
+    if (::sysinfo(&info) != 0) return SIZE_MAX;
+    const unsigned __int128 total =
+        (static_cast<unsigned __int128>(info.totalram) + info.totalswap) * info.mem_unit;
+    return total > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(total);
+  }();
+  return bytes;
+}
+
+// Null when the system refuses (or `capacity` is absurd). A request above physical memory
+// plus swap is refused here, not left to the allocator: glibc's malloc passes such an mmap to
+// the kernel, whose overcommit heuristic refuses it, but jemalloc (the `coil` command's
+// malloc) maps with MAP_NORESERVE, so the request "succeeds" and filling the tensor ends in
+// the OOM killer instead of an out-of-memory error.
 uint8_t* SystemAllocate(size_t capacity, size_t alignment) {
-  if (capacity > SIZE_MAX / 2) return nullptr;
+  if (capacity > SIZE_MAX / 2 || capacity > MemoryAndSwapBytes()) return nullptr;
   return static_cast<uint8_t*>(std::aligned_alloc(alignment, capacity));
 }
 
