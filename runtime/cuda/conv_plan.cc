@@ -6,18 +6,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/cuda/epilogue_match.h"
 
 namespace coil::cuda {
 namespace {
-
-bool IsIdentity(const proto::Expr& e, int rank) {
-  if (e.index_size() != rank) return false;
-  for (int d = 0; d < rank; ++d) {
-    const proto::SymExpr& i = e.index(d);
-    if (i.kind() != proto::SymExpr::SYMBOL || i.name() != absl::StrCat("_i", d)) return false;
-  }
-  return true;
-}
 
 bool SameShape(const proto::Buffer& a, const proto::Buffer& b) {
   if (a.shape_size() != b.shape_size()) return false;
@@ -95,35 +87,13 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
   const proto::Buffer& out = *buffers.at(p.out);
   const int rank = out.shape_size();
   if (k.ranges_size() != rank) return "the epilogue is not over the output";
-  for (const proto::Kernel& other : s.kernels()) {
-    if (other.id() == k.id()) continue;
-    for (int in : other.extern_inputs()) {
-      if (in == p.out) return "another kernel reads the convolution's result";
-    }
-    for (const proto::Loop& l : other.loops()) {
-      for (const proto::Expr& e : l.body()) {
-        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) &&
-            e.buffer() == p.out) {
-          return "another kernel reads the convolution's result";
-        }
-      }
-    }
+  if (std::string why = OnlyReaderOf(s, k, p.out, "the convolution's result"); !why.empty()) {
+    return why;
   }
-  for (int o : s.outputs()) {
-    if (o == p.out) return "the convolution's result is a graph output";
-  }
-  absl::flat_hash_map<int, const proto::Expr*> by_id;
-  const proto::Expr* store = nullptr;
-  for (const proto::Expr& e : k.loops(0).body()) {
-    by_id[e.id()] = &e;
-    if (e.kind() == proto::Expr::STORE) {
-      if (store != nullptr) return "the epilogue stores more than one buffer";
-      store = &e;
-    }
-  }
-  if (store == nullptr || store->args_size() != 1) return "the epilogue stores nothing";
-  if (!IsIdentity(*store, rank) || !buffers.contains(store->buffer()))
-    return "the epilogue's store is not at the output's positions";
+  EpilogueStore match = FindEpilogueStore(k, rank, buffers);
+  if (!match.why_not.empty()) return match.why_not;
+  const proto::Expr* store = match.store;
+  const absl::flat_hash_map<int, const proto::Expr*>& by_id = match.by_id;
   const proto::Buffer& d = *buffers.at(store->buffer());
   if (d.dtype() != p.dtype || !SameShape(d, out))
     return "the epilogue stores another dtype or shape";
@@ -189,7 +159,7 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     const proto::Buffer& b = *buffers.at(e->buffer());
     if (b.dtype() != p.dtype) {
       why = "the epilogue loads another dtype";
-    } else if (!IsIdentity(*e, rank) || !SameShape(b, out)) {
+    } else if (!IsIdentityIndex(*e, rank) || !SameShape(b, out)) {
       why = absl::StrCat("the epilogue loads ", b.name(), " in a way cuDNN cannot add");
     } else if (b.id() == p.out) {
       ++acc;

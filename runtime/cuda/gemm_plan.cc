@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/cuda/epilogue_match.h"
 
 namespace coil::cuda {
 namespace {
@@ -16,14 +17,6 @@ bool SameExpr(const proto::SymExpr& x, const proto::SymExpr& y) {
 
 bool IsVar(const proto::SymExpr& e, int d) {
   return e.kind() == proto::SymExpr::SYMBOL && e.name() == absl::StrCat("_i", d);
-}
-
-bool IsIdentity(const proto::Expr& e, int rank) {
-  if (e.index_size() != rank) return false;
-  for (int d = 0; d < rank; ++d) {
-    if (!IsVar(e.index(d), d)) return false;
-  }
-  return true;
 }
 
 bool IsHalf(proto::DType t) { return t == proto::FLOAT16 || t == proto::BFLOAT16; }
@@ -51,35 +44,11 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
   const proto::Buffer& out = *buffers.at(p.out);
   if (out.shape_size() != 2 || k.ranges_size() != 2)
     return "the epilogue is not over the [M, N] output";
-  for (const proto::Kernel& other : s.kernels()) {
-    if (other.id() == k.id()) continue;
-    for (int in : other.extern_inputs()) {
-      if (in == p.out) return "another kernel reads the GEMM's result";
-    }
-    for (const proto::Loop& l : other.loops()) {
-      for (const proto::Expr& e : l.body()) {
-        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) &&
-            e.buffer() == p.out) {
-          return "another kernel reads the GEMM's result";
-        }
-      }
-    }
-  }
-  for (int o : s.outputs()) {
-    if (o == p.out) return "the GEMM's result is a graph output";
-  }
-  absl::flat_hash_map<int, const proto::Expr*> by_id;
-  const proto::Expr* store = nullptr;
-  for (const proto::Expr& e : k.loops(0).body()) {
-    by_id[e.id()] = &e;
-    if (e.kind() == proto::Expr::STORE) {
-      if (store != nullptr) return "the epilogue stores more than one buffer";
-      store = &e;
-    }
-  }
-  if (store == nullptr || store->args_size() != 1) return "the epilogue stores nothing";
-  if (!IsIdentity(*store, 2) || !buffers.contains(store->buffer()))
-    return "the epilogue's store is not at the output's positions";
+  if (std::string why = OnlyReaderOf(s, k, p.out, "the GEMM's result"); !why.empty()) return why;
+  EpilogueStore match = FindEpilogueStore(k, 2, buffers);
+  if (!match.why_not.empty()) return match.why_not;
+  const proto::Expr* store = match.store;
+  const absl::flat_hash_map<int, const proto::Expr*>& by_id = match.by_id;
   const proto::Buffer& d = *buffers.at(store->buffer());
   if (d.dtype() != p.dtype) return "the epilogue stores another dtype";
   const bool half = IsHalf(p.dtype);
@@ -142,13 +111,13 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     const proto::Buffer& b = *buffers.at(e->buffer());
     if (b.dtype() != p.dtype) {
       why = "the epilogue loads another dtype";
-    } else if (b.id() == p.out && IsIdentity(*e, 2)) {
+    } else if (b.id() == p.out && IsIdentityIndex(*e, 2)) {
       ++acc;
     } else if (b.shape_size() == 1 && SameExpr(b.shape(0), out.shape(1)) && e->index_size() == 1 &&
                IsVar(e->index(0), 1) && p.bias == 0) {
       p.bias = b.id();
     } else if (b.shape_size() == 2 && SameExpr(b.shape(0), out.shape(0)) &&
-               SameExpr(b.shape(1), out.shape(1)) && IsIdentity(*e, 2) && p.c == 0 &&
+               SameExpr(b.shape(1), out.shape(1)) && IsIdentityIndex(*e, 2) && p.c == 0 &&
                b.id() != d.id()) {
       p.c = b.id();
     } else {
