@@ -18,6 +18,7 @@
 #include "inspector_web/core/provenance.h"
 #include "inspector_web/core/schedule_json.h"
 #include "inspector_web/core/summary.h"
+#include "inspector_web/core/timing_tree.h"
 
 namespace coil::inspector {
 namespace {
@@ -209,9 +210,12 @@ std::string Inspector::Open(std::string_view bytes, std::string_view file_name) 
     w.BeginObject();
     w.Field("stage", t.stage());
     w.Field("seconds", t.seconds());
+    w.Field("cpu_seconds", t.cpu_seconds());
     w.EndObject();
   }
   w.EndArray();
+  w.Key("timing_tree");
+  WriteTimingTreeJson(*report_, w);
   w.Key("logs");
   w.BeginArray();
   for (const proto::LogLine& l : report_->logs()) {
