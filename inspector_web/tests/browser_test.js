@@ -16,6 +16,7 @@ const { spawn } = require("child_process");
 const { chromium } = require("playwright-core");
 const explorerChecks = require("./explorer_checks.js");
 const groupChecks = require("./group_checks.js");
+const timingChecks = require("./timing_checks.js");
 
 const env = (name) => {
   const v = process.env[name];
@@ -245,6 +246,7 @@ async function main() {
       await explorerChecks(page, expect, {check, screenshot, showStage,
                                           badFile: badFiles[0].file});
       await groupChecks(page, expect, {check, screenshot, showStage});
+      await timingChecks(page, expect, {check, screenshot});
     }
     check(consoleErrors.length === 0, `no uncaught page errors (${consoleErrors})`);
     await page.close();

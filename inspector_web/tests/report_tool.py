@@ -203,7 +203,12 @@ def expectations(report):
         elif payload == "autograd":
             for part in ("joint", "forward", "backward"):
                 add("%s.%s" % (base, part), getattr(a.autograd, part))
+    timings = [{"stage": t.stage, "seconds": t.seconds, "cpu_seconds": t.cpu_seconds}
+               for t in report.timings]
+    passes = [{"pipeline": p.pipeline, "pass": getattr(p, "pass"), "seconds": p.seconds}
+              for p in report.passes]
     return {"model": report.model, "stages": stages, "dim": report.options.get("dim", ""),
+            "timings": timings, "passes": passes,
             "weight_bytes": raw_constant_bytes(report, WEIGHT_BYTES)}
 
 

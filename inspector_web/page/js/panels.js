@@ -286,6 +286,7 @@ coil.renderTimings = function (target, overview) {
   const max = Math.max(1e-9, ...rows.map((r) => r[1]), ...overview.artifacts.map((a) => a.seconds));
   const bar = (s) => ({ node: el('span', { class: 'bar', style: `width:${Math.round(240 * s / max)}px` }) });
   if (rows.length) {
+    coil.renderTimingChart(target, overview.timing_tree);
     target.appendChild(coil.table(['step', { text: 'time', num: true }, ''],
       rows.map(([name, s]) => [name, { text: coil.formatSeconds(s), num: true }, bar(s)])));
   } else {
