@@ -66,25 +66,26 @@ int MergeFirstPair(Program& program, KernelIndex& index, int start,
     for (int b : partners) {
       const Kernel& kb = program.kernels[b];
       if (ka.ranges != kb.ranges) continue;
-      std::vector<int> shared = Shared(index.access(a).reads, index.access(b).reads);
-      std::vector<std::string> names = {ka.name, kb.name};
       if (!from_a.has_value()) from_a.emplace(index, a);
       std::string why;
-      const int size = CountExprs(ka) + CountExprs(kb);
       if (from_a->DependsOnFirst(b)) {
         why = absl::StrCat(kb.name, " depends on ", ka.name);
       } else if (!SameLoopRanges(ka, kb)) {
         why = "their Loops have different ranges";
-      } else if (size > kMaxKernelExprs) {
+      } else if (const int size = CountExprs(ka) + CountExprs(kb); size > kMaxKernelExprs) {
         why = absl::StrCat("the merged kernel would have about ", size, " expressions (limit ",
                            kMaxKernelExprs, ")");
       }
       if (!why.empty()) {
         if (seen.insert(absl::StrCat(ka.name, "|", kb.name, "|", why)).second) {
-          RecordDecision(program, kPass, "horizontal", names, false, why, 0);
+          RecordDecision(program, kPass, "horizontal", {ka.name, kb.name}, false, why, 0);
         }
         continue;
       }
+      // Built only for a merge: most pairs are rejected (a layer norm's weights are shared by
+      // every block, so each has 64 partners that depend on it).
+      const std::vector<int> shared = Shared(index.access(a).reads, index.access(b).reads);
+      std::vector<std::string> names = {ka.name, kb.name};
       Kernel merged = ka;
       ZipKernel(merged, kb);
       Cse(merged);
