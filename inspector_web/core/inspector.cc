@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "inspector_web/core/compare.h"
 #include "inspector_web/core/compile_index.h"
 #include "inspector_web/core/format.h"
 #include "inspector_web/core/graph_index.h"
@@ -157,6 +158,10 @@ std::string Inspector::Open(std::string_view bytes, std::string_view file_name) 
   if (!LoadReport(bytes, file_name, loaded.get(), &info)) return ErrorJson(info.error);
   report_ = std::move(loaded);
   stages_ = ListStages(*report_);
+  file_name_ = std::string(file_name);
+  other_.reset();
+  other_stages_.clear();
+  other_name_.clear();
 
   JsonWriter w;
   w.BeginObject();
@@ -346,6 +351,28 @@ std::string Inspector::DiffJson(int before, int after) const {
   WriteDiffJson(DiffOps(CountOps(*stages_[before].graph), CountOps(*stages_[after].graph)), w);
   w.EndObject();
   return w.Take();
+}
+
+std::string Inspector::OpenCompare(std::string_view bytes, std::string_view file_name) {
+  auto loaded = std::make_unique<proto::CompileReport>();
+  LoadInfo info;
+  if (!LoadReport(bytes, file_name, loaded.get(), &info)) return ErrorJson(info.error);
+  other_ = std::move(loaded);
+  other_stages_ = ListStages(*other_);
+  other_name_ = std::string(file_name);
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("ok", true);
+  w.Field("file", file_name);
+  w.Field("stages", static_cast<int64_t>(other_stages_.size()));
+  w.EndObject();
+  return w.Take();
+}
+
+std::string Inspector::CompareJson() const {
+  if (other_ == nullptr) return ErrorJson("no file to compare with: open one first");
+  return coil::inspector::CompareJson(*report_, stages_, file_name_, *other_, other_stages_,
+                                      other_name_);
 }
 
 }  // namespace coil::inspector

@@ -13,6 +13,8 @@
 //   std::string diff = insp.DiffJson(1, 2);  // ops removed/added between two stages
 //   std::string mem = insp.MemoryJson(4, "batch=8");  // a memory plan at symbol values
 //   std::string view = insp.ViewJson(1, "0,3");  // stage 1's layout, groups 0 and 3 collapsed
+//   insp.OpenCompare(other_bytes, "cuda/report.pb");  // a second compile to compare with
+//   std::string cmp = insp.CompareJson();  // the loaded report against it (compare.h)
 //
 // The JSON layouts are documented beside their writers (graph_json.h, summary.h,
 // schedule_json.h, kernel_module_json.h, node_json.h) and in docs/inspector.md. A successful
@@ -48,6 +50,14 @@ class Inspector {
   // {"ok": true, "collapsed": [3, 5], "layout": {...}} (graph_json.h, name_groups.h).
   std::string ViewJson(int stage, std::string_view collapsed) const;
 
+  // Loads a second file to compare the loaded one with (any coil protobuf, as Open takes):
+  // {"ok": true, "file": "cuda/report.pb", "stages": N} or {"ok": false, "error": ...}; a
+  // failed load keeps the previous one. Opening a new file (Open) drops it.
+  std::string OpenCompare(std::string_view bytes, std::string_view file_name);
+  // The loaded report (a) against the compare file (b), compare.h's document; an error
+  // before both are loaded.
+  std::string CompareJson() const;
+
   // The loaded report and its stages (empty before a successful Open).
   const proto::CompileReport& report() const { return *report_; }
   const std::vector<Stage>& stages() const { return stages_; }
@@ -55,6 +65,10 @@ class Inspector {
  private:
   std::unique_ptr<proto::CompileReport> report_;
   std::vector<Stage> stages_;
+  std::string file_name_;
+  std::unique_ptr<proto::CompileReport> other_;  // null until OpenCompare succeeds
+  std::vector<Stage> other_stages_;
+  std::string other_name_;
 };
 
 }  // namespace coil::inspector
