@@ -1,4 +1,4 @@
-// f32 aten.mm / aten.bmm / aten.convolution through oneDNN 2.6 (the library chosen by
+// f32 aten.mm / aten.bmm / aten.convolution (plain and transposed) through oneDNN 2.6 (the library chosen by
 // measurement: docs/benchmarks.md), loaded at run time (runtime/cpu/dnnl_api.h). Unsupported
 // dtypes and variants, or no oneDNN on the machine, return false, so the reference kernel
 // runs them. Its threads are OpenMP's, set per call to ExternArgs::num_threads (one thread for
@@ -12,8 +12,10 @@
 // other weights, and blocked copies of activations, go through per-thread scratch buffers that
 // grow and are reused. A convolution plan measures, on its first call, oneDNN's blocked
 // activation layouts (with reorders) against the plain layout and keeps the faster.
+#include "ir/attribute.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/cpu/internal/dnnl_conv.h"
+#include "runtime/cpu/internal/dnnl_deconv.h"
 #include "runtime/cpu/internal/dnnl_matmul.h"
 
 namespace coil::cpu {
@@ -23,7 +25,12 @@ namespace coil::cpu {
 void RegisterDnnlExterns(ExternRegistry& registry) {
   registry.Register("aten.mm", dnnl_internal::Mm);
   registry.Register("aten.bmm", dnnl_internal::Bmm);
-  registry.Register("aten.convolution", dnnl_internal::Convolution);
+  // Transposed convolutions (the input gradient of a plain one) are oneDNN deconvolutions.
+  registry.Register("aten.convolution", [](const ExternArgs& a) -> absl::StatusOr<bool> {
+    absl::StatusOr<bool> transposed = GetBool(a.attrs, "transposed");
+    if (transposed.ok() && *transposed) return dnnl_internal::TransposedConvolution(a);
+    return dnnl_internal::Convolution(a);
+  });
   registry.RegisterFused("aten.convolution", dnnl_internal::ConvolutionWithEpilogue);
 }
 

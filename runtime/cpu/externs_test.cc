@@ -1,6 +1,6 @@
 // Externs against the reference kernels on random data: oneDNN mm / bmm / convolution
-// (grouped, strided, dilated, padded, 1-D / 3-D, with bias) within f32 rounding, and the
-// reference fallbacks (transposed convolution, f64 / integer operands, scans) exactly; plans
+// (grouped, strided, dilated, padded, 1-D / 3-D, with bias; plain and transposed) within f32
+// rounding, and the reference fallbacks (f64 / integer operands, scans) exactly; plans
 // and constant weights kept in a call site's state; oneDNN loaded with passive OpenMP waits.
 #include "runtime/cpu/externs.h"
 
@@ -135,11 +135,17 @@ TEST(ExternsTest, Convolution1dAnd3d) {
   Compare("aten.convolution", in3, proto::FLOAT32, {1, 4, 5, 6, 4}, Conv({1}, {1}, {1}, 2), 1e-4);
 }
 
-TEST(ExternsTest, TransposedAndF64ConvolutionFallBack) {
+TEST(ExternsTest, TransposedConvolutionOfTheWrongShapeIsAnError) {
   std::vector<Buf> in = {Buf(proto::FLOAT32, {1, 4, 5, 5}, 1), Buf(proto::FLOAT32, {4, 3, 3, 3}, 2)};
-  // (5 - 1) * 2 - 2 * 1 + 3 + 1 = 10
-  Compare("aten.convolution", in, proto::FLOAT32, {1, 3, 10, 10},
-          Conv({2}, {1}, {1}, 1, /*transposed=*/true, {1}), 0);
+  std::vector<ExternTensor> args = {in[0].t, in[1].t};
+  Buf out(proto::FLOAT32, {1, 3, 9, 9}, 3);  // 10 x 10 with output_padding 1
+  absl::Status s =
+      RunExtern("aten.convolution", ExternArgs{args, out.t, Conv({2}, {1}, {1}, 1, true, {1}), 2});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("transposed"), std::string::npos) << s;
+}
+
+TEST(ExternsTest, F64ConvolutionFallsBack) {
   std::vector<Buf> in64 = {Buf(proto::FLOAT64, {1, 2, 4, 4}, 1),
                            Buf(proto::FLOAT64, {3, 2, 3, 3}, 2)};
   Compare("aten.convolution", in64, proto::FLOAT64, {1, 3, 2, 2}, Conv({1}, {0}, {1}, 1), 0);
@@ -180,6 +186,49 @@ void CompareWithState(const std::string& op, std::vector<Buf>& in,
     ASSERT_NEAR(At(want.t, i), At(got.t, i), tol * (1 + std::abs(At(want.t, i))))
         << op << " element " << i;
   }
+}
+
+// Transposed convolutions (a plain one's input gradient) run as oneDNN deconvolutions: strides
+// with output_padding below, equal to and above the padding (oneDNN then gets a negative right
+// padding), dilation, groups, bias, 1-D and 3-D, and resnet18's backward shapes.
+TEST(ExternsTest, TransposedConvolutionVariants) {
+  struct Case {
+    std::vector<int64_t> x, w, out;
+    AttrMap attrs;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      // (5 - 1) * 2 - 2 * 1 + 3 + 1 = 10
+      {{1, 4, 5, 5}, {4, 3, 3, 3}, {1, 3, 10, 10}, Conv({2}, {1}, {1}, 1, true, {1}), false},
+      // 1x1 stride 2, output_padding 1 > padding 0: (4 - 1) * 2 + 1 + 1 = 8
+      {{8, 128, 4, 4}, {128, 64, 1, 1}, {8, 64, 8, 8}, Conv({2}, {0}, {1}, 1, true, {1}), false},
+      {{8, 64, 8, 8}, {64, 64, 3, 3}, {8, 64, 8, 8}, Conv({1}, {1}, {1}, 1, true, {0}), false},
+      {{2, 4, 6, 5}, {4, 3, 3, 2}, {2, 6, 16, 6}, Conv({2, 1}, {0, 1}, {2, 3}, 2, true, {1, 0}),
+       true},
+      // resnet18's stem: 7x7 stride 2 padding 3, output_padding 1
+      {{8, 64, 16, 16}, {64, 3, 7, 7}, {8, 3, 32, 32}, Conv({2}, {3}, {1}, 1, true, {1}), true},
+      {{2, 3, 9}, {3, 4, 5}, {2, 4, 18}, Conv({2}, {2}, {1}, 1, true, {1}), true},
+      {{1, 2, 3, 4, 3}, {2, 2, 3, 3, 3}, {1, 4, 5, 6, 5}, Conv({1}, {0}, {1}, 2, true, {0}), false},
+  };
+  for (const char* layout : {"blocked", "plain", ""}) {
+    if (*layout != '\0') {
+      setenv("COIL_CONV_LAYOUT", layout, 1);
+    } else {
+      unsetenv("COIL_CONV_LAYOUT");
+    }
+    int seed = 60;
+    for (const Case& c : cases) {
+      std::vector<Buf> in = {Buf(proto::FLOAT32, c.x, seed++), Buf(proto::FLOAT32, c.w, seed++)};
+      if (c.bias) in.push_back(Buf(proto::FLOAT32, {c.out[1]}, seed++));
+      SCOPED_TRACE(absl::StrCat("layout '", layout, "', case ", seed));
+      Compare("aten.convolution", in, proto::FLOAT32, c.out, c.attrs, 1e-4);
+      ExternStateSlot state;  // a call site: plans measured, then kept
+      for (int call = 0; call < 2; ++call) {
+        CompareWithState("aten.convolution", in, c.out, c.attrs, state);
+      }
+    }
+  }
+  unsetenv("COIL_CONV_LAYOUT");
 }
 
 TEST(ExternsStateTest, ConvolutionPlansPerShapeAndCachedConstantWeights) {
