@@ -64,6 +64,16 @@ EMSCRIPTEN_KEEPALIVE const char* coil_view(int stage, const char* collapsed) {
   return Hold(Session().ViewJson(stage, collapsed == nullptr ? "" : collapsed));
 }
 
+// Loads a second file (copied) to compare the open one with; {"ok": ...}.
+EMSCRIPTEN_KEEPALIVE const char* coil_open_compare(const uint8_t* data, int size,
+                                                   const char* name) {
+  std::string_view bytes(reinterpret_cast<const char*>(data), size < 0 ? 0 : size);
+  return Hold(Session().OpenCompare(bytes, name == nullptr ? "" : name));
+}
+
+// The open file against the compare file (core/compare.h).
+EMSCRIPTEN_KEEPALIVE const char* coil_compare() { return Hold(Session().CompareJson()); }
+
 // Byte length of the last returned document (so JS can decode it without scanning for the
 // terminating NUL).
 EMSCRIPTEN_KEEPALIVE int coil_result_size() { return static_cast<int>(Held().size()); }

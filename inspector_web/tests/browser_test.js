@@ -17,6 +17,7 @@ const { chromium } = require("playwright-core");
 const explorerChecks = require("./explorer_checks.js");
 const groupChecks = require("./group_checks.js");
 const timingChecks = require("./timing_checks.js");
+const compareChecks = require("./compare_checks.js");
 
 const env = (name) => {
   const v = process.env[name];
@@ -247,6 +248,14 @@ async function main() {
                                           badFile: badFiles[0].file});
       await groupChecks(page, expect, {check, screenshot, showStage});
       await timingChecks(page, expect, {check, screenshot});
+    }
+    // ---- the Compare panel: this CPU compile against a CUDA compile fused otherwise ----
+    await page.goto(main.url + "#");
+    if (await waitReady(page, "report (compare checks)")) {
+      await compareChecks(page, JSON.parse(fs.readFileSync(env("COMPARE_EXPECT"), "utf8")),
+        {b: env("COMPARE_B"), b_name: path.basename(env("COMPARE_B")),
+         bad: badFiles[2].file, bad_name: path.basename(badFiles[2].file)},
+        {check, screenshot, waitReady});
     }
     check(consoleErrors.length === 0, `no uncaught page errors (${consoleErrors})`);
     await page.close();

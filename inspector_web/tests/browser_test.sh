@@ -48,6 +48,11 @@ mkdir -p "$tmp/big"
 /usr/bin/python3 "$report_tool" big 5000 "$tmp/big/big.pb"
 mkdir -p "$tmp/recompiled"
 recompiled=$(/usr/bin/python3 "$report_tool" recompiled "$tmp/recompiled/report.pb")
+# A second compile to compare with: the CUDA one, its schedule fused otherwise (report_tool.py split).
+mkdir -p "$tmp/compare"
+/usr/bin/python3 "$report_tool" split "$tmp/cuda_artifacts/report.pb" "$tmp/compare/cuda_split.pb"
+/usr/bin/python3 "$report_tool" compare "$tmp/artifacts/report.pb" "$tmp/compare/cuda_split.pb" \
+  "$tmp/compare/expect.json"
 mkdir -p "$tmp/big_named"
 /usr/bin/python3 "$report_tool" big 5000 "$tmp/big_named/big_named.pb" named
 
@@ -84,6 +89,7 @@ echo "ok   export leaves out $full bytes of weights ($(stat -c %s "$tmp/exported
 # 6. The browser.
 COIL=$coil ARTIFACTS=$tmp/artifacts EXPECT=$tmp/expect.json EXPORT_HTML=$tmp/exported.html \
   CUDA_ARTIFACTS=$tmp/cuda_artifacts CUDA_EXPECT=$tmp/expect_cuda.json \
+  COMPARE_B=$tmp/compare/cuda_split.pb COMPARE_EXPECT=$tmp/compare/expect.json \
   RECOMPILED=$tmp/recompiled/report.pb RECOMPILED_EXPECT=$recompiled \
   BIG=$tmp/big/big.pb BIG_NODES=5000 BIG_NAMED=$tmp/big_named/big_named.pb BAD_FILES=$bad_files \
   SINGLE_FILES=$single_files OUT=$out \

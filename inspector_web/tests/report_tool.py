@@ -8,6 +8,10 @@ usage: report_tool.py expect REPORT.pb OUT.json   what the page must show for ea
        report_tool.py recompiled OUT.pb          a captured function's report with 2 compiles
                                                   (prints what the compile index must show)
        report_tool.py weights PAGE.html           weight bytes held by an exported page's report
+       report_tool.py compare A.pb B.pb OUT.json  what the Compare panel must show for A vs B
+       report_tool.py split IN.pb OUT.pb          IN with its inductor schedule fused otherwise:
+                                                  the first 2 fused kernels split in two, the
+                                                  first decision dropped (a compile to compare)
 
 `expect` writes {"stages": [{"key", "count", "nodes": [...]}]}: one entry per graph the report
 holds, keyed as the inspector keys its stage tabs (inspector_web/core/stages.h): the artifact's
@@ -268,6 +272,113 @@ def recompiled_report():
     return report
 
 
+def first_schedule(report):
+    for kind in ("schedule", "kernel_module"):
+        for a in report.stages:
+            if a.WhichOneof("payload") == kind:
+                return safe_key(a.stage), (a.schedule if kind == "schedule" else a.kernel_module.schedule)
+    return "", None
+
+
+def kernel_node_sets(schedule):
+    """Per kernel, the frozenset of the graph nodes it computes, each named (op, name path,
+    occurrence among nodes with both): the same nodes in another compile, whatever its ids."""
+    if schedule is None:
+        return []
+    node_of_value, seen = {}, {}
+    for n in schedule.graph.nodes:
+        base = (n.op, n.name or "%s:%d:%d" % (n.loc.file, n.loc.line, n.loc.column))
+        name = base + (seen.get(base, 0),)
+        seen[base] = seen.get(base, 0) + 1
+        for v in n.outputs:
+            node_of_value[v.id] = name
+    return [frozenset(node_of_value[v] for v in k.source_values if v in node_of_value)
+            for k in schedule.kernels]
+
+
+def unmatched(mine, theirs):
+    """Indices of `mine`'s sets left after matching each with an equal one of `theirs`."""
+    pool = list(theirs)
+    left = []
+    for i, s in enumerate(mine):
+        if s in pool:
+            pool.remove(s)
+        else:
+            left.append(i)
+    return left
+
+
+def paired_rows(rows_a, rows_b):
+    """(label, a, b) for rows paired by label and occurrence, a's order then b's extra rows."""
+    out, index = [], {}
+    for side, rows in ((0, rows_a), (1, rows_b)):
+        count = {}
+        for label, seconds in rows:
+            key = (label, count.get(label, 0))
+            count[label] = key[1] + 1
+            if key not in index:
+                index[key] = len(out)
+                out.append([label, None, None])
+            out[index[key]][1 + side] = seconds
+    return out
+
+
+def split_kernels(report, count=2):
+    """Splits the first `count` kernels of the first Schedule computing more than one node:
+    the last node moves to a new kernel right after it (named <name>_split), as a compile
+    that fused one node less would have it; drops the first fusion decision."""
+    _, sched = first_schedule(report)
+    done, i = 0, 0
+    while done < count and i < len(sched.kernels):
+        k = sched.kernels[i]
+        if len(k.source_values) > 1:
+            part = schedule_pb2.Kernel()
+            part.CopyFrom(k)
+            part.name = k.name + "_split"
+            part.id = max(x.id for x in sched.kernels) + 1
+            del part.source_values[:]
+            part.source_values.append(k.source_values[-1])
+            del k.source_values[-1]
+            sched.kernels.insert(i + 1, part)
+            done += 1
+            i += 1
+        i += 1
+    if sched.decisions:
+        del sched.decisions[0]
+    return report
+
+
+def compare(a, b):
+    key_a, sched_a = first_schedule(a)
+    key_b, sched_b = first_schedule(b)
+    sets_a, sets_b = kernel_node_sets(sched_a), kernel_node_sets(sched_b)
+    only_a, only_b = unmatched(sets_a, sets_b), unmatched(sets_b, sets_a)
+    decisions = {}
+    for side, sched in (("a", sched_a), ("b", sched_b)):
+        ds = list(sched.decisions) if sched is not None else []
+        decisions[side + "_accepted"] = sum(1 for d in ds if d.accepted)
+        decisions[side + "_rejected"] = sum(1 for d in ds if not d.accepted)
+    keys = [[(getattr(d, "pass"), d.kind, d.accepted, d.reason,
+              tuple(d.kernels)) for d in (sched.decisions if sched is not None else [])]
+            for sched in (sched_a, sched_b)]
+    decisions["only_a"] = len(unmatched(keys[0], keys[1]))
+    decisions["only_b"] = len(unmatched(keys[1], keys[0]))
+    return {
+        "kernel_stage_a": key_a, "kernel_stage_b": key_b,
+        "a_count": len(sets_a), "b_count": len(sets_b), "same": len(sets_a) - len(only_a),
+        "only_a": [{"index": i, "name": sched_a.kernels[i].name} for i in only_a],
+        "only_b": [{"index": i, "name": sched_b.kernels[i].name} for i in only_b],
+        "decisions": decisions,
+        "timings": paired_rows([(t.stage, t.seconds) for t in a.timings],
+                               [(t.stage, t.seconds) for t in b.timings]),
+        "stages_a": [s["key"] for s in expectations(a)["stages"]],
+        "stages_b": [s["key"] for s in expectations(b)["stages"]],
+        "options": sorted([k, a.options.get(k, "(not set)"), b.options.get(k, "(not set)")]
+                          for k in set(a.options) | set(b.options)
+                          if a.options.get(k) != b.options.get(k)),
+    }
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "expect":
         report = report_pb2.CompileReport()
@@ -297,6 +408,23 @@ def main(argv):
         report = report_pb2.CompileReport()
         report.ParseFromString(base64.b64decode(m.group(1)))
         print(raw_constant_bytes(report, WEIGHT_BYTES))
+        return 0
+    if len(argv) == 4 and argv[1] == "split":
+        r = report_pb2.CompileReport()
+        with open(argv[2], "rb") as f:
+            r.ParseFromString(f.read())
+        with open(argv[3], "wb") as f:
+            f.write(split_kernels(r).SerializeToString())
+        return 0
+    if len(argv) == 5 and argv[1] == "compare":
+        reports = []
+        for path in argv[2:4]:
+            r = report_pb2.CompileReport()
+            with open(path, "rb") as f:
+                r.ParseFromString(f.read())
+            reports.append(r)
+        with open(argv[4], "w") as f:
+            json.dump(compare(*reports), f, indent=1)
         return 0
     if len(argv) == 3 and argv[1] == "recompiled":
         report = recompiled_report()

@@ -73,6 +73,7 @@ coil.App = class {
         return;
       }
       const files = await coil.servedFiles();
+      this.served = files || [];
       if (files && files.length) {
         const select = document.getElementById('file-select');
         select.textContent = '';
@@ -116,6 +117,8 @@ coil.App = class {
     coil.renderTimings(document.getElementById('timings'), overview);
     coil.renderCompileIndex(document.getElementById('compile-index'), overview,
       (s) => { this.showStage(s); this.showPanel('graph'); });
+    this.compare = { doc: null, error: null };  // the core dropped its compare file
+    this.renderCompare();
     const tabs = document.getElementById('stage-tabs');
     overview.stages.forEach((s, i) => {
       const b = coil.el('button', { class: 'stage-tab', 'data-stage': s.key, title: `${s.kind} · ${s.node_count} nodes` },
@@ -137,6 +140,35 @@ coil.App = class {
     this.timing.total_ms = performance.now() - t0 + this.timing.decode_ms;
     for (const k of Object.keys(this.timing)) this.timing[k] = Math.round(this.timing[k]);
     document.body.dataset.timing = JSON.stringify(this.timing);
+  }
+
+  // The Compare panel (compare.js) for the open file and the compare file, if any.
+  renderCompare() {
+    coil.renderCompare(document.getElementById('compare'),
+      { fileName: this.fileName, served: this.served, doc: this.compare.doc, error: this.compare.error }, {
+        onFile: (file) => this.run(async () => this.openCompare(await coil.readPicked(file))),
+        onServed: (name) => this.run(async () => this.openCompare(await coil.fetchServed(name))),
+        onKernel: (key, k) => {
+          const s = this.overview.stages.findIndex((x) => x.key === key);
+          if (s < 0) return;
+          this.showStage(s);
+          this.pickKernel(k);
+        },
+      });
+  }
+
+  // Loads `file` as the second compile; one that fails leaves the previous comparison.
+  openCompare(file) {
+    const opened = this.core.openCompare(file.bytes, file.name);
+    if (!opened.ok) {
+      this.compare.error = opened.error + (this.compare.doc ? ` (still comparing with ${this.compare.doc.b})` : '');
+    } else {
+      const doc = this.core.compare();
+      if (!doc.ok) throw new Error(doc.error);
+      this.compare = { doc, error: null };
+    }
+    this.renderCompare();
+    this.showPanel('compare');
   }
 
   clear() {

@@ -23,6 +23,24 @@ coil.Core = class {
     }
   }
 
+  // Loads a second file to compare the open one with ({ok, file, stages} or {ok: false, error}).
+  openCompare(bytes, name) {
+    const m = this.module;
+    const ptr = m._malloc(Math.max(1, bytes.length));
+    try {
+      m.HEAPU8.set(bytes, ptr);
+      return this.result(m.ccall('coil_open_compare', 'number', ['number', 'number', 'string'],
+        [ptr, bytes.length, name]));
+    } finally {
+      m._free(ptr);
+    }
+  }
+
+  // The open file against the compare file (core/compare.h).
+  compare() {
+    return this.result(this.module.ccall('coil_compare', 'number', [], []));
+  }
+
   stage(index) {
     return this.result(this.module.ccall('coil_stage', 'number', ['number'], [index]));
   }
