@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ const std::string& HostCpuDescription() {
 inductor::Capabilities CpuCapabilities() {
   inductor::Capabilities c;
   c.extern_epilogues = {"aten.bmm", "aten.convolution", "aten.mm"};
+  // Activations between convolutions channels-last (inductor/passes/channels_last.h), which
+  // runtime/cpu's convolutions read directly; COIL_CHANNELS_LAST=0 keeps NCHW (comparisons).
+  const char* cl = std::getenv("COIL_CHANNELS_LAST");
+  c.channels_last = cl == nullptr || std::string(cl) != "0";
   return c;
 }
 

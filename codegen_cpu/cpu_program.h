@@ -26,7 +26,8 @@
 
 namespace coil {
 
-// What the CPU backend tells inductor it can do.
+// What the CPU backend tells inductor it can do: epilogues after mm/bmm/convolution, and
+// channels-last activations between convolutions (off when COIL_CHANNELS_LAST=0 is set).
 inductor::Capabilities CpuCapabilities();
 
 // The host CPU as code generation sees it: "<cpu name>;+a,+b,..." (enabled ISA features, sorted);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "inductor/passes/channels_last.h"
 #include "inductor/passes/fold_constants.h"
 #include "inductor/passes/fusion.h"
 #include "inductor/passes/verify_program.h"
@@ -48,6 +49,9 @@ PassPipeline<Program> ProgramPipeline(const ScheduleOptions& options, SymRanges 
                                 ? FusionPipeline(options.capabilities)
                                 : PassPipeline<Program>("inductor", {.verify = VerifyProgram,
                                                                      .print = DescribeProgram});
+  if (options.capabilities.channels_last) {
+    p.Add("channels_last", ChannelsLastActivations);
+  }
   p.Add("plan_memory", [ranges = std::move(ranges), reuse = options.reuse_memory,
                         plan](Program& program) -> absl::StatusOr<bool> {
     absl::StatusOr<MemoryPlanSummary> summary = PlanMemory(program, ranges, reuse);

@@ -26,6 +26,9 @@ struct Capabilities {
   // Extern ops after which the backend runs a fused pointwise epilogue (e.g. "aten.mm" for a
   // GEMM with a bias + activation epilogue). Empty: no fusion across externs.
   std::vector<std::string> extern_epilogues;
+  // Store the activations between 2-D convolutions channels-last (passes/channels_last.h):
+  // only for a backend whose runtime reads ir/channels_last.h's convolution attribute.
+  bool channels_last = false;
 };
 
 struct ScheduleOptions {

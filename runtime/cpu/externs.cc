@@ -5,17 +5,15 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ir/channels_last.h"
 #include "ir/op_registry.h"
 #include "ir/tensor_type.h"
+#include "runtime/channels_last_copy.h"
 #include "runtime/host_tensor.h"
 #include "runtime/reference/kernel_registry.h"
 
 namespace coil::cpu {
 namespace {
-
-TensorType TypeOf(const ExternTensor& t) {
-  return TensorType(t.dtype, std::vector<SymExpr>(t.shape.begin(), t.shape.end()));
-}
 
 int64_t Bytes(const ExternTensor& t) { return t.numel() * ElementSize(t.dtype); }
 
@@ -68,33 +66,46 @@ absl::Status RunReferenceExtern(absl::string_view op, const ExternArgs& args) {
   }
   const OpSchema* schema = OpRegistry::Global().Find(op);
   if (schema == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown op '", op, "'"));
+  // Activations stored channels-last (ir/channels_last.h): computed on NCHW copies.
+  AttrMap attrs = args.attrs;
+  absl::StatusOr<ChannelsLast> cl = TakeChannelsLast(attrs);
+  if (!cl.ok()) return cl.status();
+  if (cl->any() && (args.inputs.empty() || args.inputs[0].shape.size() != 4 ||
+                    args.output.shape.size() != 4)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "attribute '", kChannelsLastAttr, "' needs a rank-4 input 0 and output"));
+  }
   std::vector<HostTensor> inputs;
   std::vector<TensorType> types;
   for (const ExternTensor& t : args.inputs) {
-    types.push_back(TypeOf(t));
     absl::StatusOr<HostTensor> h =
         HostTensor::FromBytes(t.dtype, t.shape, std::string(t.data, Bytes(t)));
     if (!h.ok()) return h.status();
+    if (cl->input && inputs.empty()) *h = FromChannelsLastTensor(*h);
+    types.push_back(TensorType(h->dtype(), {h->shape().begin(), h->shape().end()}));
     inputs.push_back(*std::move(h));
   }
   // The reference kernel trusts its arguments (as after Verify): the call must type-check
   // against the op's meta function and produce exactly the output buffer's type.
-  AttrMap attrs = args.attrs;
   absl::StatusOr<std::vector<TensorType>> want = InferOutputTypes(*schema, types, attrs);
   if (!want.ok()) return want.status();
-  const TensorType out_type = TypeOf(args.output);
+  const std::vector<int64_t> out_shape =
+      cl->output ? FromChannelsLast(args.output.shape) : args.output.shape;
+  const TensorType out_type(args.output.dtype, {out_shape.begin(), out_shape.end()});
   if (want->empty() || (*want)[0] != out_type) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the op's result ", want->empty() ? std::string("(none)") : (*want)[0].ToString(),
         " does not match the output buffer's ", out_type.ToString()));
   }
-  std::vector<std::vector<int64_t>> shapes = {args.output.shape};
+  std::vector<std::vector<int64_t>> shapes = {out_shape};
   std::vector<DType> dtypes = {args.output.dtype};
   KernelContext ctx{inputs, attrs, shapes, dtypes};
   absl::StatusOr<std::vector<HostTensor>> results = (*fn)(ctx);
   if (!results.ok()) return results.status();
   if (results->empty()) return absl::InternalError("the reference kernel returned no output");
-  const HostTensor& r = (*results)[0];
+  const HostTensor r = cl->output && (*results)[0].rank() == 4
+                           ? ToChannelsLastTensor((*results)[0])
+                           : (*results)[0];
   if (r.shape() != args.output.shape || r.dtype() != args.output.dtype) {
     return absl::InternalError(absl::StrCat("the reference kernel returned ", r.TypeString(),
                                             " for an output of ", out_type.ToString()));

@@ -7,8 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/attribute.h"
+#include "ir/channels_last.h"
 #include "ir/op_registry.h"
 #include "ir/tensor_type.h"
+#include "runtime/channels_last_copy.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
 #include "runtime/reference/kernel_registry.h"
@@ -54,6 +56,20 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
     }
     attrs[a.name()] = *std::move(v);
   }
+  // Activations stored channels-last (ir/channels_last.h): the reference kernel computes on
+  // their NCHW copies.
+  absl::StatusOr<ChannelsLast> cl = TakeChannelsLast(attrs);
+  if (!cl.ok()) return cl.status();
+  if (cl->any() && (args.empty() || args[0].rank() != 4 || (*out)->shape.size() != 4)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "attribute '", kChannelsLastAttr, "' needs a rank-4 input 0 and output"));
+  }
+  if (cl->input) {
+    args[0] = FromChannelsLastTensor(args[0]);
+    arg_types[0] = TensorType(args[0].dtype(), {args[0].shape().begin(), args[0].shape().end()});
+  }
+  const std::vector<int64_t> out_shape =
+      cl->output ? FromChannelsLast((*out)->shape) : (*out)->shape;
   const OpSchema* schema = OpRegistry::Global().Find(k.extern_op());
   if (schema == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", k.extern_op(), "'"));
@@ -64,20 +80,22 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
   // against the op's meta function and produce exactly the output buffer's type.
   absl::StatusOr<std::vector<TensorType>> want = InferOutputTypes(*schema, arg_types, attrs);
   if (!want.ok()) return want.status();
-  const TensorType out_type((*out)->dtype, {(*out)->shape.begin(), (*out)->shape.end()});
+  const TensorType out_type((*out)->dtype, {out_shape.begin(), out_shape.end()});
   if (want->empty() || (*want)[0] != out_type) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the op's result ", want->empty() ? std::string("(none)") : (*want)[0].ToString(),
         " does not match buffer ", (*out)->id, " ('", (*out)->name, "') of ",
         out_type.ToString()));
   }
-  std::vector<std::vector<int64_t>> shapes = {(*out)->shape};
+  std::vector<std::vector<int64_t>> shapes = {out_shape};
   std::vector<DType> dtypes = {(*out)->dtype};
   KernelContext ctx{args, attrs, shapes, dtypes};
   absl::StatusOr<std::vector<HostTensor>> results = (*fn)(ctx);
   if (!results.ok()) return results.status();
   if (results->empty()) return absl::InternalError("the reference kernel returned no output");
-  const HostTensor& r = (*results)[0];
+  const HostTensor r = cl->output && !results->empty() && (*results)[0].rank() == 4
+                           ? ToChannelsLastTensor((*results)[0])
+                           : (*results)[0];
   if (r.shape() != (*out)->shape || r.dtype() != (*out)->dtype) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the extern's result ", r.TypeString(), " does not match buffer ", (*out)->id, " ('",

@@ -50,6 +50,7 @@ std::string OptionsText(const DriverOptions& o) {
   std::vector<std::string> keep = o.decompose.keep;
   std::sort(keep.begin(), keep.end());
   return absl::StrCat("driver=1 extern_epilogues=", absl::StrJoin(epilogues, ","),
+                      " channels_last=", o.backend->capabilities().inductor.channels_last,
                       " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
                       " fold_constants=", o.schedule.fold_constants,
                       " keep=", absl::StrJoin(keep, ","), " ", o.backend->CacheIdentity());

@@ -14,6 +14,7 @@
 #include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "ir/attribute.h"
+#include "ir/channels_last.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
 
 namespace coil::cpu::dnnl_internal {
@@ -32,6 +33,10 @@ struct ConvParams {
   int64_t groups = 1;
   std::vector<int64_t> stride, padding, dilation;
   bool bias = false;
+  // The activations' logical NC[D]HW dims and whether each is stored channels-last
+  // (ir/channels_last.h: the buffer's shape is then [N, H, W, C]).
+  std::vector<int64_t> x_dims, o_dims;
+  bool x_nhwc = false, o_nhwc = false;
 };
 
 // One way to run the convolution: activations in oneDNN's blocked layouts (reordered in and
@@ -163,19 +168,22 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
   static const dnnl_format_tag_t kData[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
   static const dnnl_format_tag_t kWeights[] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
   static const dnnl_format_tag_t kGroupWeights[] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
-  const ExternTensor &x = a.inputs[0], &w = a.inputs[1], &out = a.output;
+  const ExternTensor& w = a.inputs[1];
   const int64_t g = p.groups, oc = w.shape[0];
   std::vector<int64_t> wdims = {oc};
   if (g > 1) wdims = {g, oc / g};
   wdims.insert(wdims.end(), w.shape.begin() + 1, w.shape.end());
   const dnnl_format_tag_t w_tag = g > 1 ? kGroupWeights[p.d - 1] : kWeights[p.d - 1];
-  const dnnl_memory_desc_t x_plain = Desc(x.shape, kData[p.d - 1]), w_plain = Desc(wdims, w_tag),
-                           o_plain = Desc(out.shape, kData[p.d - 1]);
+  // "plain": the activations as the schedule stores them (NC[D]HW, or NHWC for channels-last
+  // buffers, which is also oneDNN's own layout for f32 on AVX-512).
+  const dnnl_memory_desc_t x_plain = Desc(p.x_dims, p.x_nhwc ? dnnl_nhwc : kData[p.d - 1]),
+                           w_plain = Desc(wdims, w_tag),
+                           o_plain = Desc(p.o_dims, p.o_nhwc ? dnnl_nhwc : kData[p.d - 1]);
   auto plan = std::make_unique<ConvPlan>();
   const DnnlAttr attr = PostOpsAttr(epilogue, o_plain);
   if (choice != LayoutChoice::kPlain) {
     std::optional<ConvVariant> blocked =
-        MakeVariant(a, p, Desc(x.shape, dnnl_format_tag_any), Desc(out.shape, dnnl_format_tag_any),
+        MakeVariant(a, p, Desc(p.x_dims, dnnl_format_tag_any), Desc(p.o_dims, dnnl_format_tag_any),
                     x_plain, w_plain, o_plain, attr.get(), "blocked");
     if (blocked.has_value()) plan->variants.push_back(*std::move(blocked));
   }
@@ -197,7 +205,7 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
     // Only reference implementations (or a forced layout oneDNN lacks): take the blocked
     // request as oneDNN offers it.
     std::optional<ConvVariant> any =
-        MakeVariant(a, p, Desc(x.shape, dnnl_format_tag_any), Desc(out.shape, dnnl_format_tag_any),
+        MakeVariant(a, p, Desc(p.x_dims, dnnl_format_tag_any), Desc(p.o_dims, dnnl_format_tag_any),
                     x_plain, w_plain, o_plain, nullptr, "blocked");
     if (!any.has_value()) throw DnnlFailure{"no convolution implementation"};
     plan->variants.push_back(*std::move(any));
@@ -266,6 +274,21 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
   const size_t rank = w.shape.size();
   if (rank < 3 || rank > 5 || x.shape.size() != rank || out.shape.size() != rank) return false;
   ConvParams p;
+  if (HasAttr(a.attrs, kChannelsLastAttr)) {
+    AttrMap attrs = a.attrs;
+    absl::StatusOr<ChannelsLast> cl = TakeChannelsLast(attrs);
+    if (!cl.ok()) return cl.status();
+    if (cl->any() && rank != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "aten.convolution: attribute '", kChannelsLastAttr, "' on a ", rank - 2,
+          "-D convolution (only 2-D ones are stored channels-last)"));
+    }
+    p.x_nhwc = cl->input;
+    p.o_nhwc = cl->output;
+  }
+  p.x_dims = p.x_nhwc ? FromChannelsLast(x.shape) : x.shape;
+  p.o_dims = p.o_nhwc ? FromChannelsLast(out.shape) : out.shape;
+  const std::vector<int64_t>&xs = p.x_dims, &os = p.o_dims;
   p.d = rank - 2;
   p.groups = *groups;
   p.bias = a.inputs.size() == 3;
@@ -273,15 +296,15 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
       !Expand(a.attrs, "dilation", p.d, p.dilation)) {
     return false;
   }
-  const int64_t g = p.groups, n = x.shape[0], c = x.shape[1], oc = w.shape[0];
+  const int64_t g = p.groups, n = xs[0], c = xs[1], oc = w.shape[0];
   // Degenerate sizes (empty tensors) go to the reference kernel.
   if (x.numel() == 0 || w.numel() == 0 || out.numel() == 0 || oc % g != 0) return false;
   // The output's shape must be the convolution's (as the op's meta function computes it).
-  bool ok = c == w.shape[1] * g && out.shape[0] == n && out.shape[1] == oc;
+  bool ok = c == w.shape[1] * g && os[0] == n && os[1] == oc;
   for (size_t i = 0; ok && i < p.d; ++i) {
     const int64_t extent = p.dilation[i] * (w.shape[2 + i] - 1) + 1;
-    ok = x.shape[2 + i] + 2 * p.padding[i] >= extent &&
-         out.shape[2 + i] == (x.shape[2 + i] + 2 * p.padding[i] - extent) / p.stride[i] + 1;
+    ok = xs[2 + i] + 2 * p.padding[i] >= extent &&
+         os[2 + i] == (xs[2 + i] + 2 * p.padding[i] - extent) / p.stride[i] + 1;
   }
   if (p.bias) ok = ok && a.inputs[2].shape.size() == 1 && a.inputs[2].shape[0] == oc;
   if (!ok) return ShapeError("aten.convolution", a);
@@ -308,7 +331,7 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
     AppendKey(key, p.stride);
     AppendKey(key, p.padding);
     AppendKey(key, p.dilation);
-    key.insert(key.end(), {g, p.bias, threads});
+    key.insert(key.end(), {g, p.bias, threads, p.x_nhwc, p.o_nhwc});
     for (const ExternEpilogueStep& step : epilogue) {
       key.insert(key.end(), {step.kind, static_cast<int64_t>(absl::bit_cast<uint32_t>(step.lo)),
                              static_cast<int64_t>(absl::bit_cast<uint32_t>(step.hi))});

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "ir/channels_last.h"
 #include "ir/op_registry.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/interpreter.h"
@@ -106,9 +107,18 @@ absl::Status CheckKernel(const proto::Kernel& k,
         if (!v.ok()) return error("attribute '", a.name(), "': ", v.status().message());
         info.attrs[a.name()] = *std::move(v);
       }
+      // The layout attribute of channels-last convolutions is no schema attribute
+      // (ir/channels_last.h): checked apart, and kept for the extern.
+      absl::StatusOr<ChannelsLast> cl = TakeChannelsLast(info.attrs);
+      if (!cl.ok()) return error(cl.status().message());
+      if (cl->any() && k.extern_op() != "aten.convolution") {
+        return error("attribute '", kChannelsLastAttr, "' on ", k.extern_op(),
+                     " (only aten.convolution takes it)");
+      }
       if (absl::Status s = NormalizeAttrs(*schema, info.attrs); !s.ok()) {
         return error(s.message());
       }
+      if (cl->any()) info.attrs[kChannelsLastAttr] = Attribute(IntList{cl->input, cl->output});
       info.symbolic_attrs = HasSymbolicAttr(info.attrs);
       break;
     }
