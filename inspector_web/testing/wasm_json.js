@@ -1,6 +1,8 @@
 // node wasm_json.js MODULE.js FILE: what `inspect_json FILE --all` prints, computed by the
 // wasm module (emscripten build of the same core) instead of the native build: the overview,
-// then per stage i its JSON, the diff (i-1, i) and each node's details, one per line.
+// then per stage i its JSON, the diff (i-1, i), each node's details and memory plans, then
+// the comparison of the file with itself (before and after opening it as the compare file),
+// one per line.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -29,6 +31,13 @@ require(path.resolve(modulePath))().then((m) => {
       }
     }
   }
+  lines.push(result(m.ccall('coil_compare', 'number', [], [])));
+  const again = m._malloc(Math.max(1, bytes.length));
+  m.HEAPU8.set(bytes, again);
+  lines.push(result(m.ccall('coil_open_compare', 'number', ['number', 'number', 'string'],
+    [again, bytes.length, path.basename(file)])));
+  m._free(again);
+  lines.push(result(m.ccall('coil_compare', 'number', [], [])));
   process.stdout.write(lines.join('\n') + '\n');
   process.exitCode = parsed.ok ? 0 : 1;
 }).catch((e) => {

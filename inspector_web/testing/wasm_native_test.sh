@@ -38,6 +38,9 @@ done
 for key in capture.0 autograd.joint prims inductor codegen_cpu; do
   grep -q "\"key\":\"$key\"" "$dir/report.pb.native" || { echo "FAIL: no stage $key"; failed=1; }
 done
+# ... and the comparison of the report with itself (core/compare.h).
+grep -q '^{"ok":true,"a":"report.pb","b":"report.pb",' "$dir/report.pb.native" ||
+  { echo "FAIL: report.pb: no comparison"; failed=1; }
 grep -q '"error":"truncated.pb: not a coil protobuf (truncated at byte ' "$dir/truncated.pb.native" ||
   { echo "FAIL: truncated.pb: no truncation error"; failed=1; }
 exit $failed

@@ -5,7 +5,9 @@
 //   inspect_json FILE --time          per-step wall times for every stage, no JSON
 //   inspect_json FILE --all           one document per line: the overview, then for each stage
 //                                     i its JSON, the diff (i-1, i), each node's details and
-//                                     its memory plan at "", "s0=7" and "s0=x";
+//                                     its memory plan at "", "s0=7" and "s0=x"; then the
+//                                     compare document before a compare file, the file
+//                                     opened as its own compare file and the comparison;
 //                                     what the wasm module must reproduce byte for byte
 //                                     (testing/wasm_native_test.sh)
 // Exit status 1 when the file does not load (the error JSON is still printed).
@@ -64,6 +66,9 @@ int main(int argc, char** argv) {
           std::printf("%s\n", inspector.MemoryJson(stage, typed).c_str());
         }
       }
+      std::printf("%s\n", inspector.CompareJson().c_str());
+      std::printf("%s\n", inspector.OpenCompare(bytes, name).c_str());
+      std::printf("%s\n", inspector.CompareJson().c_str());
     }
     return ok ? 0 : 1;
   }
