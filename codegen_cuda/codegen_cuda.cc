@@ -18,7 +18,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-3";
+constexpr char kGeneratorVersion[] = "coil-cuda-4";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -32,7 +32,8 @@ struct Sources {
 absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenOptions& options) {
   Sources s;
   codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(
-      schedule, options.warp_row_max, options.row_unroll, options.vectorize);
+      schedule, options.warp_row_max, options.row_unroll, options.vectorize,
+      options.persistent_rows);
   s.module = codegen_cuda_internal::CudaPrelude();
   for (const proto::Kernel& k : schedule.kernels()) {
     if (!HasCode(k)) continue;
@@ -60,7 +61,8 @@ std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
   absl::StatusOr<std::string> v = NvrtcVersion();
   return absl::StrCat(kGeneratorVersion, " nvrtc ", v.ok() ? *v : "missing", " ", options.arch,
                       " warp_row_max=", options.warp_row_max, " row_unroll=", options.row_unroll,
-                      " vectorize=", options.vectorize ? 1 : 0);
+                      " vectorize=", options.vectorize ? 1 : 0,
+                      " persistent_rows=", options.persistent_rows ? 1 : 0);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,

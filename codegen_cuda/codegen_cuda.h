@@ -29,6 +29,9 @@ struct CudaCodegenOptions {
   // Pointwise kernels with contiguous accesses run 4 indices per thread with 4-element (16 bytes
   // for f32) loads and stores where the innermost range allows (kernel_source.h).
   bool vectorize = true;
+  // Row kernels whose ranged Loops cover the same constant positions (layer_norm, softmax) keep
+  // the values that several Loops load in registers: one read of the row (row_cache.h).
+  bool persistent_rows = true;
 };
 
 // The module's CUDA C++ source alone (no NVRTC), for tests and the inspector. Errors

@@ -1,6 +1,7 @@
 // Schedule kernel -> CUDA C++ __global__ function (see kernel_source.h).
 #include "codegen_cuda/internal/kernel_source.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
+#include "codegen_cuda/internal/row_cache.h"
 #include "codegen_cuda/internal/value_source.h"
 #include "runtime/cuda/kernel_abi.h"
 #include "runtime/reference/prims_scalar.h"
@@ -128,6 +130,8 @@ class Emitter {
     }
     DecideIndexType(bufs);
     DecideVector();
+    if (out_.rows) cache_ = PlanRowCache(k_, info_, out_.warp_rows);
+    out_.cached_loads = static_cast<int>(cache_.slot_dtype.size());
     out_.symbol = cuda::KernelSymbol(k_.id(), out_.items_per_thread);
     const std::string ix = out_.index64 ? "i64" : "int";
     std::string& o = out_.text;
@@ -139,6 +143,9 @@ class Emitter {
         out_.items_per_thread > 1 ? absl::StrCat(", ", out_.items_per_thread, " per thread, ",
                                                  vec_.size(), " vector accesses")
                                   : "",
+        cache_.iterations > 0 ? absl::StrCat(", persistent: ", cache_.slot_dtype.size(),
+                                             " loads kept in registers")
+                              : "",
         out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
     absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
                     ") ", out_.symbol,
@@ -179,6 +186,10 @@ class Emitter {
                       " coil_row < coil_n; coil_row += (",
                       ix, ")gridDim.x * blockDim.y) {\n");
       Decompose("coil_row", "n", "i", k_.ranges_size(), "    ");
+      for (size_t c = 0; c < cache_.slot_dtype.size(); ++c) {
+        absl::StrAppend(&o, "    ", RegType(cache_.slot_dtype[c]), " coil_c", c, "[",
+                        cache_.iterations, "][", cache_.items, "];\n");
+      }
     } else if (out_.items_per_thread > 1) {
       return VectorBody();
     } else {
@@ -206,34 +217,6 @@ class Emitter {
       if (b.shape(d).SerializeAsString() != k_.ranges(d).SerializeAsString()) return false;
     }
     return true;
-  }
-
-  // A row kernel's ranged Loop `l` runs 4 consecutive positions per thread when its innermost
-  // range is a constant multiple of 4 and some unmasked access is flat in (outer, position)
-  // order: the buffer's shape is the kernel's ranges then the Loop's, the index _i.., _r...
-  // Returns those accesses (empty: one position per thread).
-  absl::flat_hash_set<int> RowVector(const proto::Loop& l) const {
-    absl::flat_hash_set<int> flat;
-    if (!info_.vectorize || l.ranges_size() == 0) return flat;
-    std::optional<int64_t> last = ConstantValue(l.ranges(l.ranges_size() - 1));
-    if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return flat;
-    const int nk = k_.ranges_size(), nl = l.ranges_size();
-    for (const proto::Expr& e : l.body()) {
-      if (e.kind() != proto::Expr::LOAD && e.kind() != proto::Expr::STORE) continue;
-      if (e.mask() != 0) continue;
-      const proto::Buffer& b = *info_.buffers.at(e.buffer());
-      if (b.shape_size() != nk + nl || e.index_size() != nk + nl) continue;
-      bool ok = true;
-      for (int d = 0; d < nk + nl && ok; ++d) {
-        const proto::SymExpr& ix = e.index(d);
-        const std::string want = d < nk ? absl::StrCat("_i", d) : absl::StrCat("_r", d - nk);
-        const proto::SymExpr& range = d < nk ? k_.ranges(d) : l.ranges(d - nk);
-        ok = ix.kind() == proto::SymExpr::SYMBOL && ix.name() == want &&
-             b.shape(d).SerializeAsString() == range.SerializeAsString();
-      }
-      if (ok) flat.insert(e.id());
-    }
-    return flat;
   }
 
   // Vectorized pointwise kernels (kernel_source.h).
@@ -420,6 +403,10 @@ class Emitter {
     switch (e.kind()) {
       case proto::Expr::LOAD: {
         const proto::Buffer& b = *info_.buffers.at(e.buffer());
+        if (Cached(e.id())) {  // persistent rows: loaded by an earlier Loop
+          absl::StrAppend(&o, pad, RegType(e.dtype()), " ", name, " = ", CacheSlot(e.id()), ";\n");
+          break;
+        }
         absl::StrAppend(&o, pad, RegType(e.dtype()), " ", name, ";\n");
         std::string inner = pad;
         if (e.mask() != 0) {
@@ -438,6 +425,9 @@ class Emitter {
           absl::StrAppend(&o, pad, "} else {\n", pad, "  ", name, " = ",
                           LiteralSource(e.dtype(), e.literal(), TruncSatHost(e.literal())),
                           ";\n", pad, "}\n");
+        }
+        if (cache_.fills.contains(e.id())) {
+          absl::StrAppend(&o, pad, CacheSlot(e.id()), " = ", name, ";\n");
         }
         break;
       }
@@ -587,24 +577,44 @@ class Emitter {
     // The accumulators' types need their argument's dtype: declared when the body reaches them.
     const size_t decl_at = o.size();
     std::string decls_all;
-    if (info_.row_unroll > 1) absl::StrAppend(&o, pad, "#pragma unroll ", info_.row_unroll, "\n");
+    const bool persistent = cache_.iterations > 0;
+    if (persistent) {
+      absl::StrAppend(&o, pad, "#pragma unroll\n");
+    } else if (info_.row_unroll > 1) {
+      absl::StrAppend(&o, pad, "#pragma unroll ", info_.row_unroll, "\n");
+    }
     // Vectorized (RowVector): 4 consecutive positions per thread, flat accesses as one access.
-    const absl::flat_hash_set<int> flat = RowVector(l);
+    const absl::flat_hash_set<int> flat = RowVectorAccesses(k_, l, info_);
     const int items = flat.empty() ? 1 : cuda::kCudaVectorItems;
     std::vector<const proto::Expr*> vstores;
+    // Persistent: the same positions per thread in every Loop, group coil_j of `iterations`.
+    const std::string persistent_loop =
+        absl::StrCat("for (int coil_j = 0; coil_j < ", cache_.iterations, "; ++coil_j) {\n", pad,
+                     "  const ", ix, " coil_p", items == 1 ? "" : "v", " = (", ix,
+                     ")threadIdx.x + (", ix, ")coil_j * ", cache_.threads, ";\n",
+                     cache_.exact ? ""
+                                  : absl::StrCat(pad, "  if (coil_p",
+                                                 items == 1 ? " >= coil_m"
+                                                            : absl::StrCat("v >= coil_m / ", items),
+                                                 ") break;\n"));
     if (items == 1) {
-      absl::StrAppend(&o, pad, "for (", ix,
-                      " coil_p = threadIdx.x; coil_p < coil_m; coil_p += blockDim.x) {\n");
+      absl::StrAppend(&o, pad,
+                      persistent ? persistent_loop
+                                 : absl::StrCat("for (", ix, " coil_p = threadIdx.x; coil_p < "
+                                                "coil_m; coil_p += blockDim.x) {\n"));
       Decompose("coil_p", "m", "r", l.ranges_size(), pad + "  ");
     } else {
       const int last = l.ranges_size() - 1;
-      absl::StrAppend(&o, pad, "for (", ix, " coil_pv = threadIdx.x; coil_pv < coil_m / ", items,
-                      "; coil_pv += blockDim.x) {\n", pad, "  const ", ix, " coil_p0 = coil_pv * ",
-                      items, ";\n");
+      absl::StrAppend(
+          &o, pad,
+          persistent ? persistent_loop
+                     : absl::StrCat("for (", ix, " coil_pv = threadIdx.x; coil_pv < coil_m / ",
+                                    items, "; coil_pv += blockDim.x) {\n"),
+          pad, "  const ", ix, " coil_p0 = coil_pv * ", items, ";\n");
       Decompose("coil_p0", "m", "r", l.ranges_size(), pad + "  ");
       absl::StrAppend(&o, pad, "  const ", ix, " coil_rl = r", last, ";\n");
       for (const proto::Expr& e : l.body()) {
-        if (!flat.contains(e.id())) continue;
+        if (!flat.contains(e.id()) || Cached(e.id())) continue;
         const proto::Buffer& b = *info_.buffers.at(e.buffer());
         absl::StatusOr<std::string> el = Element(e, pad + "  ");
         if (!el.ok()) return el.status();
@@ -743,9 +753,17 @@ class Emitter {
     return absl::OkStatus();
   }
 
+  // Persistent rows: a LOAD that reads its register slot instead of memory, and that slot's
+  // element for the current group and item.
+  bool Cached(int id) const { return cache_.slot_of.contains(id) && !cache_.fills.contains(id); }
+  std::string CacheSlot(int id) const {
+    return absl::StrCat("coil_c", cache_.slot_of.at(id), "[coil_j][", std::max(vec_item_, 0), "]");
+  }
+
   const proto::Kernel& k_;
   const ScheduleInfo& info_;
   KernelSource out_;
+  RowCache cache_;
   absl::flat_hash_set<int> v_ids_;
   // Vectorized pointwise kernels: the flat accesses (LOAD / STORE ids) and the item being
   // emitted (-1: none).
@@ -758,8 +776,9 @@ class Emitter {
 }  // namespace
 
 ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max, int row_unroll,
-                              bool vectorize) {
+                              bool vectorize, bool persistent_rows) {
   ScheduleInfo info;
+  info.persistent_rows = persistent_rows;
   info.vectorize = vectorize;
   info.warp_row_max = warp_row_max;
   info.row_unroll = row_unroll;

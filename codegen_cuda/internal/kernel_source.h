@@ -15,7 +15,10 @@
 // they share a row); every unmasked access whose offset is the flat index itself (the buffer
 // has the kernel's shape, the index is _i0.._in) is one 4-element load before or store after
 // the 4 bodies (16 bytes for f32; buffers are at least 64-byte aligned); the others stay
-// scalar.
+// scalar. Persistent rows (ScheduleInfo::persistent_rows): when every ranged Loop covers the
+// same constant positions, each thread visits the same positions in every Loop (an unrolled
+// loop over its position groups) and the loads that several Loops repeat are read once and
+// kept in registers (row_cache.h).
 //
 // Index math is 32-bit when every range is constant and interval analysis shows every index
 // value, range product and buffer size fits in int32 (index_source.h), 64-bit otherwise (shape
@@ -47,10 +50,14 @@ struct ScheduleInfo {
   // Pointwise kernels whose innermost outer range is a constant multiple of kCudaVectorItems
   // and that have a contiguous access run kCudaVectorItems indices per thread.
   bool vectorize = false;
+  // Row kernels whose ranged Loops cover the same constant positions keep repeated loads in
+  // registers across the Loops (row_cache.h).
+  bool persistent_rows = false;
 };
 
 ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max = 0,
-                              int row_unroll = 1, bool vectorize = false);
+                              int row_unroll = 1, bool vectorize = false,
+                              bool persistent_rows = false);
 
 struct KernelSource {
   std::string text;          // the __global__ function
@@ -59,6 +66,7 @@ struct KernelSource {
   int items_per_thread = 1;  // pointwise: consecutive outer indices per thread
   std::string symbol;        // KernelSymbol(id, items_per_thread)
   bool index64 = true;       // 64-bit index math
+  int cached_loads = 0;      // persistent rows: register slots (row_cache.h), 0: none
 };
 
 // Emits `kernel` as the function KernelSymbol(kernel.id()). Errors (InvalidArgument naming the

@@ -34,6 +34,20 @@ graph @block(%0 "x": f32[batch, 40], %1 "w": f32[40], %2 "b": f32[40], %3 "r": f
   return %7, %4, %8
 }
 )", {}},
+      // Persistent rows (codegen_cuda/internal/row_cache.h): a bf16 layer_norm + residual with
+      // 4 positions per group and 513 groups over 256 threads (the last group partial), softmax
+      // and log_softmax over rows of 2999 (one position per group, 12 groups).
+      {"wide_rows", R"(
+graph @wide(%0 "x": bf16[batch, 2052], %1 "r": bf16[batch, 2052], %2 "w": bf16[2052], %3 "b": bf16[2052], %4 "y": f32[batch, 2999]) {
+  symbol batch min 2 max 0 hint 4
+  %5: bf16[batch, 2052] = aten.add(%0, %1) {alpha = 1}
+  %6: bf16[batch, 2052] = aten.layer_norm(%5, %2, %3) {normalized_shape = [2052], eps = 1e-05}
+  %7: bf16[batch, 2052] = aten.gelu(%6) {approximate = "none"}
+  %8: f32[batch, 2999] = aten.softmax(%4) {dim = 1, dtype = none}
+  %9: f32[batch, 2999] = aten.log_softmax(%4) {dim = 1, dtype = none}
+  return %7, %8, %9
+}
+)", {}},
       {"linear_epilogue_reductions", R"(
 graph @mlp(%0 "x": f32[batch, 6], %1 "w": f32[4, 6], %2 "b": f32[4]) {
   symbol batch min 2 max 0 hint 4

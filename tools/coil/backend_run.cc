@@ -71,12 +71,16 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     cuda.runtime.external_data_dir = options.external_data_dir;
     // For A/B measurements (tools/cuda_gpu_bench.py): COIL_CUDA_WARP_ROW_MAX=0 runs every row
     // kernel a block per row; COIL_CUDA_ROW_UNROLL=N unrolls row kernels' position loops;
-    // COIL_CUDA_VECTORIZE=0 runs pointwise kernels a thread per index.
+    // COIL_CUDA_VECTORIZE=0 runs pointwise kernels a thread per index; COIL_CUDA_PERSISTENT=0
+    // loads a row again in each of its Loops.
     if (const char* w = std::getenv("COIL_CUDA_WARP_ROW_MAX"); w != nullptr) {
       cuda.codegen.warp_row_max = std::atoll(w);
     }
     if (const char* v = std::getenv("COIL_CUDA_VECTORIZE"); v != nullptr) {
       cuda.codegen.vectorize = std::atoi(v) != 0;
+    }
+    if (const char* p = std::getenv("COIL_CUDA_PERSISTENT"); p != nullptr) {
+      cuda.codegen.persistent_rows = std::atoi(p) != 0;
     }
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));

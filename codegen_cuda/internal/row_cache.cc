@@ -1,0 +1,139 @@
+// Persistent row kernels: the register cache plan (see row_cache.h).
+#include "codegen_cuda/internal/row_cache.h"
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "codegen_cuda/internal/index_source.h"
+#include "runtime/cuda/kernel_abi.h"
+
+namespace coil::codegen_cuda_internal {
+namespace {
+
+// The positions a ranged Loop covers, as one comparable string (its ranges), and their count
+// when constant.
+std::string RangesKey(const proto::Loop& l) {
+  std::string key;
+  for (const proto::SymExpr& r : l.ranges()) absl::StrAppend(&key, r.SerializeAsString(), "|");
+  return key;
+}
+
+std::optional<int64_t> ConstantCount(const proto::Loop& l) {
+  int64_t count = 1;
+  for (const proto::SymExpr& r : l.ranges()) {
+    std::optional<int64_t> v = ConstantValue(r);
+    if (!v.has_value() || *v <= 0 || *v > (int64_t{1} << 30) / count) return std::nullopt;
+    count *= *v;
+  }
+  return count;
+}
+
+// Two LOADs read the same element when buffer, index and dtype agree (within Loops that cover
+// the same positions).
+std::string LoadKey(const proto::Expr& e) {
+  std::string key = absl::StrCat(e.buffer(), ":", e.dtype(), ":");
+  for (const proto::SymExpr& ix : e.index()) absl::StrAppend(&key, ix.SerializeAsString(), "|");
+  return key;
+}
+
+bool IsWide(DType t) {
+  return t == proto::FLOAT64 || t == proto::INT64;
+}
+
+}  // namespace
+
+absl::flat_hash_set<int> RowVectorAccesses(const proto::Kernel& k, const proto::Loop& l,
+                                           const ScheduleInfo& info) {
+  absl::flat_hash_set<int> flat;
+  if (!info.vectorize || l.ranges_size() == 0) return flat;
+  std::optional<int64_t> last = ConstantValue(l.ranges(l.ranges_size() - 1));
+  if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return flat;
+  const int nk = k.ranges_size(), nl = l.ranges_size();
+  for (const proto::Expr& e : l.body()) {
+    if (e.kind() != proto::Expr::LOAD && e.kind() != proto::Expr::STORE) continue;
+    if (e.mask() != 0) continue;
+    const proto::Buffer& b = *info.buffers.at(e.buffer());
+    if (b.shape_size() != nk + nl || e.index_size() != nk + nl) continue;
+    bool ok = true;
+    for (int d = 0; d < nk + nl && ok; ++d) {
+      const proto::SymExpr& ix = e.index(d);
+      const std::string want = d < nk ? absl::StrCat("_i", d) : absl::StrCat("_r", d - nk);
+      const proto::SymExpr& range = d < nk ? k.ranges(d) : l.ranges(d - nk);
+      ok = ix.kind() == proto::SymExpr::SYMBOL && ix.name() == want &&
+           b.shape(d).SerializeAsString() == range.SerializeAsString();
+    }
+    if (ok) flat.insert(e.id());
+  }
+  return flat;
+}
+
+RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool warp_rows) {
+  RowCache none;
+  if (!info.persistent_rows) return none;
+  std::optional<std::string> ranges;
+  std::optional<bool> vectorized;
+  int64_t count = 0;
+  int ranged = 0;
+  absl::flat_hash_set<int> stored;
+  for (const proto::Loop& l : k.loops()) {
+    for (const proto::Expr& e : l.body()) {
+      if (e.kind() == proto::Expr::STORE) stored.insert(e.buffer());
+    }
+    if (l.ranges_size() == 0) continue;
+    ++ranged;
+    const std::string key = RangesKey(l);
+    const bool vec = !RowVectorAccesses(k, l, info).empty();
+    std::optional<int64_t> c = ConstantCount(l);
+    if (!c.has_value() || (ranges.has_value() && (*ranges != key || *vectorized != vec))) {
+      return none;
+    }
+    ranges = key;
+    vectorized = vec;
+    count = *c;
+  }
+  if (ranged < 2) return none;
+  RowCache cache;
+  cache.items = *vectorized ? cuda::kCudaVectorItems : 1;
+  cache.threads = warp_rows ? 32 : cuda::kCudaBlockThreads;
+  const int64_t groups = count / cache.items;  // vectorized: count is a multiple of items
+  cache.iterations = static_cast<int>((groups + cache.threads - 1) / cache.threads);
+  cache.exact = groups % cache.threads == 0;
+  const int64_t per_slot = int64_t{cache.iterations} * cache.items;
+  if (per_slot > kRowCacheRegisters) return none;
+  // LOADs by element: the ranged Loops each key occurs in, and its LOADs in program order.
+  struct Seen {
+    absl::flat_hash_set<int> loops;
+    std::vector<const proto::Expr*> loads;
+  };
+  absl::flat_hash_map<std::string, Seen> seen;
+  std::vector<std::string> order;
+  for (int li = 0; li < k.loops_size(); ++li) {
+    if (k.loops(li).ranges_size() == 0) continue;
+    for (const proto::Expr& e : k.loops(li).body()) {
+      if (e.kind() != proto::Expr::LOAD || e.mask() != 0 || stored.contains(e.buffer())) continue;
+      const std::string key = LoadKey(e);
+      auto [it, fresh] = seen.try_emplace(key);
+      if (fresh) order.push_back(key);
+      it->second.loops.insert(li);
+      it->second.loads.push_back(&e);
+    }
+  }
+  int64_t registers = 0;
+  for (const std::string& key : order) {
+    const Seen& s = seen.at(key);
+    if (s.loops.size() < 2) continue;
+    const DType dt = s.loads.front()->dtype();
+    const int64_t cost = per_slot * (IsWide(dt) ? 2 : 1);
+    if (registers + cost > kRowCacheRegisters) continue;
+    registers += cost;
+    const int slot = static_cast<int>(cache.slot_dtype.size());
+    cache.slot_dtype.push_back(dt);
+    cache.fills.insert(s.loads.front()->id());
+    for (const proto::Expr* e : s.loads) cache.slot_of[e->id()] = slot;
+  }
+  if (cache.slot_dtype.empty()) return none;
+  return cache;
+}
+
+}  // namespace coil::codegen_cuda_internal

@@ -1,0 +1,67 @@
+// Persistent row kernels: which values a row kernel keeps in registers across its Loops.
+//
+// A layer_norm or softmax row kernel has several ranged Loops over the same row (the mean, the
+// variance, the normalized store; the max, the sum of exponentials, the store), and each Loop
+// loads the row again: three reads of the same bytes. When every ranged Loop of the kernel covers
+// the same constant positions, each thread visits the same positions in every Loop (the position
+// loop becomes `for (coil_j = 0; coil_j < iterations; ++coil_j)`, fully unrolled, position
+// threadIdx.x + coil_j * threads), so a value loaded in the first Loop can stay in a register
+// array `coil_c<slot>[iterations][items]` and later Loops read it from there: one read, one
+// write. Only unmasked LOADs of buffers the kernel never stores, found with the same buffer,
+// index and dtype in at least two ranged Loops, are kept, as many as fit kRowCacheRegisters
+// registers per thread (a 16384x8192 bf16 layernorm + residual: 8 iterations x 4 items x 2
+// inputs = 64 registers). The values are the loaded ones, so results are bit-identical to the
+// Loops that load again.
+//
+//   RowCache c = PlanRowCache(kernel, info, /*warp_rows=*/false);
+//   if (c.iterations > 0) ... c.slot_of.at(load_id), c.fills.contains(load_id) ...
+//
+// Not an API: used by kernel_source.cc.
+#ifndef COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_
+#define COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_
+
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "codegen_cuda/internal/kernel_source.h"
+#include "ir/dtype.h"
+#include "ir/proto/schedule.pb.h"
+
+namespace coil::codegen_cuda_internal {
+
+// 32-bit registers per thread the cached values may take (f64/int64 values count twice).
+inline constexpr int kRowCacheRegisters = 64;
+
+struct RowCache {
+  // Position groups per thread in every ranged Loop; 0: not persistent (the Loops stride).
+  int iterations = 0;
+  // Positions per group: kCudaVectorItems when the ranged Loops are vectorized, else 1.
+  int items = 1;
+  // Threads per row: kCudaBlockThreads, or 32 for a warp per row.
+  int threads = 0;
+  // iterations x threads groups are exactly the Loop's positions: no thread skips a group.
+  bool exact = false;
+  // LOAD expression id -> its slot; `fills`: the first LOAD of each slot, which loads and fills
+  // it (the others read it).
+  absl::flat_hash_map<int, int> slot_of;
+  absl::flat_hash_set<int> fills;
+  // The register dtype of each slot (the LOADs' dtype).
+  std::vector<DType> slot_dtype;
+};
+
+// The flat accesses of a row kernel's ranged Loop `l` that run kCudaVectorItems positions per
+// thread (unmasked, the buffer's shape is the kernel's ranges then the Loop's, the index
+// _i.., _r..), when its innermost range is a constant multiple of kCudaVectorItems; empty: one
+// position per thread.
+absl::flat_hash_set<int> RowVectorAccesses(const proto::Kernel& k, const proto::Loop& l,
+                                           const ScheduleInfo& info);
+
+// The cache of `k` (a row kernel; `warp_rows`: a warp per row), or iterations 0 when
+// ScheduleInfo::persistent_rows is off, the ranged Loops differ in positions or vectorization,
+// a count is not constant, or no load repeats.
+RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool warp_rows);
+
+}  // namespace coil::codegen_cuda_internal
+
+#endif  // COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_

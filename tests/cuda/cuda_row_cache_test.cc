@@ -1,0 +1,168 @@
+// Persistent row kernels (codegen_cuda/internal/row_cache.h), without a GPU: which row kernels
+// keep their repeated loads in registers, that each input row is then loaded once in the
+// generated source, and that ptxas keeps the cache in registers (no stack frame, no spills).
+// The values are checked on a GPU by cuda_gpu_test (the test graphs' wide_rows and
+// layer_norm_gelu_softmax against the Schedule interpreter).
+#include <string>
+#include <tuple>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "codegen_cuda/codegen_cuda.h"
+#include "codegen_cuda/nvrtc.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "tools/driver/cuda_backend.h"
+#include "tools/driver/driver.h"
+
+namespace coil {
+namespace {
+
+absl::StatusOr<proto::KernelModule> Generate(const std::string& text, bool persistent = true) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  if (!g.ok()) return g.status();
+  driver::CudaBackendOptions cuda;
+  cuda.codegen.persistent_rows = persistent;
+  driver::DriverOptions options;
+  options.backend = driver::CudaBackend(cuda);
+  options.stop_after = driver::Stage::kCodegen;
+  options.cache = nullptr;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
+  if (!r.ok()) return r.status();
+  if (!r->module.has_value()) return absl::InternalError("no module");
+  return *std::move(r->module);
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// The only row kernel of `m` (a block or warp per row).
+const proto::CompiledKernel* RowKernel(const proto::KernelModule& m) {
+  const proto::CompiledKernel* row = nullptr;
+  for (const proto::CompiledKernel& k : m.kernels()) {
+    if (absl::StrContains(k.source(), " per row")) {
+      if (row != nullptr) return nullptr;
+      row = &k;
+    }
+  }
+  return row;
+}
+
+// ptxas -v's line for `symbol` ("N bytes stack frame, N bytes spill stores, ...").
+std::string StackLine(const std::string& log, const std::string& symbol) {
+  bool in = false;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    if (absl::StrContains(line, "entry function '")) {
+      in = absl::StrContains(line, absl::StrCat("'", symbol, "'"));
+      continue;
+    }
+    if (in && absl::StrContains(line, "stack frame")) return std::string(line);
+  }
+  return "";
+}
+
+// gelu(layer_norm(x + r)) in bf16 over rows of 8192, the benchmark's row: three ranged Loops
+// (mean, variance, the normalized store) that each load x and r.
+constexpr char kLayerNorm[] = R"(
+graph @ln(%0 "x": bf16[64, 8192], %1 "r": bf16[64, 8192], %2 "w": bf16[8192], %3 "b": bf16[8192]) {
+  %4: bf16[64, 8192] = aten.add(%0, %1) {alpha = 1}
+  %5: bf16[64, 8192] = aten.layer_norm(%4, %2, %3) {normalized_shape = [8192], eps = 1e-05}
+  %6: bf16[64, 8192] = aten.gelu(%5) {approximate = "none"}
+  return %6
+}
+)";
+
+TEST(CudaRowCacheTest, LayerNormLoadsEachRowOnceAndKeepsItInRegisters) {
+  absl::StatusOr<proto::KernelModule> m = Generate(kLayerNorm);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const proto::CompiledKernel* k = RowKernel(*m);
+  ASSERT_NE(k, nullptr) << "one row kernel";
+  const std::string& src = k->source();
+  EXPECT_TRUE(absl::StrContains(src, "persistent: 2 loads kept in registers")) << src;
+  // 8192 / 4 positions per group / 256 threads: 8 groups per thread, every thread busy.
+  EXPECT_TRUE(absl::StrContains(src, "coil_c0[8][4]")) << src;
+  EXPECT_TRUE(absl::StrContains(src, "coil_j < 8")) << src;
+  EXPECT_FALSE(absl::StrContains(src, "break;")) << "2048 groups = 8 x 256: no guard";
+  // x and r: one 8-byte load each (Loop 0); the later Loops read the registers.
+  EXPECT_EQ(Count(src, "coil_vcopy4(coil_v"), 2) << src;
+  EXPECT_EQ(Count(src, "= coil_c0[coil_j]["), 8) << "x read by Loops 1 and 2, 4 items each";
+  EXPECT_EQ(Count(src, "= coil_c1[coil_j]["), 8) << "r too";
+  // Without persistence each of the three Loops loads both again.
+  absl::StatusOr<proto::KernelModule> plain = Generate(kLayerNorm, /*persistent=*/false);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const proto::CompiledKernel* pk = RowKernel(*plain);
+  ASSERT_NE(pk, nullptr);
+  EXPECT_FALSE(absl::StrContains(pk->source(), "persistent")) << pk->source();
+  EXPECT_EQ(Count(pk->source(), "coil_vcopy4(coil_v"), 6) << pk->source();
+  // ptxas keeps the 64 cached values in registers: no local memory.
+  absl::StatusOr<codegen_cuda::NvrtcResult> c =
+      codegen_cuda::CompileCudaSource(m->wrapper_source(), "ln.cu", "sm_90");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::string stack = StackLine(c->log, k->symbol());
+  EXPECT_TRUE(absl::StrContains(stack, "0 bytes stack frame, 0 bytes spill stores, "
+                                       "0 bytes spill loads"))
+      << "'" << stack << "' in\n" << c->log;
+  EXPECT_LE(k->launch().registers(), 255);
+  EXPECT_GE(k->launch().registers(), 64) << "the cache alone takes 64 registers";
+}
+
+TEST(CudaRowCacheTest, SoftmaxRowsThatDoNotFillEveryThreadAreGuarded) {
+  // Rows of 2999 f32 (not a multiple of 4): one position per group, 12 groups per thread, the
+  // last one partial; a warp per row at 1000 (4 per group: 8 groups of 32 lanes, partial).
+  for (const auto& [n, groups, items] : {std::tuple<int, int, int>{2999, 12, 1}, {1000, 8, 4}}) {
+    SCOPED_TRACE(n);
+    absl::StatusOr<proto::KernelModule> m = Generate(absl::StrCat(
+        "graph @s(%0 \"x\": f32[64, ", n, "]) {\n  %1: f32[64, ", n,
+        "] = aten.softmax(%0) {dim = 1, dtype = none}\n  return %1\n}\n"));
+    ASSERT_TRUE(m.ok()) << m.status();
+    const proto::CompiledKernel* k = RowKernel(*m);
+    ASSERT_NE(k, nullptr);
+    const std::string& src = k->source();
+    EXPECT_TRUE(absl::StrContains(src, "persistent: 1 loads kept in registers")) << src;
+    EXPECT_TRUE(absl::StrContains(src, absl::StrCat("coil_c0[", groups, "][", items, "]")))
+        << src;
+    EXPECT_EQ(Count(src, "break;"), 3) << "max, sum of exp, the store: each guards its last group";
+    // x is read again by the sum of exponentials; the store Loop reads the exponentials that
+    // Loop 1 wrote to the output (a buffer the kernel stores is never cached).
+    EXPECT_EQ(Count(src, "= coil_c0[coil_j]["), items) << src;
+    absl::StatusOr<codegen_cuda::NvrtcResult> c =
+        codegen_cuda::CompileCudaSource(m->wrapper_source(), "sm.cu", "sm_90");
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_TRUE(absl::StrContains(StackLine(c->log, k->symbol()), "0 bytes stack frame"))
+        << c->log;
+  }
+}
+
+TEST(CudaRowCacheTest, RowsThatCannotStayInRegistersLoadAgain) {
+  for (const char* text : {
+           // 100000 positions: 98 groups of 4 per thread, over the 64-register budget.
+           R"(graph @s(%0 "x": f32[4, 100000]) {
+  %1: f32[4, 100000] = aten.softmax(%0) {dim = 1, dtype = none}
+  return %1
+})",
+           // A symbolic row length: the groups per thread are not known.
+           R"(graph @s(%0 "x": f32[64, n]) {
+  symbol n min 2 max 0 hint 4
+  %1: f32[64, n] = aten.softmax(%0) {dim = 1, dtype = none}
+  return %1
+})",
+           // One ranged Loop: nothing is loaded twice.
+           R"(graph @s(%0 "x": f32[64, 512]) {
+  %1: f32[64] = aten.sum(%0) {dim = [1], keepdim = false, dtype = none}
+  return %1
+})"}) {
+    absl::StatusOr<proto::KernelModule> m = Generate(text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    for (const proto::CompiledKernel& k : m->kernels()) {
+      EXPECT_FALSE(absl::StrContains(k.source(), "persistent")) << k.source();
+      EXPECT_FALSE(absl::StrContains(k.source(), "coil_j")) << k.source();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace coil
