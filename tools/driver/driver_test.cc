@@ -116,7 +116,7 @@ TEST(DriverTest, CpuCompileRunsEveryStageInOrder) {
                                   "inductor.fuse_vertical", "inductor.fuse_reductions",
                                   "inductor.fuse_horizontal", "inductor.fuse_extern_epilogues",
                                   "inductor.reuse_loop_values", "inductor.remove_dead_buffers",
-                                  "inductor.plan_memory"));
+                                  "inductor.channels_last", "inductor.plan_memory"));
   EXPECT_TRUE(folded);
   EXPECT_GT(r->total_seconds(), 0);
 }
