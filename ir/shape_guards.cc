@@ -2,6 +2,7 @@
 #include "ir/shape_guards.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,32 +56,20 @@ std::string GuardSource(const Node& n) {
   return absl::StrCat(n.Describe(), " (node '", n.name(), "')");
 }
 
-absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nodes,
-                                       const Node* source) {
-  const OpRegistry& registry = OpRegistry::Global();
+bool AddGuardsForAssumptions(Graph& graph, absl::Span<const NodeAssumptions> nodes,
+                             const Node* source) {
   std::vector<GuardInfo> added;
   // An assumption the symbols' declared ranges prove (1 <= s for a symbol of min 2) needs no
   // guard: meta functions prove without the graph's ranges.
-  const SymRanges ranges = graph.SymbolRanges();
+  std::optional<SymRanges> ranges;  // made at the first assumption (most nodes make none)
   auto proven = [&](const ShapeAssumption& a) {  // a.relation is EQ or LE
-    return (a.relation == proto::Guard::LE ? ProveLe(a.lhs, a.rhs, ranges)
-                                           : ProveEq(a.lhs, a.rhs, ranges)) == Truth::kTrue;
+    if (!ranges.has_value()) ranges = graph.SymbolRanges();
+    return (a.relation == proto::Guard::LE ? ProveLe(a.lhs, a.rhs, *ranges)
+                                           : ProveEq(a.lhs, a.rhs, *ranges)) == Truth::kTrue;
   };
-  ShapeAssumptionScope scope;
-  for (const Node* n : nodes) {
-    const OpSchema* schema = registry.Find(n->op());
-    if (schema == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": unknown op"));
-    }
-    std::vector<TensorType> in_types;
-    for (const Value* in : n->inputs()) in_types.push_back(in->type());
-    AttrMap attrs = n->attrs();
-    scope.Clear();
-    absl::StatusOr<std::vector<TensorType>> out = InferOutputTypes(*schema, in_types, attrs);
-    if (!out.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": ", out.status().message()));
-    }
-    for (const ShapeAssumption& a : scope.assumptions()) {
+  for (const NodeAssumptions& na : nodes) {
+    const Node* n = na.node;
+    for (const ShapeAssumption& a : na.assumptions) {
       if (proven(a)) continue;
       // The op the user wrote, and the prim of its decomposition that assumed it.
       std::string reason =
@@ -97,6 +86,29 @@ absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nod
   }
   for (GuardInfo& g : added) graph.guards().push_back(std::move(g));
   return !added.empty();
+}
+
+absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nodes,
+                                       const Node* source) {
+  const OpRegistry& registry = OpRegistry::Global();
+  std::vector<NodeAssumptions> collected;
+  ShapeAssumptionScope scope;
+  for (const Node* n : nodes) {
+    const OpSchema* schema = registry.Find(n->op());
+    if (schema == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": unknown op"));
+    }
+    std::vector<TensorType> in_types;
+    for (const Value* in : n->inputs()) in_types.push_back(in->type());
+    AttrMap attrs = n->attrs();
+    scope.Clear();
+    absl::StatusOr<std::vector<TensorType>> out = InferOutputTypes(*schema, in_types, attrs);
+    if (!out.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(n->Describe(), ": ", out.status().message()));
+    }
+    if (!scope.assumptions().empty()) collected.push_back({n, scope.assumptions()});
+  }
+  return AddGuardsForAssumptions(graph, collected, source);
 }
 
 absl::StatusOr<bool> AddShapeGuards(Graph& graph) {

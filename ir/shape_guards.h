@@ -10,12 +10,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/graph.h"
+#include "ir/shape_assumption.h"
 
 namespace coil {
 
@@ -36,6 +38,18 @@ absl::StatusOr<bool> AddShapeGuards(Graph& graph);
 // guard takes the source's location.
 absl::StatusOr<bool> AddShapeGuardsFor(Graph& graph, absl::Span<Node* const> nodes,
                                        const Node* source);
+
+// The assumptions node `node`'s meta function made (ShapeAssumptionScope), collected where
+// its types were inferred anyway, e.g. by prims' Emitter as it emits a node.
+struct NodeAssumptions {
+  const Node* node = nullptr;
+  std::vector<ShapeAssumption> assumptions;
+};
+
+// AddShapeGuardsFor with the assumptions already collected: the same guards, in the same order,
+// without running the meta functions again. Returns whether a guard was added.
+bool AddGuardsForAssumptions(Graph& graph, absl::Span<const NodeAssumptions> nodes,
+                             const Node* source);
 
 // How a guard's reason names node `n`: n.Describe() ("%3 = aten.view(%1)", with " at FILE:LINE"
 // when it has a location), then " (node 'NAME')" when it has a name (an ONNX node's).

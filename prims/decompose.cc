@@ -29,27 +29,29 @@ bool NeedsDecomposition(const Graph& graph, const DecomposeOptions& options) {
 }
 
 // Adds the guards of the nodes of `graph` that `source_of` maps to the aten node they were
-// decomposed from, each run of nodes from one source named after it (AddShapeGuardsFor).
-absl::Status GuardDecomposedNodes(
-    Graph& graph, const absl::flat_hash_map<const Node*, const Node*>& source_of) {
-  std::vector<Node*> run;
+// decomposed from, each run of nodes from one source named after it (AddShapeGuardsFor), from
+// the assumptions the emitter collected as it inferred their types (`assumed`: only nodes that
+// assumed something).
+void GuardDecomposedNodes(
+    Graph& graph, const absl::flat_hash_map<const Node*, const Node*>& source_of,
+    const absl::flat_hash_map<const Node*, const std::vector<ShapeAssumption>*>& assumed) {
+  std::vector<NodeAssumptions> run;
   const Node* source = nullptr;
-  auto flush = [&]() -> absl::Status {
-    if (run.empty()) return absl::OkStatus();
-    absl::StatusOr<bool> added = AddShapeGuardsFor(graph, run, source);
+  auto flush = [&] {
+    if (!run.empty()) AddGuardsForAssumptions(graph, run, source);
     run.clear();
-    return added.status();
   };
-  for (Node* n : graph.nodes()) {
+  for (const Node* n : graph.nodes()) {
     auto it = source_of.find(n);
     const Node* s = it == source_of.end() ? nullptr : it->second;
     if (s != source) {
-      if (absl::Status st = flush(); !st.ok()) return st;
+      flush();
       source = s;
     }
-    if (s != nullptr) run.push_back(n);
+    auto a = assumed.find(n);
+    if (s != nullptr && a != assumed.end()) run.push_back({n, *a->second});
   }
-  return flush();
+  flush();
 }
 
 }  // namespace
@@ -86,6 +88,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
         return IsPrim(op) || IsExtern(op) ||
                std::find(options.keep.begin(), options.keep.end(), op) != options.keep.end();
       });
+  if (symbolic) e.CollectAssumptions();
   for (const Node* n : graph.nodes()) {
     std::vector<Val> inputs;
     for (const Value* v : n->inputs()) inputs.push_back(e.Wrap(map.at(v)));
@@ -110,11 +113,13 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   for (const Value* v : graph.outputs()) outputs.push_back(map.at(v));
   out.SetOutputs(std::move(outputs));
   absl::flat_hash_map<const Node*, const Node*> source_of;
+  absl::flat_hash_map<const Node*, const std::vector<ShapeAssumption>*> assumed;
   {
     std::vector<Node*> all = out.nodes();
     for (const Emitted& r : emitted_from) {
       for (int i = r.begin; i < r.end; ++i) source_of[all[i]] = r.source;
     }
+    for (const NodeAssumptions& a : e.assumptions()) assumed[a.node] = &a.assumptions;
   }
   // Keep the write-backs of mutated inputs (prims.copy_to) that Functionalize appended.
   out.RemoveDeadCode([](const Node& n) {
@@ -123,7 +128,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   });
   // What the emitted prims that are still used assume about symbolic sizes becomes guards
   // named after the op the user wrote (shape_guards_decomposed then finds them known).
-  if (absl::Status s = GuardDecomposedNodes(out, source_of); !s.ok()) return s;
+  GuardDecomposedNodes(out, source_of, assumed);
   graph = std::move(out);
   return true;
 }

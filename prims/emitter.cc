@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_join.h"
 #include "ir/dtype.h"
@@ -148,16 +149,24 @@ std::vector<Val> Emitter::Op(absl::string_view op, std::vector<Val> inputs, Attr
     in_types.push_back(v.type());
     in_values.push_back(v.value());
   }
+  std::optional<ShapeAssumptionScope> scope;
+  if (collect_assumptions_) scope.emplace();
   absl::StatusOr<std::vector<TensorType>> out_types = InferOutputTypes(*schema, in_types, attrs);
   if (!out_types.ok()) {
     Fail(absl::Status(out_types.status().code(),
                       absl::StrCat(op, ": ", out_types.status().message())));
     return {};
   }
-  if (!keep_(op)) return Decompose(op, std::move(inputs), std::move(attrs), *out_types);
+  if (!keep_(op)) {
+    scope.reset();  // a decomposed op's assumptions are its prims' (and the aten graph's guards)
+    return Decompose(op, std::move(inputs), std::move(attrs), *out_types);
+  }
   Node* n = out_.AddNode(std::string(op), std::move(in_values), std::move(attrs), *out_types);
   n->set_loc(loc_);
   n->set_name(name_);
+  if (scope.has_value() && !scope->assumptions().empty()) {
+    assumptions_.push_back({n, scope->assumptions()});
+  }
   std::vector<Val> out;
   for (Value* v : n->outputs()) out.push_back(Val(this, v));
   return out;

@@ -33,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "ir/attribute.h"
 #include "ir/graph.h"
+#include "ir/shape_guards.h"
 #include "ir/tensor_type.h"
 
 namespace coil::prims {
@@ -104,6 +105,12 @@ class Emitter {
   void set_name(std::string name) { name_ = std::move(name); }
   Graph& graph() { return out_; }
 
+  // From now on, keeps what each emitted node's meta function assumed about symbolic sizes
+  // (ir/shape_assumption.h), in emission order, for nodes that assumed something: DecomposeOps
+  // turns them into guards without running the meta functions again.
+  void CollectAssumptions() { collect_assumptions_ = true; }
+  const std::vector<NodeAssumptions>& assumptions() const { return assumptions_; }
+
  private:
   std::vector<Val> Decompose(absl::string_view op, std::vector<Val> inputs, AttrMap attrs,
                              std::vector<TensorType> out_types);
@@ -115,6 +122,8 @@ class Emitter {
   SourceLoc loc_;
   std::string name_;
   std::vector<std::string> stack_;  // ops being decomposed, outermost first
+  bool collect_assumptions_ = false;
+  std::vector<NodeAssumptions> assumptions_;
 };
 
 // What a decomposition sees of the op it replaces: its inputs as Vals, its normalized

@@ -4,7 +4,7 @@
 //   bazel build --jobs=2 --config=opt //tools/bench:schedule_scaling
 //   bazel-out/k8-opt/bin/tools/bench/schedule_scaling [--shapes chain,wide,transformer,reductions]
 //       [--sizes 1000,10000,100000] [--codegen] [--no-verify | --verify-each-pass]
-//       [--max-seconds 60]
+//       [--max-seconds 60] [--decisions]
 //
 // Builds synthetic aten graphs of about N nodes in text IR, parses them and runs the compile
 // driver (tools/driver/driver.h) to the end of inductor (prims + inductor), or through the CPU
@@ -164,6 +164,28 @@ double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Fusion decisions by pass, kind and outcome, with the commonest reasons (numbers replaced by
+// '#'): what the fusion passes spend their time deciding.
+void PrintDecisionCounts(const proto::Schedule& schedule) {
+  std::map<std::string, int> counts;
+  for (const proto::FusionDecision& d : schedule.decisions()) {
+    std::string reason;
+    for (char c : d.reason()) {
+      if (c >= '0' && c <= '9') {
+        if (reason.empty() || reason.back() != '#') reason += '#';
+      } else {
+        reason += c;
+      }
+    }
+    ++counts[absl::StrCat(d.pass(), " ", d.kind(), d.accepted() ? " accepted: " : " rejected: ",
+                          reason.substr(0, 60))];
+  }
+  std::printf("  %d decisions\n", schedule.decisions_size());
+  for (const auto& [what, n] : counts) {
+    if (n * 200 >= schedule.decisions_size()) std::printf("  %8d  %s\n", n, what.c_str());
+  }
+}
+
 struct Args {
   std::vector<std::string> shapes = {"chain", "wide", "transformer", "reductions"};
   std::vector<int> sizes = {1000, 10000, 100000};
@@ -171,6 +193,7 @@ struct Args {
   bool verify = true;
   bool verify_each_pass = kVerifyEachPassByDefault;
   double max_seconds = 60;
+  bool decisions = false;
 };
 
 bool ParseArgs(int argc, char** argv, Args& args) {
@@ -192,6 +215,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.verify = false;
     } else if (a == "--verify-each-pass") {
       args.verify_each_pass = true;
+    } else if (a == "--decisions") {
+      args.decisions = true;
     } else if (a == "--max-seconds") {
       if (!absl::SimpleAtod(value(), &args.max_seconds)) return false;
     } else {
@@ -207,7 +232,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: schedule_scaling [--shapes chain,wide,transformer,reductions] "
                  "[--sizes 1000,10000,100000] [--codegen] [--no-verify | --verify-each-pass] "
-                 "[--max-seconds S]\n");
+                 "[--max-seconds S] [--decisions]\n");
     return 2;
   }
   const std::map<std::string, std::string (*)(int)> shapes = {
@@ -242,7 +267,7 @@ int Main(int argc, char** argv) {
       options.cache = nullptr;
       options.verify_passes = args.verify;
       options.verify_each_pass = args.verify_each_pass;
-      options.keep_intermediates = false;
+      options.keep_intermediates = args.decisions;
       std::string detail;
       options.on_stage = [&detail](const driver::StageEvent& e) {
         if (e.stage == "inductor") detail = e.detail;
@@ -274,6 +299,7 @@ int Main(int argc, char** argv) {
         absl::StrAppend(&passes, " ", p.pass(), " ", absl::StrFormat("%.3f", p.seconds()));
       }
       std::printf("%s\n", passes.c_str());
+      if (args.decisions && r->schedule.has_value()) PrintDecisionCounts(*r->schedule);
       std::fflush(stdout);
       if (total > args.max_seconds) {
         std::printf("  (%.1f s > --max-seconds %.0f: larger %s graphs skipped)\n", total,
