@@ -498,6 +498,14 @@ class Emitter {
                                b.dtype()),
             ";\n");
         if (thread0_stores) absl::StrAppend(&o, pad, "}\n");
+        if (auto f = cache_.store_fills.find(e.id()); f != cache_.store_fills.end()) {
+          // Forwarded: the value a later Loop's LOAD of this element would read.
+          absl::StrAppend(
+              &o, inner, "coil_c", f->second, "[coil_j][", std::max(vec_item_, 0), "] = ",
+              ConvertSource(ConvertSource(absl::StrCat("e", e.args(0)), arg_dt[0], b.dtype()),
+                            b.dtype(), cache_.slot_dtype[f->second]),
+              ";\n");
+        }
         return absl::OkStatus();  // defines no value
       }
       default:

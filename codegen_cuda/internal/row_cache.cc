@@ -1,8 +1,11 @@
 // Persistent row kernels: the register cache plan (see row_cache.h).
 #include "codegen_cuda/internal/row_cache.h"
 
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
@@ -29,13 +32,15 @@ std::optional<int64_t> ConstantCount(const proto::Loop& l) {
   return count;
 }
 
-// Two LOADs read the same element when buffer, index and dtype agree (within Loops that cover
-// the same positions).
-std::string LoadKey(const proto::Expr& e) {
-  std::string key = absl::StrCat(e.buffer(), ":", e.dtype(), ":");
+// Two accesses touch the same element when buffer and index agree (within Loops that cover the
+// same positions); two LOADs read the same value when their dtypes agree too.
+std::string ElementKey(const proto::Expr& e) {
+  std::string key = absl::StrCat(e.buffer(), ":");
   for (const proto::SymExpr& ix : e.index()) absl::StrAppend(&key, ix.SerializeAsString(), "|");
   return key;
 }
+
+std::string LoadKey(const proto::Expr& e) { return absl::StrCat(e.dtype(), ":", ElementKey(e)); }
 
 bool IsWide(DType t) {
   return t == proto::FLOAT64 || t == proto::INT64;
@@ -76,9 +81,21 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
   int64_t count = 0;
   int ranged = 0;
   absl::flat_hash_set<int> stored;
-  for (const proto::Loop& l : k.loops()) {
+  // Buffers whose every STORE is unmasked, in a ranged Loop, at one index: those STOREs and
+  // the first one's Loop (an empty list: not forwarded).
+  std::map<int, std::pair<std::vector<const proto::Expr*>, int>> stores;
+  absl::flat_hash_set<int> unforwardable;
+  for (int li = 0; li < k.loops_size(); ++li) {
+    const proto::Loop& l = k.loops(li);
     for (const proto::Expr& e : l.body()) {
-      if (e.kind() == proto::Expr::STORE) stored.insert(e.buffer());
+      if (e.kind() != proto::Expr::STORE) continue;
+      stored.insert(e.buffer());
+      auto [it, fresh] = stores.try_emplace(e.buffer(), std::vector<const proto::Expr*>{}, li);
+      if (e.mask() != 0 || l.ranges_size() == 0 ||
+          (!fresh && ElementKey(e) != ElementKey(*it->second.first.front()))) {
+        unforwardable.insert(e.buffer());
+      }
+      it->second.first.push_back(&e);
     }
     if (l.ranges_size() == 0) continue;
     ++ranged;
@@ -131,6 +148,32 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
     cache.slot_dtype.push_back(dt);
     cache.fills.insert(s.loads.front()->id());
     for (const proto::Expr* e : s.loads) cache.slot_of[e->id()] = slot;
+  }
+  // Forwarded stores: the LOADs of a stored element in ranged Loops after the first STORE's
+  // (those of the first such LOAD's dtype); every STORE of the element fills the slot.
+  for (const auto& [buffer, st] : stores) {
+    if (unforwardable.contains(buffer)) continue;
+    const std::string key = ElementKey(*st.first.front());
+    std::vector<const proto::Expr*> loads;
+    for (int li = st.second + 1; li < k.loops_size(); ++li) {
+      if (k.loops(li).ranges_size() == 0) continue;
+      for (const proto::Expr& e : k.loops(li).body()) {
+        if (e.kind() != proto::Expr::LOAD || e.buffer() != buffer || e.mask() != 0 ||
+            ElementKey(e) != key || (!loads.empty() && e.dtype() != loads.front()->dtype())) {
+          continue;
+        }
+        loads.push_back(&e);
+      }
+    }
+    if (loads.empty()) continue;
+    const DType dt = loads.front()->dtype();
+    const int64_t cost = per_slot * (IsWide(dt) ? 2 : 1);
+    if (registers + cost > kRowCacheRegisters) continue;
+    registers += cost;
+    const int slot = static_cast<int>(cache.slot_dtype.size());
+    cache.slot_dtype.push_back(dt);
+    for (const proto::Expr* e : st.first) cache.store_fills[e->id()] = slot;
+    for (const proto::Expr* e : loads) cache.slot_of[e->id()] = slot;
   }
   if (cache.slot_dtype.empty()) return none;
   return cache;

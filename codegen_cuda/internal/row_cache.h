@@ -10,8 +10,11 @@
 // write. Only unmasked LOADs of buffers the kernel never stores, found with the same buffer,
 // index and dtype in at least two ranged Loops, are kept, as many as fit kRowCacheRegisters
 // registers per thread (a 16384x8192 bf16 layernorm + residual: 8 iterations x 4 items x 2
-// inputs = 64 registers). The values are the loaded ones, so results are bit-identical to the
-// Loops that load again.
+// inputs = 64 registers). Stores are forwarded the same way: a buffer the kernel stores once,
+// only unmasked, in ranged Loops and at one index (softmax's exponentials, normalized in place
+// by the next Loop) is read by the Loops after its first STORE's from the slot every STORE
+// fills with the value as it will be loaded (converted to the buffer's dtype and back). The values are the loaded ones, so results
+// are bit-identical to the Loops that load again.
 //
 //   RowCache c = PlanRowCache(kernel, info, /*warp_rows=*/false);
 //   if (c.iterations > 0) ... c.slot_of.at(load_id), c.fills.contains(load_id) ...
@@ -46,6 +49,8 @@ struct RowCache {
   // it (the others read it).
   absl::flat_hash_map<int, int> slot_of;
   absl::flat_hash_set<int> fills;
+  // STORE expression id -> the slot it fills (forwarded to later Loops' LOADs of its element).
+  absl::flat_hash_map<int, int> store_fills;
   // The register dtype of each slot (the LOADs' dtype).
   std::vector<DType> slot_dtype;
 };

@@ -122,13 +122,16 @@ TEST(CudaRowCacheTest, SoftmaxRowsThatDoNotFillEveryThreadAreGuarded) {
     const proto::CompiledKernel* k = RowKernel(*m);
     ASSERT_NE(k, nullptr);
     const std::string& src = k->source();
-    EXPECT_TRUE(absl::StrContains(src, "persistent: 1 loads kept in registers")) << src;
+    // x, and the exponentials Loop 1 stores in the output and Loop 2 normalizes (forwarded).
+    EXPECT_TRUE(absl::StrContains(src, "persistent: 2 loads kept in registers")) << src;
     EXPECT_TRUE(absl::StrContains(src, absl::StrCat("coil_c0[", groups, "][", items, "]")))
         << src;
     EXPECT_EQ(Count(src, "break;"), 3) << "max, sum of exp, the store: each guards its last group";
-    // x is read again by the sum of exponentials; the store Loop reads the exponentials that
-    // Loop 1 wrote to the output (a buffer the kernel stores is never cached).
-    EXPECT_EQ(Count(src, "= coil_c0[coil_j]["), items) << src;
+    EXPECT_EQ(Count(src, "= coil_c0[coil_j]["), items) << "x read again by the sum of exp";
+    EXPECT_EQ(Count(src, "= coil_c1[coil_j]["), items) << "the exponentials read by Loop 2";
+    EXPECT_EQ(Count(src, "coil_c1[coil_j]["), 3 * items) << "filled by both Loops' stores";
+    // Every global load of the row kernel is in Loop 0: x once.
+    EXPECT_EQ(Count(src, items == 1 ? "= b1[" : "coil_vcopy4(coil_v"), 1) << src;
     absl::StatusOr<codegen_cuda::NvrtcResult> c =
         codegen_cuda::CompileCudaSource(m->wrapper_source(), "sm.cu", "sm_90");
     ASSERT_TRUE(c.ok()) << c.status();
