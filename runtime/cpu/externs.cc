@@ -9,6 +9,7 @@
 #include "ir/op_registry.h"
 #include "ir/tensor_type.h"
 #include "runtime/channels_last_copy.h"
+#include "runtime/cpu/internal/scatter.h"
 #include "runtime/host_tensor.h"
 #include "runtime/reference/kernel_registry.h"
 
@@ -29,6 +30,7 @@ const ExternRegistry& ExternRegistry::Default() {
   static const ExternRegistry* registry = [] {
     auto* r = new ExternRegistry();
     RegisterDnnlExterns(*r);
+    r->Register("prims.scatter", internal::Scatter);  // typed loops, not through double
     return r;
   }();
   return *registry;

@@ -10,11 +10,13 @@
 //   aten.bmm          f32: a batched oneDNN matmul primitive
 //   aten.convolution  f32, not transposed, 1-3 spatial dims, any stride / padding / dilation /
 //                     groups, optional f32 bias: oneDNN convolution (blocked layouts, reorders;
-//                     constant weights reordered once per call site)
+//                     constant weights reordered once per call site); transposed: oneDNN
+//                     deconvolution (internal/dnnl_deconv.h)
+//   prims.scatter     f32 / f64 / i32 / i64 values: a typed loop (internal/scatter.h)
 // With a call site's state (ExternArgs::state) primitives are made once per shape, not per
-// call. Everything else (other dtypes: f16 / bf16 / f64 / integers, transposed convolution,
-// prims.cumsum / cumprod / scatter, any other op, or no oneDNN on the machine) runs the
-// reference kernel: correct, slow (elements go through double).
+// call. Everything else (other dtypes: f16 / bf16 / f64 / integers, prims.cumsum / cumprod,
+// any other op, or no oneDNN on the machine) runs the reference kernel: correct, slow
+// (elements go through double).
 //
 //   ExternTensor a{proto::FLOAT32, {2, 3}, a_bytes}, b{...}, out{...};
 //   absl::Status s = RunExtern("aten.mm", {a, b}, out, attrs, /*num_threads=*/2);
