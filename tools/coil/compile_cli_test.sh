@@ -164,6 +164,53 @@ check aot_default_name 0 "wrote $tmp/aot2/my_model_v2.o" -- \
 cp "$tmp/mlp.txt" "$tmp/class.txt"
 check aot_keyword_stem 0 "wrote $tmp/aot2/m_class.o" -- $coil compile "$tmp/class.txt" --aot "$tmp/aot2"
 
+# ---- --train: autograd between import and prims, the backward compiled too ----
+# w (64 bytes) is a weight and becomes an input that requires its gradient; b (16 bytes) stays
+# a constant; x is a floating input.
+cat > "$tmp/train.txt" <<'G'
+graph @train(%0 "x": f32[batch, 4]) {
+  symbol batch min 1 max 0 hint 3
+  %1 "w": f32[4, 4] = constant dense "000080bf000000bf000000000000003f0000803f000080bf000000bf000000000000003f0000803f000080bf000000bf000000000000003f0000803f000080bf"
+  %2 "b": f32[4] = constant dense "cdcccc3dcdcc4cbe9a99993e00000000"
+  %3: f32[batch, 4] = aten.linear(%0, %1, %2)
+  %4: f32[batch, 4] = aten.tanh(%3)
+  return %4
+}
+G
+d="$tmp/train"
+check train_compile 0 'autograd .* 1 weights lifted to inputs \(64 bytes\)' -- \
+  $coil compile "$tmp/train.txt" --train --dump "$d"
+same train_progress_order "$(grep -oE '^  (import|autograd|capture|prims|inductor|codegen_cpu|load|backward\.(capture|prims|inductor|codegen_cpu|load)) ' <<<"$out" | tr -d ' ' | paste -sd, -)" \
+  "import,capture,prims,inductor,codegen_cpu,load,backward.capture,backward.prims,backward.inductor,backward.codegen_cpu,backward.load,autograd"
+rep=$($report_dump "$d/report.pb")
+same train_stage_order "$(grep '^stage ' <<<"$rep" | awk '{print $2 ":" $3}' | paste -sd, -)" \
+  "import:graph,autograd:autograd,capture:graph,prims:graph,inductor:schedule,codegen_cpu:kernel_module,backward.capture:graph,backward.prims:graph,backward.inductor:schedule,backward.codegen_cpu:kernel_module"
+ag=$(grep '^stage autograd ' <<<"$rep")
+field() { grep -oE "$1=[0-9]+" <<<"$ag" | cut -d= -f2; }
+saved=$(field saved)
+# The partition's layout (autograd/partition.h): the forward takes x and the lifted w and
+# returns its output, then the saved values; the backward takes the saved values and one
+# tangent and returns dx and dw.
+same train_forward_inputs "$(field forward_inputs)" 2
+same train_forward_outputs "$(field forward_outputs)" $((1 + saved))
+same train_backward_inputs "$(field backward_inputs)" $((saved + 1))
+same train_backward_outputs "$(field backward_outputs)" 2
+[ "$saved" -ge 1 ] && [ "$(field saved_bytes)" -gt 0 ] && [ "$(field joint_nodes)" -gt "$(field forward_nodes)" ] &&
+  pass train_saved || fail train_saved "$ag"
+same train_timing_has_backward "$(grep -cE '^timing backward\.(prims|inductor|codegen_cpu) ' <<<"$rep")" 3
+for f in 02_autograd.autograd.pb 02_autograd.joint.txt 02_autograd.forward.txt 02_autograd.backward.txt \
+         09_backward.inductor.schedule.pb; do
+  [ -s "$d/$f" ] && pass "train_file_$f" || fail "train_file_$f" "$(ls "$d")"
+done
+# The forward graph's text names the lifted weight as an input.
+grep -qE '^graph @[^(]*\(.*"w": f32\[4, 4\]' "$d/02_autograd.forward.txt" && pass train_weight_input ||
+  fail train_weight_input "$(head -3 "$d/02_autograd.forward.txt")"
+check train_no_check 1 '--train compiles a forward and a backward graph: it takes no --check' -- \
+  $coil compile "$tmp/train.txt" --train --check
+printf 'graph @ints(%%0 "i": i64[3]) {\n  %%1: i64[3] = aten.neg(%%0)\n  return %%1\n}\n' > "$tmp/ints.txt"
+check train_nothing_to_differentiate 1 '--train: the model has no floating input and no weight' -- \
+  $coil compile "$tmp/ints.txt" --train
+
 # ---- bad input: clear errors, non-zero status ----
 check missing_file 1 "failed at import: cannot open '$tmp/nope.txt'" -- $coil compile "$tmp/nope.txt"
 check cuda_no_check 1 '--backend cuda takes neither --check nor --cpu' -- $coil compile "$tmp/mlp.txt" --backend cuda --check

@@ -30,6 +30,7 @@
 #include "tools/coil/backend_run.h"
 #include "tools/coil/compile_autotune.h"
 #include "tools/coil/compile_dump.h"
+#include "tools/coil/compile_train.h"
 #include "tools/coil/compile_flags.h"
 #include "tools/coil/graph_io.h"
 #include "runtime/cuda/cuda_package.h"
@@ -151,6 +152,25 @@ class CompileRun {
     return o;
   }
 
+  // --train: import, autograd, the forward's and the backward's stages (compile_train.h).
+  absl::Status CompileTrain(const driver::DriverOptions& options) {
+    stage_ = "import";
+    const std::string model = flags_.model;
+    absl::StatusOr<driver::TrainingCompileResult> r = CompileForTraining(
+        [&]() { return LoadGraph(model); }, options, &report_);
+    report_.set_model(flags_.model);
+    auto& o = *report_.mutable_options();
+    o["mode"] = flags_.mode;
+    o["cpu"] = flags_.cpu.empty() ? "host" : flags_.cpu;
+    if (!r.ok()) {
+      stage_ = "train";
+      return r.status();
+    }
+    std::printf("  %-12s %10.3f ms  joint graph, decomposition, partition; %s\n", "autograd",
+                r->autograd_seconds * 1e3, o["train"].c_str());
+    return absl::OkStatus();
+  }
+
   // The driver: import -> ... -> load (default mode), or up to prims (max-autotune, which
   // compiles its candidates through the driver itself).
   absl::Status Compile() {
@@ -189,6 +209,7 @@ class CompileRun {
       }
       Progress(e.stage, e.seconds, e.detail);
     };
+    if (flags_.train) return CompileTrain(options);
     const std::string model = flags_.model;
     // --check and max-autotune need the imported graph after the driver consumed it.
     const bool keep_graph = flags_.check || flags_.mode == "max-autotune";
@@ -443,7 +464,7 @@ class CompileRun {
 int CompileCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args =
       ParseArgs(argv, {"backend", "mode", "dump", "aot", "name", "cpu", "dim", "seed", "runs"},
-                {"check", "help"});
+                {"check", "help", "train"});
   if (!args.ok()) {
     std::cerr << "coil compile: " << args.status().message() << "\n";
     return 1;

@@ -12,6 +12,9 @@
 // inductor, code generation, loading and timed runs); the inductor, codegen_cpu and load
 // timings after it are the chosen candidate's share of that time, and the logs hold every
 // candidate's median ("autotune" channel).
+// With --train (compile_train.h) the report holds import, autograd (02_autograd.autograd.pb
+// and .joint.txt, .forward.txt, .backward.txt), the forward's capture, prims, inductor and
+// codegen stages, then the backward's as backward.<stage> (their files likewise named).
 // Returns the process exit code (0 ok, 1 a failed stage or bad flag value, 2 usage) and
 // prints errors to stderr.
 #ifndef COIL_TOOLS_COIL_COMPILE_COMMANDS_H_

@@ -67,6 +67,21 @@ absl::StatusOr<int> WriteCompileDump(proto::CompileReport& report, const std::st
       out.push_back({".module.pb", module.SerializeAsString()});
       out.push_back({".kernels.ll", KernelsText(module)});
       out.push_back({".o", module.object_code()});
+    } else if (a.has_autograd()) {
+      // The AutogradResult (the inspector opens it alone) and its three graphs as text IR.
+      proto::AutogradResult autograd = a.autograd();
+      for (proto::Graph* g : {autograd.mutable_joint(), autograd.mutable_forward(),
+                              autograd.mutable_backward()}) {
+        if (absl::Status s = ResolveConstantReferences(*g, constants); !s.ok()) return s;
+      }
+      out.push_back({".autograd.pb", autograd.SerializeAsString()});
+      for (const auto& [part, graph] :
+           {std::pair<const char*, const proto::Graph*>{"joint", &autograd.joint()},
+            {"forward", &autograd.forward()},
+            {"backward", &autograd.backward()}}) {
+        absl::StatusOr<Graph> g = Graph::FromProto(*graph);
+        if (g.ok()) out.push_back({absl::StrCat(".", part, ".txt"), PrintGraph(*g)});
+      }
     }
     for (const auto& [suffix, bytes] : out) {
       if (absl::Status s = WriteFile(base + suffix, bytes); !s.ok()) return s;

@@ -14,7 +14,7 @@ namespace coil::cli {
 const char kCompileUsage[] =
     "usage: coil compile MODEL [--backend cpu|cuda|schedule] [--mode default|max-autotune]\n"
     "                    [--dump DIR] [--aot DIR [--name ID]] [--cpu NAME]\n"
-    "                    [--check] [--dim s=N,...] [--seed N] [--runs N]\n"
+    "                    [--check] [--dim s=N,...] [--seed N] [--runs N] [--train]\n"
     "  Compiles MODEL (.onnx, text IR or a binary coil.proto.Graph) stage by stage, printing\n"
     "  each stage's wall time and size as it finishes: import, prims (functionalize +\n"
     "  decompose), inductor (fusion + memory plan), codegen_cpu (LLVM O3, through the compile\n"
@@ -38,7 +38,13 @@ const char kCompileUsage[] =
     "                       (--backend schedule: the Schedule interpreter against the graph\n"
     "                       interpreter); exit 1 above 1e-4 max relative error\n"
     "  --dim s=N,...        symbol sizes of the random inputs (default: the symbols' hints)\n"
-    "  --seed N             seed of the random inputs (default 0)\n";
+    "  --seed N             seed of the random inputs (default 0)\n"
+    "  --train              compile a training step: the model's weights (floating constants\n"
+    "                       of 64 bytes or more) become inputs, every floating input requires\n"
+    "                       its gradient, autograd builds the joint graph and partitions it\n"
+    "                       (min-cut), and the forward and backward graphs are compiled;\n"
+    "                       --dump records the joint/forward/backward graphs with the saved\n"
+    "                       values and the backward's stages as backward.<stage>\n";
 
 std::string AotNameFromStem(const std::string& stem) {
   std::string out;
@@ -113,6 +119,13 @@ absl::StatusOr<CompileFlags> ParseCompileFlags(const Args& args) {
     }
   }
   f.check = args.Has("check");
+  f.train = args.Has("train");
+  if (f.train && (f.check || f.mode != "default" || !f.aot_dir.empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--train compiles a forward and a backward graph: it takes no ",
+        f.check ? "--check" : f.mode != "default" ? "--mode max-autotune" : "--aot",
+        " (those run or package one graph)"));
+  }
   for (const char* flag : {"dim", "seed"}) {
     if (args.values.count(flag) && !f.check && f.mode != "max-autotune") {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -28,6 +28,7 @@ struct CompileFlags {
   uint64_t seed = 0;
   int runs = 5;
   bool check = false;
+  bool train = false;  // a training step: forward + backward through autograd
 };
 
 // An AOT package name from a file stem: "resnet-18.v2" -> "resnet_18_v2"; a name that would

@@ -63,7 +63,14 @@ int Main(int argc, char** argv) {
         std::printf("capture graphs=%d", s.capture().graphs_size());
         break;
       case coil::proto::StageArtifact::kAutograd:
-        std::printf("autograd");
+        std::printf(
+            "autograd joint_nodes=%d forward_nodes=%d forward_inputs=%d forward_outputs=%d "
+            "backward_nodes=%d backward_inputs=%d backward_outputs=%d saved=%d saved_bytes=%lld",
+            s.autograd().joint().nodes_size(), s.autograd().forward().nodes_size(),
+            s.autograd().forward().inputs_size(), s.autograd().forward().outputs_size(),
+            s.autograd().backward().nodes_size(), s.autograd().backward().inputs_size(),
+            s.autograd().backward().outputs_size(), s.autograd().saved_values_size(),
+            static_cast<long long>(s.autograd().saved_bytes()));
         break;
       case coil::proto::StageArtifact::PAYLOAD_NOT_SET:
         std::printf("none");
