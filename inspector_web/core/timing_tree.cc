@@ -21,7 +21,15 @@ TimingTree BuildTimingTree(const proto::CompileReport& report) {
   std::vector<double> filled(tree.stages.size(), 0.0);
   for (int p = 0; p < report.passes_size(); ++p) {
     const proto::PassRun& run = report.passes(p);
-    auto rows = rows_of.find(PipelineStage(run.pipeline()));
+    // The longest dot-separated prefix of the pipeline that names a row
+    // ("backward.inductor.graph" -> a "backward.inductor" row), else the first part.
+    auto rows = rows_of.end();
+    for (std::string prefix = run.pipeline(); !prefix.empty();) {
+      rows = rows_of.find(prefix);
+      const size_t dot = prefix.rfind('.');
+      if (rows != rows_of.end() || dot == std::string::npos) break;
+      prefix.resize(dot);
+    }
     if (rows == rows_of.end()) {
       tree.unplaced.push_back(p);
       continue;

@@ -6,8 +6,9 @@
 //                               "passes": [{"pipeline": "inductor.graph", "pass": "fuse",
 //                                           "seconds": 0.01, "changed": true}, ...]}, ...],
 //                   "unplaced": [...passes no stage row takes...]}
-// A pass belongs to the stage named by its pipeline up to the first dot ("inductor.graph" ->
-// "inductor"). When the report has several rows of that stage (a recompile, autotune's
+// A pass belongs to the stage row named by the longest dot-separated prefix of its pipeline
+// that names one ("inductor.graph" -> "inductor"; a training compile's "backward.prims" ->
+// its "backward.prims" row, "backward.inductor.graph" -> "backward.inductor"). When the report has several rows of that stage (a recompile, autotune's
 // candidates), passes fill the rows in order: a pass goes to the current row unless it would
 // take the row's passes past the row's wall time and a later row of the stage exists. Nothing
 // is invented: a stage without pass records (codegen, load) has no children, because the
@@ -33,7 +34,8 @@ struct TimingTree {
   std::vector<int> unplaced;       // passes whose stage has no timing row
 };
 
-// The stage a pipeline runs in: its name up to the first dot.
+// A pipeline's name up to the first dot (the stage it runs in when no longer prefix names a
+// row).
 std::string PipelineStage(const std::string& pipeline);
 
 TimingTree BuildTimingTree(const proto::CompileReport& report);

@@ -57,6 +57,24 @@ TEST(TimingTreeTest, PassesNestUnderTheirStage) {
   EXPECT_EQ(j["unplaced"][0]["pipeline"].str(), "autograd");
 }
 
+TEST(TimingTreeTest, TheLongestPrefixNamingARowWins) {
+  // A training compile: the backward's stages and pipelines carry "backward.".
+  proto::CompileReport r;
+  AddTiming(r, "inductor", 1.0, 0);
+  AddTiming(r, "backward.prims", 1.0, 0);
+  AddTiming(r, "backward.inductor", 1.0, 0);
+  AddPass(r, "inductor.graph", "cse", 0.1);
+  AddPass(r, "backward.prims", "decompose", 0.2);
+  AddPass(r, "backward.inductor.graph", "cse", 0.3);
+  AddPass(r, "backward.inductor", "fuse_vertical", 0.4);
+  AddPass(r, "backward.codegen_cpu", "optimize", 0.5);  // no such row, nor a "backward" one
+  const TimingTree tree = BuildTimingTree(r);
+  EXPECT_EQ(tree.stages[0].pass_indices, std::vector<int>({0}));
+  EXPECT_EQ(tree.stages[1].pass_indices, std::vector<int>({1}));
+  EXPECT_EQ(tree.stages[2].pass_indices, std::vector<int>({2, 3}));
+  EXPECT_EQ(tree.unplaced, std::vector<int>({4}));
+}
+
 TEST(TimingTreeTest, RepeatedStageRowsFillInOrder) {
   // Two compiles: each prims row takes the passes that fit its wall time.
   proto::CompileReport r;

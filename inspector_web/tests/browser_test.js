@@ -411,6 +411,33 @@ async function main() {
       await p.close();
     }
 
+    // ---- a training compile (coil compile --train): autograd's graphs with saved values ----
+    {
+      const saved = JSON.parse(env("TRAIN_SAVED"));
+      const train = await startServer(env("TRAIN_ARTIFACTS"), "train");
+      servers.push(train);
+      const p = await context.newPage();
+      await p.goto(train.url + "#autograd.forward");
+      if (await waitReady(p, "train report")) {
+        const tabs = await p.$$eval(".stage-tab", (els) => els.map((e) => e.dataset.stage));
+        const want = ["autograd.joint", "autograd.forward", "autograd.backward", "inductor", "backward.inductor"];
+        check(want.every((k) => tabs.includes(k)),
+              `train: coil compile --train's report has tabs ${want.join(", ")} (${tabs.join(", ")})`);
+        const marks = await p.evaluate(() => ({
+          count: document.querySelector("#graph-view").dataset.nodeCount,
+          nodes: [...document.querySelectorAll(".node.saved[data-node-index]")].map((e) => Number(e.dataset.nodeIndex)),
+          inputs: [...document.querySelectorAll(".node.input.saved")].map((e) => Number(e.dataset.inputIndex))}));
+        const sorted = (a) => JSON.stringify([...a].sort((x, y) => x - y));
+        check(marks.count === String(saved.counts.forward) && sorted(marks.nodes) === sorted(saved.forward_nodes) &&
+              sorted(marks.inputs) === sorted(saved.forward_inputs),
+              `train: the forward graph (${saved.counts.forward} nodes) marks exactly the ${saved.forward_nodes.length} ` +
+              `nodes and ${saved.forward_inputs.length} inputs defining its ${saved.saved} saved values ` +
+              `(page: ${marks.count} nodes, ${marks.nodes.length} + ${marks.inputs.length} marked)`);
+        await screenshot(p, "train-forward");
+      }
+      await p.close();
+    }
+
     // ---- a 5,000-node graph with module paths opens on its name path groups ----
     const named = await startServer(env("BIG_NAMED"), "big_named");
     servers.push(named);

@@ -40,6 +40,11 @@ COIL_CACHE=off "$coil" compile "$tmp/gpt/model.onnx" --dump "$tmp/artifacts" > "
 COIL_CACHE=off "$coil" compile "$tmp/gpt/model.onnx" --backend cuda --dump "$tmp/cuda_artifacts" \
   > "$out/compile_cuda.log" 2>&1 || { cat "$out/compile_cuda.log"; fail "coil compile --backend cuda failed"; }
 
+# A training compile of the same model (--train: autograd's joint/forward/backward graphs with
+# the saved values, then both graphs' stages).
+COIL_CACHE=off "$coil" compile "$tmp/gpt/model.onnx" --train --dump "$tmp/train_artifacts" \
+  > "$out/compile_train.log" 2>&1 || { cat "$out/compile_train.log"; fail "coil compile --train failed"; }
+
 # 2. What the page must show, read independently with protoc's Python modules.
 export PYTHONPATH=$PWD
 /usr/bin/python3 "$report_tool" expect "$tmp/artifacts/report.pb" "$tmp/expect.json"
@@ -53,6 +58,7 @@ mkdir -p "$tmp/compare"
 /usr/bin/python3 "$report_tool" split "$tmp/cuda_artifacts/report.pb" "$tmp/compare/cuda_split.pb"
 /usr/bin/python3 "$report_tool" compare "$tmp/artifacts/report.pb" "$tmp/compare/cuda_split.pb" \
   "$tmp/compare/expect.json"
+train_saved=$(/usr/bin/python3 "$report_tool" saved "$tmp/train_artifacts/report.pb")
 mkdir -p "$tmp/big_named"
 /usr/bin/python3 "$report_tool" big 5000 "$tmp/big_named/big_named.pb" named
 
@@ -89,6 +95,7 @@ echo "ok   export leaves out $full bytes of weights ($(stat -c %s "$tmp/exported
 # 6. The browser.
 COIL=$coil ARTIFACTS=$tmp/artifacts EXPECT=$tmp/expect.json EXPORT_HTML=$tmp/exported.html \
   CUDA_ARTIFACTS=$tmp/cuda_artifacts CUDA_EXPECT=$tmp/expect_cuda.json \
+  TRAIN_ARTIFACTS=$tmp/train_artifacts TRAIN_SAVED=$train_saved \
   COMPARE_B=$tmp/compare/cuda_split.pb COMPARE_EXPECT=$tmp/compare/expect.json \
   RECOMPILED=$tmp/recompiled/report.pb RECOMPILED_EXPECT=$recompiled \
   BIG=$tmp/big/big.pb BIG_NODES=5000 BIG_NAMED=$tmp/big_named/big_named.pb BAD_FILES=$bad_files \

@@ -9,6 +9,9 @@ usage: report_tool.py expect REPORT.pb OUT.json   what the page must show for ea
                                                   (prints what the compile index must show)
        report_tool.py weights PAGE.html           weight bytes held by an exported page's report
        report_tool.py compare A.pb B.pb OUT.json  what the Compare panel must show for A vs B
+       report_tool.py saved REPORT.pb             a training report's autograd stages: node
+                                                  counts and, on the forward graph, the nodes
+                                                  and inputs defining the saved values
        report_tool.py split IN.pb OUT.pb          IN with its inductor schedule fused otherwise:
                                                   the first 2 fused kernels split in two, the
                                                   first decision dropped (a compile to compare)
@@ -348,6 +351,19 @@ def split_kernels(report, count=2):
     return report
 
 
+def saved_marks(report):
+    """The forward graph returns its outputs, then the saved values (autograd/partition.h):
+    the nodes and inputs defining those last outputs are the ones marked saved."""
+    a = next(x.autograd for x in report.stages if x.WhichOneof("payload") == "autograd")
+    fw = a.forward
+    saved_ids = set(fw.outputs[len(fw.outputs) - len(a.saved_values):])
+    nodes = [i for i, n in enumerate(fw.nodes) if any(v.id in saved_ids for v in n.outputs)]
+    inputs = [i for i, v in enumerate(fw.inputs) if v.id in saved_ids]
+    return {"saved": len(a.saved_values), "forward_nodes": nodes, "forward_inputs": inputs,
+            "counts": {"joint": len(a.joint.nodes), "forward": len(fw.nodes),
+                       "backward": len(a.backward.nodes)}}
+
+
 def compare(a, b):
     key_a, sched_a = first_schedule(a)
     key_b, sched_b = first_schedule(b)
@@ -408,6 +424,12 @@ def main(argv):
         report = report_pb2.CompileReport()
         report.ParseFromString(base64.b64decode(m.group(1)))
         print(raw_constant_bytes(report, WEIGHT_BYTES))
+        return 0
+    if len(argv) == 3 and argv[1] == "saved":
+        r = report_pb2.CompileReport()
+        with open(argv[2], "rb") as f:
+            r.ParseFromString(f.read())
+        print(json.dumps(saved_marks(r)))
         return 0
     if len(argv) == 4 and argv[1] == "split":
         r = report_pb2.CompileReport()

@@ -58,10 +58,18 @@ module.exports = async function timingChecks(page, expect, {check, screenshot}) 
         `timings: bar widths proportional to the report's seconds at ${scale.toFixed(1)} px/s (${off.slice(0, 3).join("; ")})`);
 
   // Passes: every pass record appears once, in the report's order, under a stage its pipeline
-  // names (the name up to the first dot), with a width proportional to its seconds, and a
+  // names (the longest dot-separated prefix naming a stage row), with a width proportional to its seconds, and a
   // stage's passes sum to no more than the stage's wall time (seconds and pixels).
   const nested = drawn.flatMap((d, i) => d.passes.map((p) => ({...p, stage: timings[i].stage, row: i})));
-  const placeable = passes.filter((p) => timings.some((t) => t.stage === p.pipeline.split(".")[0]));
+  const stages = new Set(timings.map((t) => t.stage));
+  const stageOf = (pipeline) => {
+    const parts = pipeline.split(".");
+    for (let n = parts.length; n > 0; --n) {
+      if (stages.has(parts.slice(0, n).join("."))) return parts.slice(0, n).join(".");
+    }
+    return null;
+  };
+  const placeable = passes.filter((p) => stageOf(p.pipeline) !== null);
   const wrong = [];
   if (nested.length !== placeable.length) wrong.push(`${nested.length} nested, ${placeable.length} recorded`);
   nested.forEach((p, k) => {
@@ -70,7 +78,7 @@ module.exports = async function timingChecks(page, expect, {check, screenshot}) 
       wrong.push(`#${k}: ${p.pipeline}/${p.pass} where the report has ${want && want.pipeline}/${want && want.pass}`);
     } else {
       p.seconds = want.seconds;  // the report's, for the sums below
-      if (p.stage !== want.pipeline.split(".")[0]) {
+      if (p.stage !== stageOf(want.pipeline)) {
         wrong.push(`${p.pipeline}/${p.pass} under ${p.stage}`);
       } else if (Math.abs(p.width - scale * want.seconds) > TOLERANCE_PX || !p.title.includes(`${want.seconds} s`)) {
         wrong.push(`${p.pipeline}/${p.pass}: ${p.width}px for ${want.seconds} s ("${p.title}")`);
