@@ -241,18 +241,33 @@ std::vector<SymExpr> Program::BufferSizes() const {
   return sizes;
 }
 
-std::vector<std::optional<int64_t>> Program::SizeHints(const std::vector<SymExpr>& bytes_of) const {
+std::vector<std::optional<int64_t>> Program::SizeHints() const {
   absl::flat_hash_map<std::string, int64_t> values;
   for (const auto& [name, hint] : hints) values[name] = hint;
+  // Dimension by dimension (a program has few distinct ones), not the symbolic product.
+  absl::flat_hash_map<SymExpr, std::optional<int64_t>> dims;
   std::vector<std::optional<int64_t>> sizes;
-  sizes.reserve(bytes_of.size());
-  for (const SymExpr& bytes : bytes_of) {
-    std::optional<int64_t> size = bytes.AsConstant();
-    if (!size.has_value()) {
-      // Symbols without a hint count as 64 (EvaluateHint); kept for later buffers.
-      for (const std::string& s : bytes.Symbols()) values.emplace(s, 64);
-      absl::StatusOr<int64_t> v = bytes.Evaluate(values);
-      if (v.ok()) size = *v;
+  sizes.reserve(buffers.size());
+  for (const Buffer& b : buffers) {
+    std::optional<int64_t> size = ElementSize(b.dtype);
+    for (const SymExpr& d : b.shape) {
+      std::optional<int64_t> v = d.AsConstant();
+      if (!v.has_value()) {
+        auto [it, fresh] = dims.try_emplace(d);
+        if (fresh) {
+          // Symbols without a hint count as 64 (EvaluateHint); kept for later buffers.
+          for (const std::string& s : d.Symbols()) values.emplace(s, 64);
+          absl::StatusOr<int64_t> e = d.Evaluate(values);
+          if (e.ok()) it->second = *e;
+        }
+        v = it->second;
+      }
+      int64_t product = 0;
+      if (!v.has_value() || __builtin_mul_overflow(*size, *v, &product)) {
+        size = std::nullopt;
+        break;
+      }
+      size = product;
     }
     sizes.push_back(size);
   }
@@ -295,7 +310,7 @@ proto::Schedule ToProto(const Program& program, proto::Graph graph) {
   s.mutable_graph()->Swap(&graph);
   // Each buffer's size once; a kernel's bytes moved sums the buffers it touches.
   const std::vector<SymExpr> size_bytes = program.BufferSizes();
-  const std::vector<std::optional<int64_t>> size_hints = program.SizeHints(size_bytes);
+  const std::vector<std::optional<int64_t>> size_hints = program.SizeHints();
   for (const Buffer& b : program.buffers) {
     proto::Buffer* p = s.add_buffers();
     p->set_id(b.id);

@@ -147,8 +147,9 @@ struct Program {
   // needs them often computes them once.
   std::vector<SymExpr> BufferSizes() const;
   // Those sizes at the hints, as EvaluateHint gives them (nullopt where one cannot be
-  // evaluated; EvaluateHint says 0).
-  std::vector<std::optional<int64_t>> SizeHints(const std::vector<SymExpr>& sizes) const;
+  // evaluated or overflows; EvaluateHint says 0), computed from the dimensions' values without
+  // building the symbolic products.
+  std::vector<std::optional<int64_t>> SizeHints() const;
   // EvaluateHint(BytesMoved(k)) from SizeHints(): 0 when a size cannot be evaluated.
   static int64_t BytesMovedHint(const Kernel& k, const std::vector<std::optional<int64_t>>& sizes);
 };

@@ -61,10 +61,12 @@ absl::StatusOr<proto::Schedule> BuildSchedule(Graph graph, const ScheduleOptions
   Program program = *std::move(lowered);
 
   MemoryPlanSummary plan;
-  // Lowering's result has not been verified by anyone: the program pipeline checks its input
-  // even when the caller vouched for the graph's.
+  // Lowering's result is internal to inductor: when passes are verified one by one it is
+  // checked as the program pipeline's input (so a lowering bug is named as one); otherwise the
+  // check of the pipeline's result covers lowering and fusion together (a Schedule is always
+  // verified before it leaves inductor, whatever the caller vouched for).
   PassPipelineOptions program_passes = options.passes;
-  program_passes.verify_input = true;
+  program_passes.verify_input = options.passes.verify_each_pass;
   absl::StatusOr<bool> changed =
       ProgramPipeline(options, graph.SymbolRanges(), &plan).Run(program, program_passes, records);
   if (!changed.ok()) return changed.status();

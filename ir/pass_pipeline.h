@@ -150,6 +150,7 @@ class PassPipeline {
         for (const Entry& e : passes_) absl::StrAppend(&names, names.empty() ? "" : ", ", e.name);
         return absl::InternalError(absl::StrCat(
             "pipeline '", name_, "' broke the IR (a compiler bug) in one of its passes (", names,
+            options.verify_input ? "" : ", or before them: its input was not verified",
             "; verified after the last one only: verify_each_pass names the pass): ",
             s.message()));
       }

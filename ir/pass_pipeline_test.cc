@@ -141,6 +141,13 @@ TEST(PassPipelineTest, VerifyingTheResultOnlyCatchesABrokenResult) {
               HasSubstr("pipeline 'toy' broke the IR (a compiler bug) in one of its passes "
                         "(fine, negate; verified after the last one only"));
   EXPECT_THAT(r.status().message(), HasSubstr("element 0 < 0"));
+  // Input not verified (vouched for by a caller): the fault may lie before the passes.
+  ir = {2};
+  r = p.Run(ir, {.verify_each_pass = false, .verify_input = false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("(fine, negate, or before them: its input was not verified; verified "
+                        "after the last one only"));
 
   counted.Add("negate", negate).Add("negate_again", negate).Add("keep", [](Ints&) {
     return absl::StatusOr<bool>(false);

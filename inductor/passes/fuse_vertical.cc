@@ -101,7 +101,7 @@ std::string TryConsumer(const Program& program, const KernelIndex& index, int p,
   }
   out.index = j;
   out.sites = sites;
-  out.bytes_saved = BytesHint(program, consumer) - BytesHint(program, fused);
+  out.bytes_saved = BytesHint(program, index.access(j)) - BytesHint(program, fused);
   out.fused = std::move(fused);
   return "";
 }
@@ -117,10 +117,13 @@ bool InlineProducer(Program& program, KernelIndex& index, int p, bool& changed) 
   const KernelSet& all_readers = index.Readers(buffer);
   std::vector<int> readers(all_readers.upper_bound(p), all_readers.end());
   if (readers.empty()) return false;
-  std::vector<std::string> names = {producer.name};
-  for (int j : readers) names.push_back(program.kernels[j].name);
+  auto names = [&] {
+    std::vector<std::string> n = {producer.name};
+    for (int j : readers) n.push_back(program.kernels[j].name);
+    return n;
+  };
   if (buf.kind != proto::Buffer::INTERMEDIATE) {
-    RecordDecision(program, kPass, "vertical", names, false,
+    RecordDecision(program, kPass, "vertical", names(), false,
                    absl::StrCat("producer's buffer ", buf.name, " is ",
                                 buf.kind == proto::Buffer::OUTPUT ? "a graph output"
                                                                   : "not an intermediate",
@@ -130,7 +133,7 @@ bool InlineProducer(Program& program, KernelIndex& index, int p, bool& changed) 
   }
   for (int j : index.Writers(buffer)) {
     if (j == p) continue;
-    RecordDecision(program, kPass, "vertical", names, false,
+    RecordDecision(program, kPass, "vertical", names(), false,
                    absl::StrCat("buffer ", buf.name, " is also written by ",
                                 program.kernels[j].name),
                    0);
@@ -158,7 +161,8 @@ bool InlineProducer(Program& program, KernelIndex& index, int p, bool& changed) 
 
   const bool removable = blocked.empty();
   const int copies = sites + (removable ? 0 : 1);  // places the producer's work is done
-  int64_t saved = removable ? BytesHint(program, producer) : 0;
+  const int64_t producer_bytes = removable ? BytesHint(program, index.access(p)) : 0;
+  int64_t saved = producer_bytes;
   for (const Candidate& c : candidates) saved += c.bytes_saved;
   std::vector<std::string> fused_names = {producer.name};
   for (const Candidate& c : candidates) fused_names.push_back(program.kernels[c.index].name);
@@ -187,7 +191,7 @@ bool InlineProducer(Program& program, KernelIndex& index, int p, bool& changed) 
     if (removable && i + 1 == candidates.size()) {
       absl::StrAppend(&reason, "; producer removed");
     }
-    int64_t bytes = c.bytes_saved + (removable && i == 0 ? BytesHint(program, producer) : 0);
+    int64_t bytes = c.bytes_saved + (i == 0 ? producer_bytes : 0);
     RecordDecision(program, kPass, KindFor(program.kernels[c.index]),
                    {producer.name, program.kernels[c.index].name}, true, reason, bytes);
     program.kernels[c.index] = std::move(c.fused);

@@ -172,24 +172,40 @@ std::optional<int64_t> DimHint(const Program& program, const SymExpr& d) {
 // program.EvaluateHint(program.BytesMoved(k)), summed term by term: building the symbolic sum
 // of every buffer's size costs more than the rest of a fusion decision.
 int64_t BytesHint(const Program& program, const Kernel& k) {
-  std::vector<int> ids = k.Reads();
-  const std::vector<int> writes = k.Writes();
-  ids.insert(ids.end(), writes.begin(), writes.end());
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return BytesHint(program, KernelAccess::Of(k));
+}
+
+int64_t BytesHint(const Program& program, const KernelAccess& access) {
   int64_t total = 0;
-  for (int b : ids) {
+  auto add = [&](int b) {
     const Buffer& buffer = program.buffer(b);
     int64_t bytes = ElementSize(buffer.dtype);
     for (const SymExpr& d : buffer.shape) {
       std::optional<int64_t> v = d.AsConstant();
       if (!v.has_value()) {
         v = DimHint(program, d);
-        if (!v.has_value()) return 0;
+        if (!v.has_value()) return false;
       }
       bytes *= *v;
     }
     total += bytes;
+    return true;
+  };
+  // Each buffer once: the union of the two sorted lists.
+  const std::vector<int>& r = access.reads;
+  const std::vector<int>& w = access.writes;
+  size_t i = 0, j = 0;
+  while (i < r.size() || j < w.size()) {
+    int b;
+    if (j == w.size() || (i < r.size() && r[i] < w[j])) {
+      b = r[i++];
+    } else if (i == r.size() || w[j] < r[i]) {
+      b = w[j++];
+    } else {
+      b = r[i++];
+      ++j;
+    }
+    if (!add(b)) return 0;
   }
   return total;
 }

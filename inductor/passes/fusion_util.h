@@ -162,6 +162,8 @@ inline constexpr int kMaxKernelExprs = 256;
 
 // Bytes a kernel moves at the symbols' hints.
 int64_t BytesHint(const Program& program, const Kernel& k);
+// The same from the kernel's accesses (a fusion index keeps them: no walk of the body).
+int64_t BytesHint(const Program& program, const KernelAccess& access);
 // Appends a decision to program.decisions.
 void RecordDecision(Program& program, std::string pass, std::string kind,
                     std::vector<std::string> kernels, bool accepted, std::string reason,

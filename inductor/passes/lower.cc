@@ -191,7 +191,7 @@ absl::StatusOr<Program> Lower(const Graph& graph) {
   lower_internal::LowerOutputs(ctx);
   program.kernels_unfused = static_cast<int>(program.kernels.size());
   int64_t bytes = 0;
-  const std::vector<std::optional<int64_t>> sizes = program.SizeHints(program.BufferSizes());
+  const std::vector<std::optional<int64_t>> sizes = program.SizeHints();
   for (const Kernel& k : program.kernels) bytes += Program::BytesMovedHint(k, sizes);
   program.bytes_moved_unfused_hint = bytes;
   return std::move(program);

@@ -124,7 +124,7 @@ class Planner {
         live_(ComputeLiveRanges(program)),
         slot_of_(program.buffers.size() + 1, -1),
         sizes_(program.BufferSizes()),
-        size_hints_(program.SizeHints(sizes_)) {}
+        size_hints_(program.SizeHints()) {}
 
   // Buffer `id`'s SizeBytes(), and its value at the hints (EvaluateHint's: 0 when unknown).
   const SymExpr& size(int id) const { return sizes_[id - 1]; }
