@@ -32,6 +32,11 @@ std::vector<int64_t> Packed(const std::vector<int64_t>& dims) {
   return s;
 }
 
+// The strides of logical [N, C, H, W] dims stored [N, H, W, C].
+std::vector<int64_t> ChannelsLastStrides(const std::vector<int64_t>& d) {
+  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+}
+
 // 1-D convolutions as 2-D ones of height 1: a dimension of 1 before the spatial one.
 std::vector<int64_t> Lift(std::vector<int64_t> v, int64_t fill, bool shape) {
   if ((shape && v.size() == 3) || (!shape && v.size() == 1)) v.insert(v.end() - 1, fill);
@@ -90,6 +95,7 @@ std::string CudnnConv::Describe() const {
 absl::StatusOr<CudnnConv::Problem*> CudnnConv::Prepare(const ConvCall& call,
                                                        const std::string& where) {
   std::vector<int64_t> key = {call.dtype, call.bias != 0, call.r != 0, call.relu,
+                              call.x_nhwc, call.w_nhwc, call.y_nhwc,
                               AlignmentOf(call.x), AlignmentOf(call.w), AlignmentOf(call.y),
                               AlignmentOf(call.bias), AlignmentOf(call.r)};
   for (const auto* v : {&call.x_shape, &call.w_shape, &call.y_shape, &call.stride, &call.padding,
@@ -126,9 +132,10 @@ absl::StatusOr<CudnnConv::Problem*> CudnnConv::Prepare(const ConvCall& call,
   };
   const std::vector<int64_t> y_dims = Lift(call.y_shape, 1, true);
   auto tensor = [&](int64_t uid, const std::vector<int64_t>& dims, int dtype, bool is_virtual,
-                    int64_t align) -> dnn::Desc {
+                    int64_t align, bool nhwc) -> dnn::Desc {
     dnn::Desc t = create(dnn::kTensorDescriptor);
-    const std::vector<int64_t> strides = Packed(dims);
+    const std::vector<int64_t> strides =
+        nhwc && dims.size() == 4 ? ChannelsLastStrides(dims) : Packed(dims);
     const bool v = is_virtual;
     set(t, dnn::kTensorDataType, dnn::kTypeDataType, 1, &dtype);
     set(t, dnn::kTensorDimensions, dnn::kTypeInt64, dims.size(), dims.data());
@@ -140,9 +147,12 @@ absl::StatusOr<CudnnConv::Problem*> CudnnConv::Prepare(const ConvCall& call,
     return t;
   };
   const bool epilogue = call.bias != 0 || call.r != 0 || call.relu;
-  dnn::Desc x = tensor(kX, Lift(call.x_shape, 1, true), type, false, AlignmentOf(call.x));
-  dnn::Desc w = tensor(kW, Lift(call.w_shape, 1, true), type, false, AlignmentOf(call.w));
-  dnn::Desc y = tensor(kY, y_dims, type, false, AlignmentOf(call.y));
+  const bool ynhwc = call.y_nhwc;
+  dnn::Desc x =
+      tensor(kX, Lift(call.x_shape, 1, true), type, false, AlignmentOf(call.x), call.x_nhwc);
+  dnn::Desc w =
+      tensor(kW, Lift(call.w_shape, 1, true), type, false, AlignmentOf(call.w), call.w_nhwc);
+  dnn::Desc y = tensor(kY, y_dims, type, false, AlignmentOf(call.y), ynhwc);
   p->uids = {kX, kW, kY};
   // The convolution.
   const std::vector<int64_t> stride = Lift(call.stride, 1, false),
@@ -160,7 +170,7 @@ absl::StatusOr<CudnnConv::Problem*> CudnnConv::Prepare(const ConvCall& call,
   set(conv, dnn::kConvolutionPostPaddings, dnn::kTypeInt64, spatial, pad.data());
   finalize(conv, "cudnnBackendFinalize(convolution)");
   int64_t next_virtual = kVirtual;
-  dnn::Desc conv_y = epilogue ? tensor(next_virtual++, y_dims, compute, true, 16) : y;
+  dnn::Desc conv_y = epilogue ? tensor(next_virtual++, y_dims, compute, true, 16, ynhwc) : y;
   std::vector<dnn::Desc> ops;
   dnn::Desc op = create(dnn::kOperationConvolutionForwardDescriptor);
   const float one32 = 1, zero32 = 0;
@@ -186,7 +196,8 @@ absl::StatusOr<CudnnConv::Problem*> CudnnConv::Prepare(const ConvCall& call,
     set(pw, dnn::kPointwiseMode, dnn::kTypePointwiseMode, 1, &pw_mode);
     set(pw, dnn::kPointwiseMathPrec, dnn::kTypeDataType, 1, &compute);
     finalize(pw, "cudnnBackendFinalize(pointwise)");
-    dnn::Desc out = --remaining == 0 ? y : tensor(next_virtual++, y_dims, compute, true, 16);
+    dnn::Desc out =
+        --remaining == 0 ? y : tensor(next_virtual++, y_dims, compute, true, 16, ynhwc);
     dnn::Desc pop = create(dnn::kOperationPointwiseDescriptor);
     set(pop, dnn::kOperationPointwisePwDescriptor, dnn::kTypeBackendDescriptor, 1, &pw);
     set(pop, dnn::kOperationPointwiseXDesc, dnn::kTypeBackendDescriptor, 1, &cur);
@@ -199,11 +210,12 @@ absl::StatusOr<CudnnConv::Problem*> CudnnConv::Prepare(const ConvCall& call,
   if (call.bias != 0) {
     std::vector<int64_t> dims(y_dims.size(), 1);
     dims[1] = y_dims[1];
-    pointwise(dnn::kPointwiseAdd, tensor(kBias, dims, type, false, AlignmentOf(call.bias)));
+    pointwise(dnn::kPointwiseAdd,
+              tensor(kBias, dims, type, false, AlignmentOf(call.bias), false));
     p->uids.push_back(kBias);
   }
   if (call.r != 0) {
-    pointwise(dnn::kPointwiseAdd, tensor(kR, y_dims, type, false, AlignmentOf(call.r)));
+    pointwise(dnn::kPointwiseAdd, tensor(kR, y_dims, type, false, AlignmentOf(call.r), ynhwc));
     p->uids.push_back(kR);
   }
   if (call.relu) pointwise(dnn::kPointwiseReluFwd, nullptr);

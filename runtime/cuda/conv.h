@@ -1,5 +1,5 @@
 // Convolutions on the GPU through cuDNN 9's graph (backend) API (cudnn.h): for NCHW-packed
-// tensors, Y = relu?(conv(X, W) + bias[C] + R) as one operation graph (a convolution node, then
+// tensors (2-D ones may be NHWC-packed, each tensor as ConvCall says), Y = relu?(conv(X, W) + bias[C] + R) as one operation graph (a convolution node, then
 // pointwise ADD / ADD / RELU_FWD nodes on virtual f32 intermediates) where cuDNN has an engine
 // for it, else the convolution alone. One handle and one device workspace per executable; per
 // problem (shapes, geometry, dtype, epilogue, pointer alignments) the operation graph, the
@@ -37,6 +37,9 @@ struct ConvCall {
   CUdeviceptr bias = 0;  // [C_out] added in the graph, or 0
   CUdeviceptr r = 0;     // a tensor of y's shape added in the graph, or 0
   bool relu = false;
+  // 2-D only: the tensor is stored [N, H, W, C] (the weight [C_out, kH, kW, C_in / groups])
+  // while its shape above stays the logical NCHW one; y's layout is also r's.
+  bool x_nhwc = false, w_nhwc = false, y_nhwc = false;
 };
 
 class CudnnConv {

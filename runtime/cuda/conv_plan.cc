@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "ir/channels_last.h"
 #include "runtime/cuda/epilogue_match.h"
 
 namespace coil::cuda {
@@ -54,11 +55,24 @@ std::string Unsupported(const proto::Kernel& k,
   for (const proto::NamedAttribute& a : k.extern_attrs()) {
     if (a.name() == "transposed" && a.value().b()) return "cuDNN runs transposed convolutions "
                                                           "as backward-data: not planned";
+    if (a.name() == kChannelsLastAttr) {
+      const auto& v = a.value().ints().values();
+      if (a.value().value_case() != proto::Attribute::kInts || v.size() != 2 || v[0] < 0 ||
+          v[0] > 1 || v[1] < 0 || v[1] > 1) {
+        return absl::StrCat("attribute '", kChannelsLastAttr, "' is not two flags (0 or 1)");
+      }
+      p.x_nhwc = v[0] == 1;
+      p.out_nhwc = v[1] == 1;
+    }
     if (a.name() == "groups") {
       if (a.value().value_case() != proto::Attribute::kI || a.value().i() < 1)
         return "attribute 'groups' is not a positive integer";
       p.groups = a.value().i();
     }
+  }
+  if ((p.x_nhwc || p.out_nhwc) && p.spatial != 2) {
+    return absl::StrCat("attribute '", kChannelsLastAttr, "' on a ", p.spatial,
+                        "-D convolution (channels-last is for 2-D ones)");
   }
   if (std::string why = Ints(k, "stride", p.spatial, 1, 1, p.stride); !why.empty()) return why;
   if (std::string why = Ints(k, "padding", p.spatial, 0, 0, p.padding); !why.empty()) return why;

@@ -5,8 +5,12 @@
 // call writes the epilogue's output directly and the generated epilogue kernel is not launched.
 // A pure function of the Schedule (no GPU, no library): CI tests it.
 //
-// The Schedule lays every buffer out contiguously (NCHW: [N, C, *spatial] row-major), so the
-// plan's tensors are NCHW with packed strides. cuDNN's graph computes
+// The Schedule lays every buffer out contiguously: NCHW ([N, C, *spatial] row-major), except the
+// activations inductor's channels_last pass stored [N, H, W, C] (ir/channels_last.h: the
+// convolution's attribute says which of input 0 and output; x_nhwc / out_nhwc here). The
+// runtime hands cuDNN the logical NCHW dimensions with those buffers' NHWC strides; a fused
+// epilogue's residual and stored buffer, loaded and stored at the identity index of the
+// epilogue's (permuted) loops, share the output's layout. cuDNN's graph computes
 //   D = relu?(conv(X, W) + bias[C] + R)
 // with the bias broadcast over N and the spatial dimensions (the extern's third input) and R a
 // tensor of the output's shape. An epilogue fuses when its one STORE (identity index) stores
@@ -40,6 +44,8 @@ struct ConvPlan {
   int spatial = 0;                                // 1, 2 or 3
   std::vector<int64_t> stride, padding, dilation;  // one per spatial dimension
   int64_t groups = 1;
+  // 2-D convolutions only: input 0 / the output stored [N, H, W, C] (ir/channels_last.h).
+  bool x_nhwc = false, out_nhwc = false;
   // Why cuDNN cannot run this convolution at all ("" when it can): it then runs on the host.
   std::string unsupported;
   // The epilogue cuDNN applies instead of the generated one.

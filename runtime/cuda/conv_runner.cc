@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ir/channels_last.h"
 #include "runtime/cuda/cudnn.h"
 #include "runtime/cuda/kernel_abi.h"
 
@@ -20,6 +21,9 @@ absl::StatusOr<std::unique_ptr<ConvRunner>> ConvRunner::Create(const CudaDriver*
   r->stream_ = stream;
   for (const proto::Kernel& k : schedule.kernels()) {
     if (std::optional<ConvPlan> p = PlanConv(schedule, k); p.has_value()) r->plans_[k.id()] = *p;
+  }
+  for (const proto::Buffer& b : schedule.buffers()) {
+    if (b.kind() == proto::Buffer::CONSTANT) r->constants_.insert(b.id());
   }
   if (r->plans_.empty()) return r;
   if (!use_cudnn) {
@@ -60,6 +64,47 @@ absl::StatusOr<std::unique_ptr<ConvRunner>> ConvRunner::Create(const CudaDriver*
 ConvRunner::~ConvRunner() {
   conv_.reset();
   if (workspace_ != 0) d_->MemFree(workspace_);
+  for (const auto& [id, p] : nhwc_weights_) d_->MemFree(p);
+}
+
+absl::StatusOr<CUdeviceptr> ConvRunner::NhwcWeight(int id, CUdeviceptr w,
+                                                   const std::vector<int64_t>& shape,
+                                                   int64_t bytes, const std::string& where) {
+  if (auto it = nhwc_weights_.find(id); it != nhwc_weights_.end()) return it->second;
+  const int64_t k = shape[0], c = shape[1], hw = shape[2] * shape[3];
+  const int64_t elem = bytes / (k * c * hw);
+  std::string nchw(bytes, '\0'), nhwc(bytes, '\0');
+  const std::string what = absl::StrCat(where, " (channels-last weight)");
+  if (absl::Status s = d_->Check(d_->MemcpyDtoHAsync(nchw.data(), w, bytes, stream_),
+                                 "cuMemcpyDtoHAsync", what);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = d_->Check(d_->StreamSynchronize(stream_), "cuStreamSynchronize", what);
+      !s.ok()) {
+    return s;
+  }
+  for (int64_t o = 0; o < k; ++o) {
+    for (int64_t i = 0; i < c; ++i) {
+      for (int64_t p = 0; p < hw; ++p) {
+        std::copy_n(&nchw[((o * c + i) * hw + p) * elem], elem, &nhwc[((o * hw + p) * c + i) * elem]);
+      }
+    }
+  }
+  CUdeviceptr dev = 0;
+  if (absl::Status s = d_->Check(d_->MemAlloc(&dev, bytes), "cuMemAlloc", what); !s.ok()) return s;
+  nhwc_weights_[id] = dev;
+  if (absl::Status s = d_->Check(d_->MemcpyHtoDAsync(dev, nhwc.data(), bytes, stream_),
+                                 "cuMemcpyHtoDAsync", what);
+      !s.ok()) {
+    return s;
+  }
+  // The host copy must outlive the asynchronous upload.
+  if (absl::Status s = d_->Check(d_->StreamSynchronize(stream_), "cuStreamSynchronize", what);
+      !s.ok()) {
+    return s;
+  }
+  return dev;
 }
 
 absl::StatusOr<std::optional<bool>> ConvRunner::Run(
@@ -76,9 +121,12 @@ absl::StatusOr<std::optional<bool>> ConvRunner::Run(
   if (conv_ == nullptr) return std::nullopt;
   ConvCall call;
   call.dtype = p.dtype;
-  call.x_shape = shapes.at(p.x);
+  // Channels-last buffers have the permuted shape [N, H, W, C]: cuDNN gets the logical one.
+  call.x_shape = p.x_nhwc ? FromChannelsLast(shapes.at(p.x)) : shapes.at(p.x);
   call.w_shape = shapes.at(p.w);
-  call.y_shape = shapes.at(p.out);
+  call.y_shape = p.out_nhwc ? FromChannelsLast(shapes.at(p.out)) : shapes.at(p.out);
+  call.x_nhwc = p.x_nhwc;
+  call.y_nhwc = p.out_nhwc;
   // Empty tensors and inconsistent shapes stay on the host path (whose kernel reports them).
   for (const auto* s : {&call.x_shape, &call.w_shape, &call.y_shape}) {
     for (int64_t v : *s) {
@@ -98,6 +146,12 @@ absl::StatusOr<std::optional<bool>> ConvRunner::Run(
   };
   call.x = address[p.x];
   call.w = address[p.w];
+  if (p.x_nhwc && constants_.contains(p.w) && call.w_shape.size() == 4) {
+    absl::StatusOr<CUdeviceptr> w = NhwcWeight(p.w, call.w, call.w_shape, sizes.at(p.w), where);
+    if (!w.ok()) return w.status();
+    call.w = *w;
+    call.w_nhwc = true;
+  }
   if (overlaps(p.out, p.x) || overlaps(p.out, p.w) || (p.bias != 0 && overlaps(p.out, p.bias))) {
     return std::nullopt;
   }
@@ -141,7 +195,7 @@ absl::StatusOr<std::optional<bool>> ConvRunner::Run(
     long long total = 1, inner = 1, channels = call.y_shape[1];
     for (size_t i = 0; i < call.y_shape.size(); ++i) {
       total *= call.y_shape[i];
-      if (i >= 2) inner *= call.y_shape[i];
+      if (i >= 2 && !call.y_nhwc) inner *= call.y_shape[i];  // NHWC: the channel is innermost
     }
     CUdeviceptr y = call.y, bias = address[p.bias];
     void* params[] = {&y, &bias, &total, &inner, &channels};

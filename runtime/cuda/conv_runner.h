@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "ir/proto/schedule.pb.h"
 #include "runtime/cuda/conv.h"
@@ -62,6 +63,12 @@ class ConvRunner {
   std::unique_ptr<CudnnConv> conv_;
   CUdeviceptr workspace_ = 0;
   absl::flat_hash_map<int, CUfunction> bias_kernels_;  // by proto::DType
+  // Channels-last convolutions: their constant weights as [C_out, kH, kW, C_in / groups]
+  // copies (made at the first run, by buffer id), so that every cuDNN tensor is NHWC.
+  absl::StatusOr<CUdeviceptr> NhwcWeight(int id, CUdeviceptr w, const std::vector<int64_t>& shape,
+                                         int64_t bytes, const std::string& where);
+  absl::flat_hash_set<int> constants_;
+  absl::flat_hash_map<int, CUdeviceptr> nhwc_weights_;
   std::string library_ = "none (the module has no aten.convolution)";
   std::string why_not_;
 };

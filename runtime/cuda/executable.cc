@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/attribute.h"
+#include "ir/channels_last.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "runtime/cpu/externs.h"
@@ -262,9 +263,14 @@ absl::Status CudaExecutable::Impl::Setup() {
         if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": attribute '", a.name(), "': ", v.status().message()));
         attrs[a.name()] = *std::move(v);
       }
+      // The channels-last layout attribute is no schema attribute (ir/channels_last.h): kept
+      // for the host path's extern; cuDNN's plan reads it from the kernel (conv_plan.h).
+      absl::StatusOr<ChannelsLast> cl = TakeChannelsLast(attrs);
+      if (!cl.ok()) return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": ", cl.status().message()));
       if (absl::Status st = NormalizeAttrs(*schema, attrs); !st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": ", st.message()));
       }
+      if (cl->any()) attrs[kChannelsLastAttr] = Attribute(IntList{cl->input, cl->output});
       extern_attrs[k.id()] = std::move(attrs);
     }
   }

@@ -6,6 +6,7 @@
 // convolutions stay on the host with a reason (transposed, integer). The generated module
 // carries the bias kernels exactly when a convolution has a bias, and loading cuDNN from a name
 // that does not exist is the clean "no cuDNN" error.
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -226,6 +227,66 @@ TEST(CudaConvPlanTest, TheModuleCarriesBiasKernelsOnlyForConvolutionsWithABias) 
     for (const char* t : {"f32", "f16", "bf16", "f64"}) {
       EXPECT_EQ(absl::StrContains(*src, cuda::ConvBiasSymbol(t) + "("), want) << t;
     }
+  }
+}
+
+// Three convolutions (conv + relu, conv + relu, a last 1x1 convolution): inductor's
+// channels_last pass stores the activations between them [N, H, W, C], decided once for the
+// program; the plans say which tensors cuDNN gets with NHWC strides, and the epilogues (over
+// permuted loops) still fuse. The model's input and output keep their layout.
+TEST(CudaConvPlanTest, ChannelsLastActivationsBetweenConvolutions) {
+  const std::string text = absl::StrCat(
+      R"(graph @g(%0 "x": f32[2, 8, 6, 6], %1 "w1": f32[8, 8, 3, 3], %2 "b1": f32[8], %3 "w2": f32[8, 8, 3, 3], %4 "b2": f32[8], %11 "w3": f32[4, 8, 1, 1]) {
+  )",
+      Conv("%5: f32[2, 8, 6, 6]", "%0, %1, %2", "1, 1", "1, 1", "1, 1", 1), R"(
+  %6: f32[2, 8, 6, 6] = aten.relu(%5)
+  )",
+      Conv("%7: f32[2, 8, 6, 6]", "%6, %3, %4", "1, 1", "1, 1", "1, 1", 1), R"(
+  %9: f32[2, 8, 6, 6] = aten.relu(%7)
+  )",
+      Conv("%10: f32[2, 4, 6, 6]", "%9, %11", "1, 1", "0, 0", "1, 1", 1), R"(
+  return %10
+})");
+  for (const bool on : {true, false}) {
+    SCOPED_TRACE(on ? "channels-last" : "COIL_CHANNELS_LAST=0");
+    if (!on) setenv("COIL_CHANNELS_LAST", "0", 1);
+    proto::Schedule s = Schedule(text);
+    unsetenv("COIL_CHANNELS_LAST");
+    std::vector<ConvPlan> plans;
+    for (const proto::Kernel& k : s.kernels()) {
+      if (std::optional<ConvPlan> p = cuda::PlanConv(s, k); p.has_value()) plans.push_back(*p);
+    }
+    ASSERT_EQ(plans.size(), 3u);
+    const ConvPlan &first = plans[0], &second = plans[1], &third = plans[2];
+    for (const ConvPlan& p : plans) EXPECT_TRUE(p.unsupported.empty()) << p.unsupported;
+    EXPECT_FALSE(first.x_nhwc) << "the model's input keeps its layout";
+    EXPECT_EQ(first.out_nhwc, on);
+    EXPECT_EQ(second.x_nhwc, on);
+    EXPECT_EQ(second.out_nhwc, on);
+    EXPECT_EQ(third.x_nhwc, on);
+    EXPECT_FALSE(third.out_nhwc) << "the model's output keeps its layout";
+    auto shape = [&](int id) {
+      std::vector<int64_t> v;
+      for (const proto::Buffer& b : s.buffers()) {
+        if (b.id() != id) continue;
+        for (const proto::SymExpr& d : b.shape()) v.push_back(d.value());
+      }
+      return v;
+    };
+    const std::vector<int64_t> nchw = {2, 8, 6, 6}, nhwc = {2, 6, 6, 8};
+    EXPECT_EQ(shape(first.x), nchw);
+    EXPECT_EQ(shape(first.out), on ? nhwc : nchw);
+    EXPECT_EQ(shape(second.x), on ? nhwc : nchw);
+    EXPECT_EQ(shape(third.x), on ? nhwc : nchw);
+    EXPECT_EQ(shape(third.out), (std::vector<int64_t>{2, 4, 6, 6}));
+    EXPECT_EQ(shape(first.w), (std::vector<int64_t>{8, 8, 3, 3})) << "weights keep their layout";
+    // relu(conv + b1) and relu(conv + b2), each one cuDNN graph writing the next input.
+    EXPECT_TRUE(first.fused) << first.not_fused;
+    EXPECT_TRUE(first.relu);
+    EXPECT_TRUE(second.fused) << second.not_fused;
+    EXPECT_TRUE(second.relu);
+    EXPECT_EQ(second.x, first.d);
+    EXPECT_EQ(third.x, second.d);
   }
 }
 

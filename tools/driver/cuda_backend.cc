@@ -2,7 +2,9 @@
 #include "tools/driver/cuda_backend.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -36,6 +38,11 @@ class CudaBackendImpl : public Backend {
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
     c.vector_bits = 0;
     c.alignment = 256;  // cuMemAlloc
+    // Activations between 2-D f32 convolutions stored [N, H, W, C] (inductor's channels_last
+    // pass, decided once per program), where cuDNN's tensor-core kernels work without
+    // transposes (runtime/cuda/conv_plan.h); COIL_CHANNELS_LAST=0 keeps NCHW (comparisons).
+    const char* cl = std::getenv("COIL_CHANNELS_LAST");
+    c.inductor.channels_last = cl == nullptr || std::string(cl) != "0";
     return c;
   }
   std::string CacheIdentity() const override {
