@@ -160,6 +160,54 @@ TEST(ChannelsLastTest, OneConvolutionOrSwitchedOffChangesNothing) {
   for (const std::vector<int64_t>& f : flags) EXPECT_EQ(f, (std::vector<int64_t>{-1, -1}));
 }
 
+// A convolution whose weight is computed in the program (a 4-D intermediate) and one over
+// f64 data: the computed weight keeps NCHW (only activations change layout), the f64
+// convolution is not eligible, and only the two f32 convolutions' activation between them is
+// channels-last.
+std::string ComputedWeight() {
+  return absl::StrCat(
+      "graph @cw(%0 \"x\": f32[2, 4, 6, 6], %1 \"w1\": f32[4, 4, 3, 3], %2 \"w2\": f32[4, 4, 3, 3], "
+      "%3 \"y\": f64[2, 4, 6, 6], %4 \"w3\": f64[4, 4, 3, 3]) {\n",
+      "  %5: f32[4, 4, 3, 3] = aten.mul_scalar(%2) {other = 0.5}\n",
+      Conv("%6", "f32[2, 4, 6, 6]", "%0, %1", 1, 1),
+      "  %7: f32[2, 4, 6, 6] = aten.relu(%6)\n",
+      Conv("%8", "f32[2, 4, 6, 6]", "%7, %5", 1, 1),
+      Conv("%9", "f64[2, 4, 6, 6]", "%3, %4", 1, 1),
+      Conv("%10", "f64[2, 4, 6, 6]", "%9, %4", 1, 1),
+      "  return %8, %10\n}\n");
+}
+
+TEST(ChannelsLastTest, WeightsAndOtherDtypesKeepTheirLayout) {
+  const std::string text = ComputedWeight();
+  const proto::Schedule s = Build(text);
+  const std::vector<std::vector<int64_t>> flags = ConvFlags(s);
+  ASSERT_EQ(flags.size(), 4u);
+  EXPECT_EQ(flags[0], (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(flags[1], (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(flags[2], (std::vector<int64_t>{-1, -1}));
+  EXPECT_EQ(flags[3], (std::vector<int64_t>{-1, -1}));
+  for (const proto::Kernel& k : s.kernels()) {
+    if (k.extern_op() != "aten.convolution") continue;
+    EXPECT_EQ(ShapeText(s.buffers(k.extern_inputs(1) - 1)), "4,4,3,3");
+  }
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<HostTensor> in = test_kit::RandomInputs(*g, {}, 3);
+  absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, in, {.float64 = true});
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<proto::KernelModule> m = GenerateCpu(s);
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(*std::move(m), {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<std::vector<HostTensor>> got = (*p)->Run(in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);
+  const HostTensor& w = (*want)[0];
+  test_kit::ExpectClose(HostTensor::FromDoubles(proto::FLOAT32, w.shape(), w.ToDoubles()),
+                        (*got)[0], {.abs = 1e-5, .rel = 1e-5}, "f32 output");
+  test_kit::ExpectClose((*want)[1], (*got)[1], {.abs = 1e-12, .rel = 1e-12}, "f64 output");
+}
+
 void ExpectMatchesFloat64(const std::vector<HostTensor>& want,
                           const absl::StatusOr<std::vector<HostTensor>>& got,
                           const std::string& what) {
