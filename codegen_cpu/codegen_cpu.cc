@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -105,10 +106,17 @@ struct Unit {
   std::string bitcode;  // the optimized module
   std::vector<std::string> remarks;  // what LLVM said while optimizing it (compiler_remarks.h)
   absl::Status status;
+  double ir_seconds = 0;        // emitting and verifying its LLVM IR
+  double optimize_seconds = 0;  // optimizing, marking streaming stores, IR text and bitcode
 };
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 absl::Status CompileUnit(Unit& u, const ScheduleInfo& info, llvm::TargetMachine& tm,
                          int opt_level) {
+  const auto t0 = std::chrono::steady_clock::now();
   llvm::LLVMContext context;
   std::vector<std::string> llvm_errors;
   CollectCompilerRemarks(context, &u.remarks, &llvm_errors);
@@ -124,6 +132,8 @@ absl::Status CompileUnit(Unit& u, const ScheduleInfo& info, llvm::TargetMachine&
                                             u.kernel->id(), " '", u.kernel->name(),
                                             "': ", es.str()));
   }
+  u.ir_seconds = SecondsSince(t0);
+  const auto t1 = std::chrono::steady_clock::now();
   Optimize(module, tm, opt_level);
   if (!llvm_errors.empty()) {
     return absl::InternalError(absl::StrCat("LLVM failed to optimize kernel ", u.kernel->id(),
@@ -136,6 +146,7 @@ absl::Status CompileUnit(Unit& u, const ScheduleInfo& info, llvm::TargetMachine&
   llvm::raw_string_ostream bs(u.bitcode);
   llvm::WriteBitcodeToFile(module, bs);
   bs.flush();
+  u.optimize_seconds = SecondsSince(t1);
   return absl::OkStatus();
 }
 
@@ -201,13 +212,16 @@ std::string CpuKernelSymbol(const proto::Kernel& kernel) {
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCpu(proto::Schedule schedule,
-                                                const CpuCodegenOptions& options) {
-  return codegen_cpu_internal::GenerateCpuWithPreEmit(std::move(schedule), options, nullptr);
+                                                const CpuCodegenOptions& options,
+                                                std::vector<CodegenPart>* parts) {
+  return codegen_cpu_internal::GenerateCpuWithPreEmit(std::move(schedule), options, nullptr,
+                                                      parts);
 }
 
 absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit(
-    proto::Schedule schedule, const CpuCodegenOptions& options,
-    const PreEmitHook& pre_emit) {
+    proto::Schedule schedule, const CpuCodegenOptions& options, const PreEmitHook& pre_emit,
+    std::vector<CodegenPart>* parts) {
+  auto clock = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
       CreateTargetMachine(options.cpu, options.opt_level);
   if (!tm.ok()) return tm.status();
@@ -229,10 +243,25 @@ absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit
     }
     units.push_back(std::move(u));
   }
+  const double setup_seconds = SecondsSince(clock);
+  clock = std::chrono::steady_clock::now();
   CompileUnits(units, info, options);
   for (const Unit& u : units) {
     if (!u.status.ok()) return u.status;
   }
+  if (parts != nullptr) {
+    // The kernels' wall time, divided in proportion to the summed thread times of each step.
+    const double wall = SecondsSince(clock);
+    double ir = 0, optimize = 0;
+    for (const Unit& u : units) {
+      ir += u.ir_seconds;
+      optimize += u.optimize_seconds;
+    }
+    const double ir_share = ir + optimize > 0 ? ir / (ir + optimize) : 0;
+    parts->push_back({"llvm_ir", setup_seconds + wall * ir_share});
+    parts->push_back({"optimize", wall * (1 - ir_share)});
+  }
+  clock = std::chrono::steady_clock::now();
 
   llvm::LLVMContext context;
   // Remarks from the linked module's code generation are rare and name no kernel: dropped.
@@ -255,8 +284,11 @@ absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit
   if (pre_emit) {
     if (absl::Status s = pre_emit(*module, **tm, out); !s.ok()) return s;
   }
+  if (parts != nullptr) parts->push_back({"link", SecondsSince(clock)});
+  clock = std::chrono::steady_clock::now();
   absl::StatusOr<std::string> object = EmitObject(*module, **tm);
   if (!object.ok()) return object.status();
+  if (parts != nullptr) parts->push_back({"machine_code", SecondsSince(clock)});
   if (!link_errors.empty()) {
     return absl::InternalError(absl::StrCat("LLVM failed to emit the object: ", link_errors.front()));
   }

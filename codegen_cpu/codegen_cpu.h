@@ -21,8 +21,10 @@
 #define COIL_CODEGEN_CPU_CODEGEN_CPU_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/codegen_part.h"
 #include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/schedule.pb.h"
 
@@ -45,8 +47,15 @@ struct CpuCodegenOptions {
 // options. Errors: a malformed schedule (InvalidArgument naming the kernel, Loop and
 // expression), an unknown CPU name (InvalidArgument), an LLVM failure (Internal).
 // `schedule` moves into the module (pass std::move(s) to spare a copy of its constants).
+// `parts` (when not null) gets the wall time of each part (ir/codegen_part.h): "llvm_ir"
+// (the target machine and every kernel's LLVM IR, emitted and verified), "optimize" (every
+// kernel's O3 pipeline and streaming-store marking), "link" (the kernels' modules joined into
+// one) and "machine_code" (the object file). Kernels are emitted and optimized on
+// `compile_threads` threads at once: that phase's wall time is divided between "llvm_ir" and
+// "optimize" in proportion to the two steps' summed thread times (exact with one thread).
 absl::StatusOr<proto::KernelModule> GenerateCpu(proto::Schedule schedule,
-                                                const CpuCodegenOptions& options = {});
+                                                const CpuCodegenOptions& options = {},
+                                                std::vector<CodegenPart>* parts = nullptr);
 
 // The symbol of a kernel's function: "coil_k<id>_<name with non-identifier chars as _>".
 std::string CpuKernelSymbol(const proto::Kernel& kernel);

@@ -1,6 +1,7 @@
 // Schedule -> CUDA C++ -> NVRTC -> KernelModule (see codegen_cuda.h).
 #include "codegen_cuda/codegen_cuda.h"
 
+#include <chrono>
 #include <utility>
 #include <vector>
 
@@ -66,12 +67,20 @@ std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
-                                                 const CudaCodegenOptions& options) {
+                                                 const CudaCodegenOptions& options,
+                                                 std::vector<CodegenPart>* parts) {
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto clock = std::chrono::steady_clock::now();
   absl::StatusOr<Sources> s = Emit(schedule, options);
   if (!s.ok()) return s.status();
+  if (parts != nullptr) parts->push_back({"cuda_source", seconds_since(clock)});
+  clock = std::chrono::steady_clock::now();
   absl::StatusOr<NvrtcResult> compiled = CompileCudaSource(s->module, "coil_module.cu",
                                                            options.arch);
   if (!compiled.ok()) return compiled.status();
+  if (parts != nullptr) parts->push_back({"nvrtc", seconds_since(clock)});
   proto::KernelModule m;
   m.set_backend("cuda");
   for (auto& [k, src] : s->kernels) {

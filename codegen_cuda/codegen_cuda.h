@@ -11,8 +11,10 @@
 #define COIL_CODEGEN_CUDA_CODEGEN_CUDA_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/codegen_part.h"
 #include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/schedule.pb.h"
 
@@ -42,8 +44,11 @@ absl::StatusOr<std::string> GenerateCudaSource(const proto::Schedule& schedule,
 // Generates and compiles. `schedule` moves into the module. Errors: the source's errors; NVRTC
 // missing (FailedPrecondition) or failing (Internal, with its log); a kernel whose registers
 // do not allow its block size (ResourceExhausted, naming the kernel).
+// `parts` (when not null) gets the wall time of "cuda_source" (writing the module's CUDA C++)
+// and "nvrtc" (compiling it to PTX and the CUBIN), ir/codegen_part.h.
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
-                                                 const CudaCodegenOptions& options = {});
+                                                 const CudaCodegenOptions& options = {},
+                                                 std::vector<CodegenPart>* parts = nullptr);
 
 // What went into the code (generator version, NVRTC version, arch): part of cache keys.
 std::string CudaCodegenIdentity(const CudaCodegenOptions& options = {});

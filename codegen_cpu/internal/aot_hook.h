@@ -6,6 +6,7 @@
 #define COIL_CODEGEN_CPU_INTERNAL_AOT_HOOK_H_
 
 #include <functional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,9 +28,9 @@ using PreEmitHook = std::function<absl::Status(
     llvm::Module& module, const llvm::TargetMachine& tm, const proto::KernelModule& kernels)>;
 
 // GenerateCpu, running `pre_emit` (when set) before the object code is emitted.
-absl::StatusOr<proto::KernelModule> GenerateCpuWithPreEmit(proto::Schedule schedule,
-                                                           const CpuCodegenOptions& options,
-                                                           const PreEmitHook& pre_emit);
+absl::StatusOr<proto::KernelModule> GenerateCpuWithPreEmit(
+    proto::Schedule schedule, const CpuCodegenOptions& options, const PreEmitHook& pre_emit,
+    std::vector<CodegenPart>* parts = nullptr);
 
 }  // namespace coil::codegen_cpu_internal
 

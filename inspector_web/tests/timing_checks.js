@@ -100,4 +100,14 @@ module.exports = async function timingChecks(page, expect, {check, screenshot}) 
   const withPasses = new Set(nested.map((p) => p.stage));
   check(over.length === 0, `timings: each stage's pass bars sum to no more than its own ` +
         `(${[...withPasses].join(", ")}) ${over.join("; ")}`);
+
+  // The CPU code generator's parts, as the report records them, nested under codegen_cpu.
+  const parts = ["llvm_ir", "optimize", "link", "machine_code"];
+  const recorded = passes.filter((p) => p.pipeline === "codegen_cpu").map((p) => p.pass);
+  const shownParts = nested.filter((p) => p.stage === "codegen_cpu").map((p) => p.pass);
+  const hint = await page.$("#codegen-no-parts");
+  check(JSON.stringify(recorded) === JSON.stringify(parts) && JSON.stringify(shownParts) === JSON.stringify(parts) &&
+        hint === null,
+        `timings: codegen_cpu is split into ${parts.join(", ")} (report: ${recorded.join(", ")}; ` +
+        `chart: ${shownParts.join(", ")}${hint ? "; says it has no parts" : ""})`);
 };

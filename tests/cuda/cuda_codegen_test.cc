@@ -4,6 +4,7 @@
 // the SM's registers and shared memory, the block size the source declares with
 // __launch_bounds__), and the source must say what the generator promises: 32-bit index math
 // for small static shapes, 64-bit with symbols, bounds checks only for indices from data.
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -277,6 +278,32 @@ TEST(CudaCodegenTest, EmptyMaxReductionIsRefusedBeforeLaunch) {
   ASSERT_FALSE(want.ok()) << "the reference refuses it too";
   EXPECT_EQ(bad.status().code(), want.status().code());
   EXPECT_TRUE(BindSymbols(*g, input(3)).ok());
+}
+
+TEST(CudaCodegenTest, GenerationTimesItsPartsWithinTheCall) {
+  // The schedule of the first test graph (the driver stops after inductor), then GenerateCuda
+  // timed from outside: its parts come in order and fit in the call's wall time.
+  absl::StatusOr<Graph> g = ParseGraph(cuda_testing::TestGraphs().front().text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  driver::DriverOptions options;
+  options.backend = driver::CudaBackend();
+  options.stop_after = driver::Stage::kInductor;
+  options.cache = nullptr;
+  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->schedule.has_value());
+  std::vector<CodegenPart> parts;
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<proto::KernelModule> m = codegen_cuda::GenerateCuda(*r->schedule, {}, &parts);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].name, "cuda_source");
+  EXPECT_EQ(parts[1].name, "nvrtc");
+  EXPECT_GE(parts[0].seconds, 0);
+  EXPECT_GT(parts[1].seconds, 0);  // NVRTC compiles for real
+  EXPECT_LE(parts[0].seconds + parts[1].seconds, wall);
 }
 
 TEST(CudaCodegenTest, MalformedScheduleIsAnErrorNamingTheKernel) {

@@ -16,11 +16,13 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "inductor/schedule.h"
+#include "ir/codegen_part.h"
 #include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/schedule.pb.h"
 #include "runtime/host_tensor.h"
@@ -59,6 +61,14 @@ class Backend {
   // Code for `schedule`, which moves into the module (no copy of its constants). Errors: what
   // the code generator cannot compile (naming the kernel).
   virtual absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) = 0;
+  // Generate, also timing its parts (ir/codegen_part.h: "llvm_ir", "optimize", ...; each
+  // wall time inside the call), which the driver records as pass records under the codegen
+  // stage. Backends that time nothing need not override it.
+  virtual absl::StatusOr<proto::KernelModule> GenerateTimed(proto::Schedule schedule,
+                                                            std::vector<CodegenPart>* parts) {
+    (void)parts;
+    return Generate(std::move(schedule));
+  }
   // Makes `module` runnable here. Errors: FailedPrecondition when its code cannot run on this
   // machine (another CPU, another backend), DataLoss when it is corrupt.
   virtual absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) = 0;

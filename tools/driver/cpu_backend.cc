@@ -51,6 +51,10 @@ class CpuBackendImpl : public Backend {
   absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) override {
     return GenerateCpu(std::move(schedule), options_.codegen);
   }
+  absl::StatusOr<proto::KernelModule> GenerateTimed(proto::Schedule schedule,
+                                                    std::vector<CodegenPart>* parts) override {
+    return GenerateCpu(std::move(schedule), options_.codegen, parts);
+  }
 
   absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) override {
     absl::StatusOr<std::unique_ptr<CpuProgram>> program =

@@ -159,13 +159,22 @@ class Compilation {
 
     t = StageClock();
     absl::StatusOr<proto::KernelModule> module;
+    std::vector<CodegenPart> parts;  // recorded as the codegen stage's passes
     if (options_.keep_intermediates) {
-      module = options_.backend->Generate(*schedule);  // a copy: the caller keeps the original
+      // A copy: the caller keeps the original.
+      module = options_.backend->GenerateTimed(*schedule, &parts);
       result_.schedule = *std::move(schedule);
     } else {
-      module = options_.backend->Generate(*std::move(schedule));
+      module = options_.backend->GenerateTimed(*std::move(schedule), &parts);
     }
     if (!module.ok()) return InStage(codegen, module.status());
+    for (const CodegenPart& part : parts) {
+      proto::PassRun* run = result_.report.add_passes();
+      run->set_pipeline(codegen);
+      run->set_pass(part.name);
+      run->set_seconds(part.seconds);
+      run->set_changed(true);
+    }
     if (proto::StageArtifact* a = Done(codegen, t, ModuleDetail(*module))) {
       *a->mutable_kernel_module() = *module;
     }

@@ -33,7 +33,8 @@ coil.renderTimingChart = function (target, tree) {
       passes.appendChild(el('div', { class: 'timing-pass', 'data-pipeline': p.pipeline, 'data-pass': p.pass,
                                      'data-seconds': p.seconds,
                                      title: `${p.pipeline} / ${p.pass}: ${exact(p.seconds)}` +
-                                            (p.changed ? ' (changed the graph)' : ' (no change)') }, [
+                                            (s.stage.startsWith('codegen') ? ' (a part of code generation)' :
+                                              p.changed ? ' (changed the graph)' : ' (no change)') }, [
         el('span', { class: 'timing-label' }, `${p.pipeline} · ${p.pass}`),
         el('span', { class: 'timing-bars' }, [
           el('span', { class: 'timing-bar pass' + (p.changed ? ' changed' : ''),
@@ -45,10 +46,13 @@ coil.renderTimingChart = function (target, tree) {
     chart.appendChild(passes);
   });
   target.appendChild(chart);
-  const codegen = stages.filter((s) => s.stage.startsWith('codegen'));
+  // Code generators time their parts (llvm_ir, optimize, link, machine_code; cuda_source,
+  // nvrtc); a report written before they did, or by a backend that times nothing, has none.
+  const codegen = stages.filter((s) => s.stage.startsWith('codegen') && !s.passes.length);
   if (codegen.length) {
-    target.appendChild(el('p', { class: 'hint' }, 'The report records no parts of the codegen stage ' +
-      '(its lowering, optimization and machine-code times are not written), so it is one bar.'));
+    target.appendChild(el('p', { class: 'hint', id: 'codegen-no-parts' }, `The report records no parts of ` +
+      `${[...new Set(codegen.map((s) => s.stage))].join(', ')} (written before code generators timed them, ` +
+      'or by a backend that times nothing), so it is one bar.'));
   }
   if (tree.unplaced.length) {
     target.appendChild(el('p', { class: 'hint' }, `${tree.unplaced.length} pass records name a stage ` +
