@@ -76,9 +76,15 @@ std::string TryConsumer(const Program& program, const KernelIndex& index, int p,
                         kMaxKernelExprs, ")");
   }
   Kernel fused = consumer;
-  Cse(fused);
+  // Loads of the buffer that Cse would merge are one inlining site (x * x inlines x once);
+  // anything else it would merge, the Cse after inlining does.
+  std::vector<std::pair<int, int>> loads = LoadsOf(fused, buffer);
+  if (loads.size() > 1) {
+    Cse(fused);
+    loads = LoadsOf(fused, buffer);
+  }
   int sites = 0;
-  for (const auto& [loop, id] : LoadsOf(fused, buffer)) {
+  for (const auto& [loop, id] : loads) {
     InlineBody(producer, fused, loop, id);
     ++sites;
   }
