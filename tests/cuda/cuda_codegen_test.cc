@@ -304,6 +304,17 @@ TEST(CudaCodegenTest, GenerationTimesItsPartsWithinTheCall) {
   EXPECT_GE(parts[0].seconds, 0);
   EXPECT_GT(parts[1].seconds, 0);  // NVRTC compiles for real
   EXPECT_LE(parts[0].seconds + parts[1].seconds, wall);
+  // Through the driver, the same parts are the codegen_cuda stage's pass records.
+  absl::StatusOr<Graph> again = ParseGraph(cuda_testing::TestGraphs().front().text);
+  ASSERT_TRUE(again.ok());
+  options.stop_after = driver::Stage::kCodegen;
+  r = driver::CompileGraph(*std::move(again), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> recorded;
+  for (const proto::PassRun& p : r->report.passes()) {
+    if (p.pipeline() == "codegen_cuda") recorded.push_back(p.pass());
+  }
+  EXPECT_EQ(recorded, std::vector<std::string>({"cuda_source", "nvrtc"}));
 }
 
 TEST(CudaCodegenTest, MalformedScheduleIsAnErrorNamingTheKernel) {

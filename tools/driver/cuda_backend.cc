@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,10 @@ class CudaBackendImpl : public Backend {
   }
   absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) override {
     return codegen_cuda::GenerateCuda(std::move(schedule), options_.codegen);
+  }
+  absl::StatusOr<proto::KernelModule> GenerateTimed(proto::Schedule schedule,
+                                                    std::vector<CodegenPart>* parts) override {
+    return codegen_cuda::GenerateCuda(std::move(schedule), options_.codegen, parts);
   }
   absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule module) override {
     absl::StatusOr<std::unique_ptr<cuda::CudaExecutable>> exe =
