@@ -79,7 +79,8 @@ class DependentPartners {
 };
 
 int MergeFirstPair(Program& program, KernelIndex& index, int start,
-                   absl::flat_hash_set<std::string>& seen, DependentPartners& dependents) {
+                   absl::flat_hash_set<std::string>& seen, DependentPartners& dependents,
+                   ForwardDeps::Scratch& scratch) {
   const int n = index.size();
   std::vector<int> partners;
   for (int a = start; a < n; ++a) {
@@ -100,7 +101,7 @@ int MergeFirstPair(Program& program, KernelIndex& index, int start,
     for (int b : partners) {
       const Kernel& kb = program.kernels[b];
       if (ka.ranges != kb.ranges) continue;
-      if (!from_a.has_value()) from_a.emplace(index, a);
+      if (!from_a.has_value()) from_a.emplace(index, a, &scratch);
       if (from_a->DependsOnFirst(b)) {
         dependents.Add(ka, kb);
         continue;
@@ -150,9 +151,11 @@ int MergeFirstPair(Program& program, KernelIndex& index, int start,
 absl::StatusOr<bool> FuseHorizontal(Program& program) {
   absl::flat_hash_set<std::string> seen;
   DependentPartners dependents;
+  ForwardDeps::Scratch scratch;
   KernelIndex index(program);
   bool changed = false;
-  for (int start = 0; (start = MergeFirstPair(program, index, start, seen, dependents)) >= 0;) {
+  for (int start = 0;
+       (start = MergeFirstPair(program, index, start, seen, dependents, scratch)) >= 0;) {
     changed = true;
   }
   index.DropRemoved(program);

@@ -119,11 +119,46 @@ void KernelIndex::DropRemoved(Program& program) {
   writers_.clear();
 }
 
-ForwardDeps::ForwardDeps(const KernelIndex& index, int first) : index_(index), first_(first) {
+ForwardDeps::ForwardDeps(const KernelIndex& index, int first, Scratch* scratch)
+    : index_(index), first_(first), scratch_(scratch) {
   COIL_CHECK(0 <= first && first < index.size()) << first << " of " << index.size();
+  if (scratch_ != nullptr) {
+    COIL_CHECK(!scratch_->in_use) << "two ForwardDeps scans share one Scratch";
+    scratch_->in_use = true;
+  }
 }
 
-// A kernel depends on `first` when one of its direct predecessors does.
+ForwardDeps::~ForwardDeps() {
+  if (scratch_ == nullptr) return;
+  for (int b : scratch_->touched) scratch_->bits[b] = 0;
+  scratch_->touched.clear();
+  scratch_->in_use = false;
+}
+
+uint8_t ForwardDeps::Get(int buffer) const {
+  if (scratch_ != nullptr) {
+    return buffer < static_cast<int>(scratch_->bits.size()) ? scratch_->bits[buffer] : 0;
+  }
+  auto it = state_.find(buffer);
+  return it == state_.end() ? 0 : it->second;
+}
+
+void ForwardDeps::Set(int buffer, uint8_t bits) {
+  if (scratch_ == nullptr) {
+    state_[buffer] = bits;
+    return;
+  }
+  std::vector<uint8_t>& all = scratch_->bits;
+  if (buffer >= static_cast<int>(all.size())) {
+    all.resize(std::max<size_t>(buffer + 1, 2 * all.size()), 0);
+  }
+  if (all[buffer] == 0 && bits != 0) scratch_->touched.push_back(buffer);
+  all[buffer] = bits;
+}
+
+// A kernel depends on `first` when one of its direct predecessors does. A kernel that does
+// not leaves the state as it was: what it writes had no dependent writer or reader (else it
+// would depend on them), and its reads add nothing.
 bool ForwardDeps::DependsOnFirst(int m) {
   COIL_CHECK(first_ <= m && m < index_.size()) << m << " outside " << first_ << ".."
                                                 << index_.size() - 1;
@@ -131,17 +166,12 @@ bool ForwardDeps::DependsOnFirst(int m) {
     const int next = first_ + static_cast<int>(dep_.size());
     const KernelAccess& k = index_.access(next);
     bool dep = next == first_;
-    for (int b : k.reads) {
-      auto it = state_.find(b);
-      dep = dep || (it != state_.end() && it->second.writer);
-    }
-    for (int b : k.writes) {
-      auto it = state_.find(b);
-      dep = dep || (it != state_.end() && (it->second.writer || it->second.reader));
-    }
+    for (size_t i = 0; !dep && i < k.reads.size(); ++i) dep = (Get(k.reads[i]) & kWriter) != 0;
+    for (size_t i = 0; !dep && i < k.writes.size(); ++i) dep = Get(k.writes[i]) != 0;
     dep_.push_back(dep);
-    for (int b : k.reads) state_[b].reader |= dep;
-    for (int b : k.writes) state_[b] = {.writer = dep, .reader = false};
+    if (!dep) continue;
+    for (int b : k.reads) Set(b, Get(b) | kReader);
+    for (int b : k.writes) Set(b, kWriter);
   }
   return dep_[m - first_];
 }

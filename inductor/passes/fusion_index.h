@@ -22,6 +22,7 @@
 #ifndef COIL_INDUCTOR_PASSES_FUSION_INDEX_H_
 #define COIL_INDUCTOR_PASSES_FUSION_INDEX_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/container/btree_set.h"
@@ -78,19 +79,38 @@ class KernelIndex {
 // then does: KernelDeps's last_writer / readers, reduced to one bit each.
 class ForwardDeps {
  public:
-  ForwardDeps(const KernelIndex& index, int first);
+  // Per-buffer state kept between scans by a caller that starts thousands of them (horizontal
+  // fusion: one per kernel with partners): an array indexed by buffer id, cleared by each
+  // scan when it ends, instead of a hash map per scan. One scan uses it at a time.
+  class Scratch {
+   private:
+    friend class ForwardDeps;
+    std::vector<uint8_t> bits;  // kWriter | kReader, by buffer id
+    std::vector<int> touched;   // ids whose bits are set
+    bool in_use = false;
+  };
+
+  // Without `scratch` the state lives in a hash map of this scan's own.
+  ForwardDeps(const KernelIndex& index, int first, Scratch* scratch = nullptr);
+  ~ForwardDeps();
+  ForwardDeps(const ForwardDeps&) = delete;
+  ForwardDeps& operator=(const ForwardDeps&) = delete;
   // Whether kernel m >= first depends on `first` (true for m == first). The index must not
   // change between calls.
   bool DependsOnFirst(int m);
 
  private:
-  struct State {
-    bool writer = false, reader = false;
-  };
+  // Whether the buffer's last writer so far depends on `first`, and whether a kernel reading
+  // it since then does.
+  static constexpr uint8_t kWriter = 1, kReader = 2;
+  uint8_t Get(int buffer) const;
+  void Set(int buffer, uint8_t bits);
+
   const KernelIndex& index_;
   int first_;
   std::vector<bool> dep_;  // dep_[m - first_] for the kernels scanned so far
-  absl::flat_hash_map<int, State> state_;
+  Scratch* scratch_;
+  absl::flat_hash_map<int, uint8_t> state_;  // without a scratch
 };
 
 // Which kernels in [first, last] (positions of `index`) depend on `first`: result[m - first].

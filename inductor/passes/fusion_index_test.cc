@@ -72,11 +72,18 @@ TEST(FusionIndexTest, PairQueriesMatchKernelDeps) {
     KernelDeps whole = KernelDeps::Compute(p);
     KernelIndex index(p);
     ExpectIndexInStep(p, index, absl::StrCat("trial ", trial));
+    ForwardDeps::Scratch scratch;  // shared by the scans below, one at a time
     for (int a = 0; a < n; ++a) {
       ForwardDeps forward(index, a);
       for (int b = a; b < n; ++b) {
         ASSERT_EQ(forward.DependsOnFirst(b), a == b || whole.DependsOn(b, a))
             << "trial " << trial << ": " << b << " on " << a;
+      }
+      // The same with the scratch state (left clean by the previous scan), asked out of order.
+      ForwardDeps scanned(index, a, &scratch);
+      for (int b = n - 1; b >= a; --b) {
+        ASSERT_EQ(scanned.DependsOnFirst(b), a == b || whole.DependsOn(b, a))
+            << "trial " << trial << " (scratch): " << b << " on " << a;
       }
       for (int b = a + 1; b < n; ++b) {
         std::vector<bool> from_a = Dependents(index, a, b), to_b = Feeders(index, a, b);
