@@ -45,6 +45,22 @@ void SubstituteValues(SymExpr& x, const absl::flat_hash_map<std::string, SymExpr
 }
 
 void UnionProvenance(Kernel& dst, const Kernel& src) {
+  // Most unions are of a few elements each: a search of dst per element.
+  if (dst.source_values.size() * src.source_values.size() <= 256 &&
+      dst.source_ops.size() * src.source_ops.size() <= 256) {
+    for (int64_t v : src.source_values) {
+      if (std::find(dst.source_values.begin(), dst.source_values.end(), v) ==
+          dst.source_values.end()) {
+        dst.source_values.push_back(v);
+      }
+    }
+    for (const std::string& op : src.source_ops) {
+      if (std::find(dst.source_ops.begin(), dst.source_ops.end(), op) == dst.source_ops.end()) {
+        dst.source_ops.push_back(op);
+      }
+    }
+    return;
+  }
   // Hash sets, not a search of dst per element: fused kernels hold hundreds of source values.
   absl::flat_hash_set<int64_t> values;
   values.reserve(dst.source_values.size() + src.source_values.size());
@@ -233,32 +249,38 @@ void ReplaceUses(Kernel& k, int from, int to) {
 
 namespace {
 
-// CopyRenumbered on expressions already copied (or moved) into `out`.
+// A loop variable's name and SymExpr, and what replaces it.
+struct LoopVarValue {
+  std::string name;
+  SymExpr var;
+  SymExpr value;
+};
+
+// CopyRenumbered on expressions already copied (or moved) into `out`, with `loop_vars` for its
+// `extra`.
 void RenumberInPlace(std::vector<Expr>& out, int first_id, absl::flat_hash_map<int, int>& id_map,
-                     const absl::flat_hash_map<std::string, SymExpr>& extra) {
+                     const std::vector<LoopVarValue>& loop_vars) {
   id_map.reserve(id_map.size() + out.size());
   int next = first_id;
   for (Expr& e : out) id_map[e.id] = next++;
-  // The _v renaming is needed only where an index or value is more than a constant or a lone
-  // loop variable (indirect indexing, INDEX values): usually nowhere.
+  // The _v renaming (and substitution by name) is needed only where an index or value is more
+  // than a constant or a lone loop variable (indirect indexing, INDEX values): usually nowhere.
   bool names_values = false;
   for (const Expr& e : out) {
     for (const SymExpr& i : e.index) names_values |= !i.is_constant() && !IsLoneLoopVar(i);
     names_values |= !e.value.is_constant() && !IsLoneLoopVar(e.value);
   }
-  absl::flat_hash_map<std::string, SymExpr> symbols = extra;
+  absl::flat_hash_map<std::string, SymExpr> symbols;
   if (names_values) {
+    for (const LoopVarValue& v : loop_vars) symbols[v.name] = v.value;
     for (const auto& [from, to] : id_map) symbols[VarName("_v", from)] = ValueVar(to);
   }
-  // A lone loop variable maps through `extra` alone (by SymExpr, no name built).
-  std::vector<std::pair<SymExpr, SymExpr>> loop_vars;
-  for (const auto& [name, value] : extra) loop_vars.emplace_back(SymExpr::Symbol(name), value);
   auto substitute = [&](SymExpr& x) {
     if (x.is_constant()) return;
     if (IsLoneLoopVar(x)) {
-      for (const auto& [var, value] : loop_vars) {
-        if (x == var) {
-          x = value;
+      for (const LoopVarValue& v : loop_vars) {
+        if (x == v.var) {
+          x = v.value;
           break;
         }
       }
@@ -284,8 +306,10 @@ void RenumberInPlace(std::vector<Expr>& out, int first_id, absl::flat_hash_map<i
 std::vector<Expr> CopyRenumbered(const std::vector<Expr>& body, int first_id,
                                  absl::flat_hash_map<int, int>& id_map,
                                  const absl::flat_hash_map<std::string, SymExpr>& extra) {
+  std::vector<LoopVarValue> loop_vars;
+  for (const auto& [name, value] : extra) loop_vars.push_back({name, SymExpr::Symbol(name), value});
   std::vector<Expr> out = body;
-  RenumberInPlace(out, first_id, id_map, extra);
+  RenumberInPlace(out, first_id, id_map, loop_vars);
   return out;
 }
 
@@ -299,8 +323,11 @@ int InlineBody(const Kernel& producer, Kernel& consumer, int loop, int load_id) 
   const Expr load = *pos;
   COIL_CHECK(load.index.size() == producer.ranges.size()) << "load arity in " << consumer.name;
 
-  absl::flat_hash_map<std::string, SymExpr> extra;
-  for (size_t d = 0; d < load.index.size(); ++d) extra[VarName("_i", d)] = load.index[d];
+  std::vector<LoopVarValue> loop_vars;
+  loop_vars.reserve(load.index.size());
+  for (size_t d = 0; d < load.index.size(); ++d) {
+    loop_vars.push_back({VarName("_i", d), LoopVar(static_cast<int>(d)), load.index[d]});
+  }
   // One copy of the producer's body (its STORE left out), renumbered in place.
   std::vector<Expr> copied;
   copied.reserve(producer.loops[0].body.size());
@@ -313,7 +340,7 @@ int InlineBody(const Kernel& producer, Kernel& consumer, int loop, int load_id) 
     }
   }
   absl::flat_hash_map<int, int> id_map;
-  RenumberInPlace(copied, consumer.next_id(), id_map, extra);
+  RenumberInPlace(copied, consumer.next_id(), id_map, loop_vars);
   int next = consumer.next_id();
   for (const Expr& e : copied) next = std::max(next, e.id + 1);
   int value = id_map.at(stored);
