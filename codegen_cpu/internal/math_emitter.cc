@@ -3,11 +3,14 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/internal/vector_math.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
+#include "llvm/TargetParser/Triple.h"
 #include "runtime/half.h"
 
 namespace coil::codegen_cpu_internal {
@@ -114,6 +117,37 @@ llvm::Function* IPowFunction(llvm::IRBuilder<>& b) {
 
 TypedValue Bool(llvm::Value* v) { return {v, proto::BOOL}; }
 
+// [Note: NaN sign] An invalid operation (0/0, inf - inf, 0 * inf, fmod(x, 0)) gives a NaN
+// whose sign IEEE 754 leaves open. x86's SSE/AVX units give their default NaN, negative
+// (0xffc00000, 0xfff8000000000000), which is what generated code computes at run time, what
+// the float64 reference interpreter computes (and rounds to f32 with its sign), and what torch
+// on x86 gives. But IRBuilder folds an operation on two constants (literals of prims.full,
+// scalar operands) with APFloat, whose NaN is positive, so prims.signbit(0/0) was false in
+// generated code and true everywhere else, and `coil run` printed "nan" instead of "-nan".
+// A NaN folded from operands that are all non-NaN constants takes the x86 default NaN's sign;
+// a NaN operand keeps its own (it propagates, as the hardware propagates it). Folding that
+// LLVM's optimizer does later (when an operand becomes constant only after inlining) is not
+// covered: no kernel emitted by coil was seen to do that (nan_sign_test).
+llvm::Value* HardwareNaN(llvm::IRBuilder<>& b, llvm::Value* r,
+                         const std::vector<llvm::Value*>& x) {
+  auto scalar = [](llvm::Value* v) -> const llvm::ConstantFP* {
+    auto* c = llvm::dyn_cast<llvm::Constant>(v);
+    if (c == nullptr) return nullptr;
+    if (c->getType()->isVectorTy()) c = c->getSplatValue();
+    return llvm::dyn_cast_or_null<llvm::ConstantFP>(c);
+  };
+  const llvm::ConstantFP* folded = scalar(r);
+  if (folded == nullptr || !folded->isNaN()) return r;
+  for (llvm::Value* v : x) {
+    const llvm::ConstantFP* c = scalar(v);
+    if (c == nullptr || c->isNaN()) return r;
+  }
+  const llvm::Triple triple(b.GetInsertBlock()->getModule()->getTargetTriple());
+  if (!triple.isX86()) return r;
+  return llvm::ConstantFP::get(
+      r->getType(), llvm::APFloat::getQNaN(folded->getValueAPF().getSemantics(), true));
+}
+
 // The floating path in compute type `ct` (F32 or F64); `x` already converted to `ct` (where's
 // condition: to bool).
 absl::StatusOr<TypedValue> FloatOp(llvm::IRBuilder<>& b, ScalarOp op,
@@ -121,7 +155,9 @@ absl::StatusOr<TypedValue> FloatOp(llvm::IRBuilder<>& b, ScalarOp op,
   llvm::Type* t = ct == proto::FLOAT64 ? F64(b) : F32(b);
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   using I = llvm::Intrinsic::ID;
-  auto v = [&](llvm::Value* r) -> absl::StatusOr<TypedValue> { return TypedValue{r, ct}; };
+  auto v = [&](llvm::Value* r) -> absl::StatusOr<TypedValue> {
+    return TypedValue{HardwareNaN(b, r, x), ct};
+  };
   switch (op) {
     case ScalarOp::kExp:
       if (ct == proto::FLOAT32) return v(EmitExpF32(b, x[0]));
