@@ -6,7 +6,7 @@
 // layouts. The decision is checked on the Schedule (which buffers, which convolutions, loops
 // over channels innermost, one convolution or COIL_CHANNELS_LAST=0: nothing changes), and the
 // reference-kernel paths of a channels-last convolution (the Schedule interpreter, the CPU
-// runtime's fallback) against the NCHW result.
+// runtime's fallback) against the NCHW result; a residual add as a oneDNN post-op.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -40,8 +40,9 @@ std::string Conv(const std::string& out, const std::string& type, const std::str
                       "], stride = [1], transposed = false}\n");
 }
 
-// x [batch, 8, 9, 9] -> conv 3x3 (16) + relu -> depthwise 3x3 + residual add + relu -> 1x1
-// conv -> concat with its input (32 channels) -> max pool 2x2 -> conv 3x3 (8, returned as is)
+// x [batch, 8, 9, 9] -> conv 3x3 (16) + relu -> depthwise 3x3 + residual add of the first
+// convolution's result (a stored buffer, live past the add: not in place) + relu -> 1x1 conv ->
+// concat with the first relu (32 channels) -> max pool 2x2 -> conv 3x3 (8, returned as is)
 // -> mean over H, W (returned).
 std::string Network() {
   return absl::StrCat(
@@ -51,10 +52,10 @@ std::string Network() {
       Conv("%3", "f32[batch, 16, 9, 9]", "%0, %1, %2", 1, 1),
       "  %4: f32[batch, 16, 9, 9] = aten.relu(%3)\n",
       Conv("%5", "f32[batch, 16, 9, 9]", "%4, %20", 16, 1),
-      "  %6: f32[batch, 16, 9, 9] = aten.add(%5, %4) {alpha = 1}\n"
+      "  %6: f32[batch, 16, 9, 9] = aten.add(%5, %3) {alpha = 1}\n"
       "  %7: f32[batch, 16, 9, 9] = aten.relu(%6)\n",
       Conv("%8", "f32[batch, 16, 9, 9]", "%7, %21, %22", 1, 0),
-      "  %9: f32[batch, 32, 9, 9] = aten.cat(%8, %7) {dim = 1}\n"
+      "  %9: f32[batch, 32, 9, 9] = aten.cat(%8, %4) {dim = 1}\n"
       "  %10: f32[batch, 32, 4, 4] = aten.max_pool2d(%9) {kernel_size = [2], stride = [2], padding = [0], dilation = [1], ceil_mode = false}\n",
       Conv("%11", "f32[batch, 8, 4, 4]", "%10, %23", 1, 1),
       "  %12: f32[batch, 8] = aten.mean(%11) {dim = [2, 3], keepdim = false, dtype = none}\n"
@@ -254,6 +255,54 @@ TEST(ChannelsLastTest, NetworkMatchesTheFloat64Interpreter) {
     }
     unsetenv("COIL_CONV_LAYOUT");
   }
+}
+
+// A residual add into a channels-last convolution result is taken as a oneDNN binary post-op
+// (extern_epilogue.h: its nhwc kernels apply it vectorized); COIL_CONV_POST_OPS=1 takes the
+// post-op path wherever it matches, so the depthwise convolution + add + relu must run fused
+// and still match.
+TEST(ChannelsLastTest, ResidualAddRunsAsPostOp) {
+  absl::StatusOr<Graph> g = ParseGraph(Network());
+  ASSERT_TRUE(g.ok()) << g.status();
+  const proto::Schedule s = Build(Network());
+  // The convolution whose epilogue loads a buffer other than its own result: the residual.
+  std::string residual_conv;
+  for (const proto::Kernel& k : s.kernels()) {
+    if (k.extern_op() != "aten.convolution") continue;
+    for (const proto::Loop& l : k.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() == proto::Expr::LOAD && e.buffer() != k.extern_output() &&
+            s.buffers(e.buffer() - 1).shape_size() == 4) {
+          residual_conv = k.name();
+        }
+      }
+    }
+  }
+  ASSERT_FALSE(residual_conv.empty()) << s.DebugString();
+  setenv("COIL_CONV_POST_OPS", "1", 1);
+  absl::StatusOr<proto::KernelModule> m = GenerateCpu(s);
+  ASSERT_TRUE(m.ok()) << m.status();
+  cpu::CpuExecutableOptions runtime;
+  runtime.num_threads = 2;
+  absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(*std::move(m), runtime);
+  unsetenv("COIL_CONV_POST_OPS");
+  ASSERT_TRUE(p.ok()) << p.status();
+  (*p)->executable().SetProfiling(true);
+  for (int64_t batch : {1, 2}) {
+    std::vector<HostTensor> in = test_kit::RandomInputs(*g, {{"batch", batch}}, 9);
+    absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, in, {.float64 = true});
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectMatchesFloat64(*want, (*p)->Run(in), absl::StrCat("post-ops, batch ", batch));
+  }
+  std::string kind;
+  for (const cpu::CpuExecutable::KernelTime& t : (*p)->executable().Profile()) {
+    if (t.kernel == residual_conv) kind = t.kind;
+  }
+  std::string body;
+  for (const proto::Kernel& k : s.kernels()) {
+    if (k.name() == residual_conv) body = k.DebugString();
+  }
+  EXPECT_EQ(kind, "extern aten.convolution + post-ops") << body;
 }
 
 // The Schedule interpreter runs the channels-last convolutions through the reference kernel.

@@ -32,11 +32,12 @@ struct EpilogueMatch {
 // The post-op form of `schedule.kernels(kernel_index)`'s epilogue, or nullopt when the kernel
 // is not an aten.convolution with such an epilogue (any other expression, a masked or
 // shifted access, a second store, a result read elsewhere or returned, a residual that is
-// the destination) or, unless `residuals`, when the epilogue adds a residual: oneDNN 2.6's
+// the destination) or, unless `residuals` or the convolution writes channels-last
+// (ir/channels_last.h), when the epilogue adds a residual: on NCHW activations oneDNN 2.6's
 // GEMM-based convolution applies a binary post-op element by element through its reference
 // code (resnet50's 1x1 convolution with add + relu at batch 1: 53 ms against about 1 ms with
-// the generated epilogue, docs/benchmarks.md). The shapes and dtypes of the buffers are
-// checked again per call.
+// the generated epilogue, docs/benchmarks.md); its nhwc kernels do not. The shapes and dtypes
+// of the buffers are checked again per call.
 std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule,
                                                  int kernel_index, bool residuals);
 
