@@ -21,9 +21,8 @@ namespace {
 
 std::string VarName(const char* prefix, int d) { return absl::StrCat(prefix, d); }
 
-// Whether x is a lone loop variable _i<d> or _r<d> (d < 16): most indices are, and no
-// substitution of _v symbols can change them. Compared as SymExprs: building names (and maps
-// of them) for every expression made inlining cost several allocations per expression.
+}  // namespace
+
 bool IsLoneLoopVar(const SymExpr& x) {
   static const std::vector<SymExpr>* vars = [] {
     auto* v = new std::vector<SymExpr>();
@@ -36,6 +35,8 @@ bool IsLoneLoopVar(const SymExpr& x) {
   if (!x.is_symbol()) return false;
   return std::find(vars->begin(), vars->end(), x) != vars->end();
 }
+
+namespace {
 
 // x.Substitute(values) for a map of _v symbols only: constants and lone loop variables are left
 // as they are without a walk.

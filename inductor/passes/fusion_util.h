@@ -62,6 +62,11 @@ void ReplaceUses(Kernel& k, int from, int to);
 // Substitutes symbols in every index and INDEX/RANDOM value of the expressions of `loop`.
 void SubstituteSymbols(Loop& loop, const absl::flat_hash_map<std::string, SymExpr>& values);
 
+// Whether x is a lone loop variable _i<d> or _r<d> (d < 16): most indices are, and no
+// substitution of _v symbols can change them. Compared as SymExprs: building names (and maps
+// of them) for every expression made inlining cost several allocations per expression.
+bool IsLoneLoopVar(const SymExpr& x);
+
 // Copies `body` with ids renumbered from `first_id` on (arguments, masks and _v symbols
 // follow); `extra` is substituted into indices and values as well (e.g. _i<d> -> index). Ids
 // not defined in `body` (references to earlier loops) are looked up in `id_map` (which

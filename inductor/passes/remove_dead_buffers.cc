@@ -17,6 +17,7 @@ namespace coil::inductor {
 namespace {
 
 void MarkSymbols(const SymExpr& e, absl::flat_hash_set<int>& live) {
+  if (e.is_constant() || IsLoneLoopVar(e)) return;  // most indices: no _v symbol, no names built
   for (const std::string& s : e.Symbols()) {
     int id = 0;
     if (absl::StartsWith(s, "_v") && absl::SimpleAtoi(s.substr(2), &id)) live.insert(id);
