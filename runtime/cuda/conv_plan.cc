@@ -120,10 +120,6 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     used.insert(id);
     return it->second;
   };
-  auto is_convert = [](const proto::Expr* e) {
-    return e != nullptr && e->kind() == proto::Expr::APPLY &&
-           e->op() == "prims.convert_element_type" && e->args_size() == 1;
-  };
   const proto::Expr* v = get(store->args(0));
   // relu: maximum(v, 0), in f32 or (after the narrowing, which keeps signs and zeros) in f16/bf16.
   auto strip_relu = [&]() -> std::string {
@@ -141,7 +137,7 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     return "";
   };
   if (std::string why = strip_relu(); !why.empty()) return why;
-  if (half && is_convert(v)) {
+  if (half && IsConvert(v)) {
     v = get(v->args(0));
     if (std::string why = strip_relu(); !why.empty()) return why;
   } else if (half) {
@@ -151,39 +147,21 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
   }
   if (v == nullptr || v->dtype() != compute) return "the epilogue computes in another dtype";
   int acc = 0;
-  std::string why;
-  std::function<void(const proto::Expr*)> addend = [&](const proto::Expr* e) {
-    if (!why.empty()) return;
-    if (e == nullptr) {
-      why = "the epilogue refers to an unknown expression";
-      return;
-    }
-    if (e->kind() == proto::Expr::APPLY && e->op() == "prims.add" && e->args_size() == 2) {
-      if (e->dtype() != compute) why = "the epilogue adds in another dtype";
-      addend(get(e->args(0)));
-      addend(get(e->args(1)));
-      return;
-    }
-    if (half && is_convert(e) && e->dtype() == proto::FLOAT32) e = get(e->args(0));
-    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->mask() != 0 ||
-        !buffers.contains(e->buffer())) {
-      why = "the epilogue computes more than relu(convolution + residual)";
-      return;
-    }
-    const proto::Buffer& b = *buffers.at(e->buffer());
-    if (b.dtype() != p.dtype) {
-      why = "the epilogue loads another dtype";
-    } else if (!IsIdentityIndex(*e, rank) || !SameShape(b, out)) {
-      why = absl::StrCat("the epilogue loads ", b.name(), " in a way cuDNN cannot add");
-    } else if (b.id() == p.out) {
-      ++acc;
-    } else if (p.r == 0) {
-      p.r = b.id();
-    } else {
-      why = "the epilogue adds more than one tensor";
-    }
-  };
-  addend(v);
+  const std::string why = WalkAddends(
+      v, get, compute, p.dtype, half, buffers, "relu(convolution + residual)",
+      [&](const proto::Expr& e, const proto::Buffer& b) -> std::string {
+        if (!IsIdentityIndex(e, rank) || !SameShape(b, out)) {
+          return absl::StrCat("the epilogue loads ", b.name(), " in a way cuDNN cannot add");
+        }
+        if (b.id() == p.out) {
+          ++acc;
+        } else if (p.r == 0) {
+          p.r = b.id();
+        } else {
+          return "the epilogue adds more than one tensor";
+        }
+        return "";
+      });
   if (!why.empty()) return why;
   if (acc != 1) return "the epilogue does not use the convolution's result exactly once";
   if (static_cast<int>(used.size()) != k.loops(0).body_size())

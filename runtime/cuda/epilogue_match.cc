@@ -61,4 +61,40 @@ EpilogueStore FindEpilogueStore(const proto::Kernel& k, int rank,
   return r;
 }
 
+bool IsConvert(const proto::Expr* e) {
+  return e != nullptr && e->kind() == proto::Expr::APPLY &&
+         e->op() == "prims.convert_element_type" && e->args_size() == 1;
+}
+
+std::string WalkAddends(
+    const proto::Expr* root, const std::function<const proto::Expr*(int)>& get,
+    proto::DType compute, proto::DType dtype, bool half,
+    const absl::flat_hash_map<int, const proto::Buffer*>& buffers, const std::string& form,
+    const std::function<std::string(const proto::Expr&, const proto::Buffer&)>& load) {
+  std::string why;
+  std::function<void(const proto::Expr*)> walk = [&](const proto::Expr* e) {
+    if (!why.empty()) return;
+    if (e == nullptr) {
+      why = "the epilogue refers to an unknown expression";
+      return;
+    }
+    if (e->kind() == proto::Expr::APPLY && e->op() == "prims.add" && e->args_size() == 2) {
+      if (e->dtype() != compute) why = "the epilogue adds in another dtype";
+      walk(get(e->args(0)));
+      walk(get(e->args(1)));
+      return;
+    }
+    if (half && IsConvert(e) && e->dtype() == proto::FLOAT32) e = get(e->args(0));
+    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->mask() != 0 ||
+        !buffers.contains(e->buffer())) {
+      why = absl::StrCat("the epilogue computes more than ", form);
+      return;
+    }
+    const proto::Buffer& b = *buffers.at(e->buffer());
+    why = b.dtype() != dtype ? "the epilogue loads another dtype" : load(*e, b);
+  };
+  walk(root);
+  return why;
+}
+
 }  // namespace coil::cuda

@@ -1,11 +1,13 @@
 // What the cuBLASLt and cuDNN plans (gemm_plan.h, conv_plan.h) both ask of a Schedule when they
 // fuse an extern's pointwise epilogue into the library call: the epilogue kernel's shape
 // (one range-less Loop storing one buffer at the identity index) and that nothing else needs
-// the extern's own result (no other kernel reads it, it is not a graph output). Pure protobuf
-// inspection, CI-tested through the two plans' tests.
+// the extern's own result (no other kernel reads it, it is not a graph output), and the walk
+// of the epilogue's sum down to the loads the library adds. Pure protobuf inspection,
+// CI-tested through the two plans' tests.
 #ifndef COIL_RUNTIME_CUDA_EPILOGUE_MATCH_H_
 #define COIL_RUNTIME_CUDA_EPILOGUE_MATCH_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -32,6 +34,21 @@ struct EpilogueStore {
 };
 EpilogueStore FindEpilogueStore(const proto::Kernel& k, int rank,
                                 const absl::flat_hash_map<int, const proto::Buffer*>& buffers);
+
+// Whether `e` is a one-argument prims.convert_element_type.
+bool IsConvert(const proto::Expr* e);
+
+// Walks the epilogue's sum at `root` down to its loads: prims.add nodes (each in `compute`), an
+// f32 convert of each f16/bf16 load when `half`, and unmasked LOADs of `buffers` whose dtype is
+// `dtype`, calling `load` on each ("" when the library adds it, else why not). `get` resolves an
+// argument id (the plans record the ids they use). Returns the first reason the sum is not one
+// the library can add, in walk order ("" when it is); `form` names what it can add, e.g.
+// "relu(GEMM + bias + matrix)".
+std::string WalkAddends(
+    const proto::Expr* root, const std::function<const proto::Expr*(int)>& get,
+    proto::DType compute, proto::DType dtype, bool half,
+    const absl::flat_hash_map<int, const proto::Buffer*>& buffers, const std::string& form,
+    const std::function<std::string(const proto::Expr&, const proto::Buffer&)>& load);
 
 }  // namespace coil::cuda
 

@@ -60,10 +60,6 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
     used.insert(id);
     return it->second;
   };
-  auto is_convert = [](const proto::Expr* e) {
-    return e != nullptr && e->kind() == proto::Expr::APPLY &&
-           e->op() == "prims.convert_element_type" && e->args_size() == 1;
-  };
   const proto::Expr* v = get(store->args(0));
   // relu: maximum(v, 0), in f32 or (after the narrowing, which keeps signs and zeros) in f16/bf16.
   auto strip_relu = [&]() -> std::string {
@@ -83,48 +79,29 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
   };
   if (std::string why = strip_relu(); !why.empty()) return why;
   if (half) {  // narrowed once at the end
-    if (!is_convert(v)) return "the epilogue does not compute in f32";
+    if (!IsConvert(v)) return "the epilogue does not compute in f32";
     v = get(v->args(0));
     if (std::string why = strip_relu(); !why.empty()) return why;
   }
   if (v == nullptr || v->dtype() != compute) return "the epilogue computes in another dtype";
   int acc = 0;
-  std::string why;
-  std::function<void(const proto::Expr*)> addend = [&](const proto::Expr* e) {
-    if (!why.empty()) return;
-    if (e == nullptr) {
-      why = "the epilogue refers to an unknown expression";
-      return;
-    }
-    if (e->kind() == proto::Expr::APPLY && e->op() == "prims.add" && e->args_size() == 2) {
-      if (e->dtype() != compute) why = "the epilogue adds in another dtype";
-      addend(get(e->args(0)));
-      addend(get(e->args(1)));
-      return;
-    }
-    if (half && is_convert(e) && e->dtype() == proto::FLOAT32) e = get(e->args(0));
-    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->mask() != 0 ||
-        !buffers.contains(e->buffer())) {
-      why = "the epilogue computes more than relu(GEMM + bias + matrix)";
-      return;
-    }
-    const proto::Buffer& b = *buffers.at(e->buffer());
-    if (b.dtype() != p.dtype) {
-      why = "the epilogue loads another dtype";
-    } else if (b.id() == p.out && IsIdentityIndex(*e, 2)) {
-      ++acc;
-    } else if (b.shape_size() == 1 && SameExpr(b.shape(0), out.shape(1)) && e->index_size() == 1 &&
-               IsVar(e->index(0), 1) && p.bias == 0) {
-      p.bias = b.id();
-    } else if (b.shape_size() == 2 && SameExpr(b.shape(0), out.shape(0)) &&
-               SameExpr(b.shape(1), out.shape(1)) && IsIdentityIndex(*e, 2) && p.c == 0 &&
-               b.id() != d.id()) {
-      p.c = b.id();
-    } else {
-      why = absl::StrCat("the epilogue loads ", b.name(), " in a way cuBLASLt cannot add");
-    }
-  };
-  addend(v);
+  const std::string why = WalkAddends(
+      v, get, compute, p.dtype, half, buffers, "relu(GEMM + bias + matrix)",
+      [&](const proto::Expr& e, const proto::Buffer& b) -> std::string {
+        if (b.id() == p.out && IsIdentityIndex(e, 2)) {
+          ++acc;
+        } else if (b.shape_size() == 1 && SameExpr(b.shape(0), out.shape(1)) &&
+                   e.index_size() == 1 && IsVar(e.index(0), 1) && p.bias == 0) {
+          p.bias = b.id();
+        } else if (b.shape_size() == 2 && SameExpr(b.shape(0), out.shape(0)) &&
+                   SameExpr(b.shape(1), out.shape(1)) && IsIdentityIndex(e, 2) && p.c == 0 &&
+                   b.id() != d.id()) {
+          p.c = b.id();
+        } else {
+          return absl::StrCat("the epilogue loads ", b.name(), " in a way cuBLASLt cannot add");
+        }
+        return "";
+      });
   if (!why.empty()) return why;
   if (acc != 1) return "the epilogue does not use the GEMM's result exactly once";
   if (static_cast<int>(used.size()) != k.loops(0).body_size())
