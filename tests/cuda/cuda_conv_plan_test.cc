@@ -27,12 +27,12 @@ namespace {
 
 using cuda::ConvPlan;
 
-proto::Schedule Schedule(const std::string& text) {
+proto::Schedule Schedule(const std::string& text, const driver::CudaBackendOptions& cuda = {}) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return {};
   driver::DriverOptions options;
-  options.backend = driver::CudaBackend();
+  options.backend = driver::CudaBackend(cuda);
   options.stop_after = driver::Stage::kInductor;
   options.cache = nullptr;
   absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
@@ -230,10 +230,11 @@ TEST(CudaConvPlanTest, TheModuleCarriesBiasKernelsOnlyForConvolutionsWithABias) 
   }
 }
 
-// Three convolutions (conv + relu, conv + relu, a last 1x1 convolution): inductor's
-// channels_last pass stores the activations between them [N, H, W, C], decided once for the
-// program; the plans say which tensors cuDNN gets with NHWC strides, and the epilogues (over
-// permuted loops) still fuse. The model's input and output keep their layout.
+// Three convolutions (conv + relu, conv + relu, a last 1x1 convolution): with TF32 allowed,
+// inductor's channels_last pass stores the activations between them [N, H, W, C], decided once
+// for the program; the plans say which tensors cuDNN gets with NHWC strides, and the epilogues
+// (over permuted loops) still fuse. The model's input and output keep their layout. Exact f32
+// (the default) keeps NCHW, as does COIL_CHANNELS_LAST=0; COIL_CHANNELS_LAST=1 forces NHWC.
 TEST(CudaConvPlanTest, ChannelsLastActivationsBetweenConvolutions) {
   const std::string text = absl::StrCat(
       R"(graph @g(%0 "x": f32[2, 8, 6, 6], %1 "w1": f32[8, 8, 3, 3], %2 "b1": f32[8], %3 "w2": f32[8, 8, 3, 3], %4 "b2": f32[8], %11 "w3": f32[4, 8, 1, 1]) {
@@ -247,10 +248,22 @@ TEST(CudaConvPlanTest, ChannelsLastActivationsBetweenConvolutions) {
       Conv("%10: f32[2, 4, 6, 6]", "%9, %11", "1, 1", "0, 0", "1, 1", 1), R"(
   return %10
 })");
-  for (const bool on : {true, false}) {
-    SCOPED_TRACE(on ? "channels-last" : "COIL_CHANNELS_LAST=0");
-    if (!on) setenv("COIL_CHANNELS_LAST", "0", 1);
-    proto::Schedule s = Schedule(text);
+  struct Case {
+    const char* name;
+    bool tf32;
+    const char* env;  // COIL_CHANNELS_LAST, or null
+    bool on;
+  };
+  for (const Case& c : {Case{"TF32 allowed", true, nullptr, true},
+                        Case{"exact f32", false, nullptr, false},
+                        Case{"TF32, COIL_CHANNELS_LAST=0", true, "0", false},
+                        Case{"exact f32, COIL_CHANNELS_LAST=1", false, "1", true}}) {
+    SCOPED_TRACE(c.name);
+    const bool on = c.on;
+    if (c.env != nullptr) setenv("COIL_CHANNELS_LAST", c.env, 1);
+    driver::CudaBackendOptions cuda;
+    cuda.runtime.allow_tf32 = c.tf32;
+    proto::Schedule s = Schedule(text, cuda);
     unsetenv("COIL_CHANNELS_LAST");
     std::vector<ConvPlan> plans;
     for (const proto::Kernel& k : s.kernels()) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -365,6 +366,54 @@ TEST(CudaGpuTest, ConvolutionsRunOnCudnnAndMatchTheScheduleInterpreter) {
       EXPECT_EQ(n.host, 3);
     }
   }
+}
+
+// Channels-last activations (COIL_CHANNELS_LAST=1 forces inductor's pass, which the backend
+// otherwise runs only with TF32): three convolutions with a residual block and a mean; the
+// activations between them are [N, H, W, C] buffers that cuDNN reads and writes with NHWC
+// strides (the weights, graph inputs here, keep KCRS strides; resnet50's constant weights are
+// copied to KRSC, checked by the benchmark). Against the Schedule interpreter.
+TEST(CudaGpuTest, ChannelsLastConvolutionsMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  setenv("COIL_CHANNELS_LAST", "1", 1);
+  std::unique_ptr<Compiled> c = Compile(R"(graph @g(%0 "x": f32[batch, 3, 12, 12], %1 "w1": f32[8, 3, 3, 3], %2 "b1": f32[8], %3 "w2": f32[8, 8, 3, 3], %4 "b2": f32[8], %5 "w3": f32[4, 8, 1, 1]) {
+  symbol batch min 1 max 0 hint 2
+  %6: f32[batch, 8, 12, 12] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %7: f32[batch, 8, 12, 12] = aten.relu(%6)
+  %8: f32[batch, 8, 12, 12] = aten.convolution(%7, %3, %4) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %9: f32[batch, 8, 12, 12] = aten.add(%8, %7) {alpha = 1}
+  %10: f32[batch, 8, 12, 12] = aten.relu(%9)
+  %11: f32[batch, 4, 6, 6] = aten.convolution(%10, %5) )" COIL_CONV_ATTRS("2", "0", "1", "1") R"(
+  %12: f32[batch, 8] = aten.mean(%10) {dim = [2, 3], keepdim = false, dtype = none}
+  return %11, %12
+})");
+  unsetenv("COIL_CHANNELS_LAST");
+  ASSERT_NE(c, nullptr);
+  int nhwc = 0;
+  for (const proto::Kernel& k : c->schedule.kernels()) {
+    for (const proto::NamedAttribute& a : k.extern_attrs()) nhwc += a.name() == "coil.channels_last";
+  }
+  EXPECT_EQ(nhwc, 3) << "every convolution reads or writes a channels-last activation";
+  cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
+  ASSERT_NE(exe, nullptr);
+  for (int64_t batch : {2, 5}) {
+    std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 7 + batch, {});
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(want->size(), got->size());
+    for (size_t o = 0; o < want->size(); ++o) {
+      ExpectGemmClose((*want)[o], (*got)[o], absl::StrCat("nhwc batch ", batch, " output ", o));
+    }
+  }
+  const cuda::CudaExecutable::GemmCounts n = exe->conv_counts();
+  std::printf("[ conv    ] channels-last chain: fused %lld, plain %lld, host %lld%s%s\n",
+              static_cast<long long>(n.fused), static_cast<long long>(n.plain),
+              static_cast<long long>(n.host), exe->conv_why_not().empty() ? "" : "; last fallback: ",
+              exe->conv_why_not().c_str());
+  EXPECT_EQ(n.fused + n.plain + n.host, 6) << "three convolutions per run";
+  EXPECT_EQ(n.host, 0) << exe->conv_why_not();
 }
 
 // A NaN in x makes the outputs it reaches NaN after relu(conv + bias), as the interpreter says
