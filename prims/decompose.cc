@@ -28,10 +28,11 @@ bool NeedsDecomposition(const Graph& graph, const DecomposeOptions& options) {
   return false;
 }
 
-// Adds the guards of the nodes of `graph` that `source_of` maps to the aten node they were
-// decomposed from, each run of nodes from one source named after it (AddShapeGuardsFor), from
-// the assumptions the emitter collected as it inferred their types (`assumed`: only nodes that
-// assumed something).
+// Adds the guards of the nodes of `graph` from the assumptions the emitter collected as it
+// inferred their types (`assumed`: only nodes that assumed something). A node that `source_of`
+// maps to the aten node it was decomposed from is named after that node, each run of nodes
+// from one source together (AddShapeGuardsFor); any other node (a prim the graph had, or one
+// functionalize added) names itself, as AddShapeGuards would.
 void GuardDecomposedNodes(
     Graph& graph, const absl::flat_hash_map<const Node*, const Node*>& source_of,
     const absl::flat_hash_map<const Node*, const std::vector<ShapeAssumption>*>& assumed) {
@@ -49,7 +50,7 @@ void GuardDecomposedNodes(
       source = s;
     }
     auto a = assumed.find(n);
-    if (s != nullptr && a != assumed.end()) run.push_back({n, *a->second});
+    if (a != assumed.end()) run.push_back({n, *a->second});
   }
   flush();
 }
@@ -57,7 +58,9 @@ void GuardDecomposedNodes(
 }  // namespace
 
 absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options) {
-  if (!NeedsDecomposition(graph, options)) return false;
+  // Nothing to decompose: the graph's own prims (some added by functionalize after the
+  // shape_guards pass) make their assumptions known the usual way.
+  if (!NeedsDecomposition(graph, options)) return AddShapeGuards(graph);
 
   Graph out(graph.name());
   out.symbols() = graph.symbols();
@@ -127,7 +130,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
     return schema != nullptr && schema->mutated_input >= 0;
   });
   // What the emitted prims that are still used assume about symbolic sizes becomes guards
-  // named after the op the user wrote (shape_guards_decomposed then finds them known).
+  // named after the op the user wrote (or the prim itself when the user wrote a prim).
   GuardDecomposedNodes(out, source_of, assumed);
   graph = std::move(out);
   return true;
@@ -141,9 +144,9 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
   // mutation and aliasing go before them.
   p.Add("shape_guards", [](Graph& g) { return AddShapeGuards(g); })
       .Add("functionalize", [](Graph& g) { return Functionalize(g); })
-      .Add("decompose", [options](Graph& g) { return DecomposeOps(g, options); })
-      // The prims' own assumptions (slice bounds of a narrow, a reshape's element count).
-      .Add("shape_guards_decomposed", [](Graph& g) { return AddShapeGuards(g); });
+      // Also turns the prims' own assumptions (slice bounds of a narrow, a reshape's element
+      // count) into guards, from the types it inferred as it emitted them.
+      .Add("decompose", [options](Graph& g) { return DecomposeOps(g, options); });
   return p;
 }
 

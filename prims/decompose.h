@@ -27,8 +27,9 @@ struct DecomposeOptions {
   std::vector<std::string> keep;
 };
 
-// The prims stage as one PassPipeline, its order written once: functionalize (in-place ops and
-// views become data flow), then decompose (DecomposeOps). Tests run this same object.
+// The prims stage as one PassPipeline, its order written once: shape guards of the input,
+// functionalize (in-place ops and views become data flow), then decompose (DecomposeOps, with
+// the guards of the prims it emits). Tests run this same object.
 PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options = {});
 
 // Runs PrimsPipeline(options) on `graph`: the stage's entry point. Returns whether anything
@@ -45,8 +46,10 @@ absl::StatusOr<proto::Graph> Decompose(const proto::Graph& graph,
                                        std::vector<PassRecord>* records = nullptr);
 
 // The decompose pass alone: every op that is not a prim, an extern or kept is replaced by its
-// decomposition, recursively. Precondition: `graph` is functional (no in-place op, no view a
-// later op mutates through: run Functionalize first, as PrimsPipeline does) and verifies.
+// decomposition, recursively, and what the resulting prims' meta functions assume about
+// symbolic sizes becomes guards (ir/shape_guards.h), named after the aten node a prim came from.
+// Precondition: `graph` is functional (no in-place op, no view a later op mutates through: run
+// Functionalize first, as PrimsPipeline does) and verifies.
 absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options = {});
 
 }  // namespace coil::prims

@@ -111,7 +111,6 @@ TEST(DriverTest, CpuCompileRunsEveryStageInOrder) {
     EXPECT_EQ(p.dump(), "");
   }
   EXPECT_THAT(passes, ElementsAre("prims.shape_guards", "prims.functionalize", "prims.decompose",
-                                  "prims.shape_guards_decomposed",
                                   "inductor.graph.fold_constants", "inductor.lower",
                                   "inductor.fuse_vertical", "inductor.fuse_reductions",
                                   "inductor.fuse_horizontal", "inductor.fuse_extern_epilogues",
