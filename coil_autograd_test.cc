@@ -315,5 +315,47 @@ TEST(TapeErrors, InPlaceOpOnTensorThatRequiresGrad) {
   EXPECT_EQ(w.tolist()[0], 2 * before[0]);
 }
 
+// A tensor saved for backward and then changed in place (here one that needs no gradient, so
+// the in-place op itself is allowed): backward refuses, as torch does, naming the op that saved
+// it and the in-place op, instead of a gradient computed from the new values. Also through a
+// view sharing the storage, and under no_grad (an optimizer step between backwards).
+TEST(TapeErrors, SavedTensorModifiedInPlace) {
+  Tensor w = Param({3}, 19);
+  Tensor x = Tensor::Randn({3}, 20);
+  Tensor loss = (w * x).sum();  // aten.mul saves x
+  x.add_(Tensor::Scalar(1.0, proto::FLOAT64));
+  std::string m = ErrorOf([&] { loss.backward(); });
+  EXPECT_NE(m.find("modified by an inplace operation"), std::string::npos) << m;
+  EXPECT_NE(m.find("of aten.mul (recorded at"), std::string::npos) << m;
+  EXPECT_NE(m.find("last written by aten.add_ (at"), std::string::npos) << m;
+  EXPECT_NE(m.find("version 0 and is now at version 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("coil_autograd_test.cc:"), std::string::npos) << m;
+  EXPECT_FALSE(w.grad().defined());  // nothing accumulated
+
+  // Without the in-place op the same loss has its gradient (x).
+  Tensor y = Tensor::Randn({3}, 21);
+  (w * y).sum().backward();
+  EXPECT_EQ(w.grad().tolist(), y.tolist());
+
+  // Through a view of the saved tensor's storage.
+  w.zero_grad();
+  Tensor z = Tensor::Randn({4}, 22);
+  Tensor loss2 = (w * z.slice(0, 1, 4)).sum();
+  z.select(0, 2).mul_(Tensor::Scalar(3.0, proto::FLOAT64));
+  m = ErrorOf([&] { loss2.backward(); });
+  EXPECT_NE(m.find("last written by aten.mul_"), std::string::npos) << m;
+
+  // A saved parameter changed under no_grad between two backwards (retain_graph).
+  Tensor v = Param({3}, 23);
+  Tensor loss3 = (v * v).sum();
+  loss3.backward(Tensor(), /*retain_graph=*/true);
+  {
+    no_grad guard;
+    v.mul_(Tensor::Scalar(0.5, proto::FLOAT64));
+  }
+  m = ErrorOf([&] { loss3.backward(); });
+  EXPECT_NE(m.find("modified by an inplace operation"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace coil

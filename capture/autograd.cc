@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "capture/dispatch.h"
 #include "capture/error.h"
+#include "capture/internal/saved_version.h"
 #include "capture/internal/tape.h"
 #include "capture/internal/tensor_impl.h"
 #include "capture/tensor.h"
@@ -59,7 +60,9 @@ class EagerOpNode : public GradNode {
               std::vector<HostTensor> inputs)
       : GradNode(op, std::move(location), std::move(edges), std::move(outputs)),
         attrs_(std::move(attrs)),
-        saved_(std::move(inputs)) {}
+        saved_(std::move(inputs)) {
+    for (const HostTensor& t : saved_) versions_.push_back(SavedVersion::Of(t));
+  }
 
   absl::StatusOr<std::vector<std::optional<HostTensor>>> Apply(
       const std::vector<std::optional<HostTensor>>& grads) override {
@@ -69,6 +72,10 @@ class EagerOpNode : public GradNode {
           name(), " (at ", location(),
           "): no derivatives of eager ops are linked (link //:coil, which registers "
           "autograd/'s rules)"));
+    }
+    for (size_t i = 0; i < saved_.size(); ++i) {
+      absl::Status fresh = versions_[i].Check(saved_[i], name(), static_cast<int>(i), location());
+      if (!fresh.ok()) return fresh;
     }
     std::vector<bool> needs;
     for (const GradEdge& e : inputs()) needs.push_back(e.wanted());
@@ -88,6 +95,7 @@ class EagerOpNode : public GradNode {
  private:
   AttrMap attrs_;
   std::vector<HostTensor> saved_;
+  std::vector<SavedVersion> versions_;  // of saved_, when recorded
 };
 
 // An op gradients must not flow through.

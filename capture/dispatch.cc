@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "capture/error.h"
+#include "capture/internal/saved_version.h"
 #include "capture/internal/tape.h"
 #include "capture/internal/tensor_impl.h"
 #include "capture/internal/trace.h"
@@ -109,6 +110,8 @@ std::vector<Tensor> RunEager(absl::string_view op, const std::vector<Tensor>& in
     // In-place: the kernel wrote into the mutated input's storage; hand back that Tensor.
     if (k == 0 && schema->mutated_input >= 0 &&
         schema->mutated_input < static_cast<int>(inputs.size())) {
+      // Saved tensors on this storage are stale now (the tape's version check).
+      BumpStorageVersion(args[schema->mutated_input], op, Where(loc));
       outputs.push_back(inputs[schema->mutated_input]);
       continue;
     }
