@@ -501,7 +501,7 @@ class Emitter {
         if (auto f = cache_.store_fills.find(e.id()); f != cache_.store_fills.end()) {
           // Forwarded: the value a later Loop's LOAD of this element would read.
           absl::StrAppend(
-              &o, inner, "coil_c", f->second, "[coil_j][", std::max(vec_item_, 0), "] = ",
+              &o, inner, CacheSlot(e.id()), " = ",
               ConvertSource(ConvertSource(absl::StrCat("e", e.args(0)), arg_dt[0], b.dtype()),
                             b.dtype(), cache_.slot_dtype[f->second]),
               ";\n");
@@ -596,15 +596,7 @@ class Emitter {
     const int items = flat.empty() ? 1 : cuda::kCudaVectorItems;
     std::vector<const proto::Expr*> vstores;
     // Persistent: the same positions per thread in every Loop, group coil_j of `iterations`.
-    const std::string persistent_loop =
-        absl::StrCat("for (int coil_j = 0; coil_j < ", cache_.iterations, "; ++coil_j) {\n", pad,
-                     "  const ", ix, " coil_p", items == 1 ? "" : "v", " = (", ix,
-                     ")threadIdx.x + (", ix, ")coil_j * ", cache_.threads, ";\n",
-                     cache_.exact ? ""
-                                  : absl::StrCat(pad, "  if (coil_p",
-                                                 items == 1 ? " >= coil_m"
-                                                            : absl::StrCat("v >= coil_m / ", items),
-                                                 ") break;\n"));
+    const std::string persistent_loop = persistent ? PersistentLoopHead(cache_, ix, pad) : "";
     if (items == 1) {
       absl::StrAppend(&o, pad,
                       persistent ? persistent_loop
@@ -763,10 +755,8 @@ class Emitter {
 
   // Persistent rows: a LOAD that reads its register slot instead of memory, and that slot's
   // element for the current group and item.
-  bool Cached(int id) const { return cache_.slot_of.contains(id) && !cache_.fills.contains(id); }
-  std::string CacheSlot(int id) const {
-    return absl::StrCat("coil_c", cache_.slot_of.at(id), "[coil_j][", std::max(vec_item_, 0), "]");
-  }
+  bool Cached(int id) const { return cache_.Reads(id); }
+  std::string CacheSlot(int id) const { return cache_.Slot(id, std::max(vec_item_, 0)); }
 
   const proto::Kernel& k_;
   const ScheduleInfo& info_;

@@ -73,6 +73,21 @@ absl::flat_hash_set<int> RowVectorAccesses(const proto::Kernel& k, const proto::
   return flat;
 }
 
+std::string RowCache::Slot(int id, int item) const {
+  auto it = slot_of.find(id);
+  if (it == slot_of.end()) it = store_fills.find(id);
+  return absl::StrCat("coil_c", it->second, "[coil_j][", item, "]");
+}
+
+std::string PersistentLoopHead(const RowCache& c, const std::string& ix, const std::string& pad) {
+  const std::string p = c.items == 1 ? "coil_p" : "coil_pv";
+  const std::string count = c.items == 1 ? "coil_m" : absl::StrCat("coil_m / ", c.items);
+  return absl::StrCat("for (int coil_j = 0; coil_j < ", c.iterations, "; ++coil_j) {\n", pad,
+                      "  const ", ix, " ", p, " = (", ix, ")threadIdx.x + (", ix, ")coil_j * ",
+                      c.threads, ";\n",
+                      c.exact ? "" : absl::StrCat(pad, "  if (", p, " >= ", count, ") break;\n"));
+}
+
 RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool warp_rows) {
   RowCache none;
   if (!info.persistent_rows) return none;

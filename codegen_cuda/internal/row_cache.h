@@ -23,6 +23,7 @@
 #ifndef COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_
 #define COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -53,7 +54,17 @@ struct RowCache {
   absl::flat_hash_map<int, int> store_fills;
   // The register dtype of each slot (the LOADs' dtype).
   std::vector<DType> slot_dtype;
+
+  // Whether LOAD `id` reads its slot instead of memory.
+  bool Reads(int id) const { return slot_of.contains(id) && !fills.contains(id); }
+  // The slot element of expression `id` (a LOAD or a filling STORE) for group coil_j, `item`.
+  std::string Slot(int id, int item) const;
 };
+
+// The head of a persistent position loop, `for (coil_j ...) {` with the group's first position
+// (`coil_p`, or `coil_pv` when vectorized) and the guard of a partial last group; `ix` is the
+// index type, `pad` the indentation.
+std::string PersistentLoopHead(const RowCache& c, const std::string& ix, const std::string& pad);
 
 // The flat accesses of a row kernel's ranged Loop `l` that run kCudaVectorItems positions per
 // thread (unmasked, the buffer's shape is the kernel's ranges then the Loop's, the index
