@@ -26,13 +26,28 @@ std::vector<SymExpr> IdentityIndex(int64_t rank) {
 }
 
 std::vector<SymExpr> Compose(const View& view, absl::Span<const SymExpr> at) {
-  absl::flat_hash_map<std::string, SymExpr> subst;
-  for (size_t d = 0; d < at.size(); ++d) {
-    subst.emplace(absl::StrCat("_i", d), at[d]);
-  }
+  absl::flat_hash_map<std::string, SymExpr> subst;  // built for the first compound index
   std::vector<SymExpr> index;
   index.reserve(view.index.size());
-  for (const SymExpr& e : view.index) index.push_back(e.Substitute(subst));
+  for (const SymExpr& e : view.index) {
+    // Most view indices are constants or a lone _i<d>: no substitution map, no re-simplify.
+    if (e.is_constant()) {
+      index.push_back(e);
+      continue;
+    }
+    if (e.is_symbol()) {
+      size_t d = 0;
+      while (d < at.size() && e != LoopVar(static_cast<int>(d))) ++d;
+      if (d < at.size()) {
+        index.push_back(at[d]);
+        continue;
+      }
+    }
+    if (subst.empty()) {
+      for (size_t d = 0; d < at.size(); ++d) subst.emplace(absl::StrCat("_i", d), at[d]);
+    }
+    index.push_back(e.Substitute(subst));
+  }
   return index;
 }
 
