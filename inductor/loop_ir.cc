@@ -2,6 +2,7 @@
 #include "inductor/loop_ir.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -216,14 +217,26 @@ int64_t Program::EvaluateHint(const SymExpr& e) const {
 
 namespace {
 
-// The buffers a kernel reads or writes, each once, in id order.
-std::vector<int> TouchedBuffers(const Kernel& k) {
-  std::vector<int> ids = k.Reads();
-  const std::vector<int> writes = k.Writes();
-  ids.insert(ids.end(), writes.begin(), writes.end());
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+// The buffers read or written, each once, in id order, from the sorted lists.
+std::vector<int> Touched(const std::vector<int>& reads, const std::vector<int>& writes) {
+  std::vector<int> ids;
+  ids.reserve(reads.size() + writes.size());
+  std::set_union(reads.begin(), reads.end(), writes.begin(), writes.end(),
+                 std::back_inserter(ids));
   return ids;
+}
+
+// The buffers a kernel reads or writes, each once, in id order.
+std::vector<int> TouchedBuffers(const Kernel& k) { return Touched(k.Reads(), k.Writes()); }
+
+int64_t SumSizeHints(const std::vector<int>& touched,
+                     const std::vector<std::optional<int64_t>>& sizes) {
+  int64_t total = 0;
+  for (int b : touched) {
+    const std::optional<int64_t>& size = sizes[b - 1];
+    if (!size.has_value() || __builtin_add_overflow(total, *size, &total)) return 0;
+  }
+  return total;
 }
 
 }  // namespace
@@ -276,12 +289,7 @@ std::vector<std::optional<int64_t>> Program::SizeHints() const {
 
 int64_t Program::BytesMovedHint(const Kernel& k,
                                 const std::vector<std::optional<int64_t>>& sizes) {
-  int64_t total = 0;
-  for (int b : TouchedBuffers(k)) {
-    const std::optional<int64_t>& size = sizes[b - 1];
-    if (!size.has_value() || __builtin_add_overflow(total, *size, &total)) return 0;
-  }
-  return total;
+  return SumSizeHints(TouchedBuffers(k), sizes);
 }
 
 namespace {
@@ -348,12 +356,14 @@ proto::Schedule ToProto(const Program& program, proto::Graph graph) {
     }
     for (int64_t v : k.source_values) p->add_source_values(v);
     for (const std::string& op : k.source_ops) p->add_source_ops(op);
-    for (int b : k.Reads()) p->add_reads(b);
-    for (int b : k.Writes()) p->add_writes(b);
+    const std::vector<int> reads = k.Reads(), writes = k.Writes();
+    for (int b : reads) p->add_reads(b);
+    for (int b : writes) p->add_writes(b);
+    const std::vector<int> touched = Touched(reads, writes);
     SymExpr moved(0);
-    for (int b : TouchedBuffers(k)) moved = moved + size_bytes[b - 1];
+    for (int b : touched) moved = moved + size_bytes[b - 1];
     *p->mutable_bytes_moved() = moved.ToProto();
-    p->set_bytes_moved_hint(Program::BytesMovedHint(k, size_hints));
+    p->set_bytes_moved_hint(SumSizeHints(touched, size_hints));
     bytes += p->bytes_moved_hint();
     externs += k.kind == proto::Kernel::EXTERN;
   }
