@@ -58,9 +58,13 @@ void KernelIndex::Link(int k) {
 }
 
 void KernelIndex::Update(const Program& program, int k) {
+  Update(k, KernelAccess::Of(program.kernels[k]));
+}
+
+void KernelIndex::Update(int k, KernelAccess access) {
   COIL_CHECK(!removed_[k]) << "kernel " << k << " was removed";
   Unlink(k);
-  accesses_[k] = KernelAccess::Of(program.kernels[k]);
+  accesses_[k] = std::move(access);
   Link(k);
 }
 

@@ -53,8 +53,10 @@ class KernelIndex {
   // Kernels after position k reading any of `buffers`, ascending, each once.
   std::vector<int> ReadersAfter(const std::vector<int>& buffers, int k) const;
 
-  // program.kernels[k] changed: its accesses are read again.
+  // program.kernels[k] changed: its accesses are read again (or given, when the caller has
+  // them: KernelAccess::Of(program.kernels[k])).
   void Update(const Program& program, int k);
+  void Update(int k, KernelAccess access);
   // Removes the kernel at position k (it becomes an empty slot).
   void Remove(Program& program, int k);
   // Replaces kernels deps.a() < deps.b() by `merged` (deps.CanMerge()): inside [a, b], the

@@ -150,6 +150,7 @@ namespace {
 
 // Whether `e` refers to a value of the kernel (a _v<id> symbol): an index from data.
 bool RefersToValue(const SymExpr& e) {
+  if (e.is_constant() || IsLoneLoopVar(e)) return false;  // most indices: no names built
   for (const std::string& s : e.Symbols()) {
     if (absl::StartsWith(s, "_v")) return true;
   }
