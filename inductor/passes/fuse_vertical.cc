@@ -18,18 +18,6 @@ constexpr char kPass[] = "fuse_vertical";
 // accepted while the loads and expressions it duplicates stay below these.
 constexpr int kMaxRecomputeLoads = 16;
 constexpr int kMaxRecomputeExprs = 256;
-// A scalar producer (one element) inlined into a consumer of many elements is recomputed for
-// every one of them: an optimizer's bias corrections (exp, division and square root of the step
-// count in f64) made AdamW's update of a 2.4M-element weight 5x slower than its moment update.
-// Beyond this many expressions (its STORE excluded) it runs once and consumers load its value.
-constexpr int kMaxScalarRecomputeExprs = 4;
-
-bool IsScalar(const std::vector<SymExpr>& ranges) {
-  for (const SymExpr& r : ranges) {
-    if (r != SymExpr(1)) return false;
-  }
-  return true;
-}
 
 std::string KindFor(const Kernel& consumer) {
   switch (consumer.kind) {
@@ -82,15 +70,6 @@ std::string TryConsumer(const Program& program, const KernelIndex& index, int p,
                             program.buffer(w).name, " (read by the producer) between them");
       }
     }
-  }
-  bool consumer_scalar = IsScalar(consumer.ranges);
-  for (const Loop& l : consumer.loops) consumer_scalar = consumer_scalar && IsScalar(l.ranges);
-  if (IsScalar(producer.ranges) && !consumer_scalar &&
-      CountExprs(producer) - 1 > kMaxScalarRecomputeExprs) {
-    return absl::StrCat("producer is a scalar of ", CountExprs(producer) - 1,
-                        " expressions, which inlining would recompute for every element of the "
-                        "consumer (limit ",
-                        kMaxScalarRecomputeExprs, ")");
   }
   const int size = CountExprs(producer) + CountExprs(consumer);
   if (size > kMaxKernelExprs) {

@@ -227,38 +227,6 @@ TEST(FusionTest, CheapRecomputeIsAccepted) {
   EXPECT_EQ(CountKind(p.kernels[0], proto::Expr::APPLY), 3);  // exp computed once (CSE)
 }
 
-// A scalar computed by several ops (an optimizer's bias correction from the step count) is
-// not inlined into a consumer of many elements, which would compute it once per element; a
-// scalar of a few ops still is.
-TEST(FusionTest, CostlyScalarIsNotRecomputedPerElement) {
-  for (int ops : {4, 5}) {
-    Program p;
-    int step = AddBuf(p, kIn, {}, "step");
-    int x = AddBuf(p, kIn, {1024}, "x");
-    int c = AddBuf(p, kTmp, {}, "c");
-    int o = AddBuf(p, kOut, {1024});
-    Kernel k = Kernel::Pointwise("correction", {});
-    int v = k.Load(0, step, proto::FLOAT32, {});
-    for (int i = 1; i < ops; ++i) v = k.Apply(0, "prims.exp", proto::FLOAT32, {v});
-    k.Store(0, c, {}, v);
-    p.kernels.push_back(k);
-    p.kernels.push_back(Pw(p, "prims.mul", {x, c}, {Ident(1), {}}, o));
-    Number(p);
-    ASSERT_TRUE(FuseVertical(p).ok());
-    ASSERT_EQ(p.decisions.size(), 1u) << ops;
-    if (ops <= 4) {
-      EXPECT_TRUE(p.decisions[0].accepted) << p.decisions[0].reason;
-      EXPECT_EQ(p.kernels.size(), 1u);
-    } else {
-      EXPECT_FALSE(p.decisions[0].accepted);
-      EXPECT_EQ(p.decisions[0].reason,
-                "producer is a scalar of 5 expressions, which inlining would recompute for every "
-                "element of the consumer (limit 4)");
-      EXPECT_EQ(p.kernels.size(), 2u);
-    }
-  }
-}
-
 TEST(FusionTest, GraphOutputProducerIsNotRecomputed) {
   Program p;
   int x = AddBuf(p, kIn, {64}, "x");
