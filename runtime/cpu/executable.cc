@@ -121,7 +121,7 @@ absl::Status CpuExecutable::Impl::RunPlainExtern(size_t ki, const ExternCall& ca
   const KernelInfo& k = checked.kernels[ki];
   absl::Status s = RunExtern(k.proto->extern_op(),
                              ExternArgs{call.inputs, call.output, call.attrs, pool->num_threads(),
-                                        &extern_states[ki]});
+                                        &extern_states[ki], pool.get()});
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
                                              "): ", s.message()));
@@ -203,7 +203,8 @@ absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t
   }
   return RunExternFused(
       checked.kernels[ki].proto->extern_op(),
-      ExternArgs{call.inputs, out, call.attrs, pool->num_threads(), &extern_states[ki]}, steps);
+      ExternArgs{call.inputs, out, call.attrs, pool->num_threads(), &extern_states[ki], pool.get()},
+      steps);
 }
 
 absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {

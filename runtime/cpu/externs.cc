@@ -9,6 +9,7 @@
 #include "ir/op_registry.h"
 #include "ir/tensor_type.h"
 #include "runtime/channels_last_copy.h"
+#include "runtime/cpu/internal/attention.h"
 #include "runtime/cpu/internal/scatter.h"
 #include "runtime/host_tensor.h"
 #include "runtime/reference/kernel_registry.h"
@@ -31,6 +32,7 @@ const ExternRegistry& ExternRegistry::Default() {
     auto* r = new ExternRegistry();
     RegisterDnnlExterns(*r);
     r->Register("prims.scatter", internal::Scatter);  // typed loops, not through double
+    r->Register("aten.scaled_dot_product_attention", internal::Attention);  // fused, blocked
     return r;
   }();
   return *registry;

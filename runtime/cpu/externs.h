@@ -13,6 +13,9 @@
 //                     constant weights reordered once per call site); transposed: oneDNN
 //                     deconvolution (internal/dnnl_deconv.h)
 //   prims.scatter     f32 / f64 / i32 / i64 values: a typed loop (internal/scatter.h)
+//   aten.scaled_dot_product_attention
+//                     f32, optional f32 / bool mask, causal: one fused online-softmax kernel
+//                     on the executable's thread pool (internal/attention.h)
 // With a call site's state (ExternArgs::state) primitives are made once per shape, not per
 // call. Everything else (other dtypes: f16 / bf16 / f64 / integers, prims.cumsum / cumprod,
 // any other op, or no oneDNN on the machine) runs the reference kernel: correct, slow
@@ -38,6 +41,8 @@
 #include "ir/dtype.h"
 
 namespace coil::cpu {
+
+class ThreadPool;  // thread_pool.h
 
 // A buffer as an extern sees it: contiguous row-major `shape` of `dtype` at `data`.
 struct ExternTensor {
@@ -70,6 +75,9 @@ struct ExternArgs {
   const AttrMap& attrs;
   int num_threads = 1;
   ExternStateSlot* state = nullptr;
+  // The executable's pool, for an implementation that parallelizes on it (the attention
+  // kernel); nullptr: run on the calling thread.
+  ThreadPool* pool = nullptr;
 };
 
 // A library implementation: true when it ran the call, false to let the reference kernel run
