@@ -6,8 +6,11 @@
 # (tools/cuda_gpu_bench.py; COIL_BENCH_ROWS="resnet18 resnet50" picks rows).
 # Results go to $OUT (or /tmp/cuda_gpu_job).
 #
-#   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench conformance sanitizer profile
+#   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench benchcuda conformance
+#                                                sanitizer profile
 #                                                (default: tests conformance sanitizer)
+# benchcuda: `coil bench cuda` (resnet50, bert_base, gpt2_small against torch eager and
+# torch.compile of this machine's python3; report in $OUT/bench_cuda.txt, JSON bench_cuda.json).
 # profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there;
 # `coil run --backend cuda --repeat N --profile` gives per-kernel device times without it).
 # COIL_BENCH_PROFILE="gpt mlp ...": the bench's rows whose per-kernel times go to profile.txt.
@@ -44,6 +47,15 @@ fi
 if [[ $PHASES == *" bench "* ]]; then
   echo "== GEMM-heavy models: coil vs torch eager / torch.compile"
   PYTHONUNBUFFERED=1 timeout 500 python3 "$SRC/tools/cuda_gpu_bench.py" "$W/coil" "$R" ${COIL_BENCH_ROWS:-} 2>&1 | tee "$R/bench.log" | grep -v Warning
+fi
+
+if [[ $PHASES == *" benchcuda "* ]]; then
+  echo "== coil bench cuda"
+  PYTHONUNBUFFERED=1 timeout 500 ./coil bench cuda --python python3 \
+    --torch-script "$SRC/tools/bench/torch_peers.py" --work-dir /tmp/coil_bench_cuda \
+    --json "$R/bench_cuda.json" ${COIL_BENCH_CUDA_ARGS:-} 2> "$R/bench_cuda.log" | tee "$R/bench_cuda.txt"
+  echo "exit status ${PIPESTATUS[0]}; log: $(grep -cv Warning "$R/bench_cuda.log") lines"
+  grep -E "coil bench:|Error|error" "$R/bench_cuda.log" | grep -v Warning | tail -15
 fi
 
 if [[ $PHASES == *" profile "* ]]; then

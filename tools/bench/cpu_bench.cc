@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "ir/check.h"
+#include "runtime/cuda/cuda_driver.h"
 #include "tools/bench/cpu_bench_bandwidth.h"
 #include "tools/bench/cpu_bench_compile.h"
 #include "tools/bench/cpu_bench_models.h"
@@ -39,6 +40,15 @@ TimingPolicy Policy(bool quick) {
 
 absl::Status CheckOptions(const CpuBenchOptions& o) {
   if (o.threads < 0) return absl::InvalidArgumentError(absl::StrCat("threads ", o.threads, " < 0"));
+  if (o.backend != "cpu" && o.backend != "cuda") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backend must be cpu or cuda, got '", o.backend, "'"));
+  }
+  if (o.backend == "cuda" && (!o.peers || o.skip_models || !o.large_model.empty())) {
+    return absl::InvalidArgumentError(
+        "the cuda benchmark is model rows against peers only (peers on, models not skipped, "
+        "no large model)");
+  }
   if (o.bandwidth_rows < 0) {
     return absl::InvalidArgumentError(absl::StrCat("bandwidth rows ", o.bandwidth_rows, " < 0"));
   }
@@ -111,6 +121,15 @@ std::string DescribeMachine() {
 
 absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
   if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  if (options.backend == "cuda") {
+    // Before the peers' minutes of exports: a machine without a GPU says so at once. (Probe
+    // leaves this process's CUDA state untouched, so nothing carries into the peer's fork.)
+    if (absl::Status s = cuda::CudaDriver::Probe(); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(s.message(),
+                                                 ": coil bench cuda needs an NVIDIA GPU and its "
+                                                 "driver (libcuda.so.1)"));
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   const int threads = options.threads > 0
                           ? options.threads
@@ -122,6 +141,7 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
   results.set_threads(threads);
   results.set_quick(options.quick);
   results.set_peers(options.peers);
+  results.set_backend(options.backend);
 
   if (!options.skip_models) {
     absl::StatusOr<std::string> script = FindTorchScript(
@@ -130,7 +150,8 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
     absl::StatusOr<WorkDir> dir = WorkDir::Make(options.work_dir);
     if (!dir.ok()) return dir.status();
     TorchEagerRequest request{options.python, *script,         dir->path(), options.quick,
-                              options.models, options.batches, threads,     timing};
+                              options.models, options.batches, threads,     timing,
+                              options.backend};
     std::fprintf(stderr, "coil bench: %s (%s)\n", options.peers ? "peers" : "torch eager",
                  TorchEagerCommand(request).c_str());
     absl::StatusOr<TorchEagerResults> torch = RunTorchEager(request);
@@ -139,6 +160,7 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
     results.set_compiled_absent(torch->compiled_absent());
     results.set_onnxruntime_absent(torch->onnxruntime_absent());
     results.set_onnxruntime_version(torch->onnxruntime_version());
+    results.set_gpu(torch->gpu());
 
     // Compile times first, so the cold compile also pays for first-use setup (LLVM's targets,
     // the runtime's thread pool), as a fresh `coil` process would.
@@ -156,6 +178,7 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
     ModelBenchOptions model_options;
     model_options.threads = threads;
     model_options.timing = timing;
+    model_options.backend = options.backend;
     for (const TorchEagerModel& m : torch->models()) {
       std::fprintf(stderr, "coil bench: %s\n", m.name().c_str());
       for (ModelRow& row : BenchModel(m, model_options)) *results.add_models() = std::move(row);

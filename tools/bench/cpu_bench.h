@@ -10,6 +10,9 @@
 //   4. bandwidth rows: a fused pointwise chain and a softmax against a STREAM-style copy.
 // With `peers` (cpu_bench_peers.h), torch_peers.py replaces step 1 (five standard-size models,
 // torch eager, torch.compile and ONNX Runtime) and steps 2 and 4 are left out.
+// With backend "cuda" (`coil bench cuda`, peers only): coil's CUDA backend, torch_peers.py with
+// `--device cuda` (torch eager and torch.compile on the same GPU; no ONNX Runtime); a machine
+// without a CUDA driver fails first with "no CUDA driver", before any peer runs.
 //
 //   CpuBenchOptions options;  options.quick = true;
 //   absl::StatusOr<CpuBenchResults> r = RunCpuBench(options);   // then cpu_bench_report.h
@@ -51,6 +54,8 @@ struct CpuBenchOptions {
   bool peers = false;
   // The timing policy's min_seconds (cpu_bench_timing.h); negative: its default (quick: 0).
   double min_seconds = -1;
+  // "cpu" or "cuda" (needs peers).
+  std::string backend = "cpu";
 };
 
 // The model names torch_eager.py knows (torch_peers.py's: cpu_bench_peers.h).
@@ -58,7 +63,9 @@ const std::vector<std::string>& KnownModels();
 
 // Runs everything and Summarize()s the results; progress goes to stderr. Failed rows are results
 // (matches = false, error set), not errors. Errors: bad options (InvalidArgument: an unknown model,
-// a batch < 1, threads < 0), torch_eager.py missing or failing, the work folder not creatable.
+// a batch < 1, threads < 0, an unknown backend, cuda without peers), torch_eager.py missing or
+// failing, the work folder not creatable; backend cuda without a CUDA driver (FailedPrecondition
+// "no CUDA driver (...)").
 absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options);
 
 // "AMD EPYC (2 logical CPUs)": /proc/cpuinfo's model name and the hardware concurrency.

@@ -12,6 +12,7 @@
 #include "capture/onnx/onnx_importer.h"
 #include "tools/bench/cpu_bench_timing.h"
 #include "tools/driver/cpu_backend.h"
+#include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
 
 namespace coil::bench {
@@ -39,17 +40,26 @@ std::string BenchStageName(const std::string& stage) {
   if (stage == "prims") return "prims decompose";  // graph to proto included
   if (stage == "inductor") return "inductor schedule";
   if (stage == "codegen_cpu") return "codegen (LLVM O3 -> object)";
+  if (stage == "codegen_cuda") return "codegen (CUDA C++ -> NVRTC)";
   if (stage == "load") return "load (JIT + runtime)";
   return stage;  // "cache store"
 }
 
 }  // namespace
 
-absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads) {
-  driver::CpuBackendOptions cpu;
-  cpu.runtime.num_threads = threads;
+absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads,
+                                           const std::string& backend) {
   driver::DriverOptions options;
-  options.backend = driver::CpuBackend(cpu);
+  if (backend == "cuda") {
+    options.backend = driver::CudaBackend();
+  } else if (backend == "cpu") {
+    driver::CpuBackendOptions cpu;
+    cpu.runtime.num_threads = threads;
+    options.backend = driver::CpuBackend(cpu);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backend must be cpu or cuda, got '", backend, "'"));
+  }
   options.cache = cache;
   options.keep_intermediates = false;  // as `coil compile`: the weights move, never copied
   absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(std::move(graph), options);
@@ -64,6 +74,11 @@ absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int
   }
   m.cache_hit = r->cache_hit;
   m.executable = std::move(r->executable);
+  if (backend == "cuda") {
+    m.cuda = driver::AsCudaExecutable(*m.executable);
+    if (m.cuda == nullptr) return absl::InternalError("the CUDA backend loaded no CudaExecutable");
+    return m;
+  }
   m.program = driver::AsCpuProgram(*m.executable);
   if (m.program == nullptr) return absl::InternalError("the CPU backend loaded no CpuProgram");
   m.kernels = m.program->module().schedule().kernels_size();
@@ -71,12 +86,12 @@ absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int
 }
 
 absl::StatusOr<CompiledModel> CompileOnnxModel(const std::string& path, CompileCache* cache,
-                                               int threads) {
+                                               int threads, const std::string& backend) {
   const auto t = Clock::now();
   absl::StatusOr<Graph> graph = onnx::ImportOnnxFileAsGraph(path);
   if (!graph.ok()) return InStage("onnx import", graph.status());
   const double import_ms = MillisecondsSince(t);
-  absl::StatusOr<CompiledModel> m = CompileGraph(*std::move(graph), cache, threads);
+  absl::StatusOr<CompiledModel> m = CompileGraph(*std::move(graph), cache, threads, backend);
   if (!m.ok())
     return absl::Status(m.status().code(), absl::StrCat(path, ": ", m.status().message()));
   Stage s;

@@ -1,4 +1,4 @@
-// The compile pipeline of `coil bench cpu`, timed stage by stage: ONNX import -> coil Graph ->
+// The compile pipeline of `coil bench cpu` (and `coil bench cuda`'s), timed stage by stage: ONNX import -> coil Graph ->
 // the compile driver (tools/driver/driver.h) with the CPU backend: capture (verify), graph hash
 // + cache lookup, then on a hit the JIT load and runtime executable only; on a miss prims ->
 // inductor (CPU capabilities, constants folded) -> LLVM code generation -> cache store -> load.
@@ -20,26 +20,30 @@
 #include "ir/graph.h"
 #include "runtime/compile_cache.h"
 #include "tools/bench/cpu_bench.pb.h"
+#include "runtime/cuda/executable.h"
 #include "tools/driver/backend.h"
 
 namespace coil::bench {
 
 struct CompiledModel {
   std::unique_ptr<driver::Executable> executable;
-  CpuProgram* program = nullptr;  // the CpuProgram behind `executable`
+  CpuProgram* program = nullptr;  // the CpuProgram behind `executable` (CPU backend)
+  cuda::CudaExecutable* cuda = nullptr;  // the CudaExecutable behind it (CUDA backend)
   std::vector<Stage> stages;  // in pipeline order ("onnx import" first, when imported)
   double total_ms = 0;        // the compile from the imported Graph: import not included
   bool cache_hit = false;
   int kernels = 0;  // kernels in the schedule
 };
 
-// Compiles `graph` with the compile driver and the CPU backend; `cache` null compiles without
-// one. Errors name the stage ("prims: ...", "inductor: ...").
-absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads);
+// Compiles `graph` with the compile driver and `backend` ("cpu", or "cuda": program stays null,
+// the cuda executable is set); `cache` null compiles without one. Errors name the stage
+// ("prims: ...", "inductor: ...", the CUDA backend's "no CUDA driver ..." at load).
+absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads,
+                                           const std::string& backend = "cpu");
 
 // Imports the ONNX model at `path`, then CompileGraph; the import is the first stage.
 absl::StatusOr<CompiledModel> CompileOnnxModel(const std::string& path, CompileCache* cache,
-                                               int threads);
+                                               int threads, const std::string& backend = "cpu");
 
 // Cold: CompileOnnxModel with an empty compile cache in a fresh temporary folder (a miss: code
 // is generated and stored); warm: the same again (a hit). The folder is removed afterwards.

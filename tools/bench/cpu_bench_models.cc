@@ -26,9 +26,10 @@ ModelRow StartRow(const TorchEagerModel& torch, const TorchEagerRun& run) {
   return row;
 }
 
-// Checks and times one batch; fills the rest of `row`.
-void BenchRun(CpuProgram& program, const TorchEagerRun& run, const ModelBenchOptions& options,
-              ModelRow& row) {
+// Checks and times one batch; fills the rest of `row`. `cuda` (the CudaExecutable behind
+// `program`, or null): coil_ms is the device part of each run.
+void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const TorchEagerRun& run,
+              const ModelBenchOptions& options, ModelRow& row) {
   absl::StatusOr<HostTensor> x = onnx_testing::ReadOnnxTensorFile(run.input());
   absl::StatusOr<HostTensor> want = onnx_testing::ReadOnnxTensorFile(run.output());
   if (!x.ok() || !want.ok()) {
@@ -43,12 +44,21 @@ void BenchRun(CpuProgram& program, const TorchEagerRun& run, const ModelBenchOpt
   }
   CheckOutputs(*got, *want, options.tolerance, row);
   if (!row.matches()) return;  // a wrong answer gets no time
-  absl::StatusOr<Timing> t =
-      TimeRuns(options.timing, [&]() { return program.Run(inputs).status(); });
+  std::vector<double> device_ms;
+  absl::StatusOr<Timing> t = TimeRuns(options.timing, [&]() {
+    absl::Status s = program.Run(inputs).status();
+    if (cuda != nullptr) device_ms.push_back(cuda->last_run_times().device_ms);
+    return s;
+  });
   if (!t.ok()) {
     row.set_error(absl::StrCat("run: ", t.status().message()));
     row.set_matches(false);
     return;
+  }
+  if (cuda != nullptr) {
+    // TimeRuns's warm-up runs come first: the last `reps` samples are the timed runs.
+    row.set_coil_run_ms(t->median_ms);
+    t = SummarizeSamples(std::vector<double>(device_ms.end() - t->reps, device_ms.end()));
   }
   row.set_coil_ms(t->median_ms);
   row.set_coil_min_ms(t->min_ms);
@@ -82,7 +92,8 @@ void CheckOutputs(const std::vector<HostTensor>& got, const HostTensor& want, do
 
 std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchOptions& options) {
   std::vector<ModelRow> rows;
-  absl::StatusOr<CompiledModel> compiled = CompileOnnxModel(torch.onnx(), nullptr, options.threads);
+  absl::StatusOr<CompiledModel> compiled =
+      CompileOnnxModel(torch.onnx(), nullptr, options.threads, options.backend);
   if (compiled.ok()) {
     std::fprintf(stderr, "coil bench: %s compiled in %.0f ms (%d kernels)\n", torch.name().c_str(),
                  compiled->total_ms, compiled->kernels);
@@ -93,7 +104,7 @@ std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchO
       row.set_error(absl::StrCat("compile: ", compiled.status().message()));
     } else {
       row.set_coil_compile_ms(compiled->total_ms);
-      BenchRun(*compiled->program, run, options, row);
+      BenchRun(*compiled->executable, compiled->cuda, run, options, row);
     }
     SetPeerRatios(row, options.tolerance);
     rows.push_back(row);

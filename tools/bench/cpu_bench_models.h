@@ -1,5 +1,6 @@
-// The model rows of `coil bench cpu`: each model torch_eager.py exported is compiled once by
-// coil's CPU backend (batch dimension symbolic), then run at every batch size torch timed, on
+// The model rows of `coil bench cpu` (and `coil bench cuda`): each model torch_eager.py or
+// torch_peers.py exported is compiled once by coil's CPU (or CUDA) backend (batch dimension
+// symbolic), then run at every batch size torch timed, on
 // torch's input; the output is checked against torch's before coil's time counts.
 //
 //   std::vector<ModelRow> rows = BenchModel(torch_model, {.threads = 2});
@@ -21,6 +22,9 @@ struct ModelBenchOptions {
   int threads = 1;
   TimingPolicy timing;
   double tolerance = kModelTolerance;
+  // "cpu" or "cuda". With cuda, coil_ms is each Run's device time (CUDA events, first kernel
+  // to the end of the last) and coil_run_ms the whole Run's (host copies at the edges).
+  std::string backend = "cpu";
 };
 
 // One row per run in `torch` (its batch sizes, in order). A row that cannot be compiled, run

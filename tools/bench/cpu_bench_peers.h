@@ -22,6 +22,8 @@ namespace coil::bench {
 inline constexpr double kTargetVsOnnxRuntime = 1.0;
 inline constexpr double kTargetVsCompiled = 1.2;
 inline constexpr double kTargetPeerRowFloor = 0.8;
+// `coil bench cuda` (the CUDA issue's model target): geomean >= 1.0x torch.compile.
+inline constexpr double kTargetCudaVsCompiled = 1.0;
 
 // The models torch_peers.py knows, in its order.
 const std::vector<std::string>& KnownPeerModels();
@@ -38,7 +40,8 @@ void SetPeerRatios(ModelRow& row, double tolerance);
 void SummarizePeers(CpuBenchResults& results);
 
 // The peers table (ms per system, coil's ratios), ERROR lines for coil's failed rows, PEER
-// lines for a peer's failure or mismatch, the geomean lines, cold compile times and targets.
+// lines for a peer's failure or mismatch, the geomean lines, cold compile times and targets;
+// for backend cuda also coil's whole-run times (host tensors in and out) and the CUDA target.
 void AppendPeersReport(const CpuBenchResults& results, std::string& out);
 
 }  // namespace coil::bench

@@ -139,6 +139,15 @@ void Summarize(CpuBenchResults& results) {
 }
 
 std::string FormatReport(const CpuBenchResults& r) {
+  if (r.backend() == "cuda") {
+    std::string out = absl::StrFormat(
+        "coil bench cuda: %s (host %s); torch %s (eager, torch.compile %s), TF32 off; coil ms: "
+        "device time per run (CUDA events), as torch's; %s sizes\n\n",
+        r.gpu().empty() ? "unknown GPU" : r.gpu(), r.machine(), r.torch_version(),
+        r.compiled_absent().empty() ? "default mode" : "absent", r.quick() ? "quick" : "full");
+    AppendPeersReport(r, out);
+    return out;
+  }
   if (r.peers()) {
     std::string out = absl::StrFormat(
         "coil bench cpu --peers: %d thread%s on %s; torch %s (eager, torch.compile %s); "

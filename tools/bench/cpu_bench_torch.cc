@@ -63,7 +63,8 @@ std::string TorchEagerCommand(const TorchEagerRequest& r) {
       Quote(absl::StrJoin(r.models, ",")),
       r.batches.empty() ? "" : absl::StrCat(" --batches ", absl::StrJoin(r.batches, ",")),
       " --threads ", r.threads, " --warmup ", t.warmup, " --min-reps ", t.min_reps, " --max-reps ",
-      t.max_reps, " --min-seconds ", t.min_seconds);
+      t.max_reps, " --min-seconds ", t.min_seconds,
+      r.device == "cpu" ? "" : absl::StrCat(" --device ", Quote(r.device)));
 }
 
 absl::StatusOr<TorchEagerResults> ParseTorchEagerJson(const std::string& json,

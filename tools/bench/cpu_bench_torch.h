@@ -25,6 +25,8 @@ struct TorchEagerRequest {
   std::vector<int> batches;  // empty: each model's own (torch_peers.py only)
   int threads = 1;
   TimingPolicy timing;
+  // "cpu", or "cuda" (torch_peers.py only: `--device cuda`, torch on the GPU).
+  std::string device = "cpu";
 };
 
 // The path of tools/bench/`name` (torch_eager.py or torch_peers.py): `flag` when not empty (it

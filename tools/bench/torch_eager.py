@@ -25,7 +25,11 @@ import sys
 import time
 
 import torch
-from onnx import numpy_helper
+
+try:
+    from onnx import numpy_helper
+except ImportError:  # a Python without the onnx package (the GPU machine's): save() by hand
+    numpy_helper = None
 
 # The model definitions are the real-model test's (one source of truth for what is compared);
 # importing them must not write __pycache__ into the source tree.
@@ -77,9 +81,36 @@ def build(name, size):
     raise SystemExit("torch_eager.py: unknown model '%s' (known: %s)" % (name, ", ".join(MODELS)))
 
 
+# ONNX TensorProto's data_type per torch dtype (onnx.proto's DataType), for save() without onnx.
+ONNX_TYPES = {torch.float32: 1, torch.uint8: 2, torch.int8: 3, torch.int32: 6, torch.int64: 7,
+              torch.bool: 9, torch.float16: 10, torch.float64: 11, torch.bfloat16: 16}
+
+
+def _varint(v):
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def tensor_proto_bytes(tensor):
+    """A serialized ONNX TensorProto (dims = 1, data_type = 2, raw_data = 9, little-endian),
+    the bytes numpy_helper.from_array(...).SerializeToString() holds for the same tensor."""
+    t = tensor.detach().cpu().contiguous()
+    raw = (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes()
+    out = b"".join(b"\x08" + _varint(d) for d in t.shape)
+    out += b"\x10" + _varint(ONNX_TYPES[t.dtype])
+    return out + b"\x4a" + _varint(len(raw)) + raw
+
+
 def save(tensor, path):
     with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(tensor.detach().numpy()).SerializeToString())
+        if numpy_helper is None:
+            f.write(tensor_proto_bytes(tensor))
+        else:
+            f.write(numpy_helper.from_array(tensor.detach().cpu().numpy()).SerializeToString())
 
 
 def time_calls(fn, args):
@@ -134,7 +165,7 @@ def positive_ints(text):
     return values
 
 
-def parse_common_args(description, sizes, models, default_batches):
+def parse_common_args(description, sizes, models, default_batches, devices=("cpu",)):
     """The flags this script and torch_peers.py share; returns (args, model names). Sets the
     thread count and creates --out."""
     p = argparse.ArgumentParser(description=description)
@@ -147,6 +178,7 @@ def parse_common_args(description, sizes, models, default_batches):
     p.add_argument("--min-reps", type=int, default=5)
     p.add_argument("--max-reps", type=int, default=50)
     p.add_argument("--min-seconds", type=float, default=1.0)
+    p.add_argument("--device", choices=devices, default="cpu")
     args = p.parse_args()
     if args.threads < 1 or args.warmup < 0 or args.min_reps < 1 or args.max_reps < args.min_reps:
         p.error("need --threads >= 1, --warmup >= 0, 1 <= --min-reps <= --max-reps")

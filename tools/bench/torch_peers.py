@@ -5,6 +5,7 @@ ONNX with its inputs and torch eager's outputs for coil, and times torch eager, 
 Usage (`coil bench cpu --peers` runs it for you, with the Python given by --python):
   torch_peers.py --out DIR [--size full|quick] [--models resnet50,gpt2_small] [--batches 1,8]
                  [--threads N] [--warmup W] [--min-reps K] [--max-reps M] [--min-seconds S]
+                 [--device cpu|cuda]
 
 Models (random weights, fixed seed; nothing is downloaded):
   resnet50, mobilenet_v3_large, vit_b_16: torchvision's definitions, 3x224x224 images;
@@ -16,6 +17,12 @@ Models (random weights, fixed seed; nothing is downloaded):
   TorchScript exporter on every version); where torch has scaled_dot_product_attention, torch
   eager and torch.compile run attention through it, and the ONNX graph spells it out.
 Default batch sizes are each model's BATCHES (the issue's), --batches replaces them for all.
+
+--device cuda (`coil bench cuda`): torch eager and torch.compile run on the first GPU, model and
+input moved there, TF32 off (torch.backends.*.allow_tf32 = False: exact f32, coil's default),
+each call timed by CUDA events around it (device time, as coil's); default batches CUDA_BATCHES;
+ONNX Runtime is not measured (absent); the JSON names the GPU ("gpu"). The saved input and
+output are host tensors, as on the CPU.
 
 Peers the Python lacks are reported absent, never substituted: torch.compile needs torch >= 2,
 ONNX Runtime needs the onnxruntime package. COIL_PEERS_SKIP=compiled (and/or onnxruntime, comma
@@ -49,6 +56,8 @@ import torch_eager  # noqa: E402  (save, time_calls, log, EXPORT_OPTIONS, positi
 MODELS = ("resnet50", "mobilenet_v3_large", "vit_b_16", "bert_base", "gpt2_small")
 BATCHES = {"resnet50": [1, 16], "mobilenet_v3_large": [1, 16], "vit_b_16": [1, 8],
            "bert_base": [1, 8], "gpt2_small": [1, 4]}
+CUDA_BATCHES = {"resnet50": [64], "mobilenet_v3_large": [64], "vit_b_16": [32],
+                "bert_base": [8], "gpt2_small": [8]}
 SIZES = {
     "full": {"image": 224, "tokens": 128,
              "bert": {"vocab": 30522, "dim": 768, "heads": 12, "ff": 3072, "layers": 12},
@@ -215,7 +224,7 @@ def export(model, example, path, opset):
 
 def checked(timing, got, want):
     """timing with max_relative_error against torch eager's output, or an error."""
-    got, want = torch.as_tensor(got).double(), want.double()
+    got, want = torch.as_tensor(got).detach().cpu().double(), want.detach().cpu().double()
     if got.shape != want.shape:
         return {"error": "output shape %s, torch eager's %s" % (list(got.shape),
                                                                 list(want.shape))}
@@ -224,7 +233,7 @@ def checked(timing, got, want):
     return timing
 
 
-def absent_peers():
+def absent_peers(device="cpu"):
     """(reason torch.compile is absent or "", onnxruntime module or None, its reason or "")."""
     skip = [p for p in os.environ.get("COIL_PEERS_SKIP", "").split(",") if p]
     for p in skip:
@@ -236,6 +245,8 @@ def absent_peers():
         compile_absent = "skipped (COIL_PEERS_SKIP)"
     if "onnxruntime" in skip:
         return compile_absent, None, "skipped (COIL_PEERS_SKIP)"
+    if device == "cuda":
+        return compile_absent, None, "not measured with --device cuda"
     try:
         import onnxruntime
         return compile_absent, onnxruntime, ""
@@ -247,15 +258,50 @@ def peer_failure(e):
     return {"error": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]}
 
 
+def time_cuda(fn, args):
+    """(median, min, reps) of fn() in ms by CUDA events around each call, under the same
+    policy as torch_eager.time_calls (warm-ups, then min/max reps and min seconds)."""
+    for _ in range(args.warmup):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    start = time.perf_counter()
+    while len(samples) < args.min_reps or (len(samples) < args.max_reps and
+                                           time.perf_counter() - start < args.min_seconds):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        samples.append(a.elapsed_time(b))
+    samples.sort()
+    return samples[len(samples) // 2] if len(samples) % 2 else (
+        samples[len(samples) // 2 - 1] + samples[len(samples) // 2]) / 2, samples[0], len(samples)
+
+
+def time_on(args):
+    return time_cuda if args.device == "cuda" else torch_eager.time_calls
+
+
+def synchronized(fn, args):
+    """fn, followed by a device synchronize on --device cuda (wall times of first calls)."""
+    def call():
+        y = fn()
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+        return y
+    return call
+
+
 def time_compiled(model, x, want, eager_ms, args):
     torch._dynamo.reset()
     try:
         compiled = torch.compile(model, dynamic=False)
         with torch.no_grad():
             start = time.perf_counter()
-            y = compiled(x)
+            y = synchronized(lambda: compiled(x), args)()
             first_s = time.perf_counter() - start
-            median_ms, min_ms, reps = torch_eager.time_calls(lambda: compiled(x), args)
+            median_ms, min_ms, reps = time_on(args)(lambda: compiled(x), args)
     except Exception as e:  # a peer failing is a result, not a crash of the benchmark
         return peer_failure(e)
     return checked({"median_ms": median_ms, "min_ms": min_ms, "reps": reps,
@@ -285,6 +331,7 @@ def run_model(name, args, compile_absent, ort):
     torch.manual_seed(0)
     model, make_input, opset, config = build(name, args.size)
     model.eval()
+    cuda = args.device == "cuda"
     model_dir = os.path.join(args.out, name)
     os.makedirs(model_dir, exist_ok=True)
     onnx_path = os.path.join(model_dir, "model.onnx")
@@ -293,19 +340,23 @@ def run_model(name, args, compile_absent, ort):
     export_seconds = time.perf_counter() - start
     torch_eager.log("%s exported in %.1f s" % (name, export_seconds))
     runs = []
-    for batch in args.batches or BATCHES[name]:
+    if cuda:
+        model.cuda()
+    for batch in args.batches or (CUDA_BATCHES if cuda else BATCHES)[name]:
         torch.manual_seed(1000 + batch)
-        x = make_input(batch)
+        x_host = make_input(batch)
+        x = x_host.cuda() if cuda else x_host
         with torch.no_grad():
             y = model(x)
-            median_ms, min_ms, reps = torch_eager.time_calls(lambda: model(x), args)
+            median_ms, min_ms, reps = time_on(args)(lambda: model(x), args)
+        y = y.cpu()
         if not bool(y.abs().max() > 0):
             raise SystemExit("torch_peers.py: %s's output is all zeros (or NaN): comparing with "
                              "it would check nothing" % name)
         d = os.path.join(model_dir, "batch_%d" % batch)
         os.makedirs(d, exist_ok=True)
         torch_eager.save(y, os.path.join(d, "output_0.pb"))
-        torch_eager.save(x, os.path.join(d, "input_0.pb"))
+        torch_eager.save(x_host, os.path.join(d, "input_0.pb"))
         run = {"batch": batch, "input": os.path.join(d, "input_0.pb"),
                "output": os.path.join(d, "output_0.pb"), "median_ms": median_ms,
                "min_ms": min_ms, "reps": reps}
@@ -322,9 +373,18 @@ def run_model(name, args, compile_absent, ort):
 
 
 def main():
-    args, names = torch_eager.parse_common_args(__doc__.splitlines()[0], SIZES, MODELS, None)
-    compile_absent, ort, ort_absent = absent_peers()
-    results = {"torch_version": torch.__version__, "threads": torch.get_num_threads(),
+    args, names = torch_eager.parse_common_args(__doc__.splitlines()[0], SIZES, MODELS, None,
+                                                devices=("cpu", "cuda"))
+    gpu = ""
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("torch_peers.py: --device cuda, but torch %s sees no CUDA device" %
+                             torch.__version__)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        gpu = torch.cuda.get_device_name(0)
+    compile_absent, ort, ort_absent = absent_peers(args.device)
+    results = {"gpu": gpu, "torch_version": torch.__version__, "threads": torch.get_num_threads(),
                "compiled_absent": compile_absent, "onnxruntime_absent": ort_absent,
                "onnxruntime_version": ort.__version__ if ort is not None else "",
                "models": [run_model(name, args, compile_absent, ort) for name in names]}

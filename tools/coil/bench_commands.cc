@@ -2,6 +2,8 @@
 //                 [--bandwidth-rows N] [--work-dir DIR] [--torch-script PATH] [--python PATH]
 //                 [--no-models] [--no-bandwidth] [--large-model MODEL.onnx] [--peers]
 //                 [--min-seconds S]`
+// `coil bench cuda [--quick] [--json FILE] [--models A,B] [--batches N] [--work-dir DIR]
+//                  [--torch-script PATH] [--python PATH] [--min-seconds S]`
 // `coil bench train [--quick] [--threads N] [--reps N] [--models gpt,resnet18]
 //                   [--torch-script PATH] [--python PATH]`
 #include "tools/coil/bench_commands.h"
@@ -46,6 +48,17 @@ constexpr char kUsage[] =
     "  random weights; ratio rows, geomean lines against each peer, cold compile times.\n"
     "  --min-seconds S: time each side for at least S seconds (default 1; 5 to 50 runs).\n"
     "  Exit status 1 when an output does not match torch or a stage fails.\n"
+    "\n"
+    "usage: coil bench cuda [--quick] [--json FILE] [--models A,B] [--batches N]\n"
+    "                       [--work-dir DIR] [--torch-script PATH] [--python PATH]\n"
+    "                       [--min-seconds S]\n"
+    "  coil's CUDA backend against torch eager and torch.compile (default mode) of --python\n"
+    "  (default python3) on the same GPU, inputs and weights, TF32 off in both: resnet50\n"
+    "  (224x224, batch 64), bert_base and gpt2_small (128 tokens, batch 8) by default\n"
+    "  (tools/bench/torch_peers.py --device cuda; --models from the --peers list). coil's and\n"
+    "  each peer's output checked against torch eager's; times are device times per run (CUDA\n"
+    "  events); ratio rows, geomean vs each, cold compiles, coil's whole-run times. A peer the\n"
+    "  Python lacks is reported absent. Without a CUDA driver: exit 1, \"no CUDA driver\".\n"
     "\n"
     "usage: coil bench train [--quick] [--threads N] [--reps N] [--models gpt,resnet18]\n"
     "                        [--torch-script PATH] [--python PATH]\n"
@@ -135,10 +148,20 @@ int BenchCommand(const std::vector<std::string>& argv) {
                                         {"quick", "no-models", "no-bandwidth", "help", "peers"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("help")) return Usage(kUsage, /*asked_for_help=*/true);
-  if (args->positional.size() != 1 || args->positional[0] != "cpu") {
+  if (args->positional.size() != 1 ||
+      (args->positional[0] != "cpu" && args->positional[0] != "cuda")) {
     return UsageError(args->positional.empty()
-                     ? "which benchmark? (cpu, train)"
+                     ? "which benchmark? (cpu, cuda, train)"
                      : absl::StrCat("unknown benchmark '", args->positional[0], "'"));
+  }
+  const bool cuda = args->positional[0] == "cuda";
+  if (cuda) {
+    for (const char* cpu_only : {"threads", "bandwidth-rows", "large-model", "no-models",
+                                 "no-bandwidth", "peers"}) {
+      if (args->Has(cpu_only) || args->values.count(cpu_only) > 0) {
+        return UsageError(absl::StrCat("--", cpu_only, " is for coil bench cpu, not cuda"));
+      }
+    }
   }
   bench::CpuBenchOptions options;
   options.quick = args->Has("quick");
@@ -148,10 +171,15 @@ int BenchCommand(const std::vector<std::string>& argv) {
   options.large_model = args->Get("large-model");
   options.torch_script = args->Get("torch-script");
   options.python = args->Get("python", options.python);
-  options.peers = args->Has("peers");
+  options.peers = args->Has("peers") || cuda;
   if (options.peers) {
     options.models = bench::KnownPeerModels();
     options.batches.clear();  // each model's own
+  }
+  if (cuda) {
+    options.backend = "cuda";
+    options.models = {"resnet50", "bert_base", "gpt2_small"};
+    options.python = args->Get("python", "python3");
   }
   if (args->values.count("min-seconds") > 0) {
     double s = 0;

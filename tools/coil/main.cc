@@ -36,6 +36,7 @@ int Help() {
       "                   (see coil schedule --help)\n"
       "  compile MODEL    compile a model stage by stage with timings (see coil compile --help)\n"
       "  bench cpu        coil's CPU backend vs torch eager (see coil bench --help)\n"
+      "  bench cuda       coil's CUDA backend vs torch eager / torch.compile on a GPU\n"
       "  bench train      training steps vs torch eager (see coil bench --help)\n"
       "  inspect DIR      open compile artifacts in the browser inspector (see coil inspect --help)\n"
       "  ops              list every registered op with its inputs and attributes\n"
