@@ -9,7 +9,8 @@
 //     masked LOADs, gather -> an indirect LOAD (the index value as _v<id> in the index);
 //   - sum/prod/amax/amin/argmax/argmin: REDUCTION (one Loop over the reduced dims with a
 //     REDUCE, then a range-less Loop that STOREs);
-//   - aten.mm, aten.bmm, aten.convolution, prims.cumsum, prims.cumprod, prims.scatter:
+//   - aten.mm, aten.bmm, aten.convolution, prims.cumsum, prims.cumprod, prims.scatter, and
+//     aten.scaled_dot_product_attention where a backend keeps it whole (the CPU backend):
 //     EXTERN (inputs materialized contiguous first when they are views);
 //   - prims.copy_to: a POINTWISE kernel storing into the input's buffer.
 // Graph outputs that are not a kernel's own buffer (an input, a constant, a view, a repeated

@@ -33,7 +33,8 @@ bool IsReductionPrim(absl::string_view op) { return ReduceOp(op) != nullptr; }
 
 bool IsExternOp(absl::string_view op) {
   return op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution" || op == "prims.cumsum" ||
-         op == "prims.cumprod" || op == "prims.scatter";
+         op == "prims.cumprod" || op == "prims.scatter" ||
+         op == "aten.scaled_dot_product_attention";  // kept whole only where a backend asks
 }
 
 absl::Status LowerReduction(LowerContext& ctx, const Node& node) {

@@ -1,6 +1,8 @@
 // CpuBackend: GenerateCpu + CpuProgram::Load behind the driver::Backend interface.
 #include "tools/driver/cpu_backend.h"
 
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -35,6 +37,7 @@ class CpuBackendImpl : public Backend {
       c.inductor.extern_epilogues = *options_.extern_epilogues;
     }
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
+    if (FusedAttention()) c.externs.push_back("aten.scaled_dot_product_attention");
     c.vector_bits = 0;  // chosen per kernel by LLVM's cost model for the target
     c.alignment = 64;   // runtime/cpu/kernel_abi.h: OUTPUT and arena buffers
     return c;
@@ -64,6 +67,12 @@ class CpuBackendImpl : public Backend {
   }
 
  private:
+  bool FusedAttention() const {
+    if (options_.fused_attention.has_value()) return *options_.fused_attention;
+    const char* env = std::getenv("COIL_CPU_ATTENTION");
+    return env == nullptr || std::string(env) != "0";
+  }
+
   CpuBackendOptions options_;
 };
 

@@ -25,6 +25,10 @@ struct CpuBackendOptions {
   // The externs whose pointwise epilogues the backend declares it fuses (the runtime runs an
   // epilogue after any extern). Default: CpuCapabilities()'s; max-autotune also tries none.
   std::optional<std::vector<std::string>> extern_epilogues;
+  // aten.scaled_dot_product_attention kept whole and run by the runtime's fused attention
+  // kernel (runtime/cpu/internal/attention.h) instead of decomposed into matmuls and a
+  // softmax. Default: on unless the environment sets COIL_CPU_ATTENTION=0.
+  std::optional<bool> fused_attention;
 };
 
 std::shared_ptr<Backend> CpuBackend(const CpuBackendOptions& options = {});

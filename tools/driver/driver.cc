@@ -38,6 +38,17 @@ bool HasExternalConstants(const Graph& graph) {
   return false;
 }
 
+// The aten ops the prims stage keeps whole: the options' and the backend's externs (those
+// that are not prims' own externs, e.g. the CPU backend's fused attention).
+prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
+  prims::DecomposeOptions d = o.decompose;
+  for (const std::string& op : o.backend->capabilities().externs) {
+    if (op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution") continue;
+    if (std::find(d.keep.begin(), d.keep.end(), op) == d.keep.end()) d.keep.push_back(op);
+  }
+  return d;
+}
+
 std::string Plural(int64_t n, const char* word) {
   return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
 }
@@ -47,7 +58,7 @@ std::string OptionsText(const DriverOptions& o) {
   std::vector<std::string> epilogues =
       o.backend->capabilities().inductor.extern_epilogues;
   std::sort(epilogues.begin(), epilogues.end());
-  std::vector<std::string> keep = o.decompose.keep;
+  std::vector<std::string> keep = EffectiveDecompose(o).keep;
   std::sort(keep.begin(), keep.end());
   return absl::StrCat("driver=1 extern_epilogues=", absl::StrJoin(epilogues, ","),
                       " channels_last=", o.backend->capabilities().inductor.channels_last,
@@ -120,7 +131,7 @@ class Compilation {
     PassPipelineOptions prims_passes = passes_;
     prims_passes.verify_input = false;
     absl::StatusOr<bool> decomposed =
-        prims::Decompose(graph, options_.decompose, prims_passes, &records);
+        prims::Decompose(graph, EffectiveDecompose(options_), prims_passes, &records);
     Record(records);
     if (!decomposed.ok()) return InStage("prims", decomposed.status());
     const bool keep = options_.keep_intermediates || options_.stop_after == Stage::kPrims;
