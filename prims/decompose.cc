@@ -10,6 +10,7 @@
 #include "ir/printer.h"
 #include "ir/shape_guards.h"
 #include "ir/verifier.h"
+#include "prims/attention_match.h"
 #include "prims/decomposition_registry.h"
 #include "prims/emitter.h"
 #include "prims/functionalize.h"
@@ -58,6 +59,11 @@ void GuardDecomposedNodes(
 }  // namespace
 
 absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options) {
+  // A backend that runs attention whole also gets the attention that ONNX exports spell out.
+  if (std::find(options.keep.begin(), options.keep.end(), "aten.scaled_dot_product_attention") !=
+      options.keep.end()) {
+    MatchAttention(graph);
+  }
   // Nothing to decompose: the graph's own prims (some added by functionalize after the
   // shape_guards pass) make their assumptions known the usual way.
   if (!NeedsDecomposition(graph, options)) return AddShapeGuards(graph);

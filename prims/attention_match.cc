@@ -1,0 +1,149 @@
+// The attention pattern matcher (attention_match.h).
+#include "prims/attention_match.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/attribute.h"
+
+namespace coil::prims {
+namespace {
+
+bool IsOp(const Value* v, const char* op) {
+  return v != nullptr && v->producer() != nullptr && v->producer()->op() == op;
+}
+
+// Used by exactly one node and not a graph output.
+bool SingleUse(const Graph& g, const Value* v) {
+  if (v->users().size() != 1) return false;
+  return std::find(g.outputs().begin(), g.outputs().end(), v) == g.outputs().end();
+}
+
+// A one-element f32 / f64 constant's value.
+std::optional<double> ScalarConstant(const Value* v) {
+  if (v->kind() != Value::Kind::kConstant) return std::nullopt;
+  for (const SymExpr& d : v->type().shape) {
+    if (!(d == SymExpr(1))) return std::nullopt;
+  }
+  const ConstantData& c = v->constant();
+  if (c.is_external()) return std::nullopt;
+  if (v->type().dtype == proto::FLOAT32 && c.raw.size() == 4) {
+    float f;
+    std::memcpy(&f, c.raw.data(), 4);
+    return f;
+  }
+  if (v->type().dtype == proto::FLOAT64 && c.raw.size() == 8) {
+    double d;
+    std::memcpy(&d, c.raw.data(), 8);
+    return d;
+  }
+  return std::nullopt;
+}
+
+bool IsNegInfConstant(const Value* v) {
+  std::optional<double> x = ScalarConstant(v);
+  return x.has_value() && std::isinf(*x) && *x < 0;
+}
+
+// Tries the pattern ending at `out` = matmul(p, v); rewrites it and returns true on a match.
+bool MatchAt(Graph& g, Node* out_mm) {
+  if (out_mm->num_inputs() != 2) return false;
+  Value* p = out_mm->input(0);
+  Value* v = out_mm->input(1);
+  Value* o = out_mm->output(0);
+  const int64_t rank = o->type().rank();
+  if (rank < 3 || o->type().dtype != proto::FLOAT32 || v->type().rank() != rank) return false;
+  if (!IsOp(p, "aten.softmax") || !SingleUse(g, p)) return false;
+  Node* sm = p->producer();
+  absl::StatusOr<int64_t> dim = GetInt(sm->attrs(), "dim");
+  if (!dim.ok() || (*dim != -1 && *dim != rank - 1)) return false;
+  auto dt = sm->attrs().find("dtype");
+  if (dt != sm->attrs().end() &&
+      !(std::holds_alternative<DType>(dt->second) && (std::get<DType>(dt->second) == proto::FLOAT32 ||
+                                                   std::get<DType>(dt->second) ==
+                                                       proto::DTYPE_UNSPECIFIED))) {
+    return false;
+  }
+  Value* s = sm->input(0);
+  // Optional masked_fill.
+  Value* cond = nullptr;
+  Node* where = nullptr;
+  if (IsOp(s, "aten.where")) {
+    where = s->producer();
+    if (!SingleUse(g, s) || !IsNegInfConstant(where->input(1))) return false;
+    cond = where->input(0);
+    if (cond->type().dtype != proto::BOOL || cond->type().rank() > rank) return false;
+    s = where->input(2);
+  }
+  // The scale.
+  double scale = 0;
+  Node* scaling = nullptr;
+  if ((IsOp(s, "aten.div") || IsOp(s, "aten.mul")) && SingleUse(g, s)) {
+    scaling = s->producer();
+    if (scaling->num_inputs() != 2 || !scaling->attrs().empty()) return false;
+    std::optional<double> c = ScalarConstant(scaling->input(1));
+    if (!c.has_value() || *c == 0 || !std::isfinite(*c)) return false;
+    scale = scaling->op() == "aten.div" ? 1.0 / *c : *c;
+    s = scaling->input(0);
+  } else {
+    return false;  // unscaled scores: rare, and scale 0 would mean 1/sqrt(E)
+  }
+  if (!IsOp(s, "aten.matmul") || !SingleUse(g, s)) return false;
+  Node* qk = s->producer();
+  Value* q = qk->input(0);
+  Value* kt = qk->input(1);
+  if (q->type().rank() != rank || kt->type().rank() != rank ||
+      q->type().dtype != proto::FLOAT32 || kt->type().dtype != proto::FLOAT32 ||
+      v->type().dtype != proto::FLOAT32) {
+    return false;
+  }
+  // The batch dims must agree exactly (the op broadcasts, matmul does too, but keep it plain).
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    if (!(q->type().shape[d] == kt->type().shape[d]) ||
+        !(q->type().shape[d] == v->type().shape[d])) {
+      return false;
+    }
+  }
+  TensorType kt_t = kt->type();
+  TensorType k_t(kt_t.dtype, kt_t.shape, kt_t.device);
+  std::swap(k_t.shape[rank - 2], k_t.shape[rank - 1]);
+  Node* k = g.InsertNodeBefore(out_mm, "aten.transpose", {kt},
+                               {{"dim0", int64_t{-2}}, {"dim1", int64_t{-1}}}, {k_t});
+  std::vector<Value*> inputs{q, k->output(0), v};
+  if (cond != nullptr) {
+    Node* keep = g.InsertNodeBefore(out_mm, "aten.logical_not", {cond}, {}, {cond->type()});
+    inputs.push_back(keep->output(0));
+  }
+  Node* attn = g.InsertNodeBefore(
+      out_mm, "aten.scaled_dot_product_attention", inputs,
+      {{"dropout_p", 0.0}, {"is_causal", false}, {"scale", scale}}, {o->type()});
+  g.ReplaceAllUsesWith(o, attn->output(0));
+  g.RemoveNode(out_mm);
+  g.RemoveNode(sm);
+  if (where != nullptr) g.RemoveNode(where);
+  g.RemoveNode(scaling);
+  g.RemoveNode(qk);
+  return true;
+}
+
+}  // namespace
+
+int MatchAttention(Graph& graph) {
+  std::vector<Node*> candidates;
+  for (Node* n : graph.nodes()) {
+    if (n->op() == "aten.matmul") candidates.push_back(n);
+  }
+  int matched = 0;
+  // In topological order, a match's score matmul (removed by it) is visited before its output
+  // matmul, so no candidate is visited after it is gone.
+  for (Node* n : candidates) {
+    if (IsOp(n->input(0), "aten.softmax") && MatchAt(graph, n)) ++matched;
+  }
+  return matched;
+}
+
+}  // namespace coil::prims

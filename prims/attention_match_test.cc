@@ -1,0 +1,124 @@
+// MatchAttention on the attention that ONNX exports of BERT (matmul, div, softmax, matmul) and
+// GPT-2 (with masked_fill's where) spell out: one aten.scaled_dot_product_attention per match,
+// the graph still verifies, and the float64 reference interpreter gives the same values before
+// and after at several values of a symbolic sequence length (NaN rows where every key is
+// masked, in both); patterns it must not take are left alone.
+#include "prims/attention_match.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "runtime/host_tensor.h"
+#include "runtime/interpreter.h"
+
+namespace coil::prims {
+namespace {
+
+// BERT: k arrives transposed by a permute; scaled by a division by sqrt(8).
+constexpr char kBert[] = R"(graph @bert(%0 "q": f32[2, 3, seq, 8], %1 "k": f32[2, 3, seq, 8], %2 "v": f32[2, 3, seq, 8]) {
+  symbol seq min 1 max 0 hint 16
+  %3 "c": f32[] = constant dense "f3043540"
+  %4: f32[2, 3, 8, seq] = aten.permute(%1) {dims = [0, 1, 3, 2]}
+  %5: f32[2, 3, seq, seq] = aten.matmul(%0, %4)
+  %6: f32[2, 3, seq, seq] = aten.div(%5, %3)
+  %7: f32[2, 3, seq, seq] = aten.softmax(%6) {dim = 3, dtype = none}
+  %8: f32[2, 3, seq, 8] = aten.matmul(%7, %2)
+  return %8
+})";
+
+// GPT-2: masked_fill(~mask, -inf) as where(cond, -inf, s); scaled by a product.
+constexpr char kGpt[] = R"(graph @gpt(%0 "q": f32[2, 3, seq, 8], %1 "kt": f32[2, 3, 8, seq], %2 "v": f32[2, 3, seq, 4], %3 "cond": bool[seq, seq]) {
+  symbol seq min 1 max 0 hint 16
+  %4 "c": f32[] = constant dense "0000003e"
+  %5 "ninf": f32[] = constant dense "000080ff"
+  %6: f32[2, 3, seq, seq] = aten.matmul(%0, %1)
+  %7: f32[2, 3, seq, seq] = aten.mul(%6, %4)
+  %8: f32[2, 3, seq, seq] = aten.where(%3, %5, %7)
+  %9: f32[2, 3, seq, seq] = aten.softmax(%8) {dim = -1, dtype = none}
+  %10: f32[2, 3, seq, 4] = aten.matmul(%9, %2)
+  return %10
+})";
+
+// Softmax over the queries, not the keys: not attention.
+constexpr char kWrongDim[] = R"(graph @other(%0 "q": f32[2, 3, seq, 8], %1 "kt": f32[2, 3, 8, seq], %2 "v": f32[2, 3, seq, 8]) {
+  symbol seq min 1 max 0 hint 16
+  %3 "c": f32[] = constant dense "0000003e"
+  %4: f32[2, 3, seq, seq] = aten.matmul(%0, %1)
+  %5: f32[2, 3, seq, seq] = aten.mul(%4, %3)
+  %6: f32[2, 3, seq, seq] = aten.softmax(%5) {dim = 2, dtype = none}
+  %7: f32[2, 3, seq, 8] = aten.matmul(%6, %2)
+  return %7
+})";
+
+Graph Parse(const char* text) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+int Count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node* node : g.nodes()) n += node->op() == op;
+  return n;
+}
+
+std::vector<HostTensor> Inputs(const Graph& g, int64_t seq) {
+  std::vector<HostTensor> in;
+  std::mt19937 rng(7);
+  for (const Value* v : g.inputs()) {
+    std::vector<int64_t> shape;
+    for (const SymExpr& d : v->type().shape) shape.push_back(d.is_constant() ? d.constant() : seq);
+    HostTensor t = HostTensor::Zeros(v->type().dtype, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (v->type().dtype == proto::BOOL) {
+        // Row 0 entirely true (every key masked), the rest causal-like.
+        const int64_t r = i / seq, c = i % seq;
+        t.StoreDouble(i, r == 0 || c > r ? 1 : 0);
+      } else {
+        t.StoreDouble(i, std::uniform_real_distribution<double>(-2, 2)(rng));
+      }
+    }
+    in.push_back(t);
+  }
+  return in;
+}
+
+void ExpectSameValues(const char* text, int expected_matches) {
+  Graph before = Parse(text), after = Parse(text);
+  EXPECT_EQ(MatchAttention(after), expected_matches);
+  absl::Status v = Verify(after);
+  ASSERT_TRUE(v.ok()) << v;
+  EXPECT_EQ(Count(after, "aten.scaled_dot_product_attention"), expected_matches);
+  EXPECT_EQ(Count(after, "aten.softmax"), 1 - expected_matches);
+  for (int64_t seq : {1, 5, 70}) {
+    SCOPED_TRACE(seq);
+    std::vector<HostTensor> in = Inputs(before, seq);
+    absl::StatusOr<std::vector<HostTensor>> want = Interpret(before, in, {.float64 = true});
+    absl::StatusOr<std::vector<HostTensor>> got = Interpret(after, in, {.float64 = true});
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    std::vector<double> a = (*want)[0].ToDoubles(), b = (*got)[0].ToDoubles();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(a[i])) {
+        EXPECT_TRUE(std::isnan(b[i])) << "element " << i;
+      } else {
+        EXPECT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(a[i]))) << "element " << i;
+      }
+    }
+  }
+}
+
+TEST(AttentionMatchTest, BertPattern) { ExpectSameValues(kBert, 1); }
+
+TEST(AttentionMatchTest, GptMaskedFillPattern) { ExpectSameValues(kGpt, 1); }
+
+TEST(AttentionMatchTest, SoftmaxOverQueriesIsLeftAlone) { ExpectSameValues(kWrongDim, 0); }
+
+}  // namespace
+}  // namespace coil::prims
