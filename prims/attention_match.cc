@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -42,6 +44,23 @@ std::optional<double> ScalarConstant(const Value* v) {
     return d;
   }
   return std::nullopt;
+}
+
+// A constant bool [L, L] that is true exactly above the diagonal (j > i): a causal mask's
+// masked_fill condition, which the op's is_causal says without a mask.
+bool IsCausalCondition(const Value* v) {
+  const TensorType& t = v->type();
+  if (v->kind() != Value::Kind::kConstant || t.dtype != proto::BOOL || t.rank() != 2) return false;
+  std::optional<int64_t> l = t.shape[0].AsConstant(), s = t.shape[1].AsConstant();
+  if (!l.has_value() || !s.has_value() || *l != *s) return false;
+  const ConstantData& c = v->constant();
+  if (c.is_external() || static_cast<int64_t>(c.raw.size()) != *l * *s) return false;
+  for (int64_t i = 0; i < *l; ++i) {
+    for (int64_t j = 0; j < *s; ++j) {
+      if ((c.raw[i * *s + j] != 0) != (j > i)) return false;
+    }
+  }
+  return true;
 }
 
 bool IsNegInfConstant(const Value* v) {
@@ -84,7 +103,13 @@ bool MatchAt(Graph& g, Node* out_mm) {
   Node* scaling = nullptr;
   if ((IsOp(s, "aten.div") || IsOp(s, "aten.mul")) && SingleUse(g, s)) {
     scaling = s->producer();
-    if (scaling->num_inputs() != 2 || !scaling->attrs().empty()) return false;
+    if (scaling->num_inputs() != 2) return false;
+    auto mode = scaling->attrs().find("rounding_mode");  // ONNX's Div: "" (true division)
+    if (mode != scaling->attrs().end() &&
+        !(std::holds_alternative<std::string>(mode->second) &&
+          std::get<std::string>(mode->second).empty())) {
+      return false;
+    }
     std::optional<double> c = ScalarConstant(scaling->input(1));
     if (!c.has_value() || *c == 0 || !std::isfinite(*c)) return false;
     scale = scaling->op() == "aten.div" ? 1.0 / *c : *c;
@@ -114,13 +139,16 @@ bool MatchAt(Graph& g, Node* out_mm) {
   Node* k = g.InsertNodeBefore(out_mm, "aten.transpose", {kt},
                                {{"dim0", int64_t{-2}}, {"dim1", int64_t{-1}}}, {k_t});
   std::vector<Value*> inputs{q, k->output(0), v};
-  if (cond != nullptr) {
+  const bool causal = cond != nullptr && IsCausalCondition(cond) &&
+                      q->type().shape[rank - 2] == cond->type().shape[0] &&
+                      kt->type().shape[rank - 1] == cond->type().shape[1];
+  if (cond != nullptr && !causal) {
     Node* keep = g.InsertNodeBefore(out_mm, "aten.logical_not", {cond}, {}, {cond->type()});
     inputs.push_back(keep->output(0));
   }
   Node* attn = g.InsertNodeBefore(
       out_mm, "aten.scaled_dot_product_attention", inputs,
-      {{"dropout_p", 0.0}, {"is_causal", false}, {"scale", scale}}, {o->type()});
+      {{"dropout_p", 0.0}, {"is_causal", causal}, {"scale", scale}}, {o->type()});
   g.ReplaceAllUsesWith(o, attn->output(0));
   g.RemoveNode(out_mm);
   g.RemoveNode(sm);

@@ -4,7 +4,9 @@
 //
 //   s = matmul(q, kt)            kt: [..., E, S] (K transposed; a transpose of it is made)
 //   s = div(s, c) | mul(s, c)    c: a one-element f32 constant (scale 1 / c or c)
-//   s = where(cond, -inf, s)     optional (masked_fill): becomes the bool mask logical_not(cond)
+//   s = where(cond, -inf, s)     optional (masked_fill): is_causal when cond is a constant
+//                                [L, L] true exactly above the diagonal, else the bool mask
+//                                logical_not(cond)
 //   o = matmul(softmax(s, dim = last), v)
 //
 // q, kt, v f32 of the same rank >= 3; every intermediate used once and not a graph output.

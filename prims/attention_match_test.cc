@@ -1,5 +1,5 @@
 // MatchAttention on the attention that ONNX exports of BERT (matmul, div, softmax, matmul) and
-// GPT-2 (with masked_fill's where) spell out: one aten.scaled_dot_product_attention per match,
+// GPT-2 (with masked_fill's where; a constant causal condition becomes is_causal) spell out: one aten.scaled_dot_product_attention per match,
 // the graph still verifies, and the float64 reference interpreter gives the same values before
 // and after at several values of a symbolic sequence length (NaN rows where every key is
 // masked, in both); patterns it must not take are left alone.
@@ -25,7 +25,7 @@ constexpr char kBert[] = R"(graph @bert(%0 "q": f32[2, 3, seq, 8], %1 "k": f32[2
   %3 "c": f32[] = constant dense "f3043540"
   %4: f32[2, 3, 8, seq] = aten.permute(%1) {dims = [0, 1, 3, 2]}
   %5: f32[2, 3, seq, seq] = aten.matmul(%0, %4)
-  %6: f32[2, 3, seq, seq] = aten.div(%5, %3)
+  %6: f32[2, 3, seq, seq] = aten.div(%5, %3) {rounding_mode = ""}
   %7: f32[2, 3, seq, seq] = aten.softmax(%6) {dim = 3, dtype = none}
   %8: f32[2, 3, seq, 8] = aten.matmul(%7, %2)
   return %8
@@ -41,6 +41,19 @@ constexpr char kGpt[] = R"(graph @gpt(%0 "q": f32[2, 3, seq, 8], %1 "kt": f32[2,
   %8: f32[2, 3, seq, seq] = aten.where(%3, %5, %7)
   %9: f32[2, 3, seq, seq] = aten.softmax(%8) {dim = -1, dtype = none}
   %10: f32[2, 3, seq, 4] = aten.matmul(%9, %2)
+  return %10
+})";
+
+// GPT-2 as exported: the causal condition a constant (true above the diagonal): is_causal.
+constexpr char kGptCausal[] = R"(graph @gpt(%0 "q": f32[2, 3, 5, 8], %1 "kt": f32[2, 3, 8, 5], %2 "v": f32[2, 3, 5, 4]) {
+  %3 "cond": bool[5, 5] = constant dense "00010101010000010101000000010100000000010000000000"
+  %4 "c": f32[] = constant dense "00008040"
+  %5 "ninf": f32[] = constant dense "000080ff"
+  %6: f32[2, 3, 5, 5] = aten.matmul(%0, %1)
+  %7: f32[2, 3, 5, 5] = aten.div(%6, %4) {rounding_mode = ""}
+  %8: f32[2, 3, 5, 5] = aten.where(%3, %5, %7)
+  %9: f32[2, 3, 5, 5] = aten.softmax(%8) {dim = 3, dtype = none}
+  %10: f32[2, 3, 5, 4] = aten.matmul(%9, %2)
   return %10
 })";
 
@@ -117,6 +130,17 @@ void ExpectSameValues(const char* text, int expected_matches) {
 TEST(AttentionMatchTest, BertPattern) { ExpectSameValues(kBert, 1); }
 
 TEST(AttentionMatchTest, GptMaskedFillPattern) { ExpectSameValues(kGpt, 1); }
+
+TEST(AttentionMatchTest, ConstantCausalConditionBecomesIsCausal) {
+  ExpectSameValues(kGptCausal, 1);
+  Graph g = Parse(kGptCausal);
+  ASSERT_EQ(MatchAttention(g), 1);
+  for (const Node* n : g.nodes()) {
+    if (n->op() != "aten.scaled_dot_product_attention") continue;
+    EXPECT_EQ(n->num_inputs(), 3) << "no mask input";
+    EXPECT_TRUE(std::get<bool>(n->attrs().at("is_causal")));
+  }
+}
 
 TEST(AttentionMatchTest, SoftmaxOverQueriesIsLeftAlone) { ExpectSameValues(kWrongDim, 0); }
 
