@@ -68,6 +68,23 @@ bool IsNegInfConstant(const Value* v) {
   return x.has_value() && std::isinf(*x) && *x < 0;
 }
 
+// `x` = mul(y, c) or div(y, c) (true division) with c a finite non-zero one-element constant,
+// used once: its node, with `scale` multiplied by c or 1 / c; else nullptr.
+Node* Scaling(const Graph& g, Value* x, double& scale) {
+  if (!(IsOp(x, "aten.div") || IsOp(x, "aten.mul")) || !SingleUse(g, x)) return nullptr;
+  Node* n = x->producer();
+  if (n->num_inputs() != 2) return nullptr;
+  auto mode = n->attrs().find("rounding_mode");  // ONNX's Div: "" (true division)
+  if (mode != n->attrs().end() && !(std::holds_alternative<std::string>(mode->second) &&
+                                    std::get<std::string>(mode->second).empty())) {
+    return nullptr;
+  }
+  std::optional<double> c = ScalarConstant(n->input(1));
+  if (!c.has_value() || *c == 0 || !std::isfinite(*c)) return nullptr;
+  scale *= n->op() == "aten.div" ? 1.0 / *c : *c;
+  return n;
+}
+
 // Tries the pattern ending at `out` = matmul(p, v); rewrites it and returns true on a match.
 bool MatchAt(Graph& g, Node* out_mm) {
   if (out_mm->num_inputs() != 2) return false;
@@ -98,29 +115,20 @@ bool MatchAt(Graph& g, Node* out_mm) {
     if (cond->type().dtype != proto::BOOL || cond->type().rank() > rank) return false;
     s = where->input(2);
   }
-  // The scale.
-  double scale = 0;
-  Node* scaling = nullptr;
-  if ((IsOp(s, "aten.div") || IsOp(s, "aten.mul")) && SingleUse(g, s)) {
-    scaling = s->producer();
-    if (scaling->num_inputs() != 2) return false;
-    auto mode = scaling->attrs().find("rounding_mode");  // ONNX's Div: "" (true division)
-    if (mode != scaling->attrs().end() &&
-        !(std::holds_alternative<std::string>(mode->second) &&
-          std::get<std::string>(mode->second).empty())) {
-      return false;
-    }
-    std::optional<double> c = ScalarConstant(scaling->input(1));
-    if (!c.has_value() || *c == 0 || !std::isfinite(*c)) return false;
-    scale = scaling->op() == "aten.div" ? 1.0 / *c : *c;
-    s = scaling->input(0);
-  } else {
-    return false;  // unscaled scores: rare, and scale 0 would mean 1/sqrt(E)
-  }
+  // The scale: on the scores, or on q and / or K^T before the product (the TorchScript
+  // exporter's attention multiplies both by sqrt(scale)).
+  double scale = 1;
+  Node* scaling = Scaling(g, s, scale);
+  if (scaling != nullptr) s = scaling->input(0);
   if (!IsOp(s, "aten.matmul") || !SingleUse(g, s)) return false;
   Node* qk = s->producer();
   Value* q = qk->input(0);
   Value* kt = qk->input(1);
+  Node* q_scaling = Scaling(g, q, scale);
+  if (q_scaling != nullptr) q = q_scaling->input(0);
+  Node* k_scaling = Scaling(g, kt, scale);
+  if (k_scaling != nullptr) kt = k_scaling->input(0);
+  if (scaling == nullptr && q_scaling == nullptr && k_scaling == nullptr) return false;
   if (q->type().rank() != rank || kt->type().rank() != rank ||
       q->type().dtype != proto::FLOAT32 || kt->type().dtype != proto::FLOAT32 ||
       v->type().dtype != proto::FLOAT32) {
@@ -153,8 +161,10 @@ bool MatchAt(Graph& g, Node* out_mm) {
   g.RemoveNode(out_mm);
   g.RemoveNode(sm);
   if (where != nullptr) g.RemoveNode(where);
-  g.RemoveNode(scaling);
+  if (scaling != nullptr) g.RemoveNode(scaling);
   g.RemoveNode(qk);
+  if (q_scaling != nullptr) g.RemoveNode(q_scaling);
+  if (k_scaling != nullptr) g.RemoveNode(k_scaling);
   return true;
 }
 

@@ -3,7 +3,8 @@
 // whole (DecomposeOptions::keep; the CPU backend's fused attention extern):
 //
 //   s = matmul(q, kt)            kt: [..., E, S] (K transposed; a transpose of it is made)
-//   s = div(s, c) | mul(s, c)    c: a one-element f32 constant (scale 1 / c or c)
+//   s = div(s, c) | mul(s, c)    c: a one-element f32 constant (scale 1 / c or c); or q
+//                                and / or kt so scaled before the product (vit's export)
 //   s = where(cond, -inf, s)     optional (masked_fill): is_causal when cond is a constant
 //                                [L, L] true exactly above the diagonal, else the bool mask
 //                                logical_not(cond)

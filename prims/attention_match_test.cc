@@ -1,8 +1,10 @@
-// MatchAttention on the attention that ONNX exports of BERT (matmul, div, softmax, matmul) and
-// GPT-2 (with masked_fill's where; a constant causal condition becomes is_causal) spell out: one aten.scaled_dot_product_attention per match,
-// the graph still verifies, and the float64 reference interpreter gives the same values before
-// and after at several values of a symbolic sequence length (NaN rows where every key is
-// masked, in both); patterns it must not take are left alone.
+// MatchAttention on the attention that ONNX exports spell out: BERT (matmul, div, softmax,
+// matmul), GPT-2 (masked_fill's where; a constant causal condition becomes is_causal), vit (q
+// scaled before the product, rank 3) and q and K^T each scaled by sqrt(scale): one
+// aten.scaled_dot_product_attention per match, the graph still verifies, and the float64
+// reference interpreter gives the same values before and after at several values of a symbolic
+// sequence length (NaN rows where every key is masked, in both); patterns it must not take are
+// left alone.
 #include "prims/attention_match.h"
 
 #include <cmath>
@@ -55,6 +57,29 @@ constexpr char kGptCausal[] = R"(graph @gpt(%0 "q": f32[2, 3, 5, 8], %1 "kt": f3
   %9: f32[2, 3, 5, 5] = aten.softmax(%8) {dim = 3, dtype = none}
   %10: f32[2, 3, 5, 4] = aten.matmul(%9, %2)
   return %10
+})";
+
+// vit_b_16's export (torch 1.13's multi-head attention): q divided before the product, rank 3;
+// and the TorchScript exporter's attention, q and K^T each multiplied by sqrt(scale).
+constexpr char kVit[] = R"(graph @vit(%0 "q": f32[6, seq, 16], %1 "kt": f32[6, 16, seq], %2 "v": f32[6, seq, 16]) {
+  symbol seq min 1 max 0 hint 16
+  %3 "c": f32[] = constant dense "00008040"
+  %4: f32[6, seq, 16] = aten.div(%0, %3) {rounding_mode = ""}
+  %5: f32[6, seq, seq] = aten.matmul(%4, %1)
+  %6: f32[6, seq, seq] = aten.softmax(%5) {dim = 2, dtype = none}
+  %7: f32[6, seq, 16] = aten.matmul(%6, %2)
+  return %7
+})";
+
+constexpr char kSqrtScaled[] = R"(graph @sdpa(%0 "q": f32[2, 3, seq, 16], %1 "kt": f32[2, 3, 16, seq], %2 "v": f32[2, 3, seq, 16]) {
+  symbol seq min 1 max 0 hint 16
+  %3 "c": f32[] = constant dense "0000003f"
+  %4: f32[2, 3, seq, 16] = aten.mul(%0, %3)
+  %5: f32[2, 3, 16, seq] = aten.mul(%1, %3)
+  %6: f32[2, 3, seq, seq] = aten.matmul(%4, %5)
+  %7: f32[2, 3, seq, seq] = aten.softmax(%6) {dim = -1, dtype = none}
+  %8: f32[2, 3, seq, 16] = aten.matmul(%7, %2)
+  return %8
 })";
 
 // Softmax over the queries, not the keys: not attention.
@@ -140,6 +165,11 @@ TEST(AttentionMatchTest, ConstantCausalConditionBecomesIsCausal) {
     EXPECT_EQ(n->num_inputs(), 3) << "no mask input";
     EXPECT_TRUE(std::get<bool>(n->attrs().at("is_causal")));
   }
+}
+
+TEST(AttentionMatchTest, ScaledQueriesAndKeys) {
+  ExpectSameValues(kVit, 1);
+  ExpectSameValues(kSqrtScaled, 1);
 }
 
 TEST(AttentionMatchTest, SoftmaxOverQueriesIsLeftAlone) { ExpectSameValues(kWrongDim, 0); }
