@@ -95,8 +95,10 @@ std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchO
   absl::StatusOr<CompiledModel> compiled =
       CompileOnnxModel(torch.onnx(), nullptr, options.threads, options.backend);
   if (compiled.ok()) {
-    std::fprintf(stderr, "coil bench: %s compiled in %.0f ms (%d kernels)\n", torch.name().c_str(),
-                 compiled->total_ms, compiled->kernels);
+    std::fprintf(stderr, "coil bench: %s compiled in %.0f ms%s\n", torch.name().c_str(),
+                 compiled->total_ms,
+                 compiled->kernels > 0 ? absl::StrCat(" (", compiled->kernels, " kernels)").c_str()
+                                       : "");
   }
   for (const TorchEagerRun& run : torch.runs()) {
     ModelRow row = StartRow(torch, run);

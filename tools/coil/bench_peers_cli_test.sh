@@ -77,5 +77,28 @@ check bad_min_seconds 2 '--min-seconds takes seconds from 0 to 3600' -- \
   $coil bench cpu --peers --min-seconds x
 check help 0 'torch.compile \(default mode\) and ONNX Runtime' -- $coil bench --help
 
+# `coil bench cuda` without a GPU: its usage errors, and "no CUDA driver" before any peer runs
+# (this machine has no libcuda.so.1; where one exists the check says so instead of passing).
+check cuda_cpu_only_flag 2 '--threads is for coil bench cpu, not cuda' -- \
+  $coil bench cuda --threads 2
+check cuda_help 0 'coil bench cuda \[--quick\]' -- $coil bench --help
+if /sbin/ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+  echo "FAIL cuda_no_driver: this machine has libcuda.so.1; run the GPU job instead"
+  fails=$((fails + 1))
+else
+  check cuda_no_driver 1 '^coil bench: no CUDA driver .*coil bench cuda needs an NVIDIA GPU' -- \
+    $coil bench cuda --python /nonexistent/python3
+fi
+# The peer script's side: --device cuda on a torch without CUDA says so (no fake GPU times),
+# and the TensorProto it writes without the onnx package is onnx's byte for byte.
+check peers_no_cuda_device 1 'torch_peers.py: --device cuda, but torch .* sees no CUDA device' -- \
+  /usr/bin/python3 tools/bench/torch_peers.py --out "$tmp/nocuda" --models bert_base --device cuda
+check tensor_proto_bytes 0 '^same 4$' -- /usr/bin/python3 -c '
+import sys; sys.dont_write_bytecode = True; sys.path.insert(0, "tools/bench")
+import torch, torch_eager
+from onnx import numpy_helper
+ts = [torch.randn(3, 4), torch.randint(0, 50000, (2, 5)), torch.randn(7).double(), torch.zeros(0, 3)]
+print("same", sum(torch_eager.tensor_proto_bytes(t) == numpy_helper.from_array(t.numpy()).SerializeToString() for t in ts))'
+
 echo "$fails failed"
 [ "$fails" -eq 0 ]
