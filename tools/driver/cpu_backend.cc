@@ -70,7 +70,7 @@ class CpuBackendImpl : public Backend {
   bool FusedAttention() const {
     if (options_.fused_attention.has_value()) return *options_.fused_attention;
     const char* env = std::getenv("COIL_CPU_ATTENTION");
-    return env == nullptr || std::string(env) != "0";
+    return env != nullptr && std::string(env) == "1";
   }
 
   CpuBackendOptions options_;

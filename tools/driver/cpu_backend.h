@@ -27,7 +27,9 @@ struct CpuBackendOptions {
   std::optional<std::vector<std::string>> extern_epilogues;
   // aten.scaled_dot_product_attention kept whole and run by the runtime's fused attention
   // kernel (runtime/cpu/internal/attention.h) instead of decomposed into matmuls and a
-  // softmax. Default: on unless the environment sets COIL_CPU_ATTENTION=0.
+  // softmax. Default: off (measured slower than the decomposed form on a 16-core Xeon,
+  // docs/benchmarks.md "Fused CPU attention"); COIL_CPU_ATTENTION=1 in the environment turns
+  // it on.
   std::optional<bool> fused_attention;
 };
 
