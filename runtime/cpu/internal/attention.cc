@@ -14,8 +14,11 @@
 // The inner loops are plain C++ that the compiler vectorizes; on x86-64 the block function is
 // compiled for AVX-512, AVX2 and the baseline and picked at load time (an ifunc), so a
 // portable build still runs wide vectors where the CPU has them.
+// GCC vectorizes at -O3 (at -O2 only loops that need no run-time checks), so the block function
+// asks for it.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define COIL_ATTENTION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define COIL_ATTENTION_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
 #elif defined(__x86_64__) && defined(__clang__) && __clang_major__ >= 14
 #define COIL_ATTENTION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -76,9 +79,11 @@ struct Problem {
 
 // Query rows [i0, i1) of one matrix: q/k/v/out/mask point at that batch's matrices.
 COIL_ATTENTION_CLONES
-void Block(const Problem& p, int64_t i0, int64_t i1, const float* q, const float* k,
-           const float* v, float* out, const float* fmask, const uint8_t* bmask, float* kt,
-           float* sc, float* acc, float* mx, float* sum) {
+void Block(const Problem& p, int64_t i0, int64_t i1, const float* __restrict q,
+           const float* __restrict k, const float* __restrict v, float* __restrict out,
+           const float* fmask, const uint8_t* bmask, float* __restrict kt,
+           float* __restrict sc, float* __restrict acc, float* __restrict mx,
+           float* __restrict sum) {
   const int64_t rows = i1 - i0, e = p.e, ev = p.ev;
   const float kNegInf = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
