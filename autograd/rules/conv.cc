@@ -3,12 +3,12 @@
 // Plain, y = conv(x, w [O, C/G, *k]):
 //   x <- conv_transpose(g, w, same stride/padding/dilation/groups, output_padding chosen so the
 //        result has x's size)
-//   w <- conv(x', g', stride=dilation, dilation=stride, same padding, groups=G)^T cropped to
-//        the kernel, where x' = x as [C/G, G*N, *] and g' = g^T [O, N, *] (group j's output
-//        channels read group j's copy of the batch)
+//   w <- convolution_backward_weight(x, g, kernel sizes, same stride/padding/dilation/groups)
+//        (decomposed, where a backend does not keep it, into conv(x^T, g^T)^T cropped to the
+//        kernel: prims/decompositions/nn.cc)
 // Transposed, y = conv_transpose(x, w [C, O/G, *k]) (the adjoint of a plain convolution):
 //   x <- conv(g, w, same stride/padding/dilation/groups)
-//   w <- the plain rule's weight gradient with x and g swapped, transposed back
+//   w <- the plain rule's weight gradient with x and g swapped
 //   bias <- sum(g) over every dim but channels (both)
 #include <cstdint>
 #include <vector>
@@ -34,28 +34,15 @@ struct ConvAttrs {
 };
 
 // The gradient w.r.t. the weight of a plain convolution of `in` [N, C, *] producing `out`
-// [N, O, *], for a kernel of sizes `kernel`: [O, C/G, *k].
+// [N, O, *], for a kernel of sizes `kernel`: [O, C/G, *k]. One op, which backends with a
+// weight-gradient primitive keep whole (the CPU backend: oneDNN's backward-weights) and the
+// others decompose (prims/decompositions/nn.cc: a convolution of the transposed operands).
 Val WeightGrad(Emitter& e, Val in, Val out, const ConvAttrs& a, const SymList& kernel) {
-  int64_t n = in.rank() - 2, groups = a.groups;
-  Val x = in;
-  if (groups > 1) {
-    // [N, G*Cg, *] -> [N, G, Cg, *] -> [Cg, G, N, *] -> [Cg, G*N, *]
-    SymList split = {x.size(0), groups, SymExpr::FloorDiv(x.size(1), groups)};
-    for (int64_t d = 0; d < n; ++d) split.push_back(x.size(2 + d));
-    IntList perm = {2, 1, 0};
-    for (int64_t d = 0; d < n; ++d) perm.push_back(3 + d);
-    Val p = Permute(Reshape(x, split), perm);
-    SymList merged = {split[2], x.size(0) * groups};
-    for (int64_t d = 0; d < n; ++d) merged.push_back(x.size(2 + d));
-    x = Reshape(p, merged);
-  } else {
-    x = Transpose(x, 0, 1);
-  }
-  Val r = e.Op1("aten.convolution", {x, Transpose(out, 0, 1)},
-                {{"stride", a.dilation}, {"padding", a.padding}, {"dilation", a.stride},
-                 {"groups", groups}});
-  for (int64_t d = 0; d < n; ++d) r = Slice(r, 2 + d, 0, kernel[d]);
-  return Transpose(r, 0, 1);
+  IntList k;
+  for (const SymExpr& s : kernel) k.push_back(s.constant());
+  return e.Op1("aten.convolution_backward_weight", {in, out},
+               {{"kernel_size", k}, {"stride", a.stride}, {"padding", a.padding},
+                {"dilation", a.dilation}, {"groups", a.groups}});
 }
 
 // Gradients of (x, w, bias?) for output gradient g; x and g batched ([N, C, *]).

@@ -40,6 +40,9 @@ void RegisterNotDifferentiable(DerivativeRegistry& r) {
   for (const char* op : {"aten.full_like", "aten.zeros_like", "aten.ones_like"}) {
     r.AddNotDifferentiable(op, "reads only its input's shape, not its values");
   }
+  r.AddNotDifferentiable("aten.convolution_backward_weight",
+                         "the weight gradient of a convolution, emitted by its derivative rule: "
+                         "double backward through a convolution is not supported");
   for (const OpSchema* schema : OpRegistry::Global().All()) {
     if (schema->mutated_input >= 0 && absl::StartsWith(schema->name, "aten.")) {
       r.AddNotDifferentiable(schema->name,

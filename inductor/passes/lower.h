@@ -10,7 +10,8 @@
 //   - sum/prod/amax/amin/argmax/argmin: REDUCTION (one Loop over the reduced dims with a
 //     REDUCE, then a range-less Loop that STOREs);
 //   - aten.mm, aten.bmm, aten.convolution, prims.cumsum, prims.cumprod, prims.scatter, and
-//     aten.scaled_dot_product_attention where a backend keeps it whole (the CPU backend):
+//     aten.scaled_dot_product_attention and aten.convolution_backward_weight where a backend
+//     keeps them whole (the CPU backend):
 //     EXTERN (inputs materialized contiguous first when they are views);
 //   - prims.copy_to: a POINTWISE kernel storing into the input's buffer.
 // Graph outputs that are not a kernel's own buffer (an input, a constant, a view, a repeated

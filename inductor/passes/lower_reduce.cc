@@ -34,7 +34,8 @@ bool IsReductionPrim(absl::string_view op) { return ReduceOp(op) != nullptr; }
 bool IsExternOp(absl::string_view op) {
   return op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution" || op == "prims.cumsum" ||
          op == "prims.cumprod" || op == "prims.scatter" ||
-         op == "aten.scaled_dot_product_attention";  // kept whole only where a backend asks
+         // kept whole only where a backend asks (the CPU backend)
+         op == "aten.scaled_dot_product_attention" || op == "aten.convolution_backward_weight";
 }
 
 absl::Status LowerReduction(LowerContext& ctx, const Node& node) {

@@ -1,6 +1,8 @@
 // Schemas and meta functions of convolution: aten.convolution (1-D, 2-D and 3-D, grouped,
-// dilated, transposed) and the convenience ops aten.conv{1,2,3}d and
-// aten.conv_transpose{1,2,3}d, which share its shape rule.
+// dilated, transposed), the convenience ops aten.conv{1,2,3}d and
+// aten.conv_transpose{1,2,3}d, which share its shape rule, and
+// aten.convolution_backward_weight (a plain convolution's weight gradient, which training
+// graphs emit: autograd/rules/conv.cc).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -149,6 +151,65 @@ std::vector<OpInput> ConvInputs() {
 
 AttrSpec Ints(const char* name, int64_t v) { return {name, AttrKind::kInts, Attribute(IntList{v})}; }
 
+// convolution_backward_weight(input [N, C, *], grad_output [N, O, *out]) -> [O, C/G, *k]: the
+// gradient of a plain convolution's weight (kernel sizes `kernel_size`) given the gradient of
+// its output; grad_output's spatial sizes must be the convolution's output sizes.
+absl::StatusOr<std::vector<TensorType>> WeightGradMeta(absl::Span<const TensorType> in,
+                                                       const AttrMap& attrs) {
+  const TensorType& x = in[0];
+  const TensorType& g = in[1];
+  if (x.dtype != g.dtype) {
+    return meta::Error("input ", Describe(x), " and grad_output ", Describe(g),
+                       " must have the same dtype");
+  }
+  if (!IsFloating(x.dtype)) {
+    return meta::Error("floating tensors only, got ", Describe(x));
+  }
+  const IntList kernel = *GetInts(attrs, "kernel_size");
+  const int64_t d = static_cast<int64_t>(kernel.size());
+  if (d < 1 || d > 3) {
+    return meta::Error("kernel_size must have 1 to 3 values, got [", absl::StrJoin(kernel, ", "),
+                       "]");
+  }
+  if (x.rank() != d + 2 || g.rank() != d + 2) {
+    return meta::Error("input ", Describe(x), " and grad_output ", Describe(g), " must be ",
+                       d + 2, "-D for a ", d, "-D kernel_size");
+  }
+  absl::StatusOr<IntList> stride = ExpandInts(attrs, "stride", d);
+  absl::StatusOr<IntList> padding = ExpandInts(attrs, "padding", d);
+  absl::StatusOr<IntList> dilation = ExpandInts(attrs, "dilation", d);
+  for (const auto* v : {&stride, &padding, &dilation}) {
+    if (!v->ok()) return v->status();
+  }
+  if (absl::Status s = CheckAll(kernel, "kernel_size", 1); !s.ok()) return s;
+  if (absl::Status s = CheckAll(*stride, "stride", 1); !s.ok()) return s;
+  if (absl::Status s = CheckAll(*dilation, "dilation", 1); !s.ok()) return s;
+  if (absl::Status s = CheckAll(*padding, "padding", 0); !s.ok()) return s;
+  const int64_t groups = *GetInt(attrs, "groups");
+  if (groups < 1) return meta::Error("groups must be >= 1, got ", groups);
+  for (const TensorType* t : {&x, &g}) {
+    if (auto c = t->shape[1].AsConstant(); c.has_value() && *c % groups != 0) {
+      return meta::Error(Describe(*t), ": channels are not divisible by groups = ", groups);
+    }
+  }
+  if (!MayEqual(x.shape[0], g.shape[0], "input and grad_output have the same batch")) {
+    return meta::Error("input ", Describe(x), " and grad_output ", Describe(g),
+                       " have different batch sizes");
+  }
+  for (int64_t i = 0; i < d; ++i) {
+    SymExpr extent = SymExpr((*dilation)[i] * (kernel[i] - 1) + 1);
+    SymExpr out = SymExpr::FloorDiv(x.shape[2 + i] + 2 * (*padding)[i] - extent, (*stride)[i]) + 1;
+    if (!MayEqual(g.shape[2 + i], out, "grad_output has the convolution's output size")) {
+      return meta::Error("grad_output ", Describe(g), " has size ", g.shape[2 + i].ToString(),
+                         " in spatial dimension ", i, "; the convolution of input ", Describe(x),
+                         " gives ", out.ToString());
+    }
+  }
+  std::vector<SymExpr> shape = {g.shape[1], SymExpr::FloorDiv(x.shape[1], groups)};
+  for (int64_t k : kernel) shape.push_back(SymExpr(k));
+  return OneOutput(x.dtype, std::move(shape), in);
+}
+
 }  // namespace
 
 void RegisterConvOps(OpRegistry& r) {
@@ -163,6 +224,14 @@ void RegisterConvOps(OpRegistry& r) {
               "aten.convolution: N-D (1 to 3 spatial dims, from the weight's rank), batched "
               "input only; stride/padding/dilation/output_padding take 1 or N values; "
               "output_padding is ignored unless transposed; bias may have another dtype."});
+  r.Register({"aten.convolution_backward_weight", {{"input"}, {"grad_output"}},
+              {{"kernel_size", AttrKind::kInts, std::nullopt}, Ints("stride", 1),
+               Ints("padding", 0), Ints("dilation", 1),
+               {"groups", AttrKind::kInt, Attribute(int64_t{1})}},
+              OpClass::kConvolution, WeightGradMeta,
+              "The weight gradient [O, C/G, *kernel_size] of a plain aten.convolution of input "
+              "[N, C, *] whose output gradient is grad_output [N, O, *] (torch's "
+              "convolution_backward with output_mask [False, True, False]); floating only."});
   for (int64_t d = 1; d <= 3; ++d) {
     r.Register({absl::StrCat("aten.conv", d, "d"), ConvInputs(),
                 {Ints("stride", 1), Ints("padding", 0), Ints("dilation", 1),

@@ -1,6 +1,6 @@
 // Decompositions of the nn family (see register.h): the matmul family (onto the externs
-// aten.mm / aten.bmm), the convolution wrappers (onto the extern aten.convolution), embedding
-// and dropout. Pooling is in nn_pool.cc, attention in nn_attention.cc, upsampling and pixel
+// aten.mm / aten.bmm), the convolution wrappers and a convolution's weight gradient (onto the
+// extern aten.convolution), embedding and dropout. Pooling is in nn_pool.cc, attention in nn_attention.cc, upsampling and pixel
 // (un)shuffle in nn_upsample.cc.
 #include <algorithm>
 #include <cmath>
@@ -91,6 +91,34 @@ std::vector<Val> ConvWrapper(const OpCall& c, int64_t d, bool transposed) {
   return {unbatched ? Squeeze(y, {0}) : y};
 }
 
+// convolution_backward_weight(x [N, C, *], g [N, O, *]) for kernel sizes k, groups G:
+//   conv(x', g', stride=dilation, dilation=stride, same padding, groups=G)^T cropped to k,
+//   where x' = x as [C/G, G*N, *] and g' = g^T [O, N, *] (group j's output channels read
+//   group j's copy of the batch).
+Val ConvWeightGrad(const OpCall& c) {
+  Val x = c.in(0), g = c.in(1);
+  const IntList kernel = c.Ints("kernel_size");
+  const int64_t n = static_cast<int64_t>(kernel.size()), groups = c.Int("groups");
+  if (groups > 1) {
+    // [N, G*Cg, *] -> [N, G, Cg, *] -> [Cg, G, N, *] -> [Cg, G*N, *]
+    SymList split = {x.size(0), groups, SymExpr::FloorDiv(x.size(1), groups)};
+    for (int64_t d = 0; d < n; ++d) split.push_back(x.size(2 + d));
+    IntList perm = {2, 1, 0};
+    for (int64_t d = 0; d < n; ++d) perm.push_back(3 + d);
+    Val p = Permute(Reshape(x, split), perm);
+    SymList merged = {split[2], x.size(0) * groups};
+    for (int64_t d = 0; d < n; ++d) merged.push_back(x.size(2 + d));
+    x = Reshape(p, merged);
+  } else {
+    x = Transpose(x, 0, 1);
+  }
+  Val r = c.e().Op1("aten.convolution", {x, Transpose(g, 0, 1)},
+                    {{"stride", c.Ints("dilation")}, {"padding", c.Ints("padding")},
+                     {"dilation", c.Ints("stride")}, {"groups", groups}});
+  for (int64_t d = 0; d < n; ++d) r = Slice(r, 2 + d, 0, kernel[d]);
+  return Transpose(r, 0, 1);
+}
+
 }  // namespace
 
 void RegisterNnDecompositions(DecompositionRegistry& r) {
@@ -137,6 +165,10 @@ void RegisterNnDecompositions(DecompositionRegistry& r) {
       return ConvWrapper(c, d, /*transposed=*/true);
     });
   }
+
+  r.Add("aten.convolution_backward_weight", [](const OpCall& c) -> std::vector<Val> {
+    return {ConvWeightGrad(c)};
+  });
 
   // embedding(w, idx) -> gather(w, 0, flatten(idx)[:, None] broadcast to [n, D]) reshaped
   r.Add("aten.embedding", [](const OpCall& c) -> std::vector<Val> {

@@ -50,6 +50,8 @@ const DnnlApi* Load() {
   bind(api->dilated_convolution_forward_desc_init, "dnnl_dilated_convolution_forward_desc_init");
   bind(api->dilated_deconvolution_forward_desc_init,
        "dnnl_dilated_deconvolution_forward_desc_init");
+  bind(api->dilated_convolution_backward_weights_desc_init,
+       "dnnl_dilated_convolution_backward_weights_desc_init");
   bind(api->matmul_desc_init, "dnnl_matmul_desc_init");
   bind(api->primitive_desc_create, "dnnl_primitive_desc_create");
   bind(api->reorder_primitive_desc_create, "dnnl_reorder_primitive_desc_create");

@@ -40,6 +40,8 @@ struct DnnlApi {
   decltype(&dnnl_memory_destroy) memory_destroy;
   decltype(&dnnl_dilated_convolution_forward_desc_init) dilated_convolution_forward_desc_init;
   decltype(&dnnl_dilated_deconvolution_forward_desc_init) dilated_deconvolution_forward_desc_init;
+  decltype(&dnnl_dilated_convolution_backward_weights_desc_init)
+      dilated_convolution_backward_weights_desc_init;
   decltype(&dnnl_matmul_desc_init) matmul_desc_init;
   decltype(&dnnl_primitive_desc_create) primitive_desc_create;
   decltype(&dnnl_reorder_primitive_desc_create) reorder_primitive_desc_create;

@@ -1,4 +1,5 @@
-// f32 aten.mm / aten.bmm / aten.convolution (plain and transposed) through oneDNN 2.6 (the library chosen by
+// f32 aten.mm / aten.bmm / aten.convolution (plain and transposed) /
+// aten.convolution_backward_weight through oneDNN 2.6 (the library chosen by
 // measurement: docs/benchmarks.md), loaded at run time (runtime/cpu/dnnl_api.h). Unsupported
 // dtypes and variants, or no oneDNN on the machine, return false, so the reference kernel
 // runs them. Its threads are OpenMP's, set per call to ExternArgs::num_threads (one thread for
@@ -15,6 +16,7 @@
 #include "ir/attribute.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/cpu/internal/dnnl_conv.h"
+#include "runtime/cpu/internal/dnnl_conv_weight_grad.h"
 #include "runtime/cpu/internal/dnnl_deconv.h"
 #include "runtime/cpu/internal/dnnl_matmul.h"
 
@@ -32,6 +34,8 @@ void RegisterDnnlExterns(ExternRegistry& registry) {
     return dnnl_internal::Convolution(a);
   });
   registry.RegisterFused("aten.convolution", dnnl_internal::ConvolutionWithEpilogue);
+  // A convolution's weight gradient (training): oneDNN's backward-weights primitive.
+  registry.Register("aten.convolution_backward_weight", dnnl_internal::ConvolutionWeightGrad);
 }
 
 }  // namespace coil::cpu

@@ -12,6 +12,9 @@
 //                     groups, optional f32 bias: oneDNN convolution (blocked layouts, reorders;
 //                     constant weights reordered once per call site); transposed: oneDNN
 //                     deconvolution (internal/dnnl_deconv.h)
+//   aten.convolution_backward_weight
+//                     f32, 1-3 spatial dims, any stride / padding / dilation / groups: oneDNN's
+//                     convolution backward-weights primitive (internal/dnnl_conv_weight_grad.h)
 //   prims.scatter     f32 / f64 / i32 / i64 values: a typed loop (internal/scatter.h)
 //   aten.scaled_dot_product_attention
 //                     f32, optional f32 / bool mask, causal: one fused online-softmax kernel

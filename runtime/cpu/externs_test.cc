@@ -1,5 +1,6 @@
 // Externs against the reference kernels on random data: oneDNN mm / bmm / convolution
-// (grouped, strided, dilated, padded, 1-D / 3-D, with bias; plain and transposed) within f32
+// (grouped, strided, dilated, padded, 1-D / 3-D, with bias; plain and transposed) and a
+// convolution's weight gradient (oneDNN backward-weights) within f32
 // rounding, and the reference fallbacks (f64 / integer operands, scans) exactly; plans
 // and constant weights kept in a call site's state; oneDNN loaded with passive OpenMP waits.
 #include "runtime/cpu/externs.h"
@@ -281,6 +282,65 @@ TEST(ExternsTest, TransposedConvolutionVariants) {
     }
   }
   unsetenv("COIL_CONV_LAYOUT");
+}
+
+// A plain convolution's weight gradient runs oneDNN's backward-weights primitive: strides,
+// padding, dilation, groups (depthwise), 1-D and 3-D, and resnet18-like backward shapes (the
+// stem's 7x7 stride 2, a 3x3 at 4x4 as layer4's with 128 channels, a 1x1 stride-2
+// downsample), in each layout and through a call site's measured plan, against the float64 reference kernel.
+TEST(ExternsTest, ConvolutionWeightGradVariants) {
+  struct Case {
+    std::vector<int64_t> x, g, w;
+    AttrMap attrs;
+  };
+  auto attrs = [](IntList k, IntList stride, IntList padding, IntList dilation, int64_t groups) {
+    return AttrMap{{"kernel_size", k},       {"stride", stride}, {"padding", padding},
+                   {"dilation", dilation}, {"groups", groups}};
+  };
+  const std::vector<Case> cases = {
+      {{2, 4, 7, 6}, {2, 5, 7, 6}, {5, 4, 3, 3}, attrs({3, 3}, {1}, {1}, {1}, 1)},
+      {{2, 6, 9, 9}, {2, 4, 5, 3}, {4, 3, 3, 2}, attrs({3, 2}, {2, 3}, {1, 0}, {1, 2}, 2)},
+      {{1, 8, 10, 10}, {1, 8, 10, 10}, {8, 1, 3, 3}, attrs({3, 3}, {1}, {1}, {1}, 8)},
+      {{8, 3, 32, 32}, {8, 64, 16, 16}, {64, 3, 7, 7}, attrs({7, 7}, {2}, {3}, {1}, 1)},
+      {{8, 128, 4, 4}, {8, 128, 4, 4}, {128, 128, 3, 3}, attrs({3, 3}, {1}, {1}, {1}, 1)},
+      {{8, 64, 8, 8}, {8, 128, 4, 4}, {128, 64, 1, 1}, attrs({1, 1}, {2}, {0}, {1}, 1)},
+      {{2, 3, 17}, {2, 4, 9}, {4, 3, 5}, attrs({5}, {2}, {2}, {1}, 1)},
+      {{1, 4, 5, 6, 4}, {1, 4, 5, 6, 4}, {4, 2, 3, 3, 3}, attrs({3, 3, 3}, {1}, {1}, {1}, 2)},
+  };
+  for (const char* layout : {"blocked", "plain", ""}) {
+    if (*layout != '\0') {
+      setenv("COIL_CONV_LAYOUT", layout, 1);
+    } else {
+      unsetenv("COIL_CONV_LAYOUT");
+    }
+    int seed = 80;
+    for (const Case& c : cases) {
+      std::vector<Buf> in = {Buf(proto::FLOAT32, c.x, seed++), Buf(proto::FLOAT32, c.g, seed++)};
+      SCOPED_TRACE(absl::StrCat("layout '", layout, "', case ", seed));
+      Compare("aten.convolution_backward_weight", in, proto::FLOAT32, c.w, c.attrs, 1e-4);
+      // oneDNN took the call (the reference kernel did not run it).
+      std::vector<ExternTensor> args = {in[0].t, in[1].t};
+      Buf out(proto::FLOAT32, c.w, 7);
+      absl::StatusOr<bool> took =
+          (*ExternRegistry::Default().Find("aten.convolution_backward_weight"))(
+              ExternArgs{args, out.t, c.attrs, 2});
+      ASSERT_TRUE(took.ok()) << took.status();
+      EXPECT_TRUE(*took);
+      ExternStateSlot state;  // a call site: plans measured, then kept
+      for (int call = 0; call < 2; ++call) {
+        CompareWithState("aten.convolution_backward_weight", in, c.w, c.attrs, state);
+      }
+    }
+  }
+  unsetenv("COIL_CONV_LAYOUT");
+  // A gradient whose spatial sizes are not the convolution's output is an error, not a guess.
+  Buf x(proto::FLOAT32, {1, 2, 5, 5}, 1), g(proto::FLOAT32, {1, 3, 4, 5}, 2),
+      w(proto::FLOAT32, {3, 2, 3, 3}, 3);
+  std::vector<ExternTensor> args = {x.t, g.t};
+  absl::Status s = RunExtern("aten.convolution_backward_weight",
+                             ExternArgs{args, w.t, attrs({3, 3}, {1}, {1}, {1}, 1), 1});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("aten.convolution_backward_weight"), std::string::npos) << s;
 }
 
 TEST(ExternsStateTest, ConvolutionPlansPerShapeAndCachedConstantWeights) {

@@ -1,7 +1,8 @@
-// Reference kernels of convolution: aten.convolution, aten.conv{1,2,3}d and
-// aten.conv_transpose{1,2,3}d. A direct convolution accumulating in double (int64 for integer
-// tensors), in the order bias, then input channel by input channel, kernel position by kernel
-// position, for every output element.
+// Reference kernels of convolution: aten.convolution, aten.conv{1,2,3}d,
+// aten.conv_transpose{1,2,3}d and aten.convolution_backward_weight. A direct convolution
+// accumulating in double (int64 for integer tensors), in the order bias, then input channel by
+// input channel, kernel position by kernel position, for every output element; the weight
+// gradient sums x * grad_output over the batch and the output positions in double.
 //
 // To stay usable on real models it reads the operands once into contiguous arrays and looks up,
 // for each kernel position, which input position feeds each output position (a table built
@@ -163,10 +164,58 @@ absl::StatusOr<std::vector<HostTensor>> Conv(const KernelContext& ctx,
   return std::vector<HostTensor>{out};
 }
 
+// gw[oc, ic, k] = sum over n, o of x[n, g*cin_g + ic, source(k, o)] * gy[n, oc, o], with g
+// the group of output channel oc.
+absl::StatusOr<std::vector<HostTensor>> ConvWeightGrad(const KernelContext& ctx) {
+  const HostTensor& x = ctx.inputs[0];
+  const HostTensor& gy = ctx.inputs[1];
+  const std::vector<int64_t>& out_shape = ctx.output_shapes[0];
+  int64_t d = x.rank() - 2;
+  ConvGeometry geo;
+  geo.stride = ExpandedInts(ctx.attrs, "stride", d);
+  geo.padding = ExpandedInts(ctx.attrs, "padding", d);
+  geo.dilation = ExpandedInts(ctx.attrs, "dilation", d);
+  int64_t groups = *GetInt(ctx.attrs, "groups");
+  int64_t batch = x.shape()[0], c_in = x.shape()[1], c_out = gy.shape()[1];
+  if (absl::Status s = CheckSize(out_shape[1] * groups, c_in, "input channels"); !s.ok()) {
+    return s;
+  }
+  geo.in_spatial.assign(x.shape().begin() + 2, x.shape().end());
+  geo.out_spatial.assign(gy.shape().begin() + 2, gy.shape().end());
+  geo.kernel.assign(out_shape.begin() + 2, out_shape.end());
+  std::vector<double> xs = x.ToDoubles(), gs = gy.ToDoubles();
+  int64_t cin_g = c_in / groups, cout_g = c_out / groups;
+  int64_t in_size = Product(geo.in_spatial), out_size = Product(geo.out_spatial);
+  int64_t k_size = Product(geo.kernel);
+  std::vector<int64_t> source = SourceTable(geo);
+  std::vector<double> gw(c_out * cin_g * k_size, 0.0);
+  for (int64_t oc = 0; oc < c_out; ++oc) {
+    int64_t g = oc / cout_g;
+    for (int64_t ic = 0; ic < cin_g; ++ic) {
+      for (int64_t k = 0; k < k_size; ++k) {
+        const int64_t* src = source.data() + k * out_size;
+        double acc = 0;
+        for (int64_t n = 0; n < batch; ++n) {
+          const double* xc = xs.data() + (n * c_in + g * cin_g + ic) * in_size;
+          const double* gc = gs.data() + (n * c_out + oc) * out_size;
+          for (int64_t o = 0; o < out_size; ++o) {
+            if (src[o] >= 0) acc += xc[src[o]] * gc[o];
+          }
+        }
+        gw[(oc * cin_g + ic) * k_size + k] = acc;
+      }
+    }
+  }
+  HostTensor out = HostTensor::Zeros(ctx.output_dtypes[0], out_shape);
+  for (int64_t i = 0; i < static_cast<int64_t>(gw.size()); ++i) out.StoreDouble(i, gw[i]);
+  return std::vector<HostTensor>{out};
+}
+
 }  // namespace
 
 void RegisterConvKernels(ReferenceKernels& k) {
   k.Register("aten.convolution", [](const KernelContext& ctx) { return Conv(ctx, std::nullopt); });
+  k.Register("aten.convolution_backward_weight", ConvWeightGrad);
   for (int d = 1; d <= 3; ++d) {
     k.Register(absl::StrCat("aten.conv", d, "d"),
                [](const KernelContext& ctx) { return Conv(ctx, false); });

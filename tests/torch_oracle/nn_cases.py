@@ -154,6 +154,24 @@ def conv_case(name, x, w, b=None, stride=1, padding=0, dilation=1, transposed=Fa
     s.case("aten.convolution", inputs, expect, attrs=attrs, name=name, **(kw or tol(x.dtype)))
 
 
+def weight_grad_case(name, x, w_shape, stride=1, padding=0, dilation=1, groups=1):
+    """aten.convolution_backward_weight: the weight gradient of conv(x, w) for a random
+    output gradient, from torch's convolution_backward (the weight's values do not matter)."""
+    d = len(w_shape) - 2
+    rep = lambda v: [v] * d if isinstance(v, int) else list(v)
+    w = torch.zeros(w_shape, dtype=x.dtype)
+    y = torch.ops.aten.convolution(x, w, None, rep(stride), rep(padding), rep(dilation), False,
+                                   [0] * d, groups)
+    g = rand(*y.shape, dtype=x.dtype)
+    expect = torch.ops.aten.convolution_backward(
+        g, x, w, None, rep(stride), rep(padding), rep(dilation), False, [0] * d, groups,
+        [False, True, False])[1]
+    attrs = {"kernel_size": list(w_shape[2:]), "stride": rep(stride), "padding": rep(padding),
+             "dilation": rep(dilation), "groups": groups}
+    s.case("aten.convolution_backward_weight", [x, g], expect, attrs=attrs, name=name,
+           static_only=True, **tol(x.dtype))
+
+
 def conv_cases():
     conv_case("1d", rand(2, 3, 9), rand(4, 3, 3), rand(4))
     conv_case("1d_stride_pad_dil", rand(2, 4, 11), rand(6, 2, 3), rand(6), stride=2, padding=2,
@@ -198,6 +216,18 @@ def conv_cases():
               stride=2)
     conv_case("t3d", rand(1, 2, 3, 3, 2), rand(2, 2, 2, 2, 2), rand(2), transposed=True,
               stride=2, padding=(0, 1, 0), output_padding=(1, 0, 1))
+    # a plain convolution's weight gradient (torch's convolution_backward, weight only)
+    weight_grad_case("2d", rand(2, 3, 7, 6), (5, 3, 3, 2), padding=1)
+    weight_grad_case("2d_stride_dil_groups", rand(2, 6, 9, 9), (4, 3, 3, 2), stride=(2, 3),
+                     padding=(1, 0), dilation=(1, 2), groups=2)
+    weight_grad_case("2d_depthwise", rand(1, 4, 6, 6), (8, 1, 3, 3), groups=4)
+    weight_grad_case("2d_stride_gt_kernel", rand(2, 3, 10, 9), (4, 3, 2, 2), stride=3)
+    weight_grad_case("2d_noncontig", rand(2, 6, 5, 3).permute(0, 3, 2, 1), (4, 3, 3, 3),
+                     padding=1)
+    weight_grad_case("1d", rand(2, 3, 17), (4, 3, 5), stride=2, padding=2)
+    weight_grad_case("3d", rand(1, 4, 5, 4, 3), (2, 2, 2, 3, 2), padding=(1, 0, 1),
+                     stride=(1, 2, 1), groups=2)
+    weight_grad_case("2d_f64", rand(2, 2, 6, 5, dtype=torch.float64), (3, 2, 2, 3), stride=2)
     conv_case("t2d_f64", rand(1, 2, 3, 3, dtype=torch.float64),
               rand(2, 1, 2, 2, dtype=torch.float64), rand(2, dtype=torch.float64),
               transposed=True, groups=2, stride=2)

@@ -36,7 +36,9 @@ class CpuBackendImpl : public Backend {
     if (options_.extern_epilogues.has_value()) {
       c.inductor.extern_epilogues = *options_.extern_epilogues;
     }
-    c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
+    // A convolution's weight gradient (training graphs) runs oneDNN's backward-weights
+    // primitive instead of a convolution of transposed copies.
+    c.externs = {"aten.mm", "aten.bmm", "aten.convolution", "aten.convolution_backward_weight"};
     if (FusedAttention()) c.externs.push_back("aten.scaled_dot_product_attention");
     c.vector_bits = 0;  // chosen per kernel by LLVM's cost model for the target
     c.alignment = 64;   // runtime/cpu/kernel_abi.h: OUTPUT and arena buffers

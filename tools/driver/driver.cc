@@ -38,17 +38,6 @@ bool HasExternalConstants(const Graph& graph) {
   return false;
 }
 
-// The aten ops the prims stage keeps whole: the options' and the backend's externs (those
-// that are not prims' own externs, e.g. the CPU backend's fused attention).
-prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
-  prims::DecomposeOptions d = o.decompose;
-  for (const std::string& op : o.backend->capabilities().externs) {
-    if (op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution") continue;
-    if (std::find(d.keep.begin(), d.keep.end(), op) == d.keep.end()) d.keep.push_back(op);
-  }
-  return d;
-}
-
 std::string Plural(int64_t n, const char* word) {
   return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
 }
@@ -411,6 +400,15 @@ std::string CacheKey(const Graph& graph, const DriverOptions& options,
   if (HasExternalConstants(graph)) return "";
   const Hash128 h = digests != nullptr ? StructuralHash128(graph, *digests) : StructuralHash128(graph);
   return CacheKeyOf(absl::StrCat("graph:", h.Hex()), OptionsText(options), "");
+}
+
+prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
+  prims::DecomposeOptions d = o.decompose;
+  for (const std::string& op : o.backend->capabilities().externs) {
+    if (op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution") continue;
+    if (std::find(d.keep.begin(), d.keep.end(), op) == d.keep.end()) d.keep.push_back(op);
+  }
+  return d;
 }
 
 absl::StatusOr<CompileResult> CompileGraph(Graph graph, const DriverOptions& options,

@@ -109,6 +109,11 @@ struct CompileResult {
   double total_seconds() const;
 };
 
+// The aten ops the prims stage keeps whole: the options' and the backend's externs (those
+// that are not prims' own externs, e.g. the CPU backend's fused attention and convolution
+// weight gradient). CompileGraph and CompileTraining's joint graph decompose with these.
+prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o);
+
 // Compiles `graph` (aten or prims ops; consumed, so prims decomposes it in place). Errors name
 // the stage: "prims: ...", "inductor: ...", "codegen_cpu: ...", "load: ..."; a load refused
 // with FailedPrecondition (foreign CPU) is not an error but CompileResult::load_error.

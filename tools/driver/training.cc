@@ -25,7 +25,7 @@ absl::StatusOr<TrainingCompileResult> CompileTraining(Graph graph, const Trainin
       autograd::BuildJointGraph(graph, training.requires_grad, training.output_tangents);
   if (!joint.ok()) return joint.status();  // already "autograd: ..."
   // The partitioner sees prims (pointwise chains it may recompute) and externs (never).
-  absl::StatusOr<bool> decomposed = prims::Decompose(joint->graph, options.decompose);
+  absl::StatusOr<bool> decomposed = prims::Decompose(joint->graph, EffectiveDecompose(options));
   if (!decomposed.ok()) return Prefixed(decomposed.status(), "autograd: decomposing the joint graph: ");
   absl::StatusOr<autograd::Partition> everything = autograd::PartitionJoint(
       *joint, {autograd::PartitionStrategy::kSaveEverything, 1.0});

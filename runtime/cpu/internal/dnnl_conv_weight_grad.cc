@@ -1,0 +1,245 @@
+// aten.convolution_backward_weight through oneDNN's backward-weights primitive
+// (dnnl_conv_weight_grad.h).
+//
+// oneDNN describes the weight gradient by the forward convolution it belongs to: src x
+// [N, C, *], weights [O, C/G, *k] ([G, O/G, C/G, *k] grouped, the same bytes), dst [N, O, *].
+// Its backward primitives need the forward primitive descriptor as a hint, so a plan makes the
+// forward (training) descriptor first. Padding is symmetric (torch's); the right padding that
+// oneDNN also wants is the same value, which gives torch's floor division for the output size.
+#include "runtime/cpu/internal/dnnl_conv_weight_grad.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "runtime/cpu/internal/dnnl_plans.h"
+
+namespace coil::cpu::dnnl_internal {
+namespace {
+
+struct WeightGradParams {
+  size_t d = 0;  // spatial dims
+  int64_t groups = 1;
+  std::vector<int64_t> stride, padding, dilation;
+};
+
+// A list attribute with one value per spatial dim (a single value applies to all; absent:
+// `fallback` for each).
+bool Expand(const AttrMap& attrs, const char* name, size_t d, int64_t fallback,
+            std::vector<int64_t>& out) {
+  if (attrs.find(name) == attrs.end()) {
+    out.assign(d, fallback);
+    return true;
+  }
+  absl::StatusOr<IntList> v = GetInts(attrs, name);
+  if (!v.ok() || (v->size() != 1 && v->size() != d)) return false;
+  out = v->size() == 1 ? std::vector<int64_t>(d, (*v)[0]) : *v;
+  return true;
+}
+
+struct WeightGradVariant {
+  DnnlPrimitive prim;
+  std::unique_ptr<Operand> x, g, w;  // src, diff_dst, diff_weights (the output)
+};
+
+struct WeightGradPlan {
+  std::vector<WeightGradVariant> variants;  // candidates until measured, then the one chosen
+};
+
+struct WeightGradState : ExternState {
+  PlanCache<WeightGradPlan> plans;
+};
+
+bool IsReference(dnnl_primitive_desc_t pd) {
+  const char* impl = nullptr;
+  return Api().primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+         impl == nullptr || std::string(impl).rfind("ref", 0) == 0;
+}
+
+// The variant with activations in `x_desc` / `g_desc` (format `any`: oneDNN's choice), or none
+// when oneDNN offers only its reference implementation.
+std::optional<WeightGradVariant> MakeVariant(const WeightGradParams& p,
+                                             const dnnl_memory_desc_t& x_desc,
+                                             const dnnl_memory_desc_t& g_desc,
+                                             const dnnl_memory_desc_t& x_plain,
+                                             const dnnl_memory_desc_t& g_plain,
+                                             const dnnl_memory_desc_t& w_plain) {
+  std::vector<int64_t> wdims(w_plain.dims, w_plain.dims + w_plain.ndims);
+  const dnnl_memory_desc_t w_any = Desc(wdims, dnnl_format_tag_any);
+  dnnl_dims_t strides, dilates, pad;
+  for (size_t i = 0; i < p.d; ++i) {
+    strides[i] = p.stride[i];
+    dilates[i] = p.dilation[i] - 1;  // oneDNN counts the gaps
+    pad[i] = p.padding[i];
+  }
+  dnnl_convolution_desc_t fwd;
+  if (Api().dilated_convolution_forward_desc_init(&fwd, dnnl_forward_training,
+                                                  dnnl_convolution_direct, &x_desc, &w_any,
+                                                  nullptr, &g_desc, strides, dilates, pad,
+                                                  pad) != dnnl_success) {
+    return std::nullopt;
+  }
+  dnnl_primitive_desc_t raw = nullptr;
+  if (Api().primitive_desc_create(&raw, &fwd, nullptr, Api().engine, nullptr) != dnnl_success) {
+    return std::nullopt;
+  }
+  DnnlPrimitiveDesc hint(raw);
+  dnnl_convolution_desc_t bwd;
+  if (Api().dilated_convolution_backward_weights_desc_init(
+          &bwd, dnnl_convolution_direct, &x_desc, &w_any, nullptr, &g_desc, strides, dilates,
+          pad, pad) != dnnl_success) {
+    return std::nullopt;
+  }
+  raw = nullptr;
+  if (Api().primitive_desc_create(&raw, &bwd, nullptr, Api().engine, hint.get()) !=
+      dnnl_success) {
+    return std::nullopt;
+  }
+  DnnlPrimitiveDesc pd(raw);
+  if (IsReference(pd.get())) return std::nullopt;
+  WeightGradVariant v;
+  dnnl_primitive_t prim = nullptr;
+  Check(Api().primitive_create(&prim, pd.get()), "primitive_create");
+  v.prim.reset(prim);
+  auto md = [&](dnnl_query_t what) {
+    const dnnl_memory_desc_t* m = Api().primitive_desc_query_md(pd.get(), what, 0);
+    if (m == nullptr) throw DnnlFailure{"primitive_desc_query_md"};
+    return *m;
+  };
+  v.x = std::make_unique<Operand>(x_plain, md(dnnl_query_src_md), false);
+  v.g = std::make_unique<Operand>(g_plain, md(dnnl_query_diff_dst_md), false);
+  v.w = std::make_unique<Operand>(w_plain, md(dnnl_query_diff_weights_md), true);
+  return v;
+}
+
+// Both variants unless COIL_CONV_LAYOUT forces one (or `measure` is false: blocked only); no
+// variant when oneDNN has only reference code (the call declines).
+std::unique_ptr<WeightGradPlan> MakePlan(const ExternArgs& a, const WeightGradParams& p,
+                                         bool measure) {
+  static const dnnl_format_tag_t kData[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
+  static const dnnl_format_tag_t kWeights[] = {dnnl_oiw, dnnl_oihw, dnnl_oidhw};
+  static const dnnl_format_tag_t kGroupWeights[] = {dnnl_goiw, dnnl_goihw, dnnl_goidhw};
+  const ExternTensor &x = a.inputs[0], &g = a.inputs[1], &w = a.output;
+  const int64_t groups = p.groups;
+  std::vector<int64_t> wdims = {w.shape[0]};
+  if (groups > 1) wdims = {groups, w.shape[0] / groups};
+  wdims.insert(wdims.end(), w.shape.begin() + 1, w.shape.end());
+  const dnnl_memory_desc_t x_plain = Desc(x.shape, kData[p.d - 1]),
+                           g_plain = Desc(g.shape, kData[p.d - 1]),
+                           w_plain = Desc(wdims, groups > 1 ? kGroupWeights[p.d - 1]
+                                                            : kWeights[p.d - 1]);
+  const char* env = std::getenv("COIL_CONV_LAYOUT");
+  const std::string forced = env != nullptr ? env : "";
+  auto plan = std::make_unique<WeightGradPlan>();
+  if (forced != "plain") {
+    std::optional<WeightGradVariant> v =
+        MakeVariant(p, Desc(x.shape, dnnl_format_tag_any), Desc(g.shape, dnnl_format_tag_any),
+                    x_plain, g_plain, w_plain);
+    if (v.has_value()) plan->variants.push_back(*std::move(v));
+  }
+  if (forced != "blocked" && (measure || plan->variants.empty())) {
+    std::optional<WeightGradVariant> v = MakeVariant(p, x_plain, g_plain, x_plain, g_plain, w_plain);
+    if (v.has_value()) plan->variants.push_back(*std::move(v));
+  }
+  return plan;
+}
+
+void RunVariant(WeightGradVariant& v, const ExternArgs& a) {
+  v.x->Bind(a.inputs[0].data, kScratchSrc);
+  v.g->Bind(a.inputs[1].data, kScratchWeights);
+  v.w->Bind(a.output.data, kScratchDst);
+  v.x->Fill();
+  v.g->Fill();
+  Execute(v.prim.get(), {{DNNL_ARG_SRC, v.x->inner()},
+                         {DNNL_ARG_DIFF_DST, v.g->inner()},
+                         {DNNL_ARG_DIFF_WEIGHTS, v.w->inner()}});
+  v.w->Drain();
+  Check(Api().stream_wait(Stream()), "stream_wait");
+}
+
+// Keeps the faster variant (best of 3 runs each on this call's data), as the convolution's
+// plans do; every trial overwrites the output, so the last run's result stands.
+void ChooseVariant(WeightGradPlan& plan, const ExternArgs& a) {
+  constexpr int kTrials = 3;
+  if (plan.variants.size() < 2) return;
+  std::vector<double> best(plan.variants.size(), 1e300);
+  for (int t = 0; t < kTrials; ++t) {
+    for (size_t v = 0; v < plan.variants.size(); ++v) {
+      const auto start = std::chrono::steady_clock::now();
+      RunVariant(plan.variants[v], a);
+      best[v] = std::min(
+          best[v], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  const size_t keep = std::min_element(best.begin(), best.end()) - best.begin();
+  WeightGradVariant chosen = std::move(plan.variants[keep]);
+  plan.variants.clear();
+  plan.variants.push_back(std::move(chosen));
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ConvolutionWeightGrad(const ExternArgs& a) {
+  if (a.inputs.size() != 2 || !AllF32(a)) return false;
+  absl::StatusOr<int64_t> groups = GetInt(a.attrs, "groups");
+  if (!groups.ok() || *groups < 1) return false;
+  const ExternTensor &x = a.inputs[0], &g = a.inputs[1], &w = a.output;
+  const size_t rank = w.shape.size();
+  if (rank < 3 || rank > 5 || x.shape.size() != rank || g.shape.size() != rank) return false;
+  WeightGradParams p;
+  p.d = rank - 2;
+  p.groups = *groups;
+  if (!Expand(a.attrs, "stride", p.d, 1, p.stride) ||
+      !Expand(a.attrs, "padding", p.d, 0, p.padding) ||
+      !Expand(a.attrs, "dilation", p.d, 1, p.dilation)) {
+    return false;
+  }
+  const int64_t n = x.shape[0], c = x.shape[1], oc = g.shape[1];
+  // Degenerate sizes (empty tensors) go to the reference kernel.
+  if (x.numel() == 0 || g.numel() == 0 || w.numel() == 0) return false;
+  bool ok = g.shape[0] == n && c % p.groups == 0 && oc % p.groups == 0 && w.shape[0] == oc &&
+            w.shape[1] * p.groups == c;
+  for (size_t i = 0; ok && i < p.d; ++i) {
+    const int64_t extent = p.dilation[i] * (w.shape[2 + i] - 1) + 1;
+    ok = x.shape[2 + i] + 2 * p.padding[i] >= extent &&
+         g.shape[2 + i] == (x.shape[2 + i] + 2 * p.padding[i] - extent) / p.stride[i] + 1;
+  }
+  if (!ok) return ShapeError("aten.convolution_backward_weight", a);
+  if (Dnnl() == nullptr) return false;
+  double flops = 2.0 * g.numel() * (c / p.groups);
+  for (size_t i = 0; i < p.d; ++i) flops *= w.shape[2 + i];
+  const int threads = ThreadsFor(a, flops);
+  Api().omp_set_num_threads(threads);
+  bool ran = true;
+  absl::StatusOr<bool> status = Guarded("aten.convolution_backward_weight", [&] {
+    PlanKey key;
+    AppendKey(key, x.shape);
+    AppendKey(key, g.shape);
+    AppendKey(key, w.shape);
+    AppendKey(key, p.stride);
+    AppendKey(key, p.padding);
+    AppendKey(key, p.dilation);
+    key.insert(key.end(), {p.groups, threads});
+    WeightGradState* state = StateOf<WeightGradState>(a.state);
+    std::unique_ptr<WeightGradPlan> one_off;
+    // A one-off call (no state) measures nothing: it takes oneDNN's blocked layouts.
+    WeightGradPlan* plan = FindPlan(state, std::move(key), one_off,
+                                    [&] { return MakePlan(a, p, /*measure=*/state != nullptr); });
+    if (plan->variants.empty()) {
+      ran = false;  // only oneDNN's reference code: the float64 reference kernel runs
+      return;
+    }
+    ChooseVariant(*plan, a);
+    RunVariant(plan->variants.front(), a);
+  });
+  if (!status.ok()) return status;
+  return ran;
+}
+
+}  // namespace coil::cpu::dnnl_internal
