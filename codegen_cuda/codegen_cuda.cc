@@ -1,7 +1,9 @@
 // Schedule -> CUDA C++ -> NVRTC -> KernelModule (see codegen_cuda.h).
 #include "codegen_cuda/codegen_cuda.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "codegen_cuda/internal/index_source.h"
 #include "codegen_cuda/internal/kernel_source.h"
 #include "codegen_cuda/internal/prelude.h"
+#include "codegen_cuda/internal/program_split.h"
 #include "codegen_cuda/nvrtc.h"
 #include "runtime/cuda/kernel_abi.h"
 
@@ -19,14 +22,16 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-4";
+constexpr char kGeneratorVersion[] = "coil-cuda-5";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
 }
 
 struct Sources {
-  std::string module;
+  std::string module;   // the prelude, every kernel, the convolution bias kernels
+  std::string prelude;
+  std::string conv_bias;  // empty when no convolution has a bias
   std::vector<std::pair<const proto::Kernel*, KernelSource>> kernels;
 };
 
@@ -35,7 +40,8 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
   codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(
       schedule, options.warp_row_max, options.row_unroll, options.vectorize,
       options.persistent_rows);
-  s.module = codegen_cuda_internal::CudaPrelude();
+  s.prelude = codegen_cuda_internal::CudaPrelude();
+  s.module = s.prelude;
   for (const proto::Kernel& k : schedule.kernels()) {
     if (!HasCode(k)) continue;
     absl::StatusOr<KernelSource> src = codegen_cuda_internal::EmitKernelSource(k, info);
@@ -44,7 +50,8 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
     s.kernels.push_back({&k, *std::move(src)});
   }
   if (codegen_cuda_internal::HasConvolutionBias(schedule)) {
-    absl::StrAppend(&s.module, codegen_cuda_internal::ConvBiasKernelsSource());
+    s.conv_bias = codegen_cuda_internal::ConvBiasKernelsSource();
+    absl::StrAppend(&s.module, s.conv_bias);
   }
   return s;
 }
@@ -75,20 +82,71 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
   auto clock = std::chrono::steady_clock::now();
   absl::StatusOr<Sources> s = Emit(schedule, options);
   if (!s.ok()) return s.status();
+  // Kernels with the same code compiled once; the distinct ones as up to kMaxPrograms NVRTC
+  // programs on as many threads (program_split.h). Program 0 also has the bias kernels.
+  std::vector<std::string> keys;
+  for (const auto& [k, src] : s->kernels) {
+    keys.push_back(absl::StrCat(src.items_per_thread, src.rows ? "r" : "p", src.warp_rows ? "w" : "",
+                                "\n", codegen_cuda_internal::DedupeKey(src.text, src.symbol)));
+  }
+  const std::vector<int> rep = codegen_cuda_internal::RepresentativeOf(keys);
+  std::vector<int> distinct;  // indices into s->kernels
+  std::vector<size_t> sizes;
+  for (size_t i = 0; i < rep.size(); ++i) {
+    if (rep[i] != static_cast<int>(i)) continue;
+    distinct.push_back(static_cast<int>(i));
+    sizes.push_back(s->kernels[i].second.text.size());
+  }
+  const std::vector<std::vector<int>> programs = codegen_cuda_internal::SplitPrograms(sizes);
+  std::vector<int> image_of(s->kernels.size(), 0);
+  std::vector<std::string> program_source(programs.size(), s->prelude);
+  std::string compiled_source = s->prelude;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    for (int d : programs[p]) {
+      image_of[distinct[d]] = static_cast<int>(p);
+      absl::StrAppend(&program_source[p], "\n", s->kernels[distinct[d]].second.text);
+    }
+  }
+  for (int d : distinct) absl::StrAppend(&compiled_source, "\n", s->kernels[d].second.text);
+  absl::StrAppend(&program_source[0], s->conv_bias);
+  absl::StrAppend(&compiled_source, s->conv_bias);
   if (parts != nullptr) parts->push_back({"cuda_source", seconds_since(clock)});
   clock = std::chrono::steady_clock::now();
-  absl::StatusOr<NvrtcResult> compiled = CompileCudaSource(s->module, "coil_module.cu",
-                                                           options.arch);
-  if (!compiled.ok()) return compiled.status();
+  std::vector<absl::StatusOr<NvrtcResult>> results(programs.size(),
+                                                   absl::InternalError("not compiled"));
+  const int threads = static_cast<int>(std::min<size_t>(
+      programs.size(), std::max(1u, std::thread::hardware_concurrency())));
+  auto compile_some = [&](int first) {
+    for (size_t p = first; p < programs.size(); p += threads) {
+      results[p] = CompileCudaSource(program_source[p], absl::StrCat("coil_module_", p, ".cu"),
+                                     options.arch);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(compile_some, t);
+  compile_some(0);
+  for (std::thread& t : pool) t.join();
+  for (const absl::StatusOr<NvrtcResult>& r : results) {
+    if (!r.ok()) return r.status();
+  }
+  NvrtcResult* compiled = &*results[0];
+  for (size_t p = 1; p < results.size(); ++p) {
+    compiled->registers.insert(results[p]->registers.begin(), results[p]->registers.end());
+    compiled->shared_bytes.insert(results[p]->shared_bytes.begin(), results[p]->shared_bytes.end());
+  }
   if (parts != nullptr) parts->push_back({"nvrtc", seconds_since(clock)});
   proto::KernelModule m;
   m.set_backend("cuda");
-  for (auto& [k, src] : s->kernels) {
+  for (size_t i = 0; i < s->kernels.size(); ++i) {
+    const proto::Kernel* k = s->kernels[i].first;
+    const KernelSource& src = s->kernels[i].second;
     proto::CompiledKernel* ck = m.add_kernels();
     ck->set_kernel_id(k->id());
     ck->set_name(k->name());
-    ck->set_symbol(src.symbol);
+    ck->set_symbol(s->kernels[rep[i]].second.symbol);
     ck->set_source(src.text);
+    ck->set_image(image_of[rep[i]]);
+    for (int b : src.buffers) ck->add_buffers(b);
     proto::LaunchConfig* launch = ck->mutable_launch();
     // A warp per row: {lanes, rows of the block}; else one dimension.
     if (src.warp_rows) {
@@ -126,7 +184,13 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
   }
   m.set_object_code(std::move(compiled->cubin));
   m.set_ptx(std::move(compiled->ptx));
-  m.set_wrapper_source(std::move(s->module));
+  for (size_t p = 1; p < results.size(); ++p) {
+    proto::ObjectImage* image = m.add_images();
+    image->set_object_code(std::move(results[p]->cubin));
+    image->set_ptx(std::move(results[p]->ptx));
+  }
+  // What NVRTC compiled (the distinct kernels; one program's worth of valid CUDA C++).
+  m.set_wrapper_source(std::move(compiled_source));
   m.set_target_triple("nvptx64-nvidia-cuda");
   m.set_cpu(options.arch);
   absl::StatusOr<std::string> version = NvrtcVersion();

@@ -99,6 +99,7 @@ class Emitter {
     }
     // Buffers (and the symbols of their shapes, for bounds and offsets).
     absl::flat_hash_set<int> bufs;
+    std::vector<int> first_use;  // bufs in the order the body first uses them
     for (const proto::Loop& l : k_.loops()) {
       for (const proto::Expr& e : l.body()) {
         if (e.kind() != proto::Expr::LOAD && e.kind() != proto::Expr::STORE) continue;
@@ -113,6 +114,7 @@ class Emitter {
               it->second->shape_size(), ", the index has ", e.index_size(), " dims"));
         }
         if (bufs.insert(e.buffer()).second) {
+          first_use.push_back(e.buffer());
           for (const proto::SymExpr& d : it->second->shape()) {
             absl::flat_hash_set<std::string> sn;
             CollectNames(d, sn);
@@ -156,15 +158,17 @@ class Emitter {
         absl::StrAppend(&o, "  const ", ix, " s", p, " = (", ix, ")coil_syms[", p, "];\n");
       }
     }
-    std::vector<int> sorted(bufs.begin(), bufs.end());
-    std::sort(sorted.begin(), sorted.end());
-    for (int id : sorted) {
+    // The kernel's own table: slot i holds the i-th buffer the body uses (kernel_abi.h), so
+    // kernels that differ only in their buffers have the same code once names are set aside.
+    out_.buffers = first_use;
+    for (size_t slot = 0; slot < first_use.size(); ++slot) {
+      const int id = first_use[slot];
       const proto::Buffer& b = *info_.buffers.at(id);
       if (!IsValidDType(b.dtype())) {
         return absl::InvalidArgumentError(absl::StrCat("buffer ", id, " has no valid dtype"));
       }
       absl::StrAppend(&o, "  ", MemType(b.dtype()), "* b", id, " = (", MemType(b.dtype()),
-                      "*)coil_bufs[", id, "];  // ", b.name(), "\n");
+                      "*)coil_bufs[", slot, "];  // ", b.name(), "\n");
     }
     if (out_.rows && !out_.warp_rows) {
       absl::StrAppend(&o, "  __shared__ float coil_shf[32];\n  __shared__ double coil_shd[32];\n"

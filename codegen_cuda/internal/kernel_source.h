@@ -29,6 +29,7 @@
 #define COIL_CODEGEN_CUDA_INTERNAL_KERNEL_SOURCE_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -67,6 +68,8 @@ struct KernelSource {
   std::string symbol;        // KernelSymbol(id, items_per_thread)
   bool index64 = true;       // 64-bit index math
   int cached_loads = 0;      // persistent rows: register slots (row_cache.h), 0: none
+  // The buffer ids of the kernel's table slots: `coil_bufs[i]` is buffer buffers[i].
+  std::vector<int> buffers;
 };
 
 // Emits `kernel` as the function KernelSymbol(kernel.id()). Errors (InvalidArgument naming the

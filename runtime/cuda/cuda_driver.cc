@@ -58,6 +58,17 @@ absl::StatusOr<const CudaDriver*> Load() {
   d->EventElapsedTime =
       reinterpret_cast<decltype(d->EventElapsedTime)>(dlsym(h, "cuEventElapsedTime_v2"));
   if (d->EventElapsedTime == nullptr) sym(d->EventElapsedTime, "cuEventElapsedTime");
+  // Optional: CUDA graphs (cuda.h maps cuStreamBeginCapture to _v2, cuGraphInstantiate to
+  // cuGraphInstantiateWithFlags).
+  auto optional = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+  };
+  optional(d->StreamBeginCapture, "cuStreamBeginCapture_v2");
+  optional(d->StreamEndCapture, "cuStreamEndCapture");
+  optional(d->GraphInstantiate, "cuGraphInstantiateWithFlags");
+  optional(d->GraphLaunch, "cuGraphLaunch");
+  optional(d->GraphExecDestroy, "cuGraphExecDestroy");
+  optional(d->GraphDestroy, "cuGraphDestroy");
   sym(d->GetErrorName, "cuGetErrorName");
   sym(d->GetErrorString, "cuGetErrorString");
   if (!missing.empty()) {

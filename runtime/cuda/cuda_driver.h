@@ -26,6 +26,11 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+
+// CUstreamCaptureMode: other threads' unsafe calls (cuMemAlloc...) do not break a capture.
+inline constexpr int kStreamCaptureModeRelaxed = 2;
 
 // CUdevice_attribute values used here.
 inline constexpr int kAttrComputeCapabilityMajor = 75;
@@ -60,6 +65,14 @@ struct CudaDriver {
   CUresult (*EventDestroy)(CUevent);
   CUresult (*EventRecord)(CUevent, CUstream);
   CUresult (*EventElapsedTime)(float*, CUevent, CUevent);
+  // CUDA graphs (cuda_graphs.h): capture a stream's work, instantiate it, replay it. Null
+  // when the driver lacks them (then no graph is captured, and cuda_graphs.h says why).
+  CUresult (*StreamBeginCapture)(CUstream, int);
+  CUresult (*StreamEndCapture)(CUstream, CUgraph*);
+  CUresult (*GraphInstantiate)(CUgraphExec*, CUgraph, unsigned long long);
+  CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*GraphExecDestroy)(CUgraphExec);
+  CUresult (*GraphDestroy)(CUgraph);
   CUresult (*GetErrorName)(CUresult, const char**);
   CUresult (*GetErrorString)(CUresult, const char**);
 

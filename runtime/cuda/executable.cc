@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -21,8 +22,10 @@
 #include "runtime/cuda/conv_runner.h"
 #include "runtime/cuda/cublaslt.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_graphs.h"
 #include "runtime/cuda/gemm.h"
 #include "runtime/cuda/gemm_plan.h"
+#include "runtime/cuda/kernel_error.h"
 #include "runtime/cuda/kernel_abi.h"
 #include "runtime/interpreter.h"
 
@@ -96,7 +99,8 @@ struct CudaExecutable::Impl {
   CUdevice device = 0;
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
-  CUmodule mod = nullptr;
+  CUmodule mod = nullptr;           // image 0: object_code / ptx (and the conv bias kernels)
+  std::vector<CUmodule> more_mods;  // KernelModule.images
   std::string device_name;
   int max_id = 0;
   absl::flat_hash_map<int, const proto::Buffer*> buffers;
@@ -111,7 +115,11 @@ struct CudaExecutable::Impl {
   absl::flat_hash_map<int, CUdeviceptr> constants;
   CUdeviceptr arena = 0;
   int64_t arena_capacity = 0;
-  CUdeviceptr table = 0;  // buffer pointers, then symbols
+  CUdeviceptr table = 0;  // buffer pointers, then symbols, then the kernels' slot tables
+  // Kernel id -> where its slot table starts in `table` (entries), and the buffer of each slot
+  // (CompiledKernel.buffers; kernel_abi.h). Kernels without slots get the buffer pointers.
+  absl::flat_hash_map<int, int> slot_offset;
+  absl::flat_hash_map<int, std::vector<int>> slot_buffers;
   CUdeviceptr error = 0;
   std::vector<uint64_t> host_table;
   // GEMMs (gemm_plan.h): the plan per aten.mm / aten.bmm kernel, cuBLASLt and its workspace.
@@ -131,6 +139,7 @@ struct CudaExecutable::Impl {
   std::vector<CUevent> ev_kernel;
   CudaExecutable::RunTimes last_times;
   bool profiling = false;
+  std::unique_ptr<CudaGraphs> graphs;  // options.cuda_graphs
   std::vector<CudaExecutable::KernelTime> profile;  // in schedule order
 
   ~Impl() {
@@ -140,6 +149,7 @@ struct CudaExecutable::Impl {
       if (e != nullptr) d->EventDestroy(e);
     }
     for (CUevent e : ev_kernel) d->EventDestroy(e);
+    graphs.reset();
     for (auto& [id, p] : io) d->MemFree(p.first);
     gemm.reset();
     convs.reset();
@@ -149,6 +159,7 @@ struct CudaExecutable::Impl {
     if (table != 0) d->MemFree(table);
     if (error != 0) d->MemFree(error);
     if (mod != nullptr) d->ModuleUnload(mod);
+    for (CUmodule m : more_mods) d->ModuleUnload(m);
     if (stream != nullptr) d->StreamDestroy(stream);
     if (ctx != nullptr) d->DevicePrimaryCtxRelease(device);
   }
@@ -181,7 +192,7 @@ struct CudaExecutable::Impl {
       const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
       const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where);
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
-  absl::Status KernelError(const CoilCudaError& e) const;
+  absl::Status KernelError(const CoilCudaError& e) const { return KernelErrorStatus(module.schedule(), e); }
 };
 
 absl::Status CudaExecutable::Impl::Setup() {
@@ -210,6 +221,17 @@ absl::Status CudaExecutable::Impl::Setup() {
       !st.ok()) {
     return st;
   }
+  for (int i = 0; i < module.images_size(); ++i) {
+    const proto::ObjectImage& im = module.images(i);
+    const std::string& code = native || im.ptx().empty() ? im.object_code() : im.ptx();
+    CUmodule m = nullptr;
+    if (absl::Status st = Check(d->ModuleLoadData(&m, code.c_str()), "cuModuleLoadData",
+                                absl::StrCat("image ", i + 1, " of the module (", module.cpu(), ") on ", device_name));
+        !st.ok()) {
+      return st;
+    }
+    more_mods.push_back(m);
+  }
   for (const proto::Buffer& b : s.buffers()) {
     if (b.id() <= 0 || buffers.contains(b.id())) {
       return absl::InvalidArgumentError(absl::StrCat("buffer id ", b.id(), " is invalid or repeated"));
@@ -217,10 +239,22 @@ absl::Status CudaExecutable::Impl::Setup() {
     buffers[b.id()] = &b;
     max_id = std::max(max_id, b.id());
   }
-  absl::flat_hash_set<int> with_code;
+  int slots = 0;
   for (const proto::CompiledKernel& ck : module.kernels()) {
+    if (ck.image() < 0 || ck.image() > module.images_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", ck.kernel_id(), " '", ck.name(), "': image ", ck.image(), " does not exist"));
+    }
+    for (int id : ck.buffers()) {
+      if (!buffers.contains(id)) return absl::InvalidArgumentError(absl::StrCat("kernel ", ck.kernel_id(), " '", ck.name(), "': unknown buffer ", id));
+    }
+    if (ck.buffers_size() > 0) {
+      slot_offset[ck.kernel_id()] = slots;
+      slot_buffers[ck.kernel_id()].assign(ck.buffers().begin(), ck.buffers().end());
+      slots += ck.buffers_size();
+    }
     CUfunction f = nullptr;
-    if (absl::Status st = Check(d->ModuleGetFunction(&f, mod, ck.symbol().c_str()),
+    CUmodule in = ck.image() == 0 ? mod : more_mods[ck.image() - 1];
+    if (absl::Status st = Check(d->ModuleGetFunction(&f, in, ck.symbol().c_str()),
                                 "cuModuleGetFunction", absl::StrCat("kernel ", ck.kernel_id(), " '", ck.name(), "'"));
         !st.ok()) {
       return st;
@@ -296,7 +330,10 @@ absl::Status CudaExecutable::Impl::Setup() {
       d, s, mod, stream, options.use_cudnn, options.allow_tf32, options.conv_workspace_bytes);
   if (!cr.ok()) return cr.status();
   convs = *std::move(cr);
-  host_table.assign(max_id + 1 + s.graph().symbols_size(), 0);
+  if (options.cuda_graphs) graphs = std::make_unique<CudaGraphs>(d, options.max_graphs);
+  const int base = max_id + 1 + s.graph().symbols_size();
+  for (auto& [id, off] : slot_offset) off += base;
+  host_table.assign(base + slots, 0);
   absl::StatusOr<CUdeviceptr> t = Alloc(host_table.size() * 8, "the buffer table");
   if (!t.ok()) return t.status();
   table = *t;
@@ -378,40 +415,6 @@ absl::StatusOr<std::optional<bool>> CudaExecutable::Impl::RunGemm(
   if (!ran.ok()) return ran.status();
   if (!*ran) return std::nullopt;
   return false;
-}
-
-absl::Status CudaExecutable::Impl::KernelError(const CoilCudaError& e) const {
-  const proto::Kernel* kernel = nullptr;
-  for (const proto::Kernel& k : module.schedule().kernels()) {
-    if (k.id() == e.kernel) kernel = &k;
-  }
-  std::string at = kernel != nullptr ? KernelWhere(*kernel) : absl::StrCat("kernel ", e.kernel);
-  const proto::Expr* expr = nullptr;
-  if (kernel != nullptr) {
-    for (const proto::Loop& l : kernel->loops()) {
-      for (const proto::Expr& x : l.body()) {
-        if (x.id() == e.expr) expr = &x;
-      }
-    }
-  }
-  absl::StrAppend(&at, ": expr ", e.expr,
-                  expr != nullptr ? absl::StrCat(" (", proto::Expr::Kind_Name(expr->kind()), ")") : "");
-  switch (e.kind) {
-    case kCudaIndexOutOfBounds: {
-      std::string buf;
-      if (expr != nullptr && buffers.contains(expr->buffer())) {
-        const proto::Buffer& b = *buffers.at(expr->buffer());
-        buf = absl::StrCat(" of buffer ", b.id(), " ('", b.name(), "')");
-      }
-      return absl::OutOfRangeError(absl::StrCat(at, ": index ", e.value, " is out of bounds [0, ",
-                                                e.bound, ") for dimension ", e.dim, buf));
-    }
-    case kCudaIntDivByZero: return absl::InvalidArgumentError(absl::StrCat(at, ": integer division by zero"));
-    case kCudaIntRemByZero: return absl::InvalidArgumentError(absl::StrCat(at, ": integer remainder by zero"));
-    case kCudaIntFmodByZero: return absl::InvalidArgumentError(absl::StrCat(at, ": integer fmod by zero"));
-    case kCudaNegativeIntPow: return absl::InvalidArgumentError(absl::StrCat(at, ": integer to the negative power ", e.value, " is not allowed"));
-    default: return absl::InternalError(absl::StrCat(at, ": unknown kernel error kind ", e.kind));
-  }
 }
 
 absl::StatusOr<CUdeviceptr> CudaExecutable::Impl::IoBuffer(int id, int64_t bytes, const std::string& where) {
@@ -515,6 +518,10 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     auto it = b.find(s.graph().symbols(i).name());
     host_table[max_id + 1 + i] = it == b.end() ? 0 : static_cast<uint64_t>(it->second);
   }
+  for (const auto& [id, off] : slot_offset) {
+    const std::vector<int>& slots = slot_buffers.at(id);
+    for (size_t i = 0; i < slots.size(); ++i) host_table[off + i] = host_table[slots[i]];
+  }
   if (absl::Status st = Check(d->MemcpyHtoDAsync(table, host_table.data(), host_table.size() * 8, stream), "cuMemcpyHtoDAsync", "the buffer table"); !st.ok()) return st;
   if (absl::Status st = Check(d->MemsetD8Async(error, 0, sizeof(CoilCudaError), stream), "cuMemsetD8Async", "the error record"); !st.ok()) return st;
   if (profiling && ev_kernel.size() != static_cast<size_t>(s.kernels_size()) + 1) {
@@ -528,10 +535,15 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
   std::vector<std::string> kinds(profiling ? s.kernels_size() : 0);
   CUdeviceptr bufs_arg = table, syms_arg = table + 8 * (max_id + 1), err_arg = error;
   void* params[] = {&bufs_arg, &syms_arg, &err_arg};
+  // While capturing a CUDA graph, an extern that must run on the host ends the capture;
+  // host_reason names the last extern that ran (or would run) on the host.
+  bool capturing = false;
+  std::string host_reason;
   auto read_error = [&](CoilCudaError* e, const std::string& where) -> absl::Status {
     if (absl::Status st = Check(d->MemcpyDtoHAsync(e, error, sizeof(*e), stream), "cuMemcpyDtoHAsync", where); !st.ok()) return st;
     return Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where);
   };
+  auto run_kernels = [&]() -> absl::Status {
   for (int ki = 0; ki < s.kernels_size(); ++ki) {
     const proto::Kernel& k = s.kernels(ki);
     const std::string where = KernelWhere(k);
@@ -559,8 +571,12 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     }
     if (on_gpu->has_value()) {
       epilogue_done = **on_gpu;
+    } else if (k.kind() == proto::Kernel::EXTERN && capturing) {
+      host_reason = absl::StrCat(where, " (extern ", k.extern_op(), ") runs on the host");
+      return absl::AbortedError(host_reason);
     } else if (k.kind() == proto::Kernel::EXTERN) {
       // The host round trip (executable.h).
+      host_reason = absl::StrCat(where, " (extern ", k.extern_op(), ") runs on the host");
       std::vector<std::string> host;
       std::vector<cpu::ExternTensor> ins;
       host.reserve(k.extern_inputs_size() + 1);
@@ -593,12 +609,39 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     const int64_t grid = CudaGridFor(rows_per_block[k.id()], count, items_per_thread[k.id()]);
     if (grid == 0) continue;
     const auto [bx, by] = block_dims[k.id()];
+    auto slots = slot_offset.find(k.id());
+    bufs_arg = table + 8 * (slots == slot_offset.end() ? 0 : slots->second);
     if (absl::Status st = Check(d->LaunchKernel(fn->second, static_cast<unsigned>(grid), 1, 1, bx, by, 1, 0, stream, params, nullptr), "cuLaunchKernel", where); !st.ok()) return st;
     if (options.sync_each_kernel) {
       CoilCudaError e{};
       if (absl::Status st = read_error(&e, where); !st.ok()) return st;
       if (e.failed != 0) return KernelError(e);
     }
+  }
+  return absl::OkStatus();
+  };
+  if (graphs == nullptr || profiling || options.sync_each_kernel) {
+    if (absl::Status st = run_kernels(); !st.ok()) return st;
+  } else {
+    // Through a CUDA graph keyed by the whole table (addresses, symbols, slots).
+    CudaGraphs::Tally counters{gemm_counts.fused, gemm_counts.plain, gemm_counts.host,
+                               conv_counts.fused, conv_counts.plain, conv_counts.host};
+    const std::string key(reinterpret_cast<const char*>(host_table.data()), host_table.size() * 8);
+    absl::Status st = graphs->Run(key, stream, counters, [&](bool capture, std::string* host) {
+      gemm_counts = {counters[0], counters[1], counters[2]};
+      conv_counts = {counters[3], counters[4], counters[5]};
+      capturing = capture;
+      host_reason.clear();
+      absl::Status r = run_kernels();
+      capturing = false;
+      *host = host_reason;
+      counters = {gemm_counts.fused, gemm_counts.plain, gemm_counts.host,
+                  conv_counts.fused, conv_counts.plain, conv_counts.host};
+      return r;
+    });
+    gemm_counts = {counters[0], counters[1], counters[2]};
+    conv_counts = {counters[3], counters[4], counters[5]};
+    if (!st.ok()) return st;
   }
   if (profiling) {
     if (absl::Status st = Check(d->EventRecord(ev_kernel[s.kernels_size()], stream), "cuEventRecord", "the run"); !st.ok()) return st;
@@ -721,6 +764,18 @@ std::string CudaExecutable::conv_why_not() {
 CudaExecutable::RunTimes CudaExecutable::last_run_times() {
   absl::MutexLock lock(&mu_);
   return impl_->last_times;
+}
+
+CudaExecutable::GraphCounts CudaExecutable::graph_counts() {
+  absl::MutexLock lock(&mu_);
+  if (impl_->graphs == nullptr) return {};
+  const CudaGraphs::Counts& c = impl_->graphs->counts();
+  return GraphCounts{c.eager, c.captured, c.replayed, c.evicted};
+}
+
+std::string CudaExecutable::graphs_why_not() {
+  absl::MutexLock lock(&mu_);
+  return impl_->graphs == nullptr ? "cuda_graphs is off" : impl_->graphs->why_not();
 }
 
 void CudaExecutable::SetProfiling(bool on) {

@@ -56,6 +56,13 @@ struct CudaExecutableOptions {
   bool use_cudnn = true;
   // cuDNN's workspace (device memory, one per executable that has convolutions).
   size_t conv_workspace_bytes = size_t{256} << 20;
+  // CUDA graphs (torch.compile's reduce-overhead; cuda_graphs.h): a run's launches captured
+  // once per set of shapes and replayed with one launch; inputs and outputs go through the
+  // executable's kept device buffers. Not with sync_each_kernel or profiling. COIL_CUDA_GRAPHS=1
+  // turns it on in the CUDA backend.
+  bool cuda_graphs = false;
+  // Graphs kept at most (least recently used evicted).
+  int max_graphs = 8;
 };
 
 class CudaExecutable {
@@ -123,6 +130,18 @@ class CudaExecutable {
 
   // Per-kernel device time (an event before and after every kernel and GEMM), summed over the
   // runs since profiling was switched on; slower runs (one event per launch).
+  // CUDA graphs (options.cuda_graphs): runs without a graph, graphs captured, runs that
+  // launched a graph, graphs evicted; and why the last run that could not use one did not
+  // ("" when none).
+  struct GraphCounts {
+    int64_t eager = 0;
+    int64_t captured = 0;
+    int64_t replayed = 0;
+    int64_t evicted = 0;
+  };
+  GraphCounts graph_counts();
+  std::string graphs_why_not();
+
   struct KernelTime {
     std::string kernel;  // "k3_fused_add"
     std::string kind;    // "pointwise", "rows", "extern aten.mm (cuBLASLt, fused)", ...

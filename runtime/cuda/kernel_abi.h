@@ -7,8 +7,13 @@
 //   __global__ void coil_k<id>(char* const* buffers, const long long* symbols,
 //                              CoilCudaError* error);
 //
-// - buffers[id] is the device address of buffer `id` (buffers[0] unused); symbols[i] is the value
-//   of Schedule.graph.symbols[i]. Both point into one device table the runtime uploads per run.
+// - buffers is the kernel's own slot table: buffers[i] is the device address of buffer
+//   CompiledKernel.buffers[i] (the buffers in the order the kernel body first uses them), so
+//   kernels with the same code on other buffers share one compiled function (codegen_cuda's
+//   dedupe). A module without CompiledKernel.buffers (generator coil-cuda-4 and older) indexes
+//   by buffer id instead: buffers[id] is buffer `id` (buffers[0] unused). symbols[i] is the
+//   value of Schedule.graph.symbols[i]. All point into one device table the runtime uploads
+//   per run.
 // - Block: kCudaBlockThreads threads (the source says so with __launch_bounds__). Grid:
 //   CudaGridFor(rows_per_block, count), computed at launch from the kernel's outer ranges with
 //   the symbols bound, so a dynamic size never needs a recompile. Pointwise kernels (no ranged

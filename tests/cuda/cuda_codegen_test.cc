@@ -56,7 +56,9 @@ void ExpectLaunchable(const proto::KernelModule& m) {
       EXPECT_EQ(k.launch().block(0), 256);
     }
     EXPECT_TRUE(absl::StrContains(k.source(), "__launch_bounds__(256)"));
-    EXPECT_TRUE(absl::StrContains(m.ptx(), absl::StrCat(".entry ", k.symbol())));
+    ASSERT_LE(k.image(), m.images_size());
+    const std::string& ptx = k.image() == 0 ? m.ptx() : m.images(k.image() - 1).ptx();
+    EXPECT_TRUE(absl::StrContains(ptx, absl::StrCat(".entry ", k.symbol())));
     EXPECT_GT(k.launch().registers(), 0) << "ptxas -v reports every kernel";
     EXPECT_LE(k.launch().registers() * 256, 65536);
     EXPECT_LE(k.launch().shared_bytes(), 48 * 1024);

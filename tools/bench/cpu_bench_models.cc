@@ -55,6 +55,30 @@ void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const Tor
     row.set_matches(false);
     return;
   }
+  if (cuda != nullptr && cuda->graph_counts().replayed > 0) {
+    // CUDA graphs (COIL_CUDA_GRAPHS=1): the timed runs replayed a graph; check a replay's output
+    // too (the first run above was eager).
+    absl::StatusOr<std::vector<HostTensor>> again = program.Run(inputs);
+    if (!again.ok()) {
+      row.set_error(absl::StrCat("run (CUDA graph): ", again.status().message()));
+      row.set_matches(false);
+      return;
+    }
+    CheckOutputs(*again, *want, row.tolerance(), row);
+    const cuda::CudaExecutable::GraphCounts g = cuda->graph_counts();
+    std::fprintf(stderr,
+                 "coil bench: %s batch %d: CUDA graphs: %lld captured, %lld runs replayed one, "
+                 "%lld eager; a replay's output %s (max relative error %.2g)\n",
+                 row.model().c_str(), row.batch(), static_cast<long long>(g.captured),
+                 static_cast<long long>(g.replayed), static_cast<long long>(g.eager),
+                 row.matches() ? "matches torch" : "DOES NOT match torch",
+                 row.max_relative_error());
+    if (!row.matches()) return;
+  } else if (cuda != nullptr && !cuda->graphs_why_not().empty() &&
+             cuda->graphs_why_not() != "cuda_graphs is off") {
+    std::fprintf(stderr, "coil bench: %s batch %d: no CUDA graph: %s\n", row.model().c_str(),
+                 row.batch(), cuda->graphs_why_not().c_str());
+  }
   if (cuda != nullptr) {
     // TimeRuns's warm-up runs come first: the last `reps` samples are the timed runs.
     row.set_coil_run_ms(t->median_ms);

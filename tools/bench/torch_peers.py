@@ -296,7 +296,10 @@ def synchronized(fn, args):
 def time_compiled(model, x, want, eager_ms, args):
     torch._dynamo.reset()
     try:
-        compiled = torch.compile(model, dynamic=False)
+        # COIL_BENCH_COMPILE_MODE=reduce-overhead: torch.compile with CUDA graphs (against coil's
+        # COIL_CUDA_GRAPHS=1); unset: the default mode.
+        mode = os.environ.get("COIL_BENCH_COMPILE_MODE")
+        compiled = torch.compile(model, dynamic=False, **({"mode": mode} if mode else {}))
         with torch.no_grad():
             start = time.perf_counter()
             y = synchronized(lambda: compiled(x), args)()

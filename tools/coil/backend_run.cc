@@ -69,6 +69,7 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
   } else if (backend == "cuda") {
     driver::CudaBackendOptions cuda;
     cuda.runtime.external_data_dir = options.external_data_dir;
+    cuda.runtime.cuda_graphs = options.cuda_graphs;
     // For A/B measurements (tools/cuda_gpu_bench.py): COIL_CUDA_WARP_ROW_MAX=0 runs every row
     // kernel a block per row; COIL_CUDA_ROW_UNROLL=N unrolls row kernels' position loops;
     // COIL_CUDA_VECTORIZE=0 runs pointwise kernels a thread per index; COIL_CUDA_PERSISTENT=0
@@ -151,6 +152,14 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
                  device_ms[device_ms.size() / 2]);
     std::fprintf(stderr, "  %-28s %9.3f ms median in, %.3f ms median out\n", "host copies",
                  copy_in_ms[copy_in_ms.size() / 2], copy_out_ms[copy_out_ms.size() / 2]);
+    const cuda::CudaExecutable::GraphCounts graphs = cuda_exe->graph_counts();
+    if (graphs.eager + graphs.replayed > 0) {
+      const std::string why = cuda_exe->graphs_why_not();
+      std::fprintf(stderr, "  CUDA graphs: %lld captured, %lld runs replayed one, %lld eager%s%s\n",
+                   static_cast<long long>(graphs.captured), static_cast<long long>(graphs.replayed),
+                   static_cast<long long>(graphs.eager), why.empty() ? "" : "; eager because: ",
+                   why.c_str());
+    }
     const cuda::CudaExecutable::GemmCounts convs = cuda_exe->conv_counts();
     if (convs.fused + convs.plain + convs.host > 0) {
       const std::string why = cuda_exe->conv_why_not();

@@ -23,6 +23,9 @@ struct RunOptions {
   bool profile = false;
   // cpu backend: runtime threads (0: every CPU).
   int threads = 0;
+  // cuda backend: CUDA graphs (CudaExecutableOptions::cuda_graphs); --repeat then prints how
+  // many runs replayed a graph.
+  bool cuda_graphs = false;
   // Folder external constant paths are relative to (the graph file's).
   std::string external_data_dir;
 };

@@ -65,12 +65,12 @@ int VerifyCommand(const std::vector<std::string>& argv) {
 int RunCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args =
       ParseArgs(argv, {"inputs", "seed", "dim", "save", "backend", "repeat", "threads"},
-                {"float64", "check", "profile"});
+                {"float64", "check", "profile", "cuda-graphs"});
   if (!args.ok()) return Fail(args.status());
   if (args->positional.size() != 1 || args->Has("help")) {
     return Usage("usage: coil run FILE [--inputs A.pb,B.pb] [--seed N] [--dim s0=8,...]\n"
                  "                [--float64] [--save OUT_PREFIX] [--backend B [--check]]\n"
-                 "                [--repeat N [--profile]] [--threads N]\n"
+                 "                [--repeat N [--profile]] [--threads N] [--cuda-graphs]\n"
                  "  --backend reference (default) | schedule (prims + inductor + Schedule\n"
                  "  interpreter) | cpu (prims + inductor + LLVM codegen + CPU runtime) | cuda\n"
                  "  (NVRTC + the CUDA runtime); --check compares with the float64 reference\n"
@@ -79,6 +79,8 @@ int RunCommand(const std::vector<std::string>& argv) {
                  "  also the device time, CUDA events from the first kernel to the end of the\n"
                  "  last, and the host copies); --profile adds each kernel's time;\n"
                  "  --threads N: the cpu runtime's threads (default: every CPU).\n"
+                 "  --cuda-graphs (cuda): each set of shapes' launches captured once into a CUDA\n"
+                 "  graph (on its second run) and replayed after (torch.compile's reduce-overhead).\n"
                  "  Runs the graph (text IR, binary coil.proto.Graph, or an ONNX model ending in\n"
                  "  .onnx) with the reference interpreter. Inputs are serialized\n"
                  "  coil.proto.TensorValue files, or random (seeded) when --inputs is absent.\n",
@@ -129,6 +131,10 @@ int RunCommand(const std::vector<std::string>& argv) {
     return Fail(absl::InvalidArgumentError("--threads expects an integer in [1, 1024]"));
   }
   run.profile = args->Has("profile");
+  run.cuda_graphs = args->Has("cuda-graphs");
+  if (run.cuda_graphs && backend != "cuda") {
+    return Fail(absl::InvalidArgumentError("--cuda-graphs needs --backend cuda"));
+  }
   if (run.profile && backend != "cpu" && backend != "cuda") {
     return Fail(absl::InvalidArgumentError("--profile needs --backend cpu or cuda"));
   }

@@ -28,7 +28,13 @@ class CudaLoaded : public Executable {
 
 class CudaBackendImpl : public Backend {
  public:
-  explicit CudaBackendImpl(CudaBackendOptions options) : options_(std::move(options)) {}
+  explicit CudaBackendImpl(CudaBackendOptions options) : options_(std::move(options)) {
+    // COIL_CUDA_GRAPHS=1 / 0: CUDA graphs on / off for every executable this backend loads
+    // (coil run, coil bench cuda, tests); runtime/cuda/cuda_graphs.h.
+    if (const char* g = std::getenv("COIL_CUDA_GRAPHS"); g != nullptr) {
+      options_.runtime.cuda_graphs = std::string(g) != "0";
+    }
+  }
   std::string name() const override { return "cuda"; }
   BackendCapabilities capabilities() const override {
     BackendCapabilities c;

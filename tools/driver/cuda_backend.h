@@ -22,7 +22,9 @@ namespace coil::driver {
 
 struct CudaBackendOptions {
   codegen_cuda::CudaCodegenOptions codegen;  // target architecture
-  cuda::CudaExecutableOptions runtime;       // device, external data folder, per-kernel sync
+  // Device, external data folder, per-kernel sync, CUDA graphs (runtime.cuda_graphs; the
+  // environment's COIL_CUDA_GRAPHS=1 / 0 overrides it).
+  cuda::CudaExecutableOptions runtime;
 };
 
 std::shared_ptr<Backend> CudaBackend(const CudaBackendOptions& options = {});
