@@ -2,8 +2,13 @@
 // aten.scaled_dot_product_attention: odd and unit sequence lengths (partial query blocks and
 // key tiles), L != S, causal, additive f32 and bool masks (broadcast rows and batch; the op's schema refuses a mask with is_causal),
 // fully masked rows (NaN, as the reference), a key/value batch broadcast against the queries,
-// an explicit scale, and the same results with 1 and 4 pool threads.
+// an explicit scale, and the same results with 1 and 4 pool threads. Every case runs both block
+// kernels where the CPU has AVX-512 (the intrinsics block and, with
+// COIL_CPU_ATTENTION_KERNEL=generic, the plain C++ one; elsewhere the plain one only), and the
+// softmax's polynomial exp is checked against std::exp.
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -13,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cpu/internal/attention_block.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu {
@@ -58,7 +64,7 @@ std::string Describe(const Case& c) {
 
 // Runs the case through RunExtern (the fused kernel) on `threads` pool threads and through
 // the reference kernel; returns how many elements were compared.
-int64_t Check(const Case& c, int threads) {
+int64_t CheckOnce(const Case& c, int threads) {
   SCOPED_TRACE(Describe(c));
   std::vector<Buf> in{Buf(proto::FLOAT32, c.q, 1), Buf(proto::FLOAT32, c.k, 2),
                       Buf(proto::FLOAT32, c.v, 3)};
@@ -105,6 +111,35 @@ int64_t Check(const Case& c, int threads) {
     EXPECT_GT(nan, 0) << "the fully masked rows should be NaN";
   }
   return got.t.numel();
+}
+
+// Both block kernels (where the CPU has the AVX-512 one).
+void Check(const Case& c, int threads) {
+  {
+    SCOPED_TRACE("generic block");
+    setenv("COIL_CPU_ATTENTION_KERNEL", "generic", 1);
+    CheckOnce(c, threads);
+    unsetenv("COIL_CPU_ATTENTION_KERNEL");
+  }
+  if (internal::AttentionHasAvx512()) {
+    SCOPED_TRACE("AVX-512 block");
+    CheckOnce(c, threads);
+  }
+}
+
+// The polynomial exp against the C library's on x <= 0 (what the online softmax feeds it):
+// within 2 ulp where the result is a normal float, exactly 0 below -87 and at -inf, 1 at 0.
+TEST(AttentionTest, PolynomialExpMatchesLibm) {
+  EXPECT_EQ(internal::AttentionExp(0.0f), 1.0f);
+  EXPECT_EQ(internal::AttentionExp(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(internal::AttentionExp(-88.0f), 0.0f);
+  float worst = 0;
+  for (float x = -87.0f; x <= 0.0f; x += 0.000731f) {
+    const float want = std::exp(x), got = internal::AttentionExp(x);
+    const float ulp = std::nextafter(want, 1.0f) - want;
+    worst = std::max(worst, std::abs(got - want) / ulp);
+  }
+  EXPECT_LE(worst, 2.0f);
 }
 
 TEST(AttentionTest, MatchesReferenceOnOddShapes) {

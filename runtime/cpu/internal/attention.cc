@@ -4,11 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <memory>
+#include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/cpu/internal/attention_block.h"
 #include "runtime/cpu/thread_pool.h"
 
 // The inner loops are plain C++ that the compiler vectorizes; on x86-64 the block function is
@@ -27,9 +32,6 @@
 
 namespace coil::cpu::internal {
 namespace {
-
-constexpr int64_t kBlockQ = 32;   // query rows per task
-constexpr int64_t kBlockK = 64;   // keys per tile
 
 // Where each flat batch index's [rows, cols] matrix starts in a tensor whose leading dims
 // broadcast against `batch` (right-aligned; size-1 or missing dims repeat).
@@ -62,29 +64,15 @@ bool BatchOffsets(const std::vector<int64_t>& shape, const std::vector<int64_t>&
   return true;
 }
 
-struct Problem {
-  int64_t l, s, e, ev;
-  float scale;
-  bool causal;
-  const float* q;
-  const float* k;
-  const float* v;
-  float* out;
-  // The mask (nullptr: none), one of the two; mask rows may broadcast (row stride 0) and so
-  // may its columns (column stride 0).
-  const float* fmask = nullptr;
-  const uint8_t* bmask = nullptr;
-  int64_t mask_row_stride = 0, mask_col_stride = 0;
-};
-
-// Query rows [i0, i1) of one matrix: q/k/v/out/mask point at that batch's matrices.
+// Query rows [i0, i1) of one matrix. The score and P.V loops run over contiguous keys / value
+// columns (K packed transposed), so they vectorize; so does the exp (AttentionExp).
 COIL_ATTENTION_CLONES
-void Block(const Problem& p, int64_t i0, int64_t i1, const float* __restrict q,
-           const float* __restrict k, const float* __restrict v, float* __restrict out,
-           const float* fmask, const uint8_t* bmask, float* __restrict kt,
-           float* __restrict sc, float* __restrict acc, float* __restrict mx,
-           float* __restrict sum) {
-  const int64_t rows = i1 - i0, e = p.e, ev = p.ev;
+void GenericBlock(const AttentionProblem& p, int64_t i0, int64_t i1, const float* __restrict q,
+                  const float* __restrict kt, const float* __restrict v, float* __restrict out,
+                  const float* fmask, const uint8_t* bmask, float* __restrict sc,
+                  float* __restrict acc, float* __restrict mx, float* __restrict sum) {
+  constexpr int64_t kBlockK = kAttentionBlockK;
+  const int64_t rows = i1 - i0, e = p.e, ev = p.ev, kts = p.kt_stride;
   const float kNegInf = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     mx[r] = kNegInf;
@@ -95,11 +83,6 @@ void Block(const Problem& p, int64_t i0, int64_t i1, const float* __restrict q,
   const int64_t s_end = p.causal ? std::min(p.s, i1) : p.s;
   for (int64_t j0 = 0; j0 < s_end; j0 += kBlockK) {
     const int64_t cols = std::min(kBlockK, s_end - j0);
-    // kt[c][j] = k[j0 + j][c]
-    for (int64_t j = 0; j < cols; ++j) {
-      const float* kr = k + (j0 + j) * e;
-      for (int64_t c = 0; c < e; ++c) kt[c * kBlockK + j] = kr[c];
-    }
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r;
       float* s = sc + r * kBlockK;
@@ -107,7 +90,7 @@ void Block(const Problem& p, int64_t i0, int64_t i1, const float* __restrict q,
       const float* qr = q + i * e;
       for (int64_t c = 0; c < e; ++c) {
         const float qc = qr[c];
-        const float* kc = kt + c * kBlockK;
+        const float* kc = kt + c * kts + j0;
         for (int64_t j = 0; j < cols; ++j) s[j] += qc * kc[j];
       }
       for (int64_t j = 0; j < cols; ++j) s[j] *= p.scale;
@@ -136,11 +119,11 @@ void Block(const Problem& p, int64_t i0, int64_t i1, const float* __restrict q,
         continue;  // the row's result is NaN (written at the end)
       }
       if (m_new == kNegInf) continue;  // every score so far masked: nothing to add
-      const float correction = std::exp(mx[r] - m_new);  // 0 when mx was -inf
+      const float correction = AttentionExp(mx[r] - m_new);  // 0 when mx was -inf
       mx[r] = m_new;
       float tile_sum = 0;
       for (int64_t j = 0; j < cols; ++j) {
-        s[j] = std::exp(s[j] - m_new);
+        s[j] = AttentionExp(s[j] - m_new);
         tile_sum += s[j];
       }
       sum[r] = sum[r] * correction + tile_sum;
@@ -155,18 +138,30 @@ void Block(const Problem& p, int64_t i0, int64_t i1, const float* __restrict q,
       }
     }
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    float* o = out + (i0 + r) * ev;
-    const float* a = acc + r * ev;
-    // No finite score (fully masked, or causal with more queries than keys... every key
-    // masked) or a NaN score: NaN, as the reference's exp(-inf - -inf).
-    if (std::isnan(mx[r]) || sum[r] == 0) {
-      std::fill(o, o + ev, std::numeric_limits<float>::quiet_NaN());
-      continue;
-    }
-    const float inv = 1.0f / sum[r];
-    for (int64_t c = 0; c < ev; ++c) o[c] = a[c] * inv;
+  AttentionFinishRows(rows, ev, acc, mx, sum, out + i0 * ev);
+}
+
+// K [S, E] of one matrix into kt [E, kt_stride], zero past S.
+void PackKeys(const float* k, int64_t s, int64_t e, int64_t kts, float* kt) {
+  for (int64_t c = 0; c < e; ++c) {
+    float* row = kt + c * kts;
+    for (int64_t j = 0; j < s; ++j) row[j] = k[j * e + c];
+    std::fill(row + s, row + kts, 0.0f);
   }
+}
+
+// Scratch kept across calls of one call site (the packed keys; a fresh vector per call would
+// page-fault its megabytes in every time).
+struct AttentionState : ExternState {
+  std::vector<float> kt;
+};
+
+// COIL_CPU_ATTENTION_KERNEL=generic keeps the plain C++ block on an AVX-512 CPU (tests and
+// A/B measurements); read per call.
+bool UseAvx512() {
+  const char* env = std::getenv("COIL_CPU_ATTENTION_KERNEL");
+  if (env != nullptr && std::string_view(env) == "generic") return false;
+  return AttentionHasAvx512();
 }
 
 absl::Status ShapeError(const ExternArgs& a) {
@@ -198,7 +193,7 @@ absl::StatusOr<bool> Attention(const ExternArgs& a) {
   const std::vector<int64_t>& os = a.output.shape;
   const int64_t rank = static_cast<int64_t>(os.size());
   std::vector<int64_t> batch(os.begin(), os.end() - 2);
-  Problem p;
+  AttentionProblem p;
   p.l = q.shape[q.shape.size() - 2];
   p.e = q.shape.back();
   p.s = k.shape[k.shape.size() - 2];
@@ -212,6 +207,8 @@ absl::StatusOr<bool> Attention(const ExternArgs& a) {
       !BatchOffsets(v.shape, batch, p.s * p.ev, vo)) {
     return ShapeError(a);
   }
+  const float* fmask = nullptr;
+  const uint8_t* bmask = nullptr;
   if (mask != nullptr) {
     // Pad the mask's shape to rank >= 2 and broadcast its last two dims against [L, S].
     std::vector<int64_t> ms = mask->shape;
@@ -222,34 +219,72 @@ absl::StatusOr<bool> Attention(const ExternArgs& a) {
     p.mask_row_stride = mr == 1 ? 0 : mc;
     if (!BatchOffsets(ms, batch, mr * mc, mo)) return ShapeError(a);
     if (mask->dtype == proto::FLOAT32) {
-      p.fmask = reinterpret_cast<const float*>(mask->data);
+      fmask = reinterpret_cast<const float*>(mask->data);
     } else {
-      p.bmask = reinterpret_cast<const uint8_t*>(mask->data);
+      bmask = reinterpret_cast<const uint8_t*>(mask->data);
     }
   }
   p.scale = static_cast<float>(*scale != 0 ? *scale : 1.0 / std::sqrt(static_cast<double>(p.e)));
   p.causal = *causal;
-  p.q = reinterpret_cast<const float*>(q.data);
-  p.k = reinterpret_cast<const float*>(k.data);
-  p.v = reinterpret_cast<const float*>(v.data);
-  p.out = reinterpret_cast<float*>(a.output.data);
+  p.kt_stride = (p.s + kAttentionBlockK - 1) / kAttentionBlockK * kAttentionBlockK;
+  const float* qd = reinterpret_cast<const float*>(q.data);
+  const float* kd = reinterpret_cast<const float*>(k.data);
+  const float* vd = reinterpret_cast<const float*>(v.data);
+  float* od = reinterpret_cast<float*>(a.output.data);
   const int64_t nb = static_cast<int64_t>(qo.size());
-  const int64_t blocks = (p.l + kBlockQ - 1) / kBlockQ;
+  const int64_t blocks = (p.l + kAttentionBlockQ - 1) / kAttentionBlockQ;
   if (nb == 0 || p.l == 0 || p.ev == 0) return true;
   if (p.s == 0) {  // no keys: an empty sum, as the reference gives
-    std::fill(p.out, p.out + nb * p.l * p.ev, 0.0f);
+    std::fill(od, od + nb * p.l * p.ev, 0.0f);
     return true;
   }
+  // Pack each distinct K matrix transposed once (a broadcast K is packed once), in parallel.
+  std::vector<int64_t> kslot(nb), kfirst;
+  absl::flat_hash_map<int64_t, int64_t> slot_of;
+  for (int64_t b = 0; b < nb; ++b) {
+    auto [it, fresh] = slot_of.try_emplace(ko[b], static_cast<int64_t>(kfirst.size()));
+    if (fresh) kfirst.push_back(ko[b]);
+    kslot[b] = it->second;
+  }
+  std::vector<float> local;
+  std::vector<float>* kt = &local;
+  if (a.state != nullptr) {
+    if (dynamic_cast<AttentionState*>(a.state->get()) == nullptr) {
+      *a.state = std::make_unique<AttentionState>();
+    }
+    kt = &static_cast<AttentionState*>(a.state->get())->kt;
+  }
+  const int64_t kt_size = std::max<int64_t>(p.e, 1) * p.kt_stride;
+  const int64_t kt_need = static_cast<int64_t>(kfirst.size()) * kt_size;
+  if (static_cast<int64_t>(kt->size()) < kt_need) kt->resize(kt_need);
+  float* ktd = kt->data();
+  auto pack = [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) PackKeys(kd + kfirst[m], p.s, p.e, p.kt_stride, ktd + m * kt_size);
+  };
+  const int64_t packs = static_cast<int64_t>(kfirst.size());
+  if (a.pool != nullptr && packs > 1) {
+    a.pool->ParallelFor(packs, 1, pack);
+  } else {
+    pack(0, packs);
+  }
+  const bool avx512 = UseAvx512();
   auto run = [&](int64_t begin, int64_t end) {
-    std::vector<float> kt(std::max<int64_t>(p.e, 1) * kBlockK), sc(kBlockQ * kBlockK),
-        acc(kBlockQ * p.ev), mx(kBlockQ), sum(kBlockQ);
+    std::vector<float> sc(kAttentionBlockQ * kAttentionBlockK), acc(kAttentionBlockQ * p.ev),
+        mx(kAttentionBlockQ), sum(kAttentionBlockQ);
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t b = t / blocks, i0 = (t % blocks) * kBlockQ;
-      const int64_t i1 = std::min(p.l, i0 + kBlockQ);
-      Block(p, i0, i1, p.q + qo[b], p.k + ko[b], p.v + vo[b], p.out + b * p.l * p.ev,
-            p.fmask != nullptr ? p.fmask + mo[b] : nullptr,
-            p.bmask != nullptr ? p.bmask + mo[b] : nullptr, kt.data(), sc.data(), acc.data(),
-            mx.data(), sum.data());
+      // Causal blocks further down have more keys: hand those out first.
+      const int64_t bi = p.causal ? blocks - 1 - t % blocks : t % blocks;
+      const int64_t b = t / blocks, i0 = bi * kAttentionBlockQ;
+      const int64_t i1 = std::min(p.l, i0 + kAttentionBlockQ);
+      AttentionBlockArgs args{qd + qo[b], ktd + kslot[b] * kt_size, vd + vo[b], od + b * p.l * p.ev,
+                              fmask != nullptr ? fmask + mo[b] : nullptr,
+                              bmask != nullptr ? bmask + mo[b] : nullptr,
+                              sc.data(), acc.data(), mx.data(), sum.data()};
+      if (avx512) {
+        AttentionBlockAvx512(p, i0, i1, args);
+      } else {
+        AttentionBlock(p, i0, i1, args);
+      }
     }
   };
   const int64_t tasks = nb * blocks;
@@ -259,6 +294,11 @@ absl::StatusOr<bool> Attention(const ExternArgs& a) {
     run(0, tasks);
   }
   return true;
+}
+
+void AttentionBlock(const AttentionProblem& p, int64_t i0, int64_t i1,
+                    const AttentionBlockArgs& b) {
+  GenericBlock(p, i0, i1, b.q, b.kt, b.v, b.out, b.fmask, b.bmask, b.sc, b.acc, b.mx, b.sum);
 }
 
 }  // namespace coil::cpu::internal
