@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/constant_refs.h"
@@ -247,6 +248,11 @@ class Compilation {
     if (options_.keep_intermediates) {
       // The module is kept for the caller: the executable gets a copy.
       absl::StatusOr<std::unique_ptr<Executable>> exe = options_.backend->Load(**cached);
+      if (!exe.ok() && exe.status().code() == absl::StatusCode::kFailedPrecondition) {
+        // Code this machine cannot run (a CUDA module without a driver): a hit all the same.
+        result_.module = **std::move(cached);
+        return SkippedLoad(t, exe.status());
+      }
       if (!exe.ok()) {
         weights.ReturnMoved();  // the rebuild compiles the graph whole
         std::fprintf(stderr, "coil: cached module %s does not load (%s); rebuilding\n",
@@ -261,6 +267,9 @@ class Compilation {
       // the error says to compile again.
       absl::StatusOr<std::unique_ptr<Executable>> exe =
           options_.backend->Load(**std::move(cached));
+      if (!exe.ok() && exe.status().code() == absl::StatusCode::kFailedPrecondition) {
+        return SkippedLoad(t, exe.status());  // the entry is fine: this machine cannot run it
+      }
       if (!exe.ok()) {
         std::remove(entry.c_str());
         return absl::UnavailableError(absl::StrCat(
@@ -271,6 +280,15 @@ class Compilation {
     }
     result_.cache_hit = true;
     Done("load", t, "cached module", false);
+    return absl::OkStatus();
+  }
+
+  // A cache hit whose code cannot run here (FailedPrecondition from Load: no CUDA driver,
+  // another CPU): reported like a fresh compile's skipped load, the entry kept.
+  absl::Status SkippedLoad(const StageClock& t, const absl::Status& why) {
+    result_.cache_hit = true;
+    result_.load_error = why;
+    Done("load", t, absl::StrCat("skipped: ", why.message()), false);
     return absl::OkStatus();
   }
 
@@ -331,8 +349,16 @@ class Compilation {
   }
 
   static std::string ModuleDetail(const proto::KernelModule& m) {
-    return absl::StrCat(Plural(m.kernels_size(), "kernel"), ", ", m.object_code().size(),
-                        " B object code", m.cpu().empty() ? "" : " for ", m.cpu());
+    // CUDA: every NVRTC program's CUBIN, and how many distinct functions the kernels share.
+    size_t bytes = m.object_code().size();
+    for (const proto::ObjectImage& im : m.images()) bytes += im.object_code().size();
+    absl::flat_hash_set<std::string> symbols;
+    for (const proto::CompiledKernel& k : m.kernels()) symbols.insert(k.symbol());
+    const bool shared = m.backend() == "cuda" && symbols.size() < static_cast<size_t>(m.kernels_size());
+    return absl::StrCat(Plural(m.kernels_size(), "kernel"),
+                        shared ? absl::StrCat(" (", symbols.size(), " distinct)") : "", ", ", bytes,
+                        " B object code", m.images_size() > 0 ? absl::StrCat(" in ", m.images_size() + 1, " images") : "",
+                        m.cpu().empty() ? "" : " for ", m.cpu());
   }
 
   const DriverOptions& options_;

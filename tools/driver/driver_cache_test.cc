@@ -269,5 +269,44 @@ TEST(DriverCacheTest, WithoutCacheAndExternalConstantsBypass) {
   EXPECT_EQ(CacheKey(external, Options(nullptr)), "");
 }
 
+// The CPU backend whose modules cannot run here, as a CUDA module on a machine without a driver.
+class CannotRunHere : public Backend {
+ public:
+  std::string name() const override { return inner_->name(); }
+  BackendCapabilities capabilities() const override { return inner_->capabilities(); }
+  std::string CacheIdentity() const override { return inner_->CacheIdentity(); }
+  absl::StatusOr<proto::KernelModule> Generate(proto::Schedule s) override {
+    return inner_->Generate(std::move(s));
+  }
+  absl::StatusOr<std::unique_ptr<Executable>> Load(proto::KernelModule) override {
+    return absl::FailedPreconditionError("no CUDA driver (test)");
+  }
+
+ private:
+  std::shared_ptr<Backend> inner_ = CpuBackend();
+};
+
+TEST(DriverCacheTest, HitThatCannotRunHereKeepsTheEntry) {
+  CompileCache cache(FreshDir("cannot_run"));
+  const Graph graph = Parse(GraphText(F32Hex(16 * 24, 3.0f)));
+  for (bool keep : {false, true}) {
+    SCOPED_TRACE(keep ? "keep_intermediates" : "weights moved");
+    for (int i = 0; i < 2; ++i) {
+      DriverOptions o;
+      o.backend = std::make_shared<CannotRunHere>();
+      o.cache = &cache;
+      o.keep_intermediates = keep;
+      absl::StatusOr<CompileResult> r = CompileGraph(graph.Clone(), o);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->cache_hit, keep || i == 1) << "the first compile stores, every later one hits";
+      EXPECT_EQ(r->executable, nullptr);
+      EXPECT_EQ(r->load_error.code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_TRUE(fs::exists(cache.EntryPath(r->cache_key))) << "the entry stays";
+      if (r->cache_hit) EXPECT_EQ(r->module.has_value(), keep);
+    }
+  }
+  EXPECT_EQ(cache.corrupt_entries(), 0);
+}
+
 }  // namespace
 }  // namespace coil::driver
