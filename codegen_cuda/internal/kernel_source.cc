@@ -48,14 +48,6 @@ void CollectNames(const proto::SymExpr& e, absl::flat_hash_set<std::string>& out
   for (const proto::SymExpr& a : e.args()) CollectNames(a, out);
 }
 
-// Saturating double -> int64 (the interpreter's TruncSat), for masked-load literals.
-int64_t TruncSatHost(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9.2233720368547758e18) return INT64_MAX;
-  if (v <= -9.2233720368547758e18) return INT64_MIN;
-  return static_cast<int64_t>(v);
-}
-
 class Emitter {
  public:
   Emitter(const proto::Kernel& k, const ScheduleInfo& info) : k_(k), info_(info) {}
@@ -191,8 +183,10 @@ class Emitter {
                       ix, ")gridDim.x * blockDim.y) {\n");
       Decompose("coil_row", "n", "i", k_.ranges_size(), "    ");
       for (size_t c = 0; c < cache_.slot_dtype.size(); ++c) {
-        absl::StrAppend(&o, "    ", RegType(cache_.slot_dtype[c]), " coil_c", c, "[",
-                        cache_.iterations, "][", cache_.items, "];\n");
+        const std::optional<DType>& raw = cache_.slot_raw[c];
+        absl::StrAppend(&o, "    ", raw ? absl::StrCat("__align__(16) ", MemType(*raw))
+                                        : RegType(cache_.slot_dtype[c]),
+                        " coil_c", c, "[", cache_.iterations, "][", cache_.items, "];\n");
       }
     } else if (out_.items_per_thread > 1) {
       return VectorBody();
@@ -430,7 +424,7 @@ class Emitter {
                           LiteralSource(e.dtype(), e.literal(), TruncSatHost(e.literal())),
                           ";\n", pad, "}\n");
         }
-        if (cache_.fills.contains(e.id())) {
+        if (cache_.fills.contains(e.id()) && !cache_.Raw(e.id())) {
           absl::StrAppend(&o, pad, CacheSlot(e.id()), " = ", name, ";\n");
         }
         break;
@@ -595,9 +589,11 @@ class Emitter {
     } else if (info_.row_unroll > 1) {
       absl::StrAppend(&o, pad, "#pragma unroll ", info_.row_unroll, "\n");
     }
-    // Vectorized (RowVector): 4 consecutive positions per thread, flat accesses as one access.
-    const absl::flat_hash_set<int> flat = RowVectorAccesses(k_, l, info_);
-    const int items = flat.empty() ? 1 : cuda::kCudaVectorItems;
+    // Vectorized (RowVector): 4 or 8 consecutive positions per thread, vector accesses as one.
+    const RowVector rv = RowVectorAccesses(k_, l, info_);
+    const absl::flat_hash_set<int>& flat = rv.accesses;
+    const int items = rv.items;
+    const std::string vcopy = absl::StrCat("coil_vcopy", items, "(");
     std::vector<const proto::Expr*> vstores;
     // Persistent: the same positions per thread in every Loop, group coil_j of `iterations`.
     const std::string persistent_loop = persistent ? PersistentLoopHead(cache_, ix, pad) : "";
@@ -624,8 +620,13 @@ class Emitter {
         if (!el.ok()) return el.status();
         absl::StrAppend(&o, pad, "  __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[",
                         items, "];\n");
-        if (e.kind() == proto::Expr::LOAD) {
-          absl::StrAppend(&o, pad, "  coil_vcopy4(coil_v", e.id(), ", &", *el, ");\n");
+        if (e.kind() == proto::Expr::LOAD) {  // from memory, or a raw slot; filling it
+          const std::string slot = cache_.Raw(e.id()) ? cache_.RawVector(e.id()) : "";
+          const bool fill = cache_.fills.contains(e.id());
+          const std::string v = absl::StrCat("coil_v", e.id());
+          absl::StrAppend(&o, pad, "  ", vcopy, v, ", ",
+                          !slot.empty() && !fill ? slot : absl::StrCat("&", *el), ");\n");
+          if (!slot.empty() && fill) absl::StrAppend(&o, pad, "  ", vcopy, slot, ", ", v, ");\n");
         } else {
           vstores.push_back(&e);
         }
@@ -709,7 +710,7 @@ class Emitter {
     for (const proto::Expr* e : vstores) {
       absl::StatusOr<std::string> el = Element(*e, pad + "  ");
       if (!el.ok()) return el.status();
-      absl::StrAppend(&o, pad, "  coil_vcopy4(&", *el, ", coil_v", e->id(), ");\n");
+      absl::StrAppend(&o, pad, "  ", vcopy, "&", *el, ", coil_v", e->id(), ");\n");
     }
     vec_.clear();
     absl::StrAppend(&o, pad, "}\n");
@@ -759,7 +760,7 @@ class Emitter {
 
   // Persistent rows: a LOAD that reads its register slot instead of memory, and that slot's
   // element for the current group and item.
-  bool Cached(int id) const { return cache_.Reads(id); }
+  bool Cached(int id) const { return cache_.Reads(id) && !cache_.Raw(id); }
   std::string CacheSlot(int id) const { return cache_.Slot(id, std::max(vec_item_, 0)); }
 
   const proto::Kernel& k_;

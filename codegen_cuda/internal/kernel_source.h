@@ -18,7 +18,9 @@
 // scalar. Persistent rows (ScheduleInfo::persistent_rows): when every ranged Loop covers the
 // same constant positions, each thread visits the same positions in every Loop (an unrolled
 // loop over its position groups) and the loads that several Loops repeat are read once and
-// kept in registers (row_cache.h).
+// kept in registers (row_cache.h). Row Loops run 4 positions per thread (8 when every vector
+// access is 1 or 2 bytes wide: 16-byte bf16 accesses), row-shaped operands (a layer norm's
+// weight) included (RowVectorAccesses).
 //
 // Index math is 32-bit when every range is constant and interval analysis shows every index
 // value, range product and buffer size fits in int32 (index_source.h), 64-bit otherwise (shape

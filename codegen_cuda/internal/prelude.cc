@@ -137,6 +137,17 @@ template <class T> __device__ __forceinline__ void coil_vcopy4(T* dst, const T* 
   }
 }
 
+// Row kernels of 1- or 2-byte dtypes: 8 consecutive elements (8 or 16 bytes) in one access.
+template <class T> __device__ __forceinline__ void coil_vcopy8(T* dst, const T* src) {
+  if constexpr (sizeof(T) * 8 <= 16) {
+    typedef typename CoilVecOf<sizeof(T) * 8>::T V;
+    *(V*)dst = *(const V*)src;
+  } else {
+    coil_vcopy4(dst, src);
+    coil_vcopy4(dst + 4, src + 4);
+  }
+}
+
 // A warp per row: the butterfly alone; every lane gets the same result (each combine is
 // commutative, so partners compute the same value).
 template <class T, class Op> __device__ __forceinline__ T coil_warp_reduce(T v, Op op) {

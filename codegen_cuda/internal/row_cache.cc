@@ -48,35 +48,73 @@ bool IsWide(DType t) {
 
 }  // namespace
 
-absl::flat_hash_set<int> RowVectorAccesses(const proto::Kernel& k, const proto::Loop& l,
-                                           const ScheduleInfo& info) {
-  absl::flat_hash_set<int> flat;
-  if (!info.vectorize || l.ranges_size() == 0) return flat;
+namespace {
+
+// The vector accesses of ranged Loop `l` (RowVectorAccesses), and whether all of them are 1 or
+// 2 bytes wide with the innermost range a multiple of kCudaRowVectorItems16 (`narrow`).
+absl::flat_hash_set<int> LoopVectorAccesses(const proto::Kernel& k, const proto::Loop& l,
+                                            const ScheduleInfo& info, bool& narrow) {
+  absl::flat_hash_set<int> out;
+  narrow = false;
+  if (!info.vectorize || l.ranges_size() == 0) return out;
   std::optional<int64_t> last = ConstantValue(l.ranges(l.ranges_size() - 1));
-  if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return flat;
+  if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return out;
   const int nk = k.ranges_size(), nl = l.ranges_size();
+  // The access's index is _i.. (`outer` of them), then _r.., over a buffer of those ranges.
+  auto matches = [&](const proto::Expr& e, int outer) {
+    const proto::Buffer& b = *info.buffers.at(e.buffer());
+    if (b.shape_size() != outer + nl || e.index_size() != outer + nl) return false;
+    for (int d = 0; d < outer + nl; ++d) {
+      const proto::SymExpr& ix = e.index(d);
+      const std::string want = d < outer ? absl::StrCat("_i", d) : absl::StrCat("_r", d - outer);
+      const proto::SymExpr& range = d < outer ? k.ranges(d) : l.ranges(d - outer);
+      if (ix.kind() != proto::SymExpr::SYMBOL || ix.name() != want ||
+          b.shape(d).SerializeAsString() != range.SerializeAsString()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  narrow = *last % kCudaRowVectorItems16 == 0;
   for (const proto::Expr& e : l.body()) {
     if (e.kind() != proto::Expr::LOAD && e.kind() != proto::Expr::STORE) continue;
     if (e.mask() != 0) continue;
-    const proto::Buffer& b = *info.buffers.at(e.buffer());
-    if (b.shape_size() != nk + nl || e.index_size() != nk + nl) continue;
-    bool ok = true;
-    for (int d = 0; d < nk + nl && ok; ++d) {
-      const proto::SymExpr& ix = e.index(d);
-      const std::string want = d < nk ? absl::StrCat("_i", d) : absl::StrCat("_r", d - nk);
-      const proto::SymExpr& range = d < nk ? k.ranges(d) : l.ranges(d - nk);
-      ok = ix.kind() == proto::SymExpr::SYMBOL && ix.name() == want &&
-           b.shape(d).SerializeAsString() == range.SerializeAsString();
+    // The row's elements, or (loads only) a row-shaped operand every row reads: a layer
+    // norm's weight and bias.
+    if (matches(e, nk) || (e.kind() == proto::Expr::LOAD && nk > 0 && matches(e, 0))) {
+      out.insert(e.id());
+      narrow = narrow && ElementSize(info.buffers.at(e.buffer())->dtype()) <= 2;
     }
-    if (ok) flat.insert(e.id());
   }
-  return flat;
+  return out;
+}
+
+}  // namespace
+
+RowVector RowVectorAccesses(const proto::Kernel& k, const proto::Loop& l,
+                            const ScheduleInfo& info) {
+  RowVector out;
+  bool narrow = false;
+  out.accesses = LoopVectorAccesses(k, l, info, narrow);
+  if (out.accesses.empty()) return out;
+  // 8 per group only when every vectorized Loop of the kernel can take 8, so that persistent
+  // rows see the same groups in each (a bf16 row with an f32 weight stays at 4).
+  for (const proto::Loop& other : k.loops()) {
+    bool n = false;
+    if (!LoopVectorAccesses(k, other, info, n).empty() && !n) narrow = false;
+  }
+  out.items = narrow ? kCudaRowVectorItems16 : cuda::kCudaVectorItems;
+  return out;
 }
 
 std::string RowCache::Slot(int id, int item) const {
   auto it = slot_of.find(id);
   if (it == slot_of.end()) it = store_fills.find(id);
   return absl::StrCat("coil_c", it->second, "[coil_j][", item, "]");
+}
+
+std::string RowCache::RawVector(int id) const {
+  return absl::StrCat("coil_c", slot_of.at(id), "[coil_j]");
 }
 
 std::string PersistentLoopHead(const RowCache& c, const std::string& ix, const std::string& pad) {
@@ -92,7 +130,8 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
   RowCache none;
   if (!info.persistent_rows) return none;
   std::optional<std::string> ranges;
-  std::optional<bool> vectorized;
+  std::optional<int> items;  // positions per group, the same in every ranged Loop
+  absl::flat_hash_set<int> vector_loads;
   int64_t count = 0;
   int ranged = 0;
   absl::flat_hash_set<int> stored;
@@ -115,18 +154,19 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
     if (l.ranges_size() == 0) continue;
     ++ranged;
     const std::string key = RangesKey(l);
-    const bool vec = !RowVectorAccesses(k, l, info).empty();
+    const RowVector rv = RowVectorAccesses(k, l, info);
     std::optional<int64_t> c = ConstantCount(l);
-    if (!c.has_value() || (ranges.has_value() && (*ranges != key || *vectorized != vec))) {
+    if (!c.has_value() || (ranges.has_value() && (*ranges != key || *items != rv.items))) {
       return none;
     }
     ranges = key;
-    vectorized = vec;
+    items = rv.items;
+    vector_loads.insert(rv.accesses.begin(), rv.accesses.end());
     count = *c;
   }
   if (ranged < 2) return none;
   RowCache cache;
-  cache.items = *vectorized ? cuda::kCudaVectorItems : 1;
+  cache.items = *items;
   cache.threads = warp_rows ? 32 : cuda::kCudaBlockThreads;
   const int64_t groups = count / cache.items;  // vectorized: count is a multiple of items
   cache.iterations = static_cast<int>((groups + cache.threads - 1) / cache.threads);
@@ -156,11 +196,16 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
     const Seen& s = seen.at(key);
     if (s.loops.size() < 2) continue;
     const DType dt = s.loads.front()->dtype();
-    const int64_t cost = per_slot * (IsWide(dt) ? 2 : 1);
+    // A vector load keeps the bytes it read (a bf16 row: half the registers of its f32 values).
+    const bool raw = vector_loads.contains(s.loads.front()->id());
+    const DType mem = info.buffers.at(s.loads.front()->buffer())->dtype();
+    const int64_t cost =
+        raw ? (per_slot * ElementSize(mem) + 3) / 4 : per_slot * (IsWide(dt) ? 2 : 1);
     if (registers + cost > kRowCacheRegisters) continue;
     registers += cost;
     const int slot = static_cast<int>(cache.slot_dtype.size());
     cache.slot_dtype.push_back(dt);
+    cache.slot_raw.push_back(raw ? std::optional<DType>(mem) : std::nullopt);
     cache.fills.insert(s.loads.front()->id());
     for (const proto::Expr* e : s.loads) cache.slot_of[e->id()] = slot;
   }
@@ -187,6 +232,7 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
     registers += cost;
     const int slot = static_cast<int>(cache.slot_dtype.size());
     cache.slot_dtype.push_back(dt);
+    cache.slot_raw.push_back(std::nullopt);
     for (const proto::Expr* e : st.first) cache.store_fills[e->id()] = slot;
     for (const proto::Expr* e : loads) cache.slot_of[e->id()] = slot;
   }

@@ -9,9 +9,10 @@
 // array `coil_c<slot>[iterations][items]` and later Loops read it from there: one read, one
 // write. Only unmasked LOADs of buffers the kernel never stores, found with the same buffer,
 // index and dtype in at least two ranged Loops, are kept, as many as fit kRowCacheRegisters
-// registers per thread (a 16384x8192 bf16 layernorm + residual: 8 iterations x 4 items x 2
-// inputs = 64 registers). Stores are forwarded the same way: a buffer the kernel stores once,
-// only unmasked, in ranged Loops and at one index (softmax's exponentials, normalized in place
+// registers per thread. A vector load (RowVectorAccesses) keeps the bytes it read, converted
+// again where each Loop uses them: a 16384x8192 bf16 layernorm + residual holds 4 iterations x
+// 8 bf16 x 2 inputs = 32 registers (64 as f32 values). Stores are forwarded the same way: a
+// buffer the kernel stores once, only unmasked, in ranged Loops and at one index (softmax's exponentials, normalized in place
 // by the next Loop) is read by the Loops after its first STORE's from the slot every STORE
 // fills with the value as it will be loaded (converted to the buffer's dtype and back). The values are the loaded ones, so results
 // are bit-identical to the Loops that load again.
@@ -23,6 +24,7 @@
 #ifndef COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_
 #define COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,13 +36,18 @@
 
 namespace coil::codegen_cuda_internal {
 
-// 32-bit registers per thread the cached values may take (f64/int64 values count twice).
+// 32-bit registers per thread the cached values may take (f64/int64 values count twice; raw
+// vector slots count their bytes).
 inline constexpr int kRowCacheRegisters = 64;
+
+// Positions per group of a row Loop whose vector accesses are all of 1- or 2-byte dtypes (8
+// bf16: 16-byte accesses); others take cuda::kCudaVectorItems (4 f32: 16 bytes).
+inline constexpr int kCudaRowVectorItems16 = 8;
 
 struct RowCache {
   // Position groups per thread in every ranged Loop; 0: not persistent (the Loops stride).
   int iterations = 0;
-  // Positions per group: kCudaVectorItems when the ranged Loops are vectorized, else 1.
+  // Positions per group: RowVector::items of the ranged Loops (the same in each), 1 if scalar.
   int items = 1;
   // Threads per row: kCudaBlockThreads, or 32 for a warp per row.
   int threads = 0;
@@ -54,9 +61,20 @@ struct RowCache {
   absl::flat_hash_map<int, int> store_fills;
   // The register dtype of each slot (the LOADs' dtype).
   std::vector<DType> slot_dtype;
+  // Per slot: the buffer's dtype when the slot keeps a vector load's bytes (`coil_c<s>[group]
+  // [item]` of that memory type, copied in and out as one vector, each use converting as a
+  // load does); nullopt: the slot keeps values of slot_dtype.
+  std::vector<std::optional<DType>> slot_raw;
 
   // Whether LOAD `id` reads its slot instead of memory.
   bool Reads(int id) const { return slot_of.contains(id) && !fills.contains(id); }
+  // Whether LOAD `id`'s slot keeps a vector load's bytes (slot_raw), and that slot's vector
+  // for group coil_j.
+  bool Raw(int id) const {
+    auto it = slot_of.find(id);
+    return it != slot_of.end() && slot_raw[it->second].has_value();
+  }
+  std::string RawVector(int id) const;
   // The slot element of expression `id` (a LOAD or a filling STORE) for group coil_j, `item`.
   std::string Slot(int id, int item) const;
 };
@@ -66,12 +84,20 @@ struct RowCache {
 // index type, `pad` the indentation.
 std::string PersistentLoopHead(const RowCache& c, const std::string& ix, const std::string& pad);
 
-// The flat accesses of a row kernel's ranged Loop `l` that run kCudaVectorItems positions per
-// thread (unmasked, the buffer's shape is the kernel's ranges then the Loop's, the index
-// _i.., _r..), when its innermost range is a constant multiple of kCudaVectorItems; empty: one
-// position per thread.
-absl::flat_hash_set<int> RowVectorAccesses(const proto::Kernel& k, const proto::Loop& l,
-                                           const ScheduleInfo& info);
+// A ranged Loop's vector accesses: the LOAD / STORE ids that move `items` consecutive positions
+// as one access (unmasked; the buffer's shape is the kernel's ranges then the Loop's with the
+// index _i.., _r.., or, for LOADs, the Loop's ranges alone with the index _r..: a row-shaped
+// operand such as a layer norm's weight). Vectorized when the innermost range is a constant
+// multiple of kCudaVectorItems and some access qualifies: items 8 (kCudaRowVectorItems16) when
+// every vector access of every vectorized Loop of the kernel is 1 or 2 bytes wide and their
+// innermost ranges multiples of 8 (so persistent Loops share their groups), else 4; empty
+// accesses and items 1: one position per thread.
+struct RowVector {
+  int items = 1;
+  absl::flat_hash_set<int> accesses;
+};
+RowVector RowVectorAccesses(const proto::Kernel& k, const proto::Loop& l,
+                            const ScheduleInfo& info);
 
 // The cache of `k` (a row kernel; `warp_rows`: a warp per row), or iterations 0 when
 // ScheduleInfo::persistent_rows is off, the ranged Loops differ in positions or vectorization,

@@ -1,6 +1,7 @@
 // Scalar values as CUDA C++ text (see value_source.h).
 #include "codegen_cuda/internal/value_source.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -109,6 +110,13 @@ const char* MemType(DType t) {
     case proto::BOOL: return "unsigned char";
     default: return RegType(t);
   }
+}
+
+int64_t TruncSatHost(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
 }
 
 std::string LiteralSource(DType t, double d, int64_t i) {

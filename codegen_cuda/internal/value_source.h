@@ -31,6 +31,9 @@ const char* MemType(DType t);
 // A constant of dtype `t` as exact C text (`d` for floating dtypes, `i` otherwise).
 std::string LiteralSource(DType t, double d, int64_t i);
 
+// Saturating double -> int64 (the interpreter's TruncSat), for masked-load literals.
+int64_t TruncSatHost(double v);
+
 // `x` (a register of dtype `from`; FLOAT32 / FLOAT64 / INT64 / BOOL also name the compute
 // types) converted to dtype `to`, as the interpreter's Convert.
 std::string ConvertSource(const std::string& x, DType from, DType to);
