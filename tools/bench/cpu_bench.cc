@@ -55,7 +55,10 @@ absl::Status CheckOptions(const CpuBenchOptions& o) {
   if (!o.skip_models && (o.models.empty() || (o.batches.empty() && !o.peers))) {
     return absl::InvalidArgumentError("no models or no batch sizes to run");
   }
-  const std::vector<std::string>& known = o.peers ? KnownPeerModels() : KnownModels();
+  std::vector<std::string> known = o.peers ? KnownPeerModels() : KnownModels();
+  if (o.backend == "cuda") {
+    known.insert(known.end(), KnownCudaRows().begin(), KnownCudaRows().end());
+  }
   for (const std::string& m : o.models) {
     if (std::find(known.begin(), known.end(), m) == known.end()) {
       return absl::InvalidArgumentError(absl::StrCat("unknown model '", m, "' (known",
@@ -161,6 +164,7 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
     results.set_onnxruntime_absent(torch->onnxruntime_absent());
     results.set_onnxruntime_version(torch->onnxruntime_version());
     results.set_gpu(torch->gpu());
+    results.set_copy_gb_per_s(torch->copy_gb_per_s());
 
     // Compile times first, so the cold compile also pays for first-use setup (LLVM's targets,
     // the runtime's thread pool), as a fresh `coil` process would.

@@ -1,6 +1,7 @@
 // BenchModel: coil's compiled program against torch eager on one exported model.
 #include "tools/bench/cpu_bench_models.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -21,6 +22,7 @@ ModelRow StartRow(const TorchEagerModel& torch, const TorchEagerRun& run) {
   row.set_config(torch.config());
   row.set_torch_ms(run.median_ms());
   row.set_torch_min_ms(run.min_ms());
+  row.set_bytes(run.bytes());
   if (run.has_compiled()) *row.mutable_compiled() = run.compiled();
   if (run.has_onnxruntime()) *row.mutable_onnxruntime() = run.onnxruntime();
   return row;
@@ -30,19 +32,28 @@ ModelRow StartRow(const TorchEagerModel& torch, const TorchEagerRun& run) {
 // `program`, or null): coil_ms is the device part of each run.
 void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const TorchEagerRun& run,
               const ModelBenchOptions& options, ModelRow& row) {
-  absl::StatusOr<HostTensor> x = onnx_testing::ReadOnnxTensorFile(run.input());
+  std::vector<HostTensor> inputs;
+  for (int i = -1; i < run.more_inputs_size(); ++i) {
+    absl::StatusOr<HostTensor> x =
+        onnx_testing::ReadOnnxTensorFile(i < 0 ? run.input() : run.more_inputs(i));
+    if (!x.ok()) {
+      row.set_error(std::string(x.status().message()));
+      return;
+    }
+    inputs.push_back(*std::move(x));
+  }
   absl::StatusOr<HostTensor> want = onnx_testing::ReadOnnxTensorFile(run.output());
-  if (!x.ok() || !want.ok()) {
-    row.set_error(std::string((!x.ok() ? x.status() : want.status()).message()));
+  if (!want.ok()) {
+    row.set_error(std::string(want.status().message()));
     return;
   }
-  std::vector<HostTensor> inputs = {*x};
+  row.set_tolerance(ModelTolerance(want->dtype(), options.tolerance));
   absl::StatusOr<std::vector<HostTensor>> got = program.Run(inputs);
   if (!got.ok()) {
     row.set_error(absl::StrCat("run: ", got.status().message()));
     return;
   }
-  CheckOutputs(*got, *want, options.tolerance, row);
+  CheckOutputs(*got, *want, row.tolerance(), row);
   if (!row.matches()) return;  // a wrong answer gets no time
   std::vector<double> device_ms;
   absl::StatusOr<Timing> t = TimeRuns(options.timing, [&]() {
@@ -92,6 +103,12 @@ void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const Tor
 
 }  // namespace
 
+double ModelTolerance(DType t, double f32) {
+  if (t == proto::BFLOAT16) return std::max(f32, kBf16ModelTolerance);
+  if (t == proto::FLOAT16) return std::max(f32, kF16ModelTolerance);
+  return f32;
+}
+
 void CheckOutputs(const std::vector<HostTensor>& got, const HostTensor& want, double tolerance,
                   ModelRow& row) {
   row.set_matches(false);
@@ -132,7 +149,7 @@ std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchO
       row.set_coil_compile_ms(compiled->total_ms);
       BenchRun(*compiled->executable, compiled->cuda, run, options, row);
     }
-    SetPeerRatios(row, options.tolerance);
+    SetPeerRatios(row, row.tolerance() > 0 ? row.tolerance() : options.tolerance);
     rows.push_back(row);
   }
   return rows;

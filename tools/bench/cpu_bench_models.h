@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "ir/dtype.h"
 #include "runtime/host_tensor.h"
 #include "tools/bench/cpu_bench.pb.h"
 #include "tools/bench/cpu_bench_timing.h"
@@ -17,6 +18,14 @@ namespace coil::bench {
 
 // The largest max|coil - torch| / max|torch| a model row accepts (as tests/real_models).
 inline constexpr double kModelTolerance = 1e-4;
+// A bf16 (f16) output: torch and coil each round to 8 (11) significant bits, and may round
+// an intermediate differently (a bf16 x + r, a GEMM's bf16 output between layers): a few
+// units in the last place of the largest value.
+inline constexpr double kBf16ModelTolerance = 3e-2;
+inline constexpr double kF16ModelTolerance = 4e-3;
+
+// The tolerance of a row whose output has dtype `t`: the 16-bit ones above, else `f32`.
+double ModelTolerance(DType t, double f32);
 
 struct ModelBenchOptions {
   int threads = 1;

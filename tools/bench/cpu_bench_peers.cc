@@ -10,22 +10,27 @@
 namespace coil::bench {
 namespace {
 
+// The tolerance the row's output was checked with (kModelTolerance when not recorded).
+double Tolerance(const ModelRow& m) {
+  return m.tolerance() > 0 ? m.tolerance() : kModelTolerance;
+}
+
 // "12.345" or "-" (no valid time) for one peer's column.
-std::string PeerColumn(const PeerTiming& p, bool ran) {
+std::string PeerColumn(const PeerTiming& p, bool ran, double tolerance) {
   if (!ran) return "absent";
-  const double ms = ValidPeerMs(p, kModelTolerance);
+  const double ms = ValidPeerMs(p, tolerance);
   return ms > 0 ? absl::StrFormat("%.3f", ms) : std::string("-");
 }
 
 std::string Ratio(double r) { return r > 0 ? absl::StrFormat("%.2fx", r) : std::string("-"); }
 
 // Why a peer's time does not count, or "" when it does.
-std::string PeerProblem(const PeerTiming& p) {
+std::string PeerProblem(const PeerTiming& p, double tolerance) {
   if (!p.error().empty()) return p.error();
   if (!(p.median_ms() > 0) || p.reps() < 1) return "no time";
-  if (!(p.max_relative_error() <= kModelTolerance)) {
+  if (!(p.max_relative_error() <= tolerance)) {
     return absl::StrFormat("output differs from torch eager: max relative error %.3g > %.3g",
-                           p.max_relative_error(), kModelTolerance);
+                           p.max_relative_error(), tolerance);
   }
   return "";
 }
@@ -74,11 +79,50 @@ void AppendTarget(const char* peer, double target, double geomean, double lowest
                         peer, target, kTargetPeerRowFloor, geomean, lowest, met ? "met" : "MISSED");
 }
 
+// The memory-bound rows as shares of the copy's bandwidth: bytes / time / copy.
+void AppendCopyShares(const CpuBenchResults& r, std::string& out) {
+  const double copy = r.copy_gb_per_s();
+  absl::StrAppendFormat(&out, "\ndevice-to-device copy (1 GiB, the ceiling): %s\n",
+                        copy > 0 ? absl::StrFormat("%.0f GB/s", copy)
+                                 : std::string("not measured"));
+  bool header = false;
+  for (const ModelRow& m : r.models()) {
+    if (m.bytes() <= 0 || !(copy > 0)) continue;
+    if (!header) {
+      absl::StrAppendFormat(&out, "%-19s %5s %10s %8s %8s %8s  (%% of copy bandwidth)\n",
+                            "memory-bound", "batch", "MB moved", "coil", "eager", "compile");
+      header = true;
+    }
+    auto share = [&](double ms) {
+      return ms > 0 ? absl::StrFormat("%.0f%%", 100.0 * m.bytes() / (ms * 1e6) / copy)
+                    : std::string("-");
+    };
+    absl::StrAppendFormat(&out, "%-19s %5d %10.1f %8s %8s %8s\n", m.model(), m.batch(),
+                          m.bytes() / 1e6, share(m.matches() ? m.coil_ms() : 0),
+                          share(m.torch_ms()), share(ValidPeerMs(m.compiled(), Tolerance(m))));
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& KnownPeerModels() {
   static const auto* models = new std::vector<std::string>{"resnet50", "mobilenet_v3_large",
                                                            "vit_b_16", "bert_base", "gpt2_small"};
+  return *models;
+}
+
+const std::vector<std::string>& KnownCudaRows() {
+  static const auto* rows =
+      new std::vector<std::string>{"gelu_chain", "softmax", "layernorm", "mlp_bf16"};
+  return *rows;
+}
+
+const std::vector<std::string>& DefaultCudaModels() {
+  static const auto* models = [] {
+    auto* m = new std::vector<std::string>(KnownCudaRows());
+    for (const char* name : {"resnet50", "bert_base", "gpt2_small"}) m->push_back(name);
+    return m;
+  }();
   return *models;
 }
 
@@ -112,21 +156,22 @@ void AppendPeersReport(const CpuBenchResults& r, std::string& out) {
   std::string problems;
   for (const ModelRow& m : r.models()) {
     absl::StrAppendFormat(&out, "%-19s %5d %10.3f %10s %10s %10s %8s %8s %8s %9s\n", m.model(),
-                          m.batch(), m.torch_ms(), PeerColumn(m.compiled(), compiled_ran),
-                          PeerColumn(m.onnxruntime(), ort_ran),
+                          m.batch(), m.torch_ms(),
+                          PeerColumn(m.compiled(), compiled_ran, Tolerance(m)),
+                          PeerColumn(m.onnxruntime(), ort_ran, Tolerance(m)),
                           m.matches() ? absl::StrFormat("%.3f", m.coil_ms()) : "error",
                           Ratio(m.speedup()), Ratio(m.vs_compiled()), Ratio(m.vs_onnxruntime()),
                           m.matches() ? absl::StrFormat("%.2g", m.max_relative_error()) : "-");
     if (!m.matches()) {
       absl::StrAppendFormat(&problems, "ERROR %s batch %d: %s\n", m.model(), m.batch(), m.error());
     }
-    if (compiled_ran && !PeerProblem(m.compiled()).empty()) {
+    if (compiled_ran && !PeerProblem(m.compiled(), Tolerance(m)).empty()) {
       absl::StrAppendFormat(&problems, "PEER torch.compile %s batch %d: %s\n", m.model(), m.batch(),
-                            PeerProblem(m.compiled()));
+                            PeerProblem(m.compiled(), Tolerance(m)));
     }
-    if (ort_ran && !PeerProblem(m.onnxruntime()).empty()) {
+    if (ort_ran && !PeerProblem(m.onnxruntime(), Tolerance(m)).empty()) {
       absl::StrAppendFormat(&problems, "PEER onnxruntime %s batch %d: %s\n", m.model(), m.batch(),
-                            PeerProblem(m.onnxruntime()));
+                            PeerProblem(m.onnxruntime(), Tolerance(m)));
     }
   }
   out += problems;
@@ -154,6 +199,7 @@ void AppendPeersReport(const CpuBenchResults& r, std::string& out) {
   }
 
   if (r.backend() == "cuda") {
+    AppendCopyShares(r, out);
     out += "\ncoil whole run (host tensors in, copies to and from the GPU, host tensors out)\n";
     absl::StrAppendFormat(&out, "%-19s %5s %10s %10s\n", "model", "batch", "run ms", "device ms");
     for (const ModelRow& m : r.models()) {

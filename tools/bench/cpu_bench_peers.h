@@ -27,6 +27,11 @@ inline constexpr double kTargetCudaVsCompiled = 1.0;
 
 // The models torch_peers.py knows, in its order.
 const std::vector<std::string>& KnownPeerModels();
+// torch_peers.py's --device cuda rows (`coil bench cuda` only): the memory-bound gelu_chain,
+// softmax and layernorm (runs with bytes), and the bf16 MLP.
+const std::vector<std::string>& KnownCudaRows();
+// `coil bench cuda`'s default rows: KnownCudaRows(), then resnet50, bert_base, gpt2_small.
+const std::vector<std::string>& DefaultCudaModels();
 
 // The peer's median when it ran without error, timed at least once and matched torch eager
 // within `tolerance`; 0 otherwise.
@@ -41,7 +46,9 @@ void SummarizePeers(CpuBenchResults& results);
 
 // The peers table (ms per system, coil's ratios), ERROR lines for coil's failed rows, PEER
 // lines for a peer's failure or mismatch, the geomean lines, cold compile times and targets;
-// for backend cuda also coil's whole-run times (host tensors in and out) and the CUDA target.
+// for backend cuda also the memory-bound rows against the copy (the bytes each must move over
+// its time, as a share of copy_gb_per_s), coil's whole-run times (host tensors in and out) and
+// the CUDA target.
 void AppendPeersReport(const CpuBenchResults& results, std::string& out);
 
 }  // namespace coil::bench

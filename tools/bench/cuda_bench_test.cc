@@ -170,6 +170,90 @@ TEST(CudaBenchReport, RatiosOnDeviceTimesGeomeanAndTheCudaTarget) {
   EXPECT_THAT(text, Not(HasSubstr("peers issue")));
 }
 
+// The issue's micro rows: a two-input bf16 row with its bytes, and the copy's bandwidth.
+constexpr char kMicro[] = R"json({
+ "gpu": "NVIDIA H200", "torch_version": "2.11.0+cu130", "threads": 16,
+ "compiled_absent": "", "onnxruntime_absent": "not measured with --device cuda",
+ "onnxruntime_version": "", "copy_gb_per_s": 4000.0,
+ "models": [
+  {"name": "layernorm", "onnx": "/tmp/b/layernorm/model.onnx",
+   "config": "gelu(layer_norm(x + r)), bf16 [rows, 8192]", "opset": 17, "export_seconds": 0.5,
+   "runs": [{"batch": 16384, "input": "/tmp/b/layernorm/batch_16384/input_0.pb",
+             "more_inputs": ["/tmp/b/layernorm/batch_16384/input_1.pb"],
+             "bytes": 805306368,
+             "output": "/tmp/b/layernorm/batch_16384/output_0.pb", "median_ms": 0.6,
+             "min_ms": 0.59, "reps": 50,
+             "compiled": {"median_ms": 0.45, "min_ms": 0.44, "reps": 50,
+                          "max_relative_error": 0.008, "compile_seconds": 2.0}}]}]
+})json";
+
+TEST(CudaBenchMicroRows, AreDefaultsAndKnownOnlyToTheCudaBenchmark) {
+  EXPECT_THAT(DefaultCudaModels(),
+              ::testing::ElementsAre("gelu_chain", "softmax", "layernorm", "mlp_bf16", "resnet50",
+                                     "bert_base", "gpt2_small"));
+  CpuBenchOptions o;  // coil bench cpu --peers does not know them
+  o.peers = true;
+  o.models = {"softmax"};
+  o.batches.clear();
+  absl::StatusOr<CpuBenchResults> r = RunCpuBench(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("unknown model 'softmax'"));
+}
+
+TEST(CudaBenchMicroRows, SixteenBitOutputsGetTheirTolerance) {
+  EXPECT_EQ(ModelTolerance(proto::FLOAT32, kModelTolerance), kModelTolerance);
+  EXPECT_EQ(ModelTolerance(proto::BFLOAT16, kModelTolerance), kBf16ModelTolerance);
+  EXPECT_EQ(ModelTolerance(proto::FLOAT16, kModelTolerance), kF16ModelTolerance);
+  EXPECT_LT(kF16ModelTolerance, kBf16ModelTolerance);
+  // A bf16 output 1e-2 off (a few bf16 units in the last place) matches; the same error in
+  // f32 does not.
+  HostTensor want = HostTensor::FromDoubles(proto::BFLOAT16, {2}, {1.0, -2.0});
+  HostTensor off = HostTensor::FromDoubles(proto::BFLOAT16, {2}, {1.0, -1.9765625});
+  ModelRow row;
+  CheckOutputs({off}, want, ModelTolerance(proto::BFLOAT16, kModelTolerance), row);
+  EXPECT_TRUE(row.matches()) << row.error();
+  EXPECT_NEAR(row.max_relative_error(), 0.0234375 / 2, 1e-12);
+  HostTensor want32 = HostTensor::FromDoubles(proto::FLOAT32, {2}, {1.0, -2.0});
+  HostTensor off32 = HostTensor::FromDoubles(proto::FLOAT32, {2}, {1.0, -1.9765625});
+  CheckOutputs({off32}, want32, ModelTolerance(proto::FLOAT32, kModelTolerance), row);
+  EXPECT_FALSE(row.matches());
+}
+
+TEST(CudaBenchMicroRows, ReportShowsTheShareOfTheCopyBandwidth) {
+  TorchEagerRequest request = CudaRequest();
+  request.models = {"layernorm"};
+  absl::StatusOr<TorchEagerResults> torch = ParseTorchEagerJson(kMicro, request);
+  ASSERT_TRUE(torch.ok()) << torch.status();
+  const TorchEagerRun& run = torch->models(0).runs(0);
+  ASSERT_EQ(run.more_inputs_size(), 1);
+  EXPECT_EQ(run.bytes(), 805306368);
+  EXPECT_DOUBLE_EQ(torch->copy_gb_per_s(), 4000.0);
+  CpuBenchResults r;
+  r.set_peers(true);
+  r.set_backend("cuda");
+  r.set_gpu(torch->gpu());
+  r.set_copy_gb_per_s(torch->copy_gb_per_s());
+  ModelRow row = CudaRow("layernorm", 16384, 0.25, 60.0, run);
+  row.set_bytes(run.bytes());
+  row.set_tolerance(kBf16ModelTolerance);
+  row.set_max_relative_error(0.008);
+  SetPeerRatios(row, row.tolerance());  // torch.compile's 0.008 counts at bf16's tolerance
+  *r.add_models() = row;
+  Summarize(r);
+  SummarizePeers(r);
+  EXPECT_DOUBLE_EQ(r.models(0).vs_compiled(), 0.45 / 0.25);
+  const std::string text = FormatReport(r);
+  EXPECT_THAT(text, HasSubstr("device-to-device copy (1 GiB, the ceiling): 4000 GB/s"));
+  // 805.3 MB in 0.25 / 0.6 / 0.45 ms against 4000 GB/s: 81%, 34%, 45%.
+  EXPECT_THAT(text, ::testing::ContainsRegex("layernorm +16384 +805.3 +81% +34% +45%"));
+  EXPECT_THAT(text, Not(HasSubstr("PEER torch.compile")));
+  // Without the copy, no shares are made up.
+  r.set_copy_gb_per_s(0);
+  EXPECT_THAT(FormatReport(r),
+              HasSubstr("device-to-device copy (1 GiB, the ceiling): not measured"));
+  EXPECT_THAT(FormatReport(r), Not(HasSubstr("% of copy")));
+}
+
 TEST(CudaBenchReport, AnAbsentTorchCompileIsAbsentNotFaked) {
   std::string json = kRecorded;
   json.replace(json.find("\"compiled_absent\": \"\""), 21,

@@ -107,7 +107,7 @@ def tensor_proto_bytes(tensor):
 
 def save(tensor, path):
     with open(path, "wb") as f:
-        if numpy_helper is None:
+        if numpy_helper is None or tensor.dtype == torch.bfloat16:  # numpy has no bfloat16
             f.write(tensor_proto_bytes(tensor))
         else:
             f.write(numpy_helper.from_array(tensor.detach().cpu().numpy()).SerializeToString())

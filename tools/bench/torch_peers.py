@@ -13,6 +13,13 @@ Models (random weights, fixed seed; nothing is downloaded):
     feed-forward 3072, erf GELU), 128 tokens, no padding mask; output the last hidden state;
   gpt2_small: GPT-2 small (12 pre-norm causal blocks of width 768, 12 heads, tanh GELU, vocab
     50257, LM head tied to the token embedding), 128 tokens; output the logits.
+  --device cuda only, the issue's memory-bound and MLP rows (one 2-D input or two, the batch
+  being the rows): gelu_chain (gelu(1.25x + 0.5) * x - 0.125, f32 [1024, 65536]: 64M),
+  softmax (bf16 [16384, 8192]), layernorm (gelu(layer_norm(x + r)), bf16 [16384, 8192]),
+  mlp_bf16 (Linear 2048->8192->2048->8192->2048 with ReLU between, bf16, batch 1024). Their
+  runs carry "bytes": what the op must move (each input read once, the output written once;
+  0 for the MLP), and the JSON "copy_gb_per_s": a 1 GiB device-to-device copy timed the same
+  way (the bandwidth ceiling; --size quick: 64 MiB).
   Both transformers are defined here (transformers' own classes do not export with the
   TorchScript exporter on every version); where torch has scaled_dot_product_attention, torch
   eager and torch.compile run attention through it, and the ONNX graph spells it out.
@@ -54,6 +61,9 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import torch_eager  # noqa: E402  (save, time_calls, log, EXPORT_OPTIONS, positive_ints)
 
 MODELS = ("resnet50", "mobilenet_v3_large", "vit_b_16", "bert_base", "gpt2_small")
+# --device cuda only: rows (the batch) at --size full and quick per micro row.
+MICRO = {"gelu_chain": (1024, 4), "softmax": (16384, 8), "layernorm": (16384, 8),
+         "mlp_bf16": (1024, 8)}
 BATCHES = {"resnet50": [1, 16], "mobilenet_v3_large": [1, 16], "vit_b_16": [1, 8],
            "bert_base": [1, 8], "gpt2_small": [1, 4]}
 CUDA_BATCHES = {"resnet50": [64], "mobilenet_v3_large": [64], "vit_b_16": [32],
@@ -203,7 +213,71 @@ def build(name, size):
     raise SystemExit("torch_peers.py: unknown model '%s' (known: %s)" % (name, ", ".join(MODELS)))
 
 
-def export(model, example, path, opset):
+class GeluChain(nn.Module):
+    def forward(self, x):
+        return F.gelu(x * 1.25 + 0.5) * x - 0.125
+
+
+class Softmax(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+class LayerNormResidualGelu(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x, r):
+        return F.gelu(self.norm(x + r))
+
+
+class Unpacked(nn.Module):
+    """model(*xs) as a module of one tuple argument (time_compiled passes one)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, xs):
+        return self.model(*xs)
+
+
+def build_micro(name, size):
+    """(model in its dtype, input maker(rows) -> tuple, opset, config, bytes(rows))."""
+    quick = size == "quick"
+    if name == "gelu_chain":
+        width = 256 if quick else 65536
+        return (GeluChain(), lambda n: (torch.randn(n, width),), 17,
+                "f32 [rows, %d]" % width, lambda n: 2 * 4 * n * width)
+    if name == "mlp_bf16":
+        dim, hidden = (64, 128) if quick else (2048, 8192)
+        model = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, dim), nn.ReLU(),
+                              nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+        return (model.bfloat16(), lambda n: (torch.randn(n, dim).bfloat16(),), 17,
+                "bf16 Linear %d-%d-%d-%d-%d, ReLU" % (dim, hidden, dim, hidden, dim),
+                lambda n: 0)
+    width = 256 if quick else 8192
+    if name == "softmax":
+        return (Softmax(), lambda n: (torch.randn(n, width).bfloat16(),), 17,
+                "bf16 [rows, %d]" % width, lambda n: 2 * 2 * n * width)
+    return (LayerNormResidualGelu(width).bfloat16(),
+            lambda n: (torch.randn(n, width).bfloat16(), torch.randn(n, width).bfloat16()), 17,
+            "gelu(layer_norm(x + r)), bf16 [rows, %d]" % width, lambda n: 3 * 2 * n * width)
+
+
+def copy_gb_per_s(args):
+    """A device-to-device copy of 1 GiB (quick: 64 MiB) timed by CUDA events: GB/s of the bytes
+    read and written."""
+    n = (64 << 20) // 4 if args.size == "quick" else (1 << 30) // 4
+    a = torch.randn(n, device="cuda")
+    b = torch.empty_like(a)
+    median_ms, _, _ = time_cuda(lambda: b.copy_(a), args)
+    del a, b
+    return 2 * 4 * n / (median_ms * 1e6)
+
+
+def export(model, example, path, opset, names=("x",)):
     global USE_SDPA
     saved, USE_SDPA = USE_SDPA, False
     # nn.MultiheadAttention's fused fast path (vit_b_16) has no ONNX export: switched off where
@@ -213,9 +287,10 @@ def export(model, example, path, opset):
     if fastpath:
         fastpath.set_fastpath_enabled(False)
     try:
-        torch.onnx.export(model, (example,), path, opset_version=opset, input_names=["x"],
-                          output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
-                          **torch_eager.EXPORT_OPTIONS)
+        axes = {n: {0: "batch"} for n in list(names) + ["y"]}
+        torch.onnx.export(model, example if isinstance(example, tuple) else (example,), path,
+                          opset_version=opset, input_names=list(names), output_names=["y"],
+                          dynamic_axes=axes, **torch_eager.EXPORT_OPTIONS)
     finally:
         USE_SDPA = saved
         if fastpath:
@@ -332,26 +407,36 @@ def time_onnxruntime(ort, onnx_path, x, want, args):
 
 def run_model(name, args, compile_absent, ort):
     torch.manual_seed(0)
-    model, make_input, opset, config = build(name, args.size)
-    model.eval()
     cuda = args.device == "cuda"
+    bytes_moved = lambda n: 0  # noqa: E731
+    if name in MICRO:
+        if not cuda:
+            raise SystemExit("torch_peers.py: %s is a --device cuda row" % name)
+        model, make_inputs, opset, config, bytes_moved = build_micro(name, args.size)
+    else:
+        model, make_input, opset, config = build(name, args.size)
+        make_inputs = lambda n: (make_input(n),)  # noqa: E731
+    model.eval()
+    names = ("x", "r")[:len(make_inputs(1))]
     model_dir = os.path.join(args.out, name)
     os.makedirs(model_dir, exist_ok=True)
     onnx_path = os.path.join(model_dir, "model.onnx")
     start = time.perf_counter()
-    export(model, make_input(2), onnx_path, opset)
+    export(model, make_inputs(2), onnx_path, opset, names)
     export_seconds = time.perf_counter() - start
     torch_eager.log("%s exported in %.1f s" % (name, export_seconds))
     runs = []
     if cuda:
         model.cuda()
-    for batch in args.batches or (CUDA_BATCHES if cuda else BATCHES)[name]:
+    default = [MICRO[name][args.size == "quick"]] if name in MICRO else (
+        CUDA_BATCHES if cuda else BATCHES)[name]
+    for batch in args.batches or default:
         torch.manual_seed(1000 + batch)
-        x_host = make_input(batch)
-        x = x_host.cuda() if cuda else x_host
+        xs_host = make_inputs(batch)
+        xs = tuple(x.cuda() for x in xs_host) if cuda else xs_host
         with torch.no_grad():
-            y = model(x)
-            median_ms, min_ms, reps = time_on(args)(lambda: model(x), args)
+            y = model(*xs)
+            median_ms, min_ms, reps = time_on(args)(lambda: model(*xs), args)
         y = y.cpu()
         if not bool(y.abs().max() > 0):
             raise SystemExit("torch_peers.py: %s's output is all zeros (or NaN): comparing with "
@@ -359,14 +444,20 @@ def run_model(name, args, compile_absent, ort):
         d = os.path.join(model_dir, "batch_%d" % batch)
         os.makedirs(d, exist_ok=True)
         torch_eager.save(y, os.path.join(d, "output_0.pb"))
-        torch_eager.save(x_host, os.path.join(d, "input_0.pb"))
-        run = {"batch": batch, "input": os.path.join(d, "input_0.pb"),
-               "output": os.path.join(d, "output_0.pb"), "median_ms": median_ms,
-               "min_ms": min_ms, "reps": reps}
+        paths = [os.path.join(d, "input_%d.pb" % i) for i in range(len(xs_host))]
+        for x_host, path in zip(xs_host, paths):
+            torch_eager.save(x_host, path)
+        run = {"batch": batch, "input": paths[0], "output": os.path.join(d, "output_0.pb"),
+               "median_ms": median_ms, "min_ms": min_ms, "reps": reps}
+        if len(paths) > 1:
+            run["more_inputs"] = paths[1:]
+        if bytes_moved(batch) > 0:
+            run["bytes"] = bytes_moved(batch)
         if not compile_absent:
-            run["compiled"] = time_compiled(model, x, y, median_ms, args)
+            one = (model, xs[0]) if len(xs) == 1 else (Unpacked(model), xs)
+            run["compiled"] = time_compiled(one[0], one[1], y, median_ms, args)
         if ort is not None:
-            run["onnxruntime"] = time_onnxruntime(ort, onnx_path, x, y, args)
+            run["onnxruntime"] = time_onnxruntime(ort, onnx_path, xs_host[0], y, args)
         torch_eager.log("%s batch %d: eager %.3f ms, torch.compile %s, onnxruntime %s" % (
             name, batch, median_ms, run.get("compiled", {}).get("median_ms", "-"),
             run.get("onnxruntime", {}).get("median_ms", "-")))
@@ -376,7 +467,8 @@ def run_model(name, args, compile_absent, ort):
 
 
 def main():
-    args, names = torch_eager.parse_common_args(__doc__.splitlines()[0], SIZES, MODELS, None,
+    args, names = torch_eager.parse_common_args(__doc__.splitlines()[0], SIZES,
+                                                MODELS + tuple(MICRO), None,
                                                 devices=("cpu", "cuda"))
     gpu = ""
     if args.device == "cuda":
@@ -391,6 +483,8 @@ def main():
                "compiled_absent": compile_absent, "onnxruntime_absent": ort_absent,
                "onnxruntime_version": ort.__version__ if ort is not None else "",
                "models": [run_model(name, args, compile_absent, ort) for name in names]}
+    if args.device == "cuda":
+        results["copy_gb_per_s"] = copy_gb_per_s(args)
     json.dump(results, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

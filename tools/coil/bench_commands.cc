@@ -53,11 +53,15 @@ constexpr char kUsage[] =
     "                       [--work-dir DIR] [--torch-script PATH] [--python PATH]\n"
     "                       [--min-seconds S]\n"
     "  coil's CUDA backend against torch eager and torch.compile (default mode) of --python\n"
-    "  (default python3) on the same GPU, inputs and weights, TF32 off in both: resnet50\n"
+    "  (default python3) on the same GPU, inputs and weights, TF32 off in both: gelu_chain\n"
+    "  (f32 [1024, 65536]), softmax and layernorm (gelu(layer_norm(x + r)), bf16 [16384,\n"
+    "  8192]), mlp_bf16 (Linear 2048-8192-2048-8192-2048, ReLU, bf16, batch 1024), resnet50\n"
     "  (224x224, batch 64), bert_base and gpt2_small (128 tokens, batch 8) by default\n"
-    "  (tools/bench/torch_peers.py --device cuda; --models from the --peers list). coil's and\n"
-    "  each peer's output checked against torch eager's; times are device times per run (CUDA\n"
-    "  events); ratio rows, geomean vs each, cold compiles, coil's whole-run times. A peer the\n"
+    "  (tools/bench/torch_peers.py --device cuda; --models from those and the --peers list).\n"
+    "  coil's and each peer's output checked against torch eager's (bf16 outputs within 3e-2\n"
+    "  of the largest value); times are device times per run (CUDA events); ratio rows,\n"
+    "  geomean vs each, the memory-bound rows as % of a device-to-device copy's bandwidth\n"
+    "  measured in the same run, cold compiles, coil's whole-run times. A peer the\n"
     "  Python lacks is reported absent. Without a CUDA driver: exit 1, \"no CUDA driver\".\n"
     "\n"
     "usage: coil bench train [--quick] [--threads N] [--reps N] [--models gpt,resnet18]\n"
@@ -178,7 +182,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
   }
   if (cuda) {
     options.backend = "cuda";
-    options.models = {"resnet50", "bert_base", "gpt2_small"};
+    options.models = bench::DefaultCudaModels();
     options.python = args->Get("python", "python3");
   }
   if (args->values.count("min-seconds") > 0) {
