@@ -3,6 +3,7 @@
 // so the checks do not depend on the machine running them:
 //   - pointwise kernels over several buffers vectorize without run-time overlap checks (the
 //     buffers' alias scopes, codegen_cpu/internal/alias_scopes.h), short rows of 40 included;
+//     same-shaped ones run as one flat loop (no division per row of a [64, 64, 3, 3] weight);
 //   - tanh / erf / exp chains become inline vector code (no libm or libmvec calls);
 //   - softmax's max reduction vectorizes (integer order keys), and so do its exp-sum (f64 lanes)
 //     and normalization loops (a multiply by the row's reciprocal).
@@ -76,6 +77,27 @@ TEST(VectorizationTest, TwoInputPointwiseVectorizesWithoutOverlapChecks) {
   }
 }
 
+// A pointwise kernel over a [64, 64, 3, 3] convolution weight (AdamW's moment update) runs as
+// one flat loop (kernel_emitter.cc, [Note: flat pointwise kernels]): vector loads and stores,
+// no division or remainder per row of 3; a broadcast operand keeps the nest.
+TEST(VectorizationTest, SameShapedPointwiseRunsFlat) {
+  const std::string t = "f32[64, 64, 3, 3]";
+  proto::CompiledKernel k = OnlyKernel(absl::StrCat(
+      "graph @m(%0 \"m\": ", t, ", %1 \"g\": ", t, ") {\n  %2: ", t,
+      " = aten.mul_scalar(%0) {other = 0.9}\n  %3: ", t,
+      " = aten.add(%2, %1) {alpha = 0.1}\n  return %3\n}\n"));
+  const std::string& ir = k.source();
+  EXPECT_TRUE(absl::StrContains(ir, "load <8 x float>")) << ir;
+  EXPECT_TRUE(absl::StrContains(ir, "store <8 x float>")) << ir;
+  EXPECT_FALSE(absl::StrContains(ir, "udiv")) << ir;
+  EXPECT_FALSE(absl::StrContains(ir, "urem")) << ir;
+  EXPECT_FALSE(HasOverlapChecks(ir)) << ir;
+  proto::CompiledKernel b = OnlyKernel(
+      "graph @b(%0 \"x\": f32[64, 64, 3, 3], %1 \"s\": f32[64, 1, 1, 1]) {\n"
+      "  %2: f32[64, 64, 3, 3] = aten.mul(%0, %1)\n  return %2\n}\n");
+  EXPECT_TRUE(absl::StrContains(b.source(), "urem")) << b.source();
+}
+
 TEST(VectorizationTest, GeluChainsAreInlineVectorCode) {
   for (const char* approximate : {"tanh", "none"}) {
     proto::CompiledKernel k = OnlyKernel(absl::StrCat(R"(
@@ -131,7 +153,9 @@ TEST(VectorizationTest, ShortRowsFoldTheirTailUnderAMaskOnAvx512) {
                        t, " = ", op, "\n  return %1\n}\n"),
           "znver4");
       const std::string& ir = k.source();
-      EXPECT_EQ(absl::StrContains(ir, "@llvm.masked.store.v16f32"), cols == 40)
+      // exp is a flat pointwise kernel (one loop over batch * cols positions: no short rows).
+      const bool rows = absl::StrContains(op, "softmax");
+      EXPECT_EQ(absl::StrContains(ir, "@llvm.masked.store.v16f32"), rows && cols == 40)
           << op << " " << cols << "\n" << ir;
       EXPECT_TRUE(absl::StrContains(ir, "<16 x float>")) << op << " " << cols;
     }
