@@ -13,6 +13,7 @@
 
 #include "capture/autograd.h"
 #include "capture/compile.h"
+#include "capture/random.h"
 #include "capture/tensor.h"
 
 namespace coil {

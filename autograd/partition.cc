@@ -63,14 +63,19 @@ absl::StatusOr<Graph> Extract(const Graph& src, const std::string& name,
                               const std::vector<const Value*>& inputs,
                               const std::vector<Value*>& outputs, int* num_nodes) {
   Graph g(name);
-  g.symbols() = src.symbols();
   g.guards() = src.guards();
   absl::flat_hash_map<const Value*, Value*> map;
   ValueSet stop;
+  absl::flat_hash_set<std::string> input_names;
   for (const Value* in : inputs) {
     if (map.contains(in)) continue;
     map[in] = g.AddInput(in->type(), in->name());
     stop.insert(in);
+    input_names.insert(in->name());
+  }
+  // A symbol bound by an input's value stays declared only where that input is.
+  for (const SymbolInfo& s : src.symbols()) {
+    if (s.value_of.empty() || input_names.contains(s.value_of)) g.symbols().push_back(s);
   }
   std::vector<const Node*> nodes = Closure(src, outputs, stop);
   for (const Node* n : nodes) {
@@ -205,6 +210,43 @@ std::vector<const Value*> MinCutSaved(const Graph& g, const JointGraph& joint,
   return saved;
 }
 
+// The primal inputs that bind value symbols (SymbolInfo::value_of, a dropout's counter offset)
+// which the backward's nodes use, added to `saved` (8 bytes each): the backward draws a mask
+// again from the same offset, so it must bind the same symbol.
+void SaveValueSymbolInputs(const Graph& g, const JointGraph& joint, const ValueSet& tangents,
+                           std::vector<const Value*>& saved) {
+  absl::flat_hash_map<std::string, const Value*> binder;  // symbol -> its primal input
+  for (const SymbolInfo& s : g.symbols()) {
+    if (s.value_of.empty()) continue;
+    for (int i = 0; i < joint.num_primals; ++i) {
+      if (g.inputs()[i]->name() == s.value_of) binder[s.name] = g.inputs()[i];
+    }
+  }
+  if (binder.empty()) return;
+  ValueSet stop(saved.begin(), saved.end());
+  stop.insert(tangents.begin(), tangents.end());
+  std::vector<Value*> grads(g.outputs().begin() + joint.num_forward_outputs, g.outputs().end());
+  absl::flat_hash_set<const Value*> needed;
+  auto use = [&](const SymExpr& e) {
+    if (e.is_constant()) return;
+    for (const std::string& name : e.Symbols()) {
+      auto it = binder.find(name);
+      if (it != binder.end()) needed.insert(it->second);
+    }
+  };
+  for (const Node* n : Closure(g, grads, stop)) {
+    for (const auto& [name, value] : n->attrs()) {
+      if (const SymExpr* e = std::get_if<SymExpr>(&value)) use(*e);
+      if (const SymList* list = std::get_if<SymList>(&value)) {
+        for (const SymExpr& e : *list) use(e);
+      }
+    }
+  }
+  for (const Value* in : g.inputs()) {
+    if (needed.contains(in) && !stop.contains(in)) saved.push_back(in);
+  }
+}
+
 int64_t SavedBytes(const Graph& g, const std::vector<const Value*>& saved) {
   int64_t total = 0;
   for (const Value* v : saved) total += EstimatedBytes(g, v->type());
@@ -247,6 +289,10 @@ absl::StatusOr<Partition> PartitionJoint(const JointGraph& joint, const Partitio
       saved = MinCutSaved(g, joint, backward, /*allow_reductions=*/true);
       p.recomputed_reductions = true;
     }
+  }
+  {
+    ValueSet tangents(g.inputs().begin() + joint.num_primals, g.inputs().end());
+    SaveValueSymbolInputs(g, joint, tangents, saved);
   }
   for (const Value* v : saved) {
     bool primal = v->kind() == Value::Kind::kInput;

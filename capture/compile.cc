@@ -389,7 +389,10 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
   e.guards.SetListLengths(std::vector<int32_t>(args.list_lengths.begin(), args.list_lengths.end()));
   for (const GuardInfo& g : trace.guards()) e.guards.AddRelation(g.relation, g.lhs, g.rhs);
 
-  e.segmented = !trace.breaks().empty();
+  // A function that drew random numbers (dropout from the default generator) is traced again on
+  // every call like a segmented one: the trace gives each draw the generator's next counters
+  // as a run-time input, and the segments come from the cache (no recompile).
+  e.segmented = !trace.breaks().empty() || trace.took_runtime_ints();
   if (!e.segmented) {
     e.compiled = trace.last_segment().compiled;
     e.inputs = trace.last_segment().inputs;

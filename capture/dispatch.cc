@@ -122,6 +122,7 @@ std::vector<Tensor> RunEager(absl::string_view op, const std::vector<Tensor>& in
 
 std::vector<Tensor> Dispatch(absl::string_view op, std::vector<Tensor> inputs, AttrMap attrs,
                              const std::source_location& loc) {
+  DrawRandomAttrs(op, inputs, attrs, ActiveTrace());
   if (Trace* trace = ActiveTrace()) return trace->Record(op, inputs, std::move(attrs), loc);
   bool needs_grad = false;
   if (GradEnabled()) {

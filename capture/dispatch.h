@@ -39,6 +39,13 @@ Tensor DispatchOne(absl::string_view op, std::vector<Tensor> inputs, AttrMap att
 std::vector<Tensor> RunEager(absl::string_view op, const std::vector<Tensor>& inputs,
                              AttrMap attrs, const std::source_location& loc);
 
+class Trace;
+// A random op given no seed (aten.dropout with train, 0 < p < 1 and seed < 0) draws its seed
+// and counter offset from the default generator (random.h), which advances by the input's
+// element count; under `trace` the offset is a run-time input (Trace::RuntimeInt).
+void DrawRandomAttrs(absl::string_view op, const std::vector<Tensor>& inputs, AttrMap& attrs,
+                     Trace* trace);
+
 // Helpers for generated code.
 // Appends an optional input; one given after a missing one is an error (schemas only allow
 // trailing optional inputs to be left off). `missing` tracks the first missing input.

@@ -127,6 +127,9 @@ struct SymbolInfo {
   int64_t min = 0;
   int64_t max = 0;  // 0: unbounded
   int64_t hint = 0;
+  // Non-empty: bound from the value of the 0-d int64 graph input of this name, not from a
+  // shape (graph.proto's Symbol.value_of); never used in a shape.
+  std::string value_of;
 };
 
 struct GuardInfo {

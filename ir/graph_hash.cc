@@ -138,7 +138,11 @@ class GraphHasher {
       return std::tie(a.name, a.min, a.max, a.hint) < std::tie(b.name, b.min, b.max, b.hint);
     });
     h.U64(symbols.size());
-    for (const SymbolInfo& s : symbols) h.Str(s.name).I64(s.min).I64(s.max).I64(s.hint);
+    for (const SymbolInfo& s : symbols) {
+      h.Str(s.name).I64(s.min).I64(s.max).I64(s.hint);
+      // Only value symbols add to the hash: every other graph's hash is what it was.
+      if (!s.value_of.empty()) h.Str("value_of").Str(s.value_of);
+    }
     std::vector<std::pair<uint64_t, uint64_t>> guards;
     for (const GuardInfo& g : graph_.guards()) {
       Hash128 gh = Hasher("guard").I64(g.relation).Expr(g.lhs).Expr(g.rhs).Finish();

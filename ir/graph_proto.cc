@@ -80,6 +80,7 @@ proto::Graph Graph::ToProto() const& {
     p->set_min(s.min);
     p->set_max(s.max);
     p->set_hint(s.hint);
+    p->set_value_of(s.value_of);
   }
   for (const GuardInfo& gi : guards_) {
     proto::Guard* p = g.add_guards();
@@ -270,7 +271,7 @@ absl::StatusOr<Graph> Graph::FromProtoImpl(const proto::Graph& p, proto::Graph* 
   }
   for (const proto::Symbol& s : p.symbols()) {
     if (s.name().empty()) return absl::InvalidArgumentError("symbol with an empty name");
-    g.symbols_.push_back(SymbolInfo{s.name(), s.min(), s.max(), s.hint()});
+    g.symbols_.push_back(SymbolInfo{s.name(), s.min(), s.max(), s.hint(), s.value_of()});
   }
   for (int k = 0; k < p.guards_size(); ++k) {
     const proto::Guard& gp = p.guards(k);

@@ -127,8 +127,8 @@ absl::Status NormalizeAttrs(const OpSchema& schema, AttrMap& attrs) {
           absl::StrCat(schema.name, " has no attribute '", name, "'"));
     }
     AttrKind got = KindOf(value);
-    if (spec->kind == AttrKind::kInt || spec->kind == AttrKind::kInts ||
-        spec->kind == AttrKind::kSym || spec->kind == AttrKind::kSyms) {
+    if (spec->size_like && (spec->kind == AttrKind::kInt || spec->kind == AttrKind::kInts ||
+                            spec->kind == AttrKind::kSym || spec->kind == AttrKind::kSyms)) {
       if (absl::Status s = CheckSizeAttr(schema, *spec, name, value); !s.ok()) return s;
     }
     if (!AttrKindAccepts(spec->kind, got)) {

@@ -42,6 +42,9 @@ struct AttrSpec {
   AttrKind kind;
   // nullopt: the attribute is required.
   std::optional<Attribute> default_value;
+  // Integers that size things are limited to [-2^40, 2^40] (NormalizeAttrs); false for those
+  // that do not (a random op's seed and counter offset), which take any int64.
+  bool size_like = true;
 };
 
 enum class OpClass {

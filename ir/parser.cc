@@ -318,6 +318,13 @@ class Parser {
     s->set_min(min);
     s->set_max(max);
     s->set_hint(hint);
+    if (IsWord("value_of")) {
+      Next();
+      std::string input;
+      COIL_PARSE_TRY(ParseString(input, "the quoted name of the input whose value binds the symbol"));
+      if (input.empty()) return ErrorAt(start, "'value_of' with an empty input name");
+      s->set_value_of(input);
+    }
     return absl::OkStatus();
   }
 

@@ -67,6 +67,17 @@ TEST(ParserTest, HandWrittenGraphs) {
 )");
 }
 
+// A symbol bound by an input's value (SymbolInfo::value_of): the dropout counter's form.
+TEST(ParserTest, ValueSymbols) {
+  ExpectFixedPoint(R"(graph @drop(%0 "x": f32[s0, 4], %1 "rng_offset0": i64[]) {
+  symbol s0 min 2 max 0 hint 8
+  symbol rng_offset0 min 0 max 0 hint 0 value_of "rng_offset0"
+  %2: f32[s0, 4] = aten.dropout(%0) {offset = sym(rng_offset0), p = 0.5, seed = 3, train = true}
+  return %2
+}
+)");
+}
+
 TEST(ParserTest, AcceptsFreeFormText) {
   // Comments, extra whitespace, no return, an empty attribute list, ints in a float list.
   absl::StatusOr<Graph> g = ParseGraph(R"(

@@ -117,7 +117,9 @@ std::string PrintGraph(const Graph& graph) {
   out += ") {\n";
   for (const SymbolInfo& s : graph.symbols()) {
     absl::StrAppend(&out, "  symbol ", NameText(s.name), " min ", s.min, " max ", s.max,
-                    " hint ", s.hint, "\n");
+                    " hint ", s.hint);
+    if (!s.value_of.empty()) absl::StrAppend(&out, " value_of ", Quote(s.value_of));
+    out += "\n";
   }
   for (const GuardInfo& g : graph.guards()) {
     absl::StrAppend(&out, "  guard ", g.lhs.ToString(), " ", RelationText(g.relation), " ",

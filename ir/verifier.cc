@@ -91,6 +91,34 @@ class DeclaredSymbols {
         if (d.is_symbol()) bound_.insert(d.ToString());
       }
     }
+    // Value symbols are bound from a 0-d int64 input's value (SymbolInfo::value_of).
+    for (const SymbolInfo& s : graph.symbols()) {
+      if (s.value_of.empty()) continue;
+      value_syms_.insert(s.name);
+      bound_.insert(s.name);
+    }
+  }
+
+  // OK when every value symbol names a 0-d int64 graph input and no shape binds it too.
+  static absl::Status CheckValueSymbols(const Graph& graph) {
+    for (const SymbolInfo& s : graph.symbols()) {
+      if (s.value_of.empty()) continue;
+      const Value* source = nullptr;
+      for (const Value* in : graph.inputs()) {
+        if (in->name() == s.value_of) source = in;
+      }
+      if (source == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "symbol '", s.name, "' is bound by the value of input '", s.value_of,
+            "', which the graph does not have"));
+      }
+      if (source->type().dtype != proto::INT64 || source->type().rank() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "symbol '", s.name, "' is bound by the value of input '", s.value_of, "' (%",
+            source->id(), "), which is ", source->type().ToString(), ", not a 0-d int64 tensor"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // OK when every symbol of `e` is declared and bound by an input; otherwise InvalidArgument
@@ -117,6 +145,15 @@ class DeclaredSymbols {
 
   absl::Status Check(const TensorType& t, What what) {
     for (const SymExpr& d : t.shape) {
+      if (!value_syms_.empty() && !d.is_constant()) {
+        for (const std::string& name : d.Symbols()) {
+          if (value_syms_.contains(name)) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                what(), " of type ", t.ToString(), " uses symbol '", name,
+                "' in a shape, but it is bound from an input's value (sizes come from shapes)"));
+          }
+        }
+      }
       if (absl::Status s =
               Check(d, [&] { return absl::StrCat(what(), " of type ", t.ToString()); });
           !s.ok()) {
@@ -152,12 +189,14 @@ class DeclaredSymbols {
 
   absl::flat_hash_set<std::string> names_;
   absl::flat_hash_set<std::string> bound_;
+  absl::flat_hash_set<std::string> value_syms_;
   absl::flat_hash_set<SymExpr> fine_;
 };
 
 }  // namespace
 
 absl::Status Verify(const Graph& graph, const OpRegistry& registry) {
+  if (absl::Status s = DeclaredSymbols::CheckValueSymbols(graph); !s.ok()) return s;
   DeclaredSymbols symbols(graph);
   SizeChecker sizes;
   absl::flat_hash_set<const Value*> defined;

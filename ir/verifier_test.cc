@@ -11,7 +11,8 @@ namespace {
 
 TensorType F32(std::vector<SymExpr> shape) { return TensorType(proto::FLOAT32, std::move(shape)); }
 
-// A registry with one op: test.scale(x) {factor: float = 1.0, mode: int (required)} -> x's type.
+// A registry with two ops: test.scale(x) {factor: float = 1.0, mode: int (required)} and
+// test.window(x) {end: sym (required)}, each -> x's type.
 OpRegistry TestRegistry() {
   OpRegistry r;
   OpSchema s;
@@ -21,7 +22,11 @@ OpRegistry TestRegistry() {
   s.meta = [](absl::Span<const TensorType> in, const AttrMap&) -> absl::StatusOr<std::vector<TensorType>> {
     return std::vector<TensorType>{in[0]};
   };
+  OpSchema w = s;
+  w.name = "test.window";
+  w.attrs = {{"end", AttrKind::kSym, std::nullopt}};
   r.Register(std::move(s));
+  r.Register(std::move(w));
   return r;
 }
 
@@ -323,6 +328,49 @@ TEST(VerifierTest, GraphOutputNotDefined) {
   ExpectError(g, TestRegistry(), "graph output 0 is not defined");
   g.SetOutputs({nullptr});
   ExpectError(g, TestRegistry(), "graph output 0 is not defined");
+}
+
+// Symbols bound by an input's value (SymbolInfo::value_of): a 0-d int64 input must exist, and
+// no shape may use the symbol (sizes come from shapes); attributes may.
+TEST(VerifierTest, ValueSymbolInAnAttribute) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
+  Value* x = g.AddInput(F32({4}));
+  g.AddInput(TensorType(proto::INT64, {}), "offset");
+  AttrMap attrs = {{"end", Attribute(SymExpr::Symbol("off") + 1)}};
+  Node* n = g.AddNode("test.window", {x}, attrs, {x->type()});
+  g.SetOutputs({n->output(0)});
+  EXPECT_TRUE(Verify(g, TestRegistry()).ok()) << Verify(g, TestRegistry());
+}
+
+TEST(VerifierTest, ValueSymbolWithoutItsInput) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
+  g.AddInput(F32({4}), "x");
+  ExpectError(g, TestRegistry(),
+              "symbol 'off' is bound by the value of input 'offset', which the graph does not "
+              "have");
+}
+
+TEST(VerifierTest, ValueSymbolOfANonScalarInput) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
+  g.AddInput(F32({4}), "offset");
+  ExpectError(g, TestRegistry(),
+              "symbol 'off' is bound by the value of input 'offset' (%0), which is f32[4], not "
+              "a 0-d int64 tensor");
+}
+
+TEST(VerifierTest, ValueSymbolInAShape) {
+  Graph g("g");
+  g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
+  Value* x = g.AddInput(F32({4}));
+  g.AddInput(TensorType(proto::INT64, {}), "offset");
+  Node* n = g.AddNode("test.scale", {x}, Full(), {F32({SymExpr::Symbol("off")})});
+  g.SetOutputs({n->output(0)});
+  ExpectError(g, TestRegistry(),
+              "node 0 %2 = test.scale(%0): output %2 of type f32[off] uses symbol 'off' in a "
+              "shape, but it is bound from an input's value (sizes come from shapes)");
 }
 
 }  // namespace

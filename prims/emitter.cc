@@ -570,9 +570,11 @@ Val SymValue(Emitter& e, SymExpr value, DType dtype) {
   return e.Op1("prims.sym_value", {}, {{"value", std::move(value)}, {"dtype", dtype}});
 }
 
-Val PhiloxUniform(Emitter& e, SymList shape, int64_t seed, int64_t offset, DType dtype) {
+Val PhiloxUniform(Emitter& e, SymList shape, int64_t seed, SymExpr offset, DType dtype) {
+  Attribute off = offset.is_constant() ? Attribute(offset.constant()) : Attribute(offset);
   return e.Op1("prims.philox_uniform", {},
-               {{"shape", std::move(shape)}, {"seed", seed}, {"offset", offset}, {"dtype", dtype}});
+               {{"shape", std::move(shape)}, {"seed", seed}, {"offset", std::move(off)},
+                {"dtype", dtype}});
 }
 
 // ---- indexing ----

@@ -301,7 +301,7 @@ Val FullLike(Val x, double value, DType dtype = proto::DTYPE_UNSPECIFIED);
 Val Iota(Emitter& e, SymExpr length, int64_t start, int64_t step, DType dtype);
 // A rank-0 tensor holding a symbolic integer's value.
 Val SymValue(Emitter& e, SymExpr value, DType dtype);
-Val PhiloxUniform(Emitter& e, SymList shape, int64_t seed, int64_t offset, DType dtype);
+Val PhiloxUniform(Emitter& e, SymList shape, int64_t seed, SymExpr offset, DType dtype);
 
 // ---- indexing ----
 Val Gather(Val x, int64_t dim, Val index);

@@ -104,6 +104,21 @@ absl::StatusOr<Bindings> BindSymbols(const Graph& graph, absl::Span<const HostTe
       if (t.shape[d].is_symbol()) b.emplace(t.shape[d].ToString(), inputs[i].shape()[d]);
     }
   }
+  // Symbols bound from a 0-d int64 input's value (SymbolInfo::value_of; the verifier checked
+  // the input's type, and the dtype and rank checks above hold for `inputs`).
+  for (const SymbolInfo& s : graph.symbols()) {
+    if (s.value_of.empty()) continue;
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+      if (graph.inputs()[i]->name() != s.value_of) continue;
+      if (inputs[i].rank() != 0 || inputs[i].dtype() != proto::INT64) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", i, " ('", s.value_of, "') binds symbol ", s.name,
+            " by its value and must be a 0-d int64 tensor, got ", inputs[i].TypeString()));
+      }
+      b[s.name] = inputs[i].GetInt({});
+      break;
+    }
+  }
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const TensorType& t = graph.inputs()[i]->type();
     for (int64_t d = 0; d < t.rank(); ++d) {

@@ -59,6 +59,7 @@ void LazyTrace::StartSegment() {
   input_impls_.clear();
   lifted_.clear();
   live_.clear();
+  value_symbols_.clear();
   made_lazy_.clear();
 }
 
@@ -148,6 +149,22 @@ Value* LazyTrace::ValueFor(const Tensor& t) {
   input_impls_.push_back(t.impl_ptr());
   lifted_[impl] = v;
   return v;
+}
+
+SymExpr LazyTrace::RuntimeInt(int64_t value, absl::string_view stem) {
+  // Named by its place in the segment, so the segment's structural hash does not depend on
+  // the value (the cached artifact serves every call).
+  std::string name = absl::StrCat(stem, value_symbols_.size());
+  HostTensor data = HostTensor::Zeros(proto::INT64, {});
+  data.StoreInt(0, value);
+  auto impl = std::make_shared<TensorImpl>(data);
+  builder_->Input(TensorType{proto::INT64, {}}, name);
+  input_data_.push_back(data);
+  input_sources_.push_back(InputSource{-1, impl});
+  input_impls_.push_back(impl);
+  value_symbols_.push_back(SymbolInfo{name, 0, 0, 0, name});
+  took_runtime_ints_ = true;
+  return SymExpr::Symbol(name);
 }
 
 std::vector<Tensor> LazyTrace::Record(absl::string_view op, const std::vector<Tensor>& inputs,
@@ -321,6 +338,7 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
   for (const SymbolInfo& s : symbols_) {
     if (used.contains(s.name)) graph_->symbols().push_back(s);
   }
+  for (const SymbolInfo& s : value_symbols_) graph_->symbols().push_back(s);
 
   std::vector<HostTensor> data(outputs.size());
   std::shared_ptr<CompiledGraph> compiled;

@@ -84,6 +84,7 @@ class LazyTrace : public Trace {
                          const std::source_location& loc) override;
   void RecordGuard(proto::Guard::Relation relation, const SymExpr& lhs, const SymExpr& rhs,
                    bool holds, const std::source_location& loc) override;
+  SymExpr RuntimeInt(int64_t value, absl::string_view stem) override;
 
   // A graph break for an op the tracer does not record (`op`, e.g. "coil.nonzero", whose
   // output shape depends on data): runs what is pending and returns the inputs' data. With
@@ -103,6 +104,9 @@ class LazyTrace : public Trace {
   // Segments compiled by the backend (cache misses) and served from the SegmentCache.
   int segments_compiled() const { return segments_compiled_; }
   int segments_cached() const { return segments_cached_; }
+  // Whether any segment took a run-time integer (RuntimeInt): such a function is traced again
+  // on every call (its inputs then carry the new values; the segments stay cached).
+  bool took_runtime_ints() const { return took_runtime_ints_; }
 
   // The last segment run (for a function without breaks, the whole function): its artifact,
   // where its inputs come from, and how many of its outputs are the function's results.
@@ -141,6 +145,7 @@ class LazyTrace : public Trace {
   std::vector<std::shared_ptr<TensorImpl>> input_impls_;  // the tensors behind input_data_
   absl::flat_hash_map<const TensorImpl*, Value*> lifted_;
   std::vector<std::weak_ptr<TensorImpl>> live_;
+  std::vector<SymbolInfo> value_symbols_;  // RuntimeInt's symbols of this segment
 
   // Concrete tensors an in-place op made lazy, with their data (handed back after the run).
   std::vector<std::pair<std::shared_ptr<TensorImpl>, HostTensor>> made_lazy_;
@@ -154,6 +159,7 @@ class LazyTrace : public Trace {
   std::vector<std::string> segment_texts_;
   int segments_compiled_ = 0;
   int segments_cached_ = 0;
+  bool took_runtime_ints_ = false;
   Segment last_segment_;
 };
 

@@ -43,6 +43,15 @@ class Trace {
   // its value at the hints (`holds`). The compiled artifact is valid only while it holds.
   virtual void RecordGuard(proto::Guard::Relation relation, const SymExpr& lhs, const SymExpr& rhs,
                            bool holds, const std::source_location& loc) = 0;
+
+  // A run-time integer for an attribute (a dropout's Philox counter offset): a symbol bound by
+  // the value of a new 0-d int64 graph input holding `value` (SymbolInfo::value_of), so a
+  // compiled graph takes another value on each call without recompiling. The default bakes
+  // the value in as a constant.
+  virtual SymExpr RuntimeInt(int64_t value, absl::string_view stem) {
+    (void)stem;
+    return SymExpr(value);
+  }
 };
 
 // The trace active on this thread, or nullptr (eager mode).

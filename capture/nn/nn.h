@@ -8,6 +8,7 @@
 #include "capture/nn/activation.h"
 #include "capture/nn/attention.h"
 #include "capture/nn/conv.h"
+#include "capture/nn/dropout.h"
 #include "capture/nn/embedding.h"
 #include "capture/nn/linear.h"
 #include "capture/nn/loss.h"

@@ -91,7 +91,11 @@ absl::StatusOr<std::string> AotHeader(const proto::Schedule& schedule, const Aot
     for (const SymbolInfo& s : graph->symbols()) {
       absl::StrAppend(&h, "//   ", ForComment(s.name), "  ", s.min, " <= ", ForComment(s.name),
                       s.max > 0 ? absl::StrCat(" <= ", s.max) : "",
-                      s.hint > 0 ? absl::StrCat("  (hint ", s.hint, ")") : "", "\n");
+                      s.hint > 0 ? absl::StrCat("  (hint ", s.hint, ")") : "",
+                      s.value_of.empty() ? ""
+                                         : absl::StrCat("  (the value of input ",
+                                                        ForComment(s.value_of), ")"),
+                      "\n");
     }
   }
   absl::StrAppend(&h, "// Outputs (in this order, freshly allocated by each Run):\n");

@@ -140,12 +140,13 @@ absl::Status LowerCreation(LowerContext& ctx, const Node& node) {
   }
   // prims.philox_uniform: element i (row-major) uses counter offset + i.
   absl::StatusOr<int64_t> seed = GetInt(attrs, "seed");
-  absl::StatusOr<int64_t> offset = GetInt(attrs, "offset");
+  // The offset may be a symbol bound from an input's value (a fresh draw per call).
+  absl::StatusOr<SymExpr> offset = GetSym(attrs, "offset");
   if (!seed.ok()) return BadAttr(node, seed.status());
   if (!offset.ok()) return BadAttr(node, offset.status());
   const std::vector<SymExpr>& shape = out->type().shape;
   ctx.PointwiseNode(node, "", [&](Kernel& k) {
-    SymExpr counter = SymExpr(*offset) + FlatIndex(IdentityIndex(out->type().rank()), shape);
+    SymExpr counter = *offset + FlatIndex(IdentityIndex(out->type().rank()), shape);
     return k.Random(0, dtype, *seed, counter);
   });
   return absl::OkStatus();

@@ -236,13 +236,17 @@ Outs DropoutMeta(absl::Span<const TensorType> in, const AttrMap& attrs) {
   if (!train.ok()) return train.status();
   absl::StatusOr<int64_t> seed = GetInt(attrs, "seed");
   if (!seed.ok()) return seed.status();
-  absl::StatusOr<int64_t> offset = GetInt(attrs, "offset");
+  // The counter offset: a constant, or symbolic when a run-time input's value binds it (a
+  // fresh mask per call without a recompile; SymbolInfo::value_of).
+  absl::StatusOr<SymExpr> offset = GetSym(attrs, "offset");
   if (!offset.ok()) return offset.status();
   if (*train && *p != 0 && *seed < 0) {
     return Error("train=true needs a seed attribute (seed >= 0; the mask is "
                  "prims.philox_uniform(seed, offset)); train=false is the identity");
   }
-  if (*offset < 0) return Error("offset must be >= 0, got ", *offset);
+  if (offset->is_constant() && offset->constant() < 0) {
+    return Error("offset must be >= 0, got ", offset->constant());
+  }
   return std::vector<TensorType>{meta::Out(in[0].dtype, in[0].shape, in[0].device)};
 }
 
@@ -306,13 +310,15 @@ void RegisterNormalizationOps(OpRegistry& r) {
            "mean of x^2 over a zero-padded window of `size` channels)^beta");
   Register(r, "aten.dropout", {{"input"}},
            {{"p", AttrKind::kFloat, std::nullopt}, {"train", AttrKind::kBool, std::nullopt},
-            {"seed", AttrKind::kInt, Attribute(int64_t{-1})},
-            {"offset", AttrKind::kInt, Attribute(int64_t{0})}},
+            {"seed", AttrKind::kInt, Attribute(int64_t{-1}), false},
+            {"offset", AttrKind::kSym, Attribute(int64_t{0}), false}},
            OpClass::kRandom, DropoutMeta,
            "aten.dropout(input, p, train, seed=-1, offset=0): train=false is the identity; "
            "train=true keeps element i where prims.philox_uniform(seed, offset)[i] < 1 - p and "
            "scales it by 1 / (1 - p) (p = 1: zeros); it needs seed >= 0, so the same mask can "
-           "be drawn again (the backward recomputes it)");
+           "be drawn again (the backward recomputes it); the Tensor API fills seed -1 from "
+           "the default generator (capture/random.h), the offset then a run-time input when "
+           "compiled");
 }
 
 }  // namespace coil

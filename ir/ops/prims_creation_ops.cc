@@ -67,8 +67,8 @@ void RegisterPrimsCreationOps(OpRegistry& r) {
                               "1-D start + i * step for i in [0, length) (torch.arange)"));
   r.Register(meta::MakeSchema(
       "prims.philox_uniform", {},
-      {req("shape", AttrKind::kSyms), req("seed", AttrKind::kInt), req("offset", AttrKind::kInt),
-       req("dtype", AttrKind::kDType)},
+      {req("shape", AttrKind::kSyms), AttrSpec{"seed", AttrKind::kInt, std::nullopt, false},
+       AttrSpec{"offset", AttrKind::kSym, std::nullopt, false}, req("dtype", AttrKind::kDType)},
       OpClass::kRandom, PhiloxMeta,
       "uniform [0, 1): element i is (u >> 8) * 2^-24, u the first word of Philox4x32-10 with "
       "key seed and counter offset + i"));

@@ -188,7 +188,7 @@ void RegisterNnDecompositions(DecompositionRegistry& r) {
     if (!c.Bool("train") || p == 0) return {c.in(0)};
     if (p == 1) return {FullLike(c.in(0), 0.0, c.out_dtype())};
     Val x = Upcast(c.in(0));
-    Val u = PhiloxUniform(c.e(), x.shape(), c.Int("seed"), c.Int("offset"), proto::FLOAT32);
+    Val u = PhiloxUniform(c.e(), x.shape(), c.Int("seed"), c.Sym("offset"), proto::FLOAT32);
     return {Cast(Where(Lt(u, 1 - p), x * (1 / (1 - p)), 0.0), c.out_dtype())};
   });
 

@@ -263,6 +263,10 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
   Layout& l = **lp;
   symbols.clear();
   for (int64_t v : l.key) symbols.push_back(v == INT64_MIN ? 0 : v);
+  // Value symbols are not in the layout's key (LayoutKey): their values come from this call.
+  for (size_t j = 0; j < graph.symbols().size(); ++j) {
+    if (!graph.symbols()[j].value_of.empty()) symbols[j] = bindings->at(graph.symbols()[j].name);
+  }
   if (absl::Status s = EnsureArena(l.arena_bytes); !s.ok()) return s;
   const std::vector<BufferInfo>& buffers = checked.buffers;
   const std::vector<int>& index_of_id = checked.index_of_id;

@@ -124,6 +124,17 @@ graph @rng(%0 "x": f32[batch, 7]) {
   return %1, %4, %5, %6
 }
 )", {}},
+      // A dropout's Philox counter offset as a run-time input (a symbol bound by its value).
+      {"runtime_philox_offset", R"(
+graph @rng_offset(%0 "x": f32[batch, 7], %1 "rng_offset0": i64[]) {
+  symbol batch min 2 max 0 hint 4
+  symbol rng_offset0 min 0 max 0 hint 0 value_of "rng_offset0"
+  %2: f32[batch, 7] = prims.philox_uniform() {dtype = f32, offset = sym(rng_offset0 + 3), seed = 77, shape = syms[batch, 7]}
+  %3: f32[batch, 7] = aten.dropout(%0) {offset = sym(rng_offset0), p = 0.25, seed = 5, train = true}
+  %4: f32[batch, 7] = aten.add(%2, %3) {alpha = 1}
+  return %4
+}
+)", {}},
       {"half_and_bfloat16", R"(
 graph @half(%0 "a": f16[batch, 24], %1 "b": bf16[batch, 24], %2 "c": f32[batch, 24]) {
   symbol batch min 2 max 0 hint 4

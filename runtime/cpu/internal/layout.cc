@@ -39,6 +39,12 @@ std::vector<int64_t> LayoutKey(const Graph& graph, const Bindings& b) {
   std::vector<int64_t> key;
   for (const SymbolInfo& s : graph.symbols()) {
     auto it = b.find(s.name);
+    // A value symbol (a dropout's counter offset) changes every call and sizes nothing: it
+    // stays out of the key, so a new value reuses the layout (and its measured choices).
+    if (!s.value_of.empty()) {
+      key.push_back(0);
+      continue;
+    }
     key.push_back(it == b.end() ? INT64_MIN : it->second);
   }
   return key;
