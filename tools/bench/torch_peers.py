@@ -379,6 +379,9 @@ def time_compiled(model, x, want, eager_ms, args):
             start = time.perf_counter()
             y = synchronized(lambda: compiled(x), args)()
             first_s = time.perf_counter() - start
+            # reduce-overhead's outputs live in its CUDA graph's memory, which the timed calls
+            # overwrite: keep a copy for the check.
+            y = y.clone()
             median_ms, min_ms, reps = time_on(args)(lambda: compiled(x), args)
     except Exception as e:  # a peer failing is a result, not a crash of the benchmark
         return peer_failure(e)
