@@ -2,8 +2,8 @@
 backward, torch.optim.AdamW) of the GPT-style decoder (token embedding, a pre-LN causal
 decoder block, a linear LM head; label-smoothed cross entropy) or torchvision's resnet18
 structure on 32x32 images (training-mode batch_norm; cross entropy), and prints the median and
-minimum step time in milliseconds as `torch_step_ms MEDIAN MIN` (run with Debian's
-/usr/bin/python3).
+minimum step time in milliseconds and torch's version as `torch_step_ms MEDIAN MIN VERSION`
+(Debian's /usr/bin/python3 here; the GPU machine's python3 has torch 2.11).
 
 Usage: torch_train_step.py gpt THREADS WARMUP REPS V E H L B
        torch_train_step.py resnet18 THREADS WARMUP REPS WIDTH BATCH
@@ -65,4 +65,4 @@ for _ in range(REPS):
     t0 = time.perf_counter()
     step()
     times.append((time.perf_counter() - t0) * 1e3)
-print("torch_step_ms %.4f %.4f" % (statistics.median(times), min(times)))
+print("torch_step_ms %.4f %.4f %s" % (statistics.median(times), min(times), torch.__version__))

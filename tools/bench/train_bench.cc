@@ -182,14 +182,17 @@ absl::StatusOr<TorchRun> TimeTorch(const ModelCase& c, const std::string& script
                      t, " ", kWarmup, " ", options.reps, " ", absl::StrJoin(c.torch_sizes, " "));
     FILE* pipe = popen(cmd.c_str(), "r");
     double median = 0, min = 0;
-    int scanned = pipe == nullptr ? 0 : std::fscanf(pipe, "torch_step_ms %lf %lf", &median, &min);
+    char version[64] = "?";  // the script's torch.__version__ (1.13.1 here, 2.11 elsewhere)
+    int scanned = pipe == nullptr
+                      ? 0
+                      : std::fscanf(pipe, "torch_step_ms %lf %lf %63s", &median, &min, version);
     int status = pipe == nullptr ? -1 : pclose(pipe);
-    if (scanned != 2 || status != 0) {
+    if (scanned < 2 || status != 0) {
       return absl::InternalError(absl::StrCat("running torch failed: ", cmd));
     }
     absl::StrAppendFormat(&best.lines,
-                          "  torch 1.13 eager, %d thread(s): median %.2f ms, min %.2f ms\n", t,
-                          median, min);
+                          "  torch %s eager, %d thread(s): median %.2f ms, min %.2f ms\n",
+                          version, t, median, min);
     if (best.threads == 0 || median < best.median_ms) {
       best.median_ms = median;
       best.min_ms = min;
