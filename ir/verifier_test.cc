@@ -1,6 +1,8 @@
 // Verify: a valid graph passes, and each check fails with its message.
 #include "ir/verifier.h"
 
+#include <optional>
+
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
@@ -332,44 +334,41 @@ TEST(VerifierTest, GraphOutputNotDefined) {
 
 // Symbols bound by an input's value (SymbolInfo::value_of): a 0-d int64 input must exist, and
 // no shape may use the symbol (sizes come from shapes); attributes may.
-TEST(VerifierTest, ValueSymbolInAnAttribute) {
+
+// A graph declaring value symbol "off" bound by input "offset" of `offset_type`, after x: f32[4];
+// one test.window node whose output has type `out` (x's when empty) and end = off + 1.
+Graph ValueSymbolGraph(std::optional<TensorType> offset_type, std::optional<TensorType> out = {}) {
   Graph g("g");
   g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
-  Value* x = g.AddInput(F32({4}));
-  g.AddInput(TensorType(proto::INT64, {}), "offset");
+  Value* x = g.AddInput(F32({4}), "x");
+  if (offset_type.has_value()) g.AddInput(*offset_type, "offset");
   AttrMap attrs = {{"end", Attribute(SymExpr::Symbol("off") + 1)}};
-  Node* n = g.AddNode("test.window", {x}, attrs, {x->type()});
+  Node* n = g.AddNode("test.window", {x}, attrs, {out.value_or(x->type())});
   g.SetOutputs({n->output(0)});
+  return g;
+}
+
+TEST(VerifierTest, ValueSymbolInAnAttribute) {
+  Graph g = ValueSymbolGraph(TensorType(proto::INT64, {}));
   EXPECT_TRUE(Verify(g, TestRegistry()).ok()) << Verify(g, TestRegistry());
 }
 
 TEST(VerifierTest, ValueSymbolWithoutItsInput) {
-  Graph g("g");
-  g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
-  g.AddInput(F32({4}), "x");
-  ExpectError(g, TestRegistry(),
+  ExpectError(ValueSymbolGraph(std::nullopt), TestRegistry(),
               "symbol 'off' is bound by the value of input 'offset', which the graph does not "
               "have");
 }
 
 TEST(VerifierTest, ValueSymbolOfANonScalarInput) {
-  Graph g("g");
-  g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
-  g.AddInput(F32({4}), "offset");
-  ExpectError(g, TestRegistry(),
-              "symbol 'off' is bound by the value of input 'offset' (%0), which is f32[4], not "
+  ExpectError(ValueSymbolGraph(F32({4})), TestRegistry(),
+              "symbol 'off' is bound by the value of input 'offset' (%1), which is f32[4], not "
               "a 0-d int64 tensor");
 }
 
 TEST(VerifierTest, ValueSymbolInAShape) {
-  Graph g("g");
-  g.symbols().push_back(SymbolInfo{"off", 0, 0, 0, "offset"});
-  Value* x = g.AddInput(F32({4}));
-  g.AddInput(TensorType(proto::INT64, {}), "offset");
-  Node* n = g.AddNode("test.scale", {x}, Full(), {F32({SymExpr::Symbol("off")})});
-  g.SetOutputs({n->output(0)});
-  ExpectError(g, TestRegistry(),
-              "node 0 %2 = test.scale(%0): output %2 of type f32[off] uses symbol 'off' in a "
+  ExpectError(ValueSymbolGraph(TensorType(proto::INT64, {}), F32({SymExpr::Symbol("off")})),
+              TestRegistry(),
+              "node 0 %2 = test.window(%0): output %2 of type f32[off] uses symbol 'off' in a "
               "shape, but it is bound from an input's value (sizes come from shapes)");
 }
 
