@@ -77,13 +77,10 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
                         absl::StrCat("autograd: functionalizing: ",
                                      functionalized.status().message()));
   }
-  for (const Node* n : forward.nodes()) {
-    if (n->op() == "prims.copy_to") {
-      return absl::UnimplementedError(absl::StrCat(
-          "autograd: the graph writes into its input %", n->input(0)->id(),
-          " (in-place op on an input); training such graphs is not supported yet"));
-    }
-  }
+  // Writes into inputs (prims.copy_to, e.g. a training-mode batch_norm's running statistics
+  // copied into the module's buffers) stay in the forward: nothing differentiates through
+  // them, and the partition keeps them in the forward graph, which writes through to the
+  // caller's tensors as an inference graph does.
 
   JointGraph joint;
   Graph& out = joint.graph;
@@ -213,7 +210,7 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
     joint.grad_inputs.push_back(static_cast<int>(i));
   }
   out.SetOutputs(std::move(outputs));
-  out.RemoveDeadCode();
+  out.RemoveDeadCode([](const Node& n) { return n.op() == "prims.copy_to"; });
   if (absl::Status s = Verify(out); !s.ok()) {
     return absl::InternalError(absl::StrCat("autograd: the joint graph does not verify: ",
                                             s.message()));

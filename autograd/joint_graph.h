@@ -6,8 +6,9 @@
 //   //                         (or per output that output_tangents selects)
 //   //               outputs = forward outputs, then one gradient per input that needs one
 //
-// The forward graph is functionalized first (prims::Functionalize); graphs that write into
-// their inputs are refused. The joint graph holds the forward's aten ops, the rules' aten ops
+// The forward graph is functionalized first (prims::Functionalize); its writes into inputs
+// (prims.copy_to: a training-mode batch_norm's running statistics) stay forward nodes that no
+// gradient flows through (the partition keeps them in the forward graph). The joint graph holds the forward's aten ops, the rules' aten ops
 // and prims; prims::Decompose lowers it like any other graph. Gradients of f16/bf16 values are
 // computed and summed in f32 and converted to the input's dtype once, at the output.
 #ifndef COIL_AUTOGRAD_JOINT_GRAPH_H_

@@ -57,11 +57,13 @@ std::vector<const Node*> Closure(const Graph& g, const std::vector<Value*>& outp
   return order;
 }
 
-// A graph computing `outputs` from `inputs` with the nodes of `src` between them. Values
-// reached that are neither inputs, constants nor node outputs are an internal error.
+// A graph computing `outputs` from `inputs` with the nodes of `src` between them, plus the
+// nodes `effects` need (writes into inputs, whose results are no output). Values reached that
+// are neither inputs, constants nor node outputs are an internal error.
 absl::StatusOr<Graph> Extract(const Graph& src, const std::string& name,
                               const std::vector<const Value*>& inputs,
-                              const std::vector<Value*>& outputs, int* num_nodes) {
+                              const std::vector<Value*>& outputs, int* num_nodes,
+                              const std::vector<Value*>& effects = {}) {
   Graph g(name);
   g.guards() = src.guards();
   absl::flat_hash_map<const Value*, Value*> map;
@@ -77,7 +79,9 @@ absl::StatusOr<Graph> Extract(const Graph& src, const std::string& name,
   for (const SymbolInfo& s : src.symbols()) {
     if (s.value_of.empty() || input_names.contains(s.value_of)) g.symbols().push_back(s);
   }
-  std::vector<const Node*> nodes = Closure(src, outputs, stop);
+  std::vector<Value*> roots = outputs;
+  roots.insert(roots.end(), effects.begin(), effects.end());
+  std::vector<const Node*> nodes = Closure(src, roots, stop);
   for (const Node* n : nodes) {
     std::vector<Value*> ins;
     for (const Value* v : n->inputs()) {
@@ -305,8 +309,21 @@ absl::StatusOr<Partition> PartitionJoint(const JointGraph& joint, const Partitio
   std::vector<Value*> fw_outputs(g.outputs().begin(),
                                  g.outputs().begin() + joint.num_forward_outputs);
   for (const Value* v : saved) fw_outputs.push_back(const_cast<Value*>(v));
+  // The forward's writes into its inputs (a batch_norm's running statistics) run in the
+  // forward graph; a backward reading such an input would see the written value, so a saved
+  // input that the forward overwrites is refused.
+  std::vector<Value*> writes;
+  for (const Node* n : g.nodes()) {
+    if (n->op() != "prims.copy_to") continue;
+    if (std::find(saved.begin(), saved.end(), n->input(0)) != saved.end()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "partition: the backward reads input '", n->input(0)->name(),
+          "', which the forward overwrites (prims.copy_to); not supported"));
+    }
+    writes.push_back(const_cast<Value*>(n->output(0)));
+  }
   absl::StatusOr<Graph> forward =
-      Extract(g, absl::StrCat(g.name(), "_forward"), primals, fw_outputs, nullptr);
+      Extract(g, absl::StrCat(g.name(), "_forward"), primals, fw_outputs, nullptr, writes);
   if (!forward.ok()) return forward.status();
   std::vector<const Value*> bw_inputs = saved;
   bw_inputs.insert(bw_inputs.end(), g.inputs().begin() + joint.num_primals, g.inputs().end());

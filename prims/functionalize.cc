@@ -358,7 +358,10 @@ class Functionalizer {
     if (!checked.ok()) return checked.status();
     const TensorType& want = self->type();
     absl::StatusOr<Value*> r;
-    if (n.op() == "aten.copy_") {
+    // prims.copy_to is a functionalized graph's write-back (a joint graph keeps the forward's):
+    // functionalizing again reads it as the copy_ it came from, and writes it back at the end.
+    const bool copy = n.op() == "aten.copy_" || n.op() == "prims.copy_to";
+    if (copy) {
       r = inputs[1];
       if ((*r)->type().shape != want.shape) {
         r = b_.Op("aten.expand", {*r}, {{"size", SymList(want.shape)}}, n.loc());
@@ -372,7 +375,7 @@ class Functionalizer {
       r = b_.Op(base, inputs, attrs, n.loc());
     }
     if (!r.ok()) return r.status();
-    if (n.op() != "aten.copy_" || *r != inputs[1]) Stamp(*r);  // not copy_'s own source
+    if (!copy || *r != inputs[1]) Stamp(*r);  // not copy_'s own source
     if ((*r)->type().dtype != want.dtype) {
       r = b_.Op("aten.to_dtype", {*r}, {{"dtype", want.dtype}}, n.loc());
       if (!r.ok()) return r.status();

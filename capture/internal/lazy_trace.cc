@@ -60,6 +60,7 @@ void LazyTrace::StartSegment() {
   lifted_.clear();
   live_.clear();
   value_symbols_.clear();
+  no_grad_values_.clear();
   made_lazy_.clear();
 }
 
@@ -189,6 +190,8 @@ std::vector<Tensor> LazyTrace::Record(absl::string_view op, const std::vector<Te
   if (const std::string& path = NameScope::CurrentPath(); !path.empty() && !out->empty()) {
     (*out)[0]->producer()->set_name(path);
   }
+  // Values recorded under no_grad (a module's buffer update) get no grad_fn when they run.
+  if (!GradEnabled()) no_grad_values_.insert(out->begin(), out->end());
   const OpSchema* schema = OpRegistry::Global().Find(op);
   std::vector<Tensor> results;
   results.reserve(out->size());
@@ -417,7 +420,9 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
     TensorType type = impl->type();
     auto o = original.find(impl.get());
     impl->Materialize(o != original.end() ? *o->second : data[i]);
-    if (grad_node != nullptr) SetGradFn(impl.get(), grad_node, i);
+    if (grad_node != nullptr && !no_grad_values_.contains(outputs[i])) {
+      SetGradFn(impl.get(), grad_node, i);
+    }
     if (auto p = passthrough.find(i); p != passthrough.end() && p->second != impl) {
       SetGradFn(impl.get(), IdentityNodeOf(p->second), 0);
     }

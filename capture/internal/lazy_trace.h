@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/types/span.h"
 #include "capture/backend.h"
 #include "capture/internal/tensor_impl.h"
@@ -146,6 +147,7 @@ class LazyTrace : public Trace {
   absl::flat_hash_map<const TensorImpl*, Value*> lifted_;
   std::vector<std::weak_ptr<TensorImpl>> live_;
   std::vector<SymbolInfo> value_symbols_;  // RuntimeInt's symbols of this segment
+  absl::flat_hash_set<const Value*> no_grad_values_;  // recorded while grad mode was off
 
   // Concrete tensors an in-place op made lazy, with their data (handed back after the run).
   std::vector<std::pair<std::shared_ptr<TensorImpl>, HostTensor>> made_lazy_;

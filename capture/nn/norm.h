@@ -35,9 +35,9 @@ class LayerNorm : public Module {
 // torch.nn.BatchNorm2d. Eval mode (the default): (x - running_mean) / sqrt(running_var + eps)
 // * weight + bias per channel of [N, C, H, W]. With `training` set: the same with the batch's
 // mean and biased variance over N, H, W (torch's train()), so a training step's output and
-// gradients are torch's. The running statistics are not updated in training mode (the
-// aten.batch_norm op returns the updated ones, but a module updating its own members inside a
-// compiled function is not built), so eval after training uses the initial ones.
+// gradients are torch's, and the running statistics are updated in place as torch's:
+// (1 - momentum) * running + momentum * batch statistic (the unbiased variance), eagerly and
+// inside coil::compile (the compiled forward writes them back).
 class BatchNorm2d : public Module {
  public:
   // weight ones, bias zeros, running_mean zeros, running_var ones (torch's init).
@@ -52,6 +52,7 @@ class BatchNorm2d : public Module {
   Tensor running_mean;  // [C]
   Tensor running_var;   // [C]
   double eps;
+  double momentum = 0.1;
   bool training = false;
 };
 

@@ -3,7 +3,8 @@
 itself, checked below) in training mode (batch_norm
 with batch statistics) on 32x32 images, trained with AdamW from torch's default init under a
 fixed seed. Writes a coil.nn_test.NamedValues file: param.<state_dict key> (the initial
-weights), x, targets, losses (each step's loss, f64) and, with GRADS=1, grad.<name> (the first
+weights), x, targets, losses (each step's loss, f64), trained.<running statistic> (each
+batch_norm's running_mean / running_var after the steps) and, with GRADS=1, grad.<name> (the first
 step's gradients) and, with F64=1, losses_f64: the same training in float64, the reference
 that tells how far float32 rounding alone moves the losses (Adam's first steps are
 sign(gradient) steps of lr, so rounding differences in near-zero gradients flip whole steps,
@@ -53,7 +54,12 @@ def main():
     w.module("param", model)
     w.add("x", x)
     w.add("targets", targets)
-    w.add("losses", train(copy.deepcopy(model), x, targets, steps, w if grads else None))
+    trained = copy.deepcopy(model)
+    w.add("losses", train(trained, x, targets, steps, w if grads else None))
+    # The running statistics after the steps (training-mode batch_norm updates them in place).
+    for k, b in trained.named_buffers():
+        if k.endswith("running_mean") or k.endswith("running_var"):
+            w.add("trained." + k, b)
     if f64:
         w.add("losses_f64", train(model.double(), x.double(), targets, steps, None))
     with open(out, "wb") as f:

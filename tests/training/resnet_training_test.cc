@@ -6,7 +6,8 @@
 // graph. Every step's loss must be within the tolerance (argv[2], relative) of torch's, or,
 // when the data has torch's float64 run (the 50-step test), as close to it as torch's own
 // float32 losses are; the loss must fall; when the data has them, the first step's gradients
-// must match torch's too.
+// must match torch's too, and after the short run so must every batch_norm's running statistics
+// (updated in place by the compiled forward).
 //
 // Usage: resnet_training_test DATA.pb RTOL   (the BUILD file's two targets: a narrow model
 // for a few steps in CI, the full-width resnet18 for 50 steps as a manual large test)
@@ -119,6 +120,26 @@ TEST(ResNetTraining, AdamWStepsMatchTorch) {
         coil_drift, torch_drift);
   }
   EXPECT_LT(losses.back(), losses.front()) << "the loss did not fall";
+  // Training-mode batch_norm updated the running statistics in place, inside the compiled
+  // forward, as torch's did (compared where the losses are: the short run).
+  if (!data->count("losses_f64")) {
+    int compared = 0;
+    for (auto& [name, t] : model.NamedTensors()) {
+      if (!IsRunningStat(name)) continue;
+      auto it = data->find("trained." + name);
+      ASSERT_NE(it, data->end()) << name;
+      std::vector<double> a = Tensor::FromHost(it->second).tolist(), b = t->tolist();
+      ASSERT_EQ(a.size(), b.size()) << name;
+      double scale = 0, worst = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        scale = std::max(scale, std::abs(a[i]));
+        worst = std::max(worst, std::abs(a[i] - b[i]));
+      }
+      EXPECT_LE(worst, Rtol() * scale) << name << ": running statistic differs from torch's";
+      ++compared;
+    }
+    EXPECT_EQ(compared, 40) << "resnet18 has 20 batch_norms";
+  }
   EXPECT_EQ(step.stats().compiles, 1);
   EXPECT_EQ(step.stats().graph_breaks, 0);
   std::printf(
