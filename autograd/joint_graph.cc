@@ -108,7 +108,12 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
     std::vector<Val> outputs;
   };
   std::vector<Step> steps;
+  std::vector<std::pair<Val, Val>> writes;  // the forward's copy_to(dst, src), emitted last
   for (const Node* n : forward.nodes()) {
+    if (n->op() == "prims.copy_to") {
+      writes.push_back({e.Wrap(map.at(n->input(0))), e.Wrap(map.at(n->input(1)))});
+      continue;
+    }
     Step step{n, {}, {}};
     for (const Value* v : n->inputs()) step.inputs.push_back(e.Wrap(map.at(v)));
     e.set_loc(n->loc());
@@ -197,6 +202,12 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
     }
   }
 
+  // The writes into inputs come after every read, the backward's included: a graph that is
+  // functionalized again (the prims stage) must read the inputs' values from before them.
+  for (const auto& [dst, src] : writes) {
+    e.Op("prims.copy_to", {dst, src}, {});
+    if (!e.ok()) return e.status();
+  }
   std::vector<Value*> outputs;
   for (const Value* v : forward.outputs()) outputs.push_back(map.at(v));
   for (size_t i = 0; i < requires_grad.size(); ++i) {

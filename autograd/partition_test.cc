@@ -327,5 +327,53 @@ TEST(Partition, BudgetOutOfRangeIsAnError) {
   EXPECT_NE(p.status().message().find("activation_memory_budget"), std::string::npos);
 }
 
+// Writes into inputs stay in the forward: s <- s * 0.9 + mean(x) (a running statistic) while
+// y = x * w. The forward graph performs the write; the backward has no copy. A forward that
+// overwrites w, which the backward reads for dL/dx, is refused.
+TEST(Partition, ForwardKeepsItsInputWrites) {
+  auto build = [](bool overwrite_w) {
+    Graph g("writes");
+    GraphBuilder b(g);
+    Value* x = b.Input(TensorType(proto::FLOAT32, {4}), "x");
+    Value* w = b.Input(TensorType(proto::FLOAT32, {4}), "w");
+    Value* s = b.Input(TensorType(proto::FLOAT32, {}), "s");
+    Value* y = Op(b, "aten.mul", {x, w});
+    Value* m = Op(b, "aten.mean", {x}, {{"dim", IntList{}}, {"keepdim", false}});
+    Value* update = Op(b, "aten.add", {Op(b, "aten.mul_scalar", {s}, {{"other", 0.9}}), m});
+    Op(b, "aten.copy_", {overwrite_w ? w : s, overwrite_w ? y : update});
+    g.SetOutputs({y});
+    return g;
+  };
+  absl::StatusOr<JointGraph> joint = BuildJointGraph(build(false), {true, false, false});
+  ASSERT_TRUE(joint.ok()) << joint.status();
+  ASSERT_TRUE(prims::Decompose(joint->graph).ok());
+  absl::StatusOr<Partition> p = PartitionJoint(*joint, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto copies = [](const Graph& graph) {
+    int n = 0;
+    for (const Node* node : graph.nodes()) n += node->op() == "prims.copy_to";
+    return n;
+  };
+  EXPECT_EQ(copies(p->forward), 1);
+  EXPECT_EQ(copies(p->backward), 0);
+  // The forward writes s = 0.9 s + mean(x) into its input.
+  HostTensor x = HostTensor::Zeros(proto::FLOAT32, {4}), w = x;
+  for (int i = 0; i < 4; ++i) x.StoreDouble(i, i + 1.0);
+  w = HostTensor::Zeros(proto::FLOAT32, {4});
+  HostTensor s = HostTensor::Zeros(proto::FLOAT32, {});
+  s.StoreDouble(0, 10.0);
+  ASSERT_TRUE(Interpret(p->forward, {x, w, s}, F32Mode()).ok());
+  EXPECT_NEAR(s.LoadDouble(0), 9.0 + 2.5, 1e-6);
+
+  absl::StatusOr<JointGraph> bad = BuildJointGraph(build(true), {true, false, false});
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  ASSERT_TRUE(prims::Decompose(bad->graph).ok());
+  absl::StatusOr<Partition> refused = PartitionJoint(*bad, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("reads input 'w', which the forward overwrites"),
+            std::string::npos)
+      << refused.status();
+}
+
 }  // namespace
 }  // namespace coil::autograd
