@@ -20,14 +20,6 @@
 namespace coil::cpu::dnnl_internal {
 namespace {
 
-// A list attribute with one value per spatial dim (a single value applies to all).
-bool Expand(const AttrMap& attrs, const char* name, size_t d, std::vector<int64_t>& out) {
-  absl::StatusOr<IntList> v = GetInts(attrs, name);
-  if (!v.ok() || (v->size() != 1 && v->size() != d)) return false;
-  out = v->size() == 1 ? std::vector<int64_t>(d, (*v)[0]) : *v;
-  return true;
-}
-
 struct ConvParams {
   size_t d = 0;  // spatial dims
   int64_t groups = 1;
@@ -151,11 +143,7 @@ std::optional<ConvVariant> MakeVariant(const ExternArgs& a, const ConvParams& p,
   dnnl_primitive_t prim = nullptr;
   Check(Api().primitive_create(&prim, pd.get()), "primitive_create");
   v.prim.reset(prim);
-  auto md = [&](dnnl_query_t what) {
-    const dnnl_memory_desc_t* m = Api().primitive_desc_query_md(pd.get(), what, 0);
-    if (m == nullptr) throw DnnlFailure{"primitive_desc_query_md"};
-    return *m;
-  };
+  auto md = [&](dnnl_query_t what) { return QueryMd(pd.get(), what); };
   v.x = std::make_unique<Operand>(x_plain, md(dnnl_query_src_md), false);
   v.w = std::make_unique<Operand>(w_plain, md(dnnl_query_weights_md), false);
   v.out = std::make_unique<Operand>(o_plain, md(dnnl_query_dst_md), true);
@@ -292,8 +280,9 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
   p.d = rank - 2;
   p.groups = *groups;
   p.bias = a.inputs.size() == 3;
-  if (!Expand(a.attrs, "stride", p.d, p.stride) || !Expand(a.attrs, "padding", p.d, p.padding) ||
-      !Expand(a.attrs, "dilation", p.d, p.dilation)) {
+  if (!ExpandSpatial(a.attrs, "stride", p.d, 1, p.stride) ||
+      !ExpandSpatial(a.attrs, "padding", p.d, 0, p.padding) ||
+      !ExpandSpatial(a.attrs, "dilation", p.d, 1, p.dilation)) {
     return false;
   }
   const int64_t g = p.groups, n = xs[0], c = xs[1], oc = w.shape[0];

@@ -29,20 +29,6 @@ struct WeightGradParams {
   std::vector<int64_t> stride, padding, dilation;
 };
 
-// A list attribute with one value per spatial dim (a single value applies to all; absent:
-// `fallback` for each).
-bool Expand(const AttrMap& attrs, const char* name, size_t d, int64_t fallback,
-            std::vector<int64_t>& out) {
-  if (attrs.find(name) == attrs.end()) {
-    out.assign(d, fallback);
-    return true;
-  }
-  absl::StatusOr<IntList> v = GetInts(attrs, name);
-  if (!v.ok() || (v->size() != 1 && v->size() != d)) return false;
-  out = v->size() == 1 ? std::vector<int64_t>(d, (*v)[0]) : *v;
-  return true;
-}
-
 struct WeightGradVariant {
   DnnlPrimitive prim;
   std::unique_ptr<Operand> x, g, w;  // src, diff_dst, diff_weights (the output)
@@ -107,11 +93,7 @@ std::optional<WeightGradVariant> MakeVariant(const WeightGradParams& p,
   dnnl_primitive_t prim = nullptr;
   Check(Api().primitive_create(&prim, pd.get()), "primitive_create");
   v.prim.reset(prim);
-  auto md = [&](dnnl_query_t what) {
-    const dnnl_memory_desc_t* m = Api().primitive_desc_query_md(pd.get(), what, 0);
-    if (m == nullptr) throw DnnlFailure{"primitive_desc_query_md"};
-    return *m;
-  };
+  auto md = [&](dnnl_query_t what) { return QueryMd(pd.get(), what); };
   v.x = std::make_unique<Operand>(x_plain, md(dnnl_query_src_md), false);
   v.g = std::make_unique<Operand>(g_plain, md(dnnl_query_diff_dst_md), false);
   v.w = std::make_unique<Operand>(w_plain, md(dnnl_query_diff_weights_md), true);
@@ -195,9 +177,9 @@ absl::StatusOr<bool> ConvolutionWeightGrad(const ExternArgs& a) {
   WeightGradParams p;
   p.d = rank - 2;
   p.groups = *groups;
-  if (!Expand(a.attrs, "stride", p.d, 1, p.stride) ||
-      !Expand(a.attrs, "padding", p.d, 0, p.padding) ||
-      !Expand(a.attrs, "dilation", p.d, 1, p.dilation)) {
+  if (!ExpandSpatial(a.attrs, "stride", p.d, 1, p.stride) ||
+      !ExpandSpatial(a.attrs, "padding", p.d, 0, p.padding) ||
+      !ExpandSpatial(a.attrs, "dilation", p.d, 1, p.dilation)) {
     return false;
   }
   const int64_t n = x.shape[0], c = x.shape[1], oc = g.shape[1];

@@ -30,20 +30,6 @@ struct DeconvParams {
   bool bias = false;
 };
 
-// A list attribute with one value per spatial dim (a single value applies to all; absent:
-// `fallback` for each).
-bool Expand(const AttrMap& attrs, const char* name, size_t d, int64_t fallback,
-            std::vector<int64_t>& out) {
-  if (attrs.find(name) == attrs.end()) {
-    out.assign(d, fallback);
-    return true;
-  }
-  absl::StatusOr<IntList> v = GetInts(attrs, name);
-  if (!v.ok() || (v->size() != 1 && v->size() != d)) return false;
-  out = v->size() == 1 ? std::vector<int64_t>(d, (*v)[0]) : *v;
-  return true;
-}
-
 struct DeconvVariant {
   DnnlPrimitive prim;
   std::unique_ptr<Operand> x, w, out;
@@ -96,11 +82,7 @@ std::optional<DeconvVariant> MakeVariant(const DeconvParams& p, int64_t oc,
   dnnl_primitive_t prim = nullptr;
   Check(Api().primitive_create(&prim, pd.get()), "primitive_create");
   v.prim.reset(prim);
-  auto md = [&](dnnl_query_t what) {
-    const dnnl_memory_desc_t* m = Api().primitive_desc_query_md(pd.get(), what, 0);
-    if (m == nullptr) throw DnnlFailure{"primitive_desc_query_md"};
-    return *m;
-  };
+  auto md = [&](dnnl_query_t what) { return QueryMd(pd.get(), what); };
   v.x = std::make_unique<Operand>(x_plain, md(dnnl_query_src_md), false);
   v.w = std::make_unique<Operand>(w_plain, md(dnnl_query_weights_md), false);
   v.out = std::make_unique<Operand>(o_plain, md(dnnl_query_dst_md), true);
@@ -192,10 +174,10 @@ absl::StatusOr<bool> TransposedConvolution(const ExternArgs& a) {
   p.d = rank - 2;
   p.groups = *groups;
   p.bias = a.inputs.size() == 3;
-  if (!Expand(a.attrs, "stride", p.d, 1, p.stride) ||
-      !Expand(a.attrs, "padding", p.d, 0, p.padding) ||
-      !Expand(a.attrs, "dilation", p.d, 1, p.dilation) ||
-      !Expand(a.attrs, "output_padding", p.d, 0, p.output_padding)) {
+  if (!ExpandSpatial(a.attrs, "stride", p.d, 1, p.stride) ||
+      !ExpandSpatial(a.attrs, "padding", p.d, 0, p.padding) ||
+      !ExpandSpatial(a.attrs, "dilation", p.d, 1, p.dilation) ||
+      !ExpandSpatial(a.attrs, "output_padding", p.d, 0, p.output_padding)) {
     return false;
   }
   const int64_t g = p.groups, n = x.shape[0], c = x.shape[1];

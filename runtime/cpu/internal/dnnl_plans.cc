@@ -41,6 +41,24 @@ void Check(dnnl_status_t status, const char* what) {
   if (status != dnnl_success) throw DnnlFailure{absl::StrCat(what, " (status ", status, ")")};
 }
 
+dnnl_memory_desc_t QueryMd(const_dnnl_primitive_desc_t pd, dnnl_query_t what) {
+  const dnnl_memory_desc_t* m = Api().primitive_desc_query_md(pd, what, 0);
+  if (m == nullptr) throw DnnlFailure{"primitive_desc_query_md"};
+  return *m;
+}
+
+bool ExpandSpatial(const AttrMap& attrs, const char* name, size_t d, int64_t fallback,
+                   std::vector<int64_t>& out) {
+  if (attrs.find(name) == attrs.end()) {
+    out.assign(d, fallback);
+    return true;
+  }
+  absl::StatusOr<IntList> v = GetInts(attrs, name);
+  if (!v.ok() || (v->size() != 1 && v->size() != d)) return false;
+  out = v->size() == 1 ? std::vector<int64_t>(d, (*v)[0]) : *v;
+  return true;
+}
+
 dnnl_stream_t Stream() {
   thread_local DnnlStream stream = [] {
     dnnl_stream_t s = nullptr;

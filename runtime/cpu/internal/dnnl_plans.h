@@ -53,6 +53,12 @@ struct DnnlFailure {
 
 // Throws DnnlFailure naming `what` unless `status` is dnnl_success.
 void Check(dnnl_status_t status, const char* what);
+// The memory descriptor `what` of a primitive descriptor (throws DnnlFailure when absent).
+dnnl_memory_desc_t QueryMd(const_dnnl_primitive_desc_t pd, dnnl_query_t what);
+// A convolution's list attribute with one value per spatial dim: a single value applies to
+// all, an absent attribute gives `fallback` for each; false when it has another length.
+bool ExpandSpatial(const AttrMap& attrs, const char* name, size_t d, int64_t fallback,
+                   std::vector<int64_t>& out);
 
 // Runs `fn`, translating failures into a Status.
 template <typename Fn>
