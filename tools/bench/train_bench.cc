@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -169,6 +171,9 @@ struct TorchRun {
   double median_ms = 0, min_ms = 0;
   int threads = 0;
   std::string lines;
+  // torch.compile at the largest thread count: its median, or 0 when absent.
+  double compile_median_ms = 0;
+  int compile_threads = 0;
 };
 
 absl::StatusOr<TorchRun> TimeTorch(const ModelCase& c, const std::string& script,
@@ -177,15 +182,27 @@ absl::StatusOr<TorchRun> TimeTorch(const ModelCase& c, const std::string& script
   std::vector<int> thread_counts = {1};
   if (options.threads != 1) thread_counts.push_back(options.threads);
   for (int t : thread_counts) {
-    std::string cmd =
-        absl::StrCat("OMP_NUM_THREADS=", t, " '", options.python, "' '", script, "' ", c.name, " ",
-                     t, " ", kWarmup, " ", options.reps, " ", absl::StrJoin(c.torch_sizes, " "));
+    // torch.compile only at the last (largest) thread count: its compile takes tens of seconds.
+    const bool compile = t == thread_counts.back();
+    std::string cmd = absl::StrCat(
+        "OMP_NUM_THREADS=", t, compile ? " COIL_TORCH_COMPILE=1" : "", " '", options.python,
+        "' '", script, "' ", c.name, " ", t, " ", kWarmup, " ", options.reps, " ",
+        absl::StrJoin(c.torch_sizes, " "));
     FILE* pipe = popen(cmd.c_str(), "r");
     double median = 0, min = 0;
     char version[64] = "?";  // the script's torch.__version__ (1.13.1 here, 2.11 elsewhere)
     int scanned = pipe == nullptr
                       ? 0
                       : std::fscanf(pipe, "torch_step_ms %lf %lf %63s", &median, &min, version);
+    // The torch.compile line, if any: "torch_compile_step_ms MEDIAN MIN FIRST_S" or
+    // "torch_compile_step_ms absent REASON".
+    std::string compiled_line;
+    if (pipe != nullptr && compile) {
+      char buf[512];
+      while (std::fgets(buf, sizeof(buf), pipe) != nullptr) {
+        if (std::strncmp(buf, "torch_compile_step_ms ", 22) == 0) compiled_line = buf + 22;
+      }
+    }
     int status = pipe == nullptr ? -1 : pclose(pipe);
     if (scanned < 2 || status != 0) {
       return absl::InternalError(absl::StrCat("running torch failed: ", cmd));
@@ -193,6 +210,20 @@ absl::StatusOr<TorchRun> TimeTorch(const ModelCase& c, const std::string& script
     absl::StrAppendFormat(&best.lines,
                           "  torch %s eager, %d thread(s): median %.2f ms, min %.2f ms\n",
                           version, t, median, min);
+    double cmedian = 0, cmin = 0, cfirst = 0;
+    if (std::sscanf(compiled_line.c_str(), "%lf %lf %lf", &cmedian, &cmin, &cfirst) == 3) {
+      absl::StrAppendFormat(&best.lines,
+                            "  torch %s torch.compile, %d thread(s): median %.2f ms, min %.2f ms "
+                            "(first step with compile %.1f s)\n",
+                            version, t, cmedian, cmin, cfirst);
+      best.compile_median_ms = cmedian;
+      best.compile_threads = t;
+    } else if (compile) {
+      std::string reason(absl::StripAsciiWhitespace(compiled_line));
+      if (reason.rfind("absent ", 0) == 0) reason = reason.substr(7);
+      absl::StrAppendFormat(&best.lines, "  torch.compile: absent (%s)\n",
+                            reason.empty() ? "no torch.compile line" : reason);
+    }
     if (best.threads == 0 || median < best.median_ms) {
       best.median_ms = median;
       best.min_ms = min;
@@ -243,6 +274,10 @@ absl::StatusOr<std::string> RunTrainBench(const TrainBenchOptions& in) {
     absl::StrAppend(&report, torch->lines);
     absl::StrAppendFormat(&report, "  speed vs torch eager (%d thread(s), median): %.2fx\n",
                           torch->threads, torch->median_ms / mincut->median_ms);
+    if (torch->compile_median_ms > 0) {
+      absl::StrAppendFormat(&report, "  speed vs torch.compile (%d thread(s), median): %.2fx\n",
+                            torch->compile_threads, torch->compile_median_ms / mincut->median_ms);
+    }
     absl::StrAppendFormat(&report, "  min-cut step time / save-everything's: %.2f\n",
                           mincut->median_ms / all->median_ms);
     absl::StrAppendFormat(&report, "  activations (min-cut): %s\n", mincut->saved);
