@@ -49,6 +49,26 @@ TEST(CompiledDropout, DrawsEagersMaskAndAFreshOneEachCallWithoutRecompiling) {
   }
   EXPECT_EQ(f.stats().graphs_compiled, 1) << "a new counter value recompiled the graph";
   EXPECT_EQ(f.stats().compiles, 1);
+  EXPECT_EQ(f.stats().fn_calls, 1) << "cached calls traced the function again";
+}
+
+// A symbolic batch: a cached call draws as many counters as this call's elements.
+TEST(CompiledDropout, DrawsFollowTheBatchOfEachCall) {
+  auto f = compile([](const Tensor& x) { return dropout(x + 1.0, 0.5, true); },
+                   {.dynamic = DynamicMode::kDynamic});
+  manual_seed(2);
+  for (int64_t batch : {6, 9, 4, 9}) {
+    Tensor x = Tensor::Rand({batch, 10}, static_cast<uint64_t>(batch));
+    RandomState before = random_state();
+    Tensor got = f(x);
+    EXPECT_EQ(random_state().offset, before.offset + batch * 10) << "batch " << batch;
+    set_random_state(before);
+    Tensor want = dropout(x + 1.0, 0.5, true);
+    ExpectClose(want.host(), got.host(), {.abs = 0, .rel = 1e-6}, "batch " + std::to_string(batch));
+    EXPECT_EQ(MaskDifferences(want, got), 0);
+  }
+  EXPECT_EQ(f.stats().graphs_compiled, 1);
+  EXPECT_EQ(f.stats().fn_calls, 1);
 }
 
 TEST(CompiledDropout, BackwardDrawsTheForwardsMask) {

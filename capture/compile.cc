@@ -11,11 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "capture/compile.h"
+#include "capture/dispatch.h"
 #include "capture/internal/guards.h"
 #include "capture/internal/lazy_trace.h"
 #include "capture/internal/output_aliases.h"
 #include "capture/internal/tensor_impl.h"
 #include "capture/logging.h"
+#include "capture/random.h"
+#include "ir/check.h"
 
 namespace coil {
 
@@ -185,6 +188,35 @@ absl::Status FunctionCache::State::Validate(const FlatArgs& args) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Fresh run-time counters for a cached call (InputSource::draw), drawn from the default
+// generator in the trace's order; the draw sizes use the symbols the inputs' shapes bind.
+void DrawRuntimeCounters(const std::vector<InputSource>& sources, const Graph& graph,
+                         std::vector<HostTensor>& inputs) {
+  bool any = false;
+  for (const InputSource& src : sources) any = any || src.draw.has_value();
+  if (!any) return;
+  absl::flat_hash_map<std::string, int64_t> sizes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<SymExpr>& shape = graph.inputs()[i]->type().shape;
+    for (size_t d = 0; d < shape.size() && d < inputs[i].shape().size(); ++d) {
+      if (shape[d].is_symbol()) sizes[shape[d].ToString()] = inputs[i].shape()[d];
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!sources[i].draw.has_value()) continue;
+    absl::StatusOr<int64_t> n = sources[i].draw->Evaluate(sizes);
+    COIL_CHECK(n.ok()) << "a draw's size " << sources[i].draw->ToString()
+                       << " uses a symbol no input binds: " << n.status().message();
+    HostTensor counter = HostTensor::Zeros(proto::INT64, {});
+    counter.StoreInt(0, capture_internal::DrawCounters(*n).offset);
+    inputs[i] = counter;
+  }
+}
+
+}  // namespace
+
 std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& args) {
   std::vector<HostTensor> inputs;
   std::vector<std::shared_ptr<TensorImpl>> impls;
@@ -198,6 +230,7 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
     inputs.push_back(impl->data());
     impls.push_back(std::move(impl));
   }
+  DrawRuntimeCounters(e.inputs, *e.graph, inputs);
   std::vector<bool> needs = InputsNeedingGrad(impls);
   if (!needs.empty()) {
     // Inputs need gradients: one node on the autograd tape.
@@ -389,10 +422,9 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
   e.guards.SetListLengths(std::vector<int32_t>(args.list_lengths.begin(), args.list_lengths.end()));
   for (const GuardInfo& g : trace.guards()) e.guards.AddRelation(g.relation, g.lhs, g.rhs);
 
-  // A function that drew random numbers (dropout from the default generator) is traced again on
-  // every call like a segmented one: the trace gives each draw the generator's next counters
-  // as a run-time input, and the segments come from the cache (no recompile).
-  e.segmented = !trace.breaks().empty() || trace.took_runtime_ints();
+  // A function that drew random numbers (dropout from the default generator) takes each draw's
+  // counter as a run-time input: a cached call draws again (RunCompiled, InputSource::draw).
+  e.segmented = !trace.breaks().empty();
   if (!e.segmented) {
     e.compiled = trace.last_segment().compiled;
     e.inputs = trace.last_segment().inputs;

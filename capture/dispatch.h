@@ -23,6 +23,7 @@
 namespace coil {
 class Tensor;
 class SymInt;
+struct RandomState;
 }  // namespace coil
 
 namespace coil::capture_internal {
@@ -45,6 +46,8 @@ class Trace;
 // element count; under `trace` the offset is a run-time input (Trace::RuntimeInt).
 void DrawRandomAttrs(absl::string_view op, const std::vector<Tensor>& inputs, AttrMap& attrs,
                      Trace* trace);
+// The default generator's state, advanced by `n` counters (a cached compiled call's draw).
+RandomState DrawCounters(int64_t n);
 
 // Helpers for generated code.
 // Appends an optional input; one given after a missing one is an error (schemas only allow

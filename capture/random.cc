@@ -68,16 +68,21 @@ void DrawRandomAttrs(absl::string_view op, const std::vector<Tensor>& inputs, At
   }
   int64_t numel = 1;
   for (int64_t d : inputs[0].impl()->shape()) numel *= d;
-  RandomState drawn;
-  {
-    Generator& g = Default();
-    std::lock_guard<std::mutex> lock(g.mu);
-    drawn = g.state;
-    g.state.offset += numel;
-  }
+  RandomState drawn = DrawCounters(numel);
   attrs["seed"] = Attribute(drawn.seed);
-  attrs["offset"] = trace != nullptr ? Attribute(trace->RuntimeInt(drawn.offset, "rng_offset"))
-                                     : Attribute(drawn.offset);
+  attrs["offset"] =
+      trace != nullptr
+          ? Attribute(trace->RuntimeInt(drawn.offset, "rng_offset",
+                                        inputs[0].impl()->type().NumElements()))
+          : Attribute(drawn.offset);
+}
+
+RandomState DrawCounters(int64_t n) {
+  Generator& g = Default();
+  std::lock_guard<std::mutex> lock(g.mu);
+  RandomState drawn = g.state;
+  g.state.offset += n;
+  return drawn;
 }
 
 }  // namespace capture_internal

@@ -152,7 +152,7 @@ Value* LazyTrace::ValueFor(const Tensor& t) {
   return v;
 }
 
-SymExpr LazyTrace::RuntimeInt(int64_t value, absl::string_view stem) {
+SymExpr LazyTrace::RuntimeInt(int64_t value, absl::string_view stem, const SymExpr& draw) {
   // Named by its place in the segment, so the segment's structural hash does not depend on
   // the value (the cached artifact serves every call).
   std::string name = absl::StrCat(stem, value_symbols_.size());
@@ -161,7 +161,7 @@ SymExpr LazyTrace::RuntimeInt(int64_t value, absl::string_view stem) {
   auto impl = std::make_shared<TensorImpl>(data);
   builder_->Input(TensorType{proto::INT64, {}}, name);
   input_data_.push_back(data);
-  input_sources_.push_back(InputSource{-1, impl});
+  input_sources_.push_back(InputSource{-1, impl, draw});
   input_impls_.push_back(impl);
   value_symbols_.push_back(SymbolInfo{name, 0, 0, 0, name});
   took_runtime_ints_ = true;

@@ -22,6 +22,7 @@
 #define COIL_CAPTURE_INTERNAL_LAZY_TRACE_H_
 
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <utility>
@@ -45,6 +46,9 @@ namespace coil::capture_internal {
 struct InputSource {
   int arg = -1;                         // flat tensor argument index, or -1
   std::shared_ptr<TensorImpl> lifted;   // a concrete tensor the function read (kept alive)
+  // Set for a run-time counter (Trace::RuntimeInt): a call draws this many counters (over the
+  // graph's symbols) from the default generator and passes the first as the input's value.
+  std::optional<SymExpr> draw;
 };
 
 // Compiled segment graphs of one compiled function, by structural hash + input layout.
@@ -85,7 +89,7 @@ class LazyTrace : public Trace {
                          const std::source_location& loc) override;
   void RecordGuard(proto::Guard::Relation relation, const SymExpr& lhs, const SymExpr& rhs,
                    bool holds, const std::source_location& loc) override;
-  SymExpr RuntimeInt(int64_t value, absl::string_view stem) override;
+  SymExpr RuntimeInt(int64_t value, absl::string_view stem, const SymExpr& draw) override;
 
   // A graph break for an op the tracer does not record (`op`, e.g. "coil.nonzero", whose
   // output shape depends on data): runs what is pending and returns the inputs' data. With
@@ -105,8 +109,8 @@ class LazyTrace : public Trace {
   // Segments compiled by the backend (cache misses) and served from the SegmentCache.
   int segments_compiled() const { return segments_compiled_; }
   int segments_cached() const { return segments_cached_; }
-  // Whether any segment took a run-time integer (RuntimeInt): such a function is traced again
-  // on every call (its inputs then carry the new values; the segments stay cached).
+  // Whether any segment took a run-time integer (RuntimeInt). A function without breaks then
+  // runs from the cache with fresh draws (InputSource::draw); with breaks it is traced again.
   bool took_runtime_ints() const { return took_runtime_ints_; }
 
   // The last segment run (for a function without breaks, the whole function): its artifact,

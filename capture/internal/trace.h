@@ -46,10 +46,12 @@ class Trace {
 
   // A run-time integer for an attribute (a dropout's Philox counter offset): a symbol bound by
   // the value of a new 0-d int64 graph input holding `value` (SymbolInfo::value_of), so a
-  // compiled graph takes another value on each call without recompiling. The default bakes
-  // the value in as a constant.
-  virtual SymExpr RuntimeInt(int64_t value, absl::string_view stem) {
+  // compiled graph takes another value on each call without recompiling. `draw`: how many
+  // counters the value's owner took from the default generator (symbolic in the trace's
+  // sizes), which a cached call draws again. The default bakes the value in as a constant.
+  virtual SymExpr RuntimeInt(int64_t value, absl::string_view stem, const SymExpr& draw) {
     (void)stem;
+    (void)draw;
     return SymExpr(value);
   }
 };
