@@ -13,6 +13,7 @@
 #include "codegen_cuda/codegen_cuda.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "tests/cuda/generate_module.h"
 #include "runtime/cuda/kernel_abi.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
@@ -24,16 +25,7 @@ namespace coil {
 namespace {
 
 absl::StatusOr<proto::KernelModule> Generate(const std::string& text) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  if (!g.ok()) return g.status();
-  driver::DriverOptions options;
-  options.backend = driver::CudaBackend();
-  options.stop_after = driver::Stage::kCodegen;
-  options.cache = nullptr;
-  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
-  if (!r.ok()) return r.status();
-  if (!r->module.has_value()) return absl::InternalError("no module");
-  return *std::move(r->module);
+  return cuda_testing::GenerateModule(text);
 }
 
 void ExpectLaunchable(const proto::KernelModule& m) {

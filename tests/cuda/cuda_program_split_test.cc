@@ -12,6 +12,7 @@
 #include "codegen_cuda/codegen_cuda.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "tests/cuda/generate_module.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
 
@@ -59,16 +60,7 @@ TEST(CudaProgramSplitTest, ProgramsBalanceSourceSize) {
 }
 
 absl::StatusOr<proto::KernelModule> Generate(const std::string& text) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  if (!g.ok()) return g.status();
-  driver::DriverOptions options;
-  options.backend = driver::CudaBackend();
-  options.stop_after = driver::Stage::kCodegen;
-  options.cache = nullptr;
-  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
-  if (!r.ok()) return r.status();
-  if (!r->module.has_value()) return absl::InternalError("no module");
-  return *std::move(r->module);
+  return cuda_testing::GenerateModule(text);
 }
 
 // Three linear + gelu layers of the same shape: each gelu is its GEMM's generated epilogue

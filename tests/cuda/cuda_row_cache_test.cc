@@ -14,6 +14,7 @@
 #include "codegen_cuda/nvrtc.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "tests/cuda/generate_module.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
 
@@ -21,18 +22,9 @@ namespace coil {
 namespace {
 
 absl::StatusOr<proto::KernelModule> Generate(const std::string& text, bool persistent = true) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  if (!g.ok()) return g.status();
   driver::CudaBackendOptions cuda;
   cuda.codegen.persistent_rows = persistent;
-  driver::DriverOptions options;
-  options.backend = driver::CudaBackend(cuda);
-  options.stop_after = driver::Stage::kCodegen;
-  options.cache = nullptr;
-  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
-  if (!r.ok()) return r.status();
-  if (!r->module.has_value()) return absl::InternalError("no module");
-  return *std::move(r->module);
+  return cuda_testing::GenerateModule(text, cuda);
 }
 
 int Count(const std::string& text, const std::string& what) {
