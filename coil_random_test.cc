@@ -128,7 +128,14 @@ TEST(CompiledDropout, TheModuleDrawsInTrainingAndIsTheIdentityInEval) {
   RandomState at = random_state();
   ExpectClose(x.host(), d(x).host(), {.abs = 0, .rel = 0}, "eval");
   EXPECT_EQ(random_state().offset, at.offset) << "eval drew random numbers";
-  EXPECT_THROW(nn::Dropout(1.5), Error);
+  try {
+    nn::Dropout bad(1.5);
+    FAIL() << "nn::Dropout(1.5) was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nn::Dropout: p must be in [0, 1], got 1.5"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CompiledDropout, BadSeedsAreErrors) {
