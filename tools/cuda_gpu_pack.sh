@@ -1,7 +1,8 @@
 #!/bin/bash
 # Builds what tools/cuda_gpu_job.sh runs on the GPU machine and packs it into DIR (default .gpu,
-# which .git/info/exclude should ignore): portable opt binaries (coil, cuda_gpu_test) compressed
-# with zstd, Debian's ONNX conformance data, and Debian's static zstd to unpack them there.
+# which .git/info/exclude should ignore): portable opt binaries (coil, cuda_gpu_test,
+# training_cuda_test with its torch 1.13 data) compressed with zstd, Debian's ONNX conformance
+# data, and Debian's static zstd to unpack them there.
 #
 #   tools/cuda_gpu_pack.sh [DIR]      then: device run --carry DIR  tools/cuda_gpu_job.sh DIR
 # COIL_OUTPUT_BASE=/root/.cache/bazel_portable builds in that output base (its own server), so
@@ -11,11 +12,13 @@ DIR=${1:-.gpu}
 DIR=$(mkdir -p "$DIR" && cd "$DIR" && pwd)
 cd "$(dirname "$0")/.."
 B="bazel ${COIL_OUTPUT_BASE:+--output_base=$COIL_OUTPUT_BASE}"
-$B build --jobs=2 --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test
+$B build --jobs=2 --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test \
+  //tools/driver:training_cuda_test
 # bazel-bin may point at another output base: ask Bazel where this build's outputs are.
 BIN=$($B info --config=opt --config=portable bazel-bin)
 rm -rf /tmp/cuda_gpu_bin && mkdir -p /tmp/cuda_gpu_bin/lib
-cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" /tmp/cuda_gpu_bin/
+cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tools/driver/training_cuda_test" \
+  "$BIN"/tools/driver/training_{mlp,optim,cnn}.txt /tmp/cuda_gpu_bin/
 ldd "$BIN/tests/cuda/cuda_gpu_test" | awk '/_solib_k8/{print $3}' | xargs -I{} cp -f {} /tmp/cuda_gpu_bin/lib/
 tar -C /tmp/cuda_gpu_bin -cf - . | zstd -q -f -10 -T2 -o "$DIR/bin.tar.zst"
 [ -f "$DIR/onnxdata.tar.zst" ] ||

@@ -17,7 +17,6 @@
 #include "autograd/optimizer.h"
 #include "gtest/gtest.h"
 #include "runtime/testing/test_kit.h"
-#include "tools/driver/cpu_backend.h"
 #include "tools/driver/training.h"
 #include "tools/driver/training_test_data.h"
 
@@ -73,7 +72,7 @@ void TrainAndCompare(bool dropout, const std::string& prefix,
   std::map<std::string, Named> data = LoadData(testing::Paths().cnn);
   ASSERT_EQ(data.count(prefix + "losses"), 1u) << "no data in " << testing::Paths().cnn;
   DriverOptions options;
-  options.backend = CpuBackend();
+  options.backend = testing::CompiledBackend();
   options.cache = nullptr;
   TrainingOptions training;
   training.requires_grad = {false, false, true, true, true, true, true, true, false, false};
@@ -134,13 +133,15 @@ void TrainAndCompare(bool dropout, const std::string& prefix,
   }
 }
 
-TEST(TrainingCnn, SgdMomentumMatchesTorchOnCpuBackend) {
+TEST(TrainingCnn, SgdMomentumMatchesTorchOnCompiledBackend) {
+  SKIP_WITHOUT_COMPILED_BACKEND();
   TrainAndCompare(false, "", [](const std::vector<TensorType>& types) {
     return autograd::SgdGraph(types, {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-3});
   });
 }
 
-TEST(TrainingCnn, DropoutAdamWMatchesTorchOnCpuBackend) {
+TEST(TrainingCnn, DropoutAdamWMatchesTorchOnCompiledBackend) {
+  SKIP_WITHOUT_COMPILED_BACKEND();
   TrainAndCompare(true, "dropout_adamw_", [](const std::vector<TensorType>& types) {
     return autograd::AdamGraph(types,
                                {.lr = 0.01, .weight_decay = 0.05, .decoupled_weight_decay = true});

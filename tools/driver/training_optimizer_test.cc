@@ -1,8 +1,8 @@
 // Optimizer steps compiled by the driver (autograd/optimizer.h, CompileOptimizer) against
 // torch.optim in torch 1.13 (training_optim.py): SGD with momentum and weight decay, nesterov,
 // plain SGD with weight decay, Adam with L2 weight decay and AdamW, five steps each with the
-// same gradients; the parameters after every step must match torch's, on the CPU backend and
-// on the Schedule interpreter. The parameters are updated in place: the test's tensors are the
+// same gradients; the parameters after every step must match torch's, on the compiled backend
+// (CPU in training_test, CUDA in training_cuda_test) and on the Schedule interpreter. The parameters are updated in place: the test's tensors are the
 // ones the compiled graph writes. Also the errors of bad hyperparameters and inputs.
 #include <cstdio>
 #include <map>
@@ -12,7 +12,6 @@
 #include "autograd/optimizer.h"
 #include "gtest/gtest.h"
 #include "runtime/testing/test_kit.h"
-#include "tools/driver/cpu_backend.h"
 #include "tools/driver/schedule_backend.h"
 #include "tools/driver/training.h"
 #include "tools/driver/training_test_data.h"
@@ -77,7 +76,10 @@ void StepsMatchTorch(std::shared_ptr<Backend> backend) {
   }
 }
 
-TEST(Optimizer, StepsMatchTorchOnCpuBackend) { StepsMatchTorch(CpuBackend()); }
+TEST(Optimizer, StepsMatchTorchOnCompiledBackend) {
+  SKIP_WITHOUT_COMPILED_BACKEND();
+  StepsMatchTorch(testing::CompiledBackend());
+}
 
 TEST(Optimizer, StepsMatchTorchOnScheduleInterpreter) {
   StepsMatchTorch(ScheduleInterpreterBackend());

@@ -1,9 +1,9 @@
 // A training step through the compile driver (CompileTraining) against torch 1.13: a 2-layer
 // MLP classifier (linear, relu, linear, cross entropy as -mean(sum(onehot * log_softmax)))
 // trained for 8 SGD steps from torch's initial weights and data (training_mlp.py); coil's loss
-// at each step must match torch's F.cross_entropy within 1e-4 (relative), on the CPU backend
+// at each step must match torch's F.cross_entropy within 1e-4 (relative), on the compiled backend
 // and on the Schedule interpreter. Also: the default partition saves no more bytes than
-// save-everything, dropout's mask on the CPU backend is the reference's (forward and the
+// save-everything, dropout's mask on the compiled backend is the reference's (forward and the
 // backward's redrawn one), and a bad requires_grad is an autograd error.
 #include "tools/driver/training.h"
 
@@ -16,7 +16,6 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "runtime/interpreter.h"
-#include "tools/driver/cpu_backend.h"
 #include "tools/driver/schedule_backend.h"
 #include "tools/driver/training_test_data.h"
 
@@ -98,16 +97,20 @@ void TrainAndCompare(std::shared_ptr<Backend> backend) {
   EXPECT_LT(want.back(), want.front());
 }
 
-TEST(Training, MlpSgdMatchesTorchOnCpuBackend) { TrainAndCompare(CpuBackend()); }
+TEST(Training, MlpSgdMatchesTorchOnCompiledBackend) {
+  SKIP_WITHOUT_COMPILED_BACKEND();
+  TrainAndCompare(testing::CompiledBackend());
+}
 
 TEST(Training, MlpSgdMatchesTorchOnScheduleInterpreter) {
   TrainAndCompare(ScheduleInterpreterBackend());
 }
 
-// Dropout with train=true compiled for the CPU backend: the forward's mask (generated code's
+// Dropout with train=true compiled for the backend under test (CPU or CUDA): the forward's mask (generated code's
 // Philox) is the reference kernel's, and the backward, which draws the mask again, sends the
 // gradient exactly through the kept elements: dL/dx = t * w / (1 - p) there, 0 elsewhere.
-TEST(Training, DropoutOnCpuBackendMatchesReferenceMask) {
+TEST(Training, DropoutOnCompiledBackendMatchesReferenceMask) {
+  SKIP_WITHOUT_COMPILED_BACKEND();
   Graph g("dropout");
   GraphBuilder b(g);
   Value* x = b.Input(TensorType(proto::FLOAT32, {5, 7}), "x");
@@ -123,7 +126,7 @@ TEST(Training, DropoutOnCpuBackendMatchesReferenceMask) {
   absl::StatusOr<std::vector<HostTensor>> want = Interpret(g, primals);
   ASSERT_TRUE(want.ok()) << want.status();
   DriverOptions options;
-  options.backend = CpuBackend();
+  options.backend = testing::CompiledBackend();
   options.cache = nullptr;
   absl::StatusOr<TrainingCompileResult> r = CompileTraining(g.Clone(), {{true, true}, {}}, options);
   ASSERT_TRUE(r.ok()) << r.status();

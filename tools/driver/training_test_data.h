@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "runtime/host_tensor.h"
+#include "tools/driver/backend.h"
 
 namespace coil::driver::testing {
 
@@ -20,6 +22,18 @@ struct DataPaths {
   std::string mlp, optimizers, cnn;
 };
 DataPaths& Paths();
+
+// The compiled backend this test binary trains on: the CPU backend in training_test
+// (training_test_backend_cpu.cc), the CUDA backend in training_cuda_test
+// (training_test_backend_cuda.cc). The Schedule interpreter's runs are in both.
+std::shared_ptr<Backend> CompiledBackend();
+// OK where CompiledBackend() can run (the CUDA one needs a driver and a GPU), else why not.
+absl::Status CompiledBackendAvailable();
+
+#define SKIP_WITHOUT_COMPILED_BACKEND()                                              \
+  if (absl::Status s = ::coil::driver::testing::CompiledBackendAvailable(); !s.ok()) { \
+    GTEST_SKIP() << "skipped: " << s.message();                                      \
+  }
 
 struct Named {
   std::vector<int64_t> shape;
