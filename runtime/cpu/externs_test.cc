@@ -284,10 +284,11 @@ TEST(ExternsTest, TransposedConvolutionVariants) {
   unsetenv("COIL_CONV_LAYOUT");
 }
 
-// A plain convolution's weight gradient runs oneDNN's backward-weights primitive: strides,
-// padding, dilation, groups (depthwise), 1-D and 3-D, and resnet18-like backward shapes (the
-// stem's 7x7 stride 2, a 3x3 at 4x4 as layer4's with 128 channels, a 1x1 stride-2
-// downsample), in each layout and through a call site's measured plan, against the float64 reference kernel.
+// A plain convolution's weight gradient runs oneDNN's backward-weights primitive or im2col +
+// sgemm: strides, padding, dilation, groups (depthwise), 1-D and 3-D, and resnet18-like
+// backward shapes (the stem's 7x7 stride 2, a 3x3 at 4x4 with 128 channels, a 1x1 stride-2
+// downsample, layer4's 3x3 at 1x1 and its stride-2 entry), in each variant (blocked, plain,
+// gemm) and through a call site's measured plan, against the float64 reference kernel.
 TEST(ExternsTest, ConvolutionWeightGradVariants) {
   struct Case {
     std::vector<int64_t> x, g, w;
@@ -306,8 +307,11 @@ TEST(ExternsTest, ConvolutionWeightGradVariants) {
       {{8, 64, 8, 8}, {8, 128, 4, 4}, {128, 64, 1, 1}, attrs({1, 1}, {2}, {0}, {1}, 1)},
       {{2, 3, 17}, {2, 4, 9}, {4, 3, 5}, attrs({5}, {2}, {2}, {1}, 1)},
       {{1, 4, 5, 6, 4}, {1, 4, 5, 6, 4}, {4, 2, 3, 3, 3}, attrs({3, 3, 3}, {1}, {1}, {1}, 2)},
+      // layer4's at 32x32 images: 1x1 activations, every tap but the centre in the padding
+      {{8, 32, 1, 1}, {8, 32, 1, 1}, {32, 32, 3, 3}, attrs({3, 3}, {1}, {1}, {1}, 1)},
+      {{8, 16, 2, 2}, {8, 32, 1, 1}, {32, 16, 3, 3}, attrs({3, 3}, {2}, {1}, {1}, 1)},
   };
-  for (const char* layout : {"blocked", "plain", ""}) {
+  for (const char* layout : {"blocked", "plain", "gemm", ""}) {
     if (*layout != '\0') {
       setenv("COIL_CONV_LAYOUT", layout, 1);
     } else {

@@ -29,9 +29,11 @@ struct WeightGradParams {
   std::vector<int64_t> stride, padding, dilation;
 };
 
+// A oneDNN primitive, or (gemm set) im2col + sgemm.
 struct WeightGradVariant {
   DnnlPrimitive prim;
   std::unique_ptr<Operand> x, g, w;  // src, diff_dst, diff_weights (the output)
+  bool gemm = false;
 };
 
 struct WeightGradPlan {
@@ -100,8 +102,125 @@ std::optional<WeightGradVariant> MakeVariant(const WeightGradParams& p,
   return v;
 }
 
-// Both variants unless COIL_CONV_LAYOUT forces one (or `measure` is false: blocked only); no
-// variant when oneDNN has only reference code (the call declines).
+// ---- The gemm variant: im2col + one sgemm per group.
+//
+// With the gradient as gT [O, N*S] (S: the output's spatial size; n-major columns) and the
+// input unfolded as cols [C * K, N*S] (K: the kernel's taps; row (c, k) holds the input element
+// that tap k of channel c meets at each output position, zero in the padding), group j's
+// weight gradient [O/G, C/G * K] is gT_j cols_j^T: one sgemm whose inner dimension is N*S.
+// At small spatial sizes (resnet18's layers 3 and 4 at 32x32: S = 4 and 1) that is a thin,
+// output-bound GEMM; the backward-weights primitive took about 2.5x the time of the same
+// layer's deconvolution there (docs/benchmarks.md, "Training steps"). Which one is faster is
+// measured per shape (MakePlan, ChooseVariant).
+
+// Spatial sizes padded to 3 dims (leading dims of size 1).
+struct Dims3 {
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+};
+
+Dims3 ToDims3(const ExternArgs& a, const WeightGradParams& p) {
+  Dims3 d;
+  const size_t lead = 3 - p.d;
+  for (size_t i = 0; i < 3; ++i) {
+    const bool real = i >= lead;
+    const size_t j = i - lead;
+    d.in[i] = real ? a.inputs[0].shape[2 + j] : 1;
+    d.out[i] = real ? a.inputs[1].shape[2 + j] : 1;
+    d.k[i] = real ? a.output.shape[2 + j] : 1;
+    d.stride[i] = real ? p.stride[j] : 1;
+    d.pad[i] = real ? p.padding[j] : 0;
+    d.dil[i] = real ? p.dilation[j] : 1;
+  }
+  return d;
+}
+
+// The unfolded input's bytes (cols), which bound the gemm variant.
+int64_t ColsBytes(const ExternArgs& a, const Dims3& d) {
+  const int64_t n = a.inputs[0].shape[0], c = a.inputs[0].shape[1];
+  return 4 * n * c * d.k[0] * d.k[1] * d.k[2] * d.out[0] * d.out[1] * d.out[2];
+}
+
+// Larger unfolded inputs are left to oneDNN (the scratch stays small).
+constexpr int64_t kMaxColsBytes = int64_t{16} << 20;
+// The gemm variant is a candidate only for outputs of at most this many spatial positions.
+// Measured per shape on resnet18's weight gradients at 32x32, batch 8 (2-core VM, min of 60
+// runs, `coil run --profile`; docs/benchmarks.md): 1x1 outputs 1.51 vs 7.99 ms (layer4's 3x3)
+// and 0.71 vs 2.12 ms (its stride-2 entry); 2x2: 1.06 vs 0.90 ms; 4x4 and larger 2-5x slower
+// than the blocked primitive. Larger outputs are not offered, so a noisy first-call
+// measurement cannot pick it where it loses.
+constexpr int64_t kMaxGemmOutputSpatial = 4;
+
+// cols [C * K, N * S] from x [N, C, *in] (row-major, as ColsBytes counts).
+void Im2Col(const float* x, int64_t n, int64_t c, const Dims3& d, float* cols) {
+  const int64_t in_size = d.in[0] * d.in[1] * d.in[2];
+  float* dst = cols;
+  for (int64_t ci = 0; ci < c; ++ci) {
+    for (int64_t k0 = 0; k0 < d.k[0]; ++k0) {
+      for (int64_t k1 = 0; k1 < d.k[1]; ++k1) {
+        for (int64_t k2 = 0; k2 < d.k[2]; ++k2) {
+          for (int64_t ni = 0; ni < n; ++ni) {
+            const float* src = x + (ni * c + ci) * in_size;
+            for (int64_t o0 = 0; o0 < d.out[0]; ++o0) {
+              const int64_t i0 = o0 * d.stride[0] - d.pad[0] + k0 * d.dil[0];
+              if (i0 < 0 || i0 >= d.in[0]) {
+                std::fill(dst, dst + d.out[1] * d.out[2], 0.0f);
+                dst += d.out[1] * d.out[2];
+                continue;
+              }
+              for (int64_t o1 = 0; o1 < d.out[1]; ++o1) {
+                const int64_t i1 = o1 * d.stride[1] - d.pad[1] + k1 * d.dil[1];
+                if (i1 < 0 || i1 >= d.in[1]) {
+                  std::fill(dst, dst + d.out[2], 0.0f);
+                  dst += d.out[2];
+                  continue;
+                }
+                const float* row = src + (i0 * d.in[1] + i1) * d.in[2];
+                for (int64_t o2 = 0; o2 < d.out[2]; ++o2) {
+                  const int64_t i2 = o2 * d.stride[2] - d.pad[2] + k2 * d.dil[2];
+                  *dst++ = i2 >= 0 && i2 < d.in[2] ? row[i2] : 0.0f;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void RunGemm(const ExternArgs& a, const WeightGradParams& p) {
+  const ExternTensor &x = a.inputs[0], &g = a.inputs[1];
+  const Dims3 d = ToDims3(a, p);
+  const int64_t n = x.shape[0], c = x.shape[1], o = g.shape[1];
+  const int64_t s = d.out[0] * d.out[1] * d.out[2], taps = d.k[0] * d.k[1] * d.k[2];
+  float* cols = static_cast<float*>(Scratch(kScratchSrc, ColsBytes(a, d)));
+  Im2Col(reinterpret_cast<const float*>(x.data), n, c, d, cols);
+  // gT [O, N*S]: the gradient itself when N = 1.
+  const float* gsrc = reinterpret_cast<const float*>(g.data);
+  const float* gt = gsrc;
+  if (n > 1) {
+    float* t = static_cast<float*>(Scratch(kScratchWeights, sizeof(float) * o * n * s));
+    for (int64_t oi = 0; oi < o; ++oi) {
+      for (int64_t ni = 0; ni < n; ++ni) {
+        std::copy_n(gsrc + (ni * o + oi) * s, s, t + (oi * n + ni) * s);
+      }
+    }
+    gt = t;
+  }
+  const int64_t m = o / p.groups, cols_per_group = c / p.groups * taps, inner = n * s;
+  float* out = reinterpret_cast<float*>(a.output.data);
+  for (int64_t j = 0; j < p.groups; ++j) {
+    Check(Api().sgemm('N', 'T', m, cols_per_group, inner, 1.0f, gt + j * m * inner, inner,
+                      cols + j * cols_per_group * inner, inner, 0.0f,
+                      out + j * m * cols_per_group, cols_per_group),
+          "sgemm");
+  }
+}
+
+// The gemm variant (for small outputs whose unfolded input fits kMaxColsBytes) and oneDNN's
+// blocked and plain ones, unless COIL_CONV_LAYOUT forces one (=dnnl: oneDNN's two) or `measure` is false
+// (blocked only); no variant when oneDNN has only reference code and gemm is out (the call
+// declines).
 std::unique_ptr<WeightGradPlan> MakePlan(const ExternArgs& a, const WeightGradParams& p,
                                          bool measure) {
   static const dnnl_format_tag_t kData[] = {dnnl_ncw, dnnl_nchw, dnnl_ncdhw};
@@ -119,20 +238,34 @@ std::unique_ptr<WeightGradPlan> MakePlan(const ExternArgs& a, const WeightGradPa
   const char* env = std::getenv("COIL_CONV_LAYOUT");
   const std::string forced = env != nullptr ? env : "";
   auto plan = std::make_unique<WeightGradPlan>();
-  if (forced != "plain") {
+  const Dims3 d3 = ToDims3(a, p);
+  const bool gemm_fits = ColsBytes(a, d3) <= kMaxColsBytes;
+  if ((forced == "gemm" && gemm_fits) ||
+      (forced.empty() && measure && gemm_fits &&
+       d3.out[0] * d3.out[1] * d3.out[2] <= kMaxGemmOutputSpatial)) {
+    WeightGradVariant v;
+    v.gemm = true;
+    plan->variants.push_back(std::move(v));
+  }
+  const bool dnnl_too = forced != "gemm" || plan->variants.empty();
+  if (dnnl_too && forced != "plain") {
     std::optional<WeightGradVariant> v =
         MakeVariant(p, Desc(x.shape, dnnl_format_tag_any), Desc(g.shape, dnnl_format_tag_any),
                     x_plain, g_plain, w_plain);
     if (v.has_value()) plan->variants.push_back(*std::move(v));
   }
-  if (forced != "blocked" && (measure || plan->variants.empty())) {
+  if (dnnl_too && forced != "blocked" && (measure || plan->variants.empty())) {
     std::optional<WeightGradVariant> v = MakeVariant(p, x_plain, g_plain, x_plain, g_plain, w_plain);
     if (v.has_value()) plan->variants.push_back(*std::move(v));
   }
   return plan;
 }
 
-void RunVariant(WeightGradVariant& v, const ExternArgs& a) {
+void RunVariant(WeightGradVariant& v, const ExternArgs& a, const WeightGradParams& p) {
+  if (v.gemm) {
+    RunGemm(a, p);
+    return;
+  }
   v.x->Bind(a.inputs[0].data, kScratchSrc);
   v.g->Bind(a.inputs[1].data, kScratchWeights);
   v.w->Bind(a.output.data, kScratchDst);
@@ -147,14 +280,14 @@ void RunVariant(WeightGradVariant& v, const ExternArgs& a) {
 
 // Keeps the faster variant (best of 3 runs each on this call's data), as the convolution's
 // plans do; every trial overwrites the output, so the last run's result stands.
-void ChooseVariant(WeightGradPlan& plan, const ExternArgs& a) {
+void ChooseVariant(WeightGradPlan& plan, const ExternArgs& a, const WeightGradParams& p) {
   constexpr int kTrials = 3;
   if (plan.variants.size() < 2) return;
   std::vector<double> best(plan.variants.size(), 1e300);
   for (int t = 0; t < kTrials; ++t) {
     for (size_t v = 0; v < plan.variants.size(); ++v) {
       const auto start = std::chrono::steady_clock::now();
-      RunVariant(plan.variants[v], a);
+      RunVariant(plan.variants[v], a, p);
       best[v] = std::min(
           best[v], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
@@ -217,8 +350,8 @@ absl::StatusOr<bool> ConvolutionWeightGrad(const ExternArgs& a) {
       ran = false;  // only oneDNN's reference code: the float64 reference kernel runs
       return;
     }
-    ChooseVariant(*plan, a);
-    RunVariant(plan->variants.front(), a);
+    ChooseVariant(*plan, a, p);
+    RunVariant(plan->variants.front(), a, p);
   });
   if (!status.ok()) return status;
   return ran;
