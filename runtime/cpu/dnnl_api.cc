@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,12 @@ namespace coil::cpu {
 namespace {
 
 constexpr char kLibrary[] = "libdnnl.so.2";
+
+// Pools on OpenMP's team unless COIL_CPU_POOL says otherwise.
+constexpr bool kOpenMpTeamByDefault = false;
+// libgomp's spins before a waiting team thread sleeps, in team mode (about 100 per us by
+// libgomp's estimate; a `pause` takes longer on recent Intel cores).
+constexpr char kTeamSpinCount[] = "3000";
 
 void Unavailable(const std::string& why) {
   std::fprintf(stderr,
@@ -26,9 +33,15 @@ const DnnlApi* Load() {
   // libgomp reads the policy in its initializer, which runs inside dlopen. Setting it only
   // around dlopen keeps the program's environment (and its children's) as it was.
   const bool set_policy = std::getenv("OMP_WAIT_POLICY") == nullptr;
+  // With one team the spinning threads are the only ones: a short spin keeps back-to-back
+  // kernels from paying a futex wake-up each.
+  const bool set_spin =
+      set_policy && UseOpenMpTeam() && std::getenv("GOMP_SPINCOUNT") == nullptr;
   if (set_policy) setenv("OMP_WAIT_POLICY", "passive", 1);
+  if (set_spin) setenv("GOMP_SPINCOUNT", kTeamSpinCount, 1);
   void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
   if (set_policy) unsetenv("OMP_WAIT_POLICY");
+  if (set_spin) unsetenv("GOMP_SPINCOUNT");
   if (lib == nullptr) {
     const char* error = dlerror();
     Unavailable(error != nullptr ? error : kLibrary);
@@ -73,6 +86,9 @@ const DnnlApi* Load() {
   bind(api->post_ops_append_eltwise, "dnnl_post_ops_append_eltwise");
   bind(api->post_ops_append_binary, "dnnl_post_ops_append_binary");
   bind(api->omp_set_num_threads, "omp_set_num_threads");
+  // Optional: without it the pools keep their own threads. dlsym on oneDNN's handle also
+  // searches its dependencies, libgomp among them.
+  api->gomp_parallel = reinterpret_cast<decltype(api->gomp_parallel)>(dlsym(lib, "GOMP_parallel"));
   decltype(&dnnl_engine_create) engine_create = nullptr;
   bind(engine_create, "dnnl_engine_create");
   if (!missing.empty()) {
@@ -91,6 +107,31 @@ const DnnlApi* Load() {
 const DnnlApi* Dnnl() {
   static const DnnlApi* api = Load();
   return api;
+}
+
+bool UseOpenMpTeam() {
+  static const bool on = [] {
+    const char* v = std::getenv("COIL_CPU_POOL");
+    if (v == nullptr) return kOpenMpTeamByDefault;
+    return std::string_view(v) == "omp" ? true
+           : std::string_view(v) == "own" ? false
+                                           : kOpenMpTeamByDefault;
+  }();
+  return on;
+}
+
+const ThreadTeam* OpenMpTeam() {
+  static const ThreadTeam* team = []() -> const ThreadTeam* {
+    if (!UseOpenMpTeam()) return nullptr;
+    const DnnlApi* api = Dnnl();
+    if (api == nullptr || api->gomp_parallel == nullptr) return nullptr;
+    static ThreadTeam t;
+    t.run = [](void (*fn)(void*), void* arg, unsigned threads) {
+      Dnnl()->gomp_parallel(fn, arg, threads, 0);
+    };
+    return &t;
+  }();
+  return team;
 }
 
 absl::Status DnnlOk(dnnl_status_t status, absl::string_view what) {

@@ -12,6 +12,12 @@
 // just while it loads oneDNN and with it libgomp, then restores the environment. If the
 // program had loaded libgomp already, its settings stay as they were.
 //
+// One thread team (OpenMpTeam): with COIL_CPU_POOL=omp the executable's ThreadPool runs the
+// generated kernels on libgomp's team too (GOMP_parallel), so that oneDNN and the generated
+// code share one set of threads instead of two pools taking turns on the same cores; the
+// team's idle threads then spin briefly before sleeping (GOMP_SPINCOUNT, set around dlopen
+// like the policy, unless the environment sets it) as the runtime's own pool does.
+//
 // Without libdnnl.so.2 on the machine Dnnl() is nullptr (said once on stderr) and the externs
 // run their reference kernels: slower, still correct.
 //
@@ -26,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "oneapi/dnnl/dnnl.h"
+#include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu {
 
@@ -64,11 +71,21 @@ struct DnnlApi {
   decltype(&dnnl_post_ops_append_eltwise) post_ops_append_eltwise;
   decltype(&dnnl_post_ops_append_binary) post_ops_append_binary;
   void (*omp_set_num_threads)(int);
+  // libgomp's entry for `#pragma omp parallel` (nullptr when not found: no team).
+  void (*gomp_parallel)(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
   dnnl_engine_t engine;
 };
 
 // The loaded library, or nullptr when it cannot be loaded. Thread-safe; loads once.
 const DnnlApi* Dnnl();
+
+// Whether the executables' pools run on OpenMP's team: COIL_CPU_POOL=omp (or =own: the pool's
+// own threads; unset: the default) read once per process.
+bool UseOpenMpTeam();
+
+// libgomp's team as a ThreadTeam (loads oneDNN), or nullptr when !UseOpenMpTeam() or oneDNN
+// (with its libgomp) is not available.
+const ThreadTeam* OpenMpTeam();
 
 // OK, or an InternalError naming `what` and the oneDNN status.
 absl::Status DnnlOk(dnnl_status_t status, absl::string_view what);

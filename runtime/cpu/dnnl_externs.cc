@@ -14,6 +14,7 @@
 // grow and are reused. A convolution plan measures, on its first call, oneDNN's blocked
 // activation layouts (with reorders) against the plain layout and keeps the faster.
 #include "ir/attribute.h"
+#include "runtime/cpu/dnnl_api.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/cpu/internal/dnnl_conv.h"
 #include "runtime/cpu/internal/dnnl_conv_weight_grad.h"
@@ -21,6 +22,8 @@
 #include "runtime/cpu/internal/dnnl_matmul.h"
 
 namespace coil::cpu {
+
+const ThreadTeam* ExternThreadTeam() { return OpenMpTeam(); }
 
 // The shared plumbing (plans, operands, weights, scratch) is internal/dnnl_plans.h; the ops are
 // internal/dnnl_matmul.h and internal/dnnl_conv.h.

@@ -432,7 +432,13 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Finish(
     if (!c.has_external()) impl->dense[c.value().id()] = &c.raw();
   }
   if (absl::Status s = impl->Init(options); !s.ok()) return s;
-  impl->pool = std::make_unique<ThreadPool>(options.num_threads);
+  // With externs, the generated kernels may run on OpenMP's team, oneDNN's threads
+  // (COIL_CPU_POOL, dnnl_api.h); a program of generated kernels alone keeps its own.
+  const bool has_extern = std::any_of(
+      impl->checked.kernels.begin(), impl->checked.kernels.end(),
+      [](const KernelInfo& k) { return k.proto->kind() == proto::Kernel::EXTERN; });
+  impl->pool = std::make_unique<ThreadPool>(options.num_threads, /*spin_us=*/20,
+                                            has_extern ? ExternThreadTeam() : nullptr);
   return std::unique_ptr<CpuExecutable>(new CpuExecutable(std::move(impl)));
 }
 

@@ -45,7 +45,8 @@
 
 namespace coil::cpu {
 
-class ThreadPool;  // thread_pool.h
+class ThreadPool;   // thread_pool.h
+struct ThreadTeam;  // thread_pool.h
 
 // A buffer as an extern sees it: contiguous row-major `shape` of `dtype` at `data`.
 struct ExternTensor {
@@ -129,6 +130,10 @@ class ExternRegistry {
 // Registers aten.mm / aten.bmm / aten.convolution through oneDNN (dnnl_externs.cc); they
 // decline (reference kernels run) when oneDNN cannot be loaded.
 void RegisterDnnlExterns(ExternRegistry& registry);
+
+// The thread team the externs' library runs on, for an executable's pool to share
+// (libgomp's, under COIL_CPU_POOL=omp: dnnl_api.h); nullptr: the pool keeps its own threads.
+const ThreadTeam* ExternThreadTeam();
 
 // Runs `op`: the Default() implementation if it takes the call, else the reference kernel.
 // Errors (InvalidArgument unless said otherwise): shapes that do not match the op's meta

@@ -31,9 +31,12 @@ int SpinMicros(int num_threads, int spin_us) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads, int spin_us)
-    : spin_us_(SpinMicros(num_threads, spin_us)) {
-  if (num_threads <= 0) num_threads = Cores();
+ThreadPool::ThreadPool(int num_threads, int spin_us, const ThreadTeam* team)
+    : team_(team != nullptr && team->run != nullptr ? team : nullptr),
+      threads_(num_threads > 0 ? num_threads : Cores()),
+      spin_us_(SpinMicros(num_threads, spin_us)) {
+  if (team_ != nullptr) return;
+  num_threads = threads_;
   workers_.reserve(num_threads - 1);
   for (int i = 0; i + 1 < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
@@ -66,6 +69,13 @@ void ThreadPool::RunChunks() {
   }
 }
 
+void ThreadPool::TeamEntry(void* self) {
+  const bool was = in_parallel_region;
+  in_parallel_region = true;
+  static_cast<ThreadPool*>(self)->RunChunks();
+  in_parallel_region = was;
+}
+
 void ThreadPool::WorkerLoop() {
   in_parallel_region = true;
   uint64_t seen = 0;
@@ -92,7 +102,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
                              absl::FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  if (n <= grain || workers_.empty() || in_parallel_region) {
+  if (n <= grain || threads_ == 1 || in_parallel_region) {
     fn(0, n);
     return;
   }
@@ -104,6 +114,13 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   n_ = n;
   chunk_ = chunk;
   next_.store(0, std::memory_order_relaxed);
+  if (team_ != nullptr) {
+    // No more threads than chunks: a team thread without a chunk would only be woken.
+    const int64_t chunks = (n + chunk - 1) / chunk;
+    team_->run(&TeamEntry, this, static_cast<unsigned>(std::min(threads, chunks)));
+    fn_ = nullptr;
+    return;
+  }
   busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   generation_.fetch_add(1);  // publishes the job
   if (sleepers_.load() > 0) {

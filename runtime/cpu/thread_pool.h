@@ -13,6 +13,10 @@
 // watching for the next job or the end of this one, and only then sleep on a condition
 // variable. The spin is short and bounded: a pool between runs, or next to oneDNN's OpenMP
 // threads during a convolution, costs (almost) nothing.
+//
+// A pool made with a ThreadTeam starts no workers: each job runs on the team's threads
+// instead (libgomp's, which oneDNN uses: dnnl_api.h's OpenMpTeam), so that the generated
+// kernels and the externs share one set of threads and one wait policy.
 #ifndef COIL_RUNTIME_CPU_THREAD_POOL_H_
 #define COIL_RUNTIME_CPU_THREAD_POOL_H_
 
@@ -27,18 +31,27 @@
 
 namespace coil::cpu {
 
+// Another library's thread team: run(fn, arg, threads) calls fn(arg) once on each of up to
+// `threads` threads, the calling thread among them, and returns when every call has returned.
+struct ThreadTeam {
+  void (*run)(void (*fn)(void*), void* arg, unsigned threads) = nullptr;
+};
+
 class ThreadPool {
  public:
   // `num_threads` threads take part in each ParallelFor, the calling thread included (so
   // num_threads - 1 workers are started); 0 means std::thread::hardware_concurrency().
   // `spin_us`: how long waiting threads spin before sleeping (0: sleep at once; always 0 with
   // more threads than cores).
-  explicit ThreadPool(int num_threads = 0, int spin_us = 20);
+  // `team` (not owned, outlives the pool; nullptr: the pool's own workers) runs every job.
+  explicit ThreadPool(int num_threads = 0, int spin_us = 20, const ThreadTeam* team = nullptr);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const { return threads_; }
+  // Whether jobs run on another library's team (the constructor's `team`).
+  bool on_team() const { return team_ != nullptr; }
 
   // Calls fn(begin, end) on disjoint chunks that cover [0, n) exactly once, each at least
   // `grain` long except the last, and returns when every chunk has run. Runs inline (one call
@@ -47,6 +60,8 @@ class ThreadPool {
 
  private:
   void WorkerLoop();
+  // A team thread's part of the current job (`self` is the pool).
+  static void TeamEntry(void* self);
   // Takes chunks of the current job until none is left.
   void RunChunks();
   // Spins up to spin_us_ until `done()`; returns whether it became true.
@@ -54,6 +69,8 @@ class ThreadPool {
   bool SpinUntil(Done done) const;
 
   std::vector<std::thread> workers_;
+  const ThreadTeam* const team_;
+  const int threads_;
   const int spin_us_;
   std::mutex call_mu_;  // one ParallelFor at a time
 

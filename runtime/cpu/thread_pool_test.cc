@@ -1,5 +1,7 @@
 // ThreadPool: every index exactly once, grain respected, inline cases, nested calls, several
-// threads calling ParallelFor on one pool at the same time, spinning and sleeping workers.
+// threads calling ParallelFor on one pool at the same time, spinning and sleeping workers; the
+// same on another library's thread team (a stand-in team of fresh std::threads here; libgomp's
+// in openmp_team_test).
 #include "runtime/cpu/thread_pool.h"
 
 #include <atomic>
@@ -125,6 +127,64 @@ TEST(ThreadPoolTest, ManyPoolsStartAndStop) {
     auto pool = std::make_unique<ThreadPool>(1 + i % 4);
     CheckCover(*pool, 257, 2);
   }
+}
+
+// A stand-in for libgomp's team: fn(arg) on `threads` threads, the caller being one of them.
+std::atomic<int> team_calls{0};
+std::atomic<unsigned> team_max_threads{0};
+void RunOnFreshThreads(void (*fn)(void*), void* arg, unsigned threads) {
+  team_calls.fetch_add(1);
+  if (threads > team_max_threads.load()) team_max_threads = threads;
+  std::vector<std::thread> others;
+  for (unsigned i = 1; i < threads; ++i) others.emplace_back([&] { fn(arg); });
+  fn(arg);
+  for (std::thread& t : others) t.join();
+}
+
+TEST(ThreadPoolTest, RunsJobsOnATeam) {
+  const ThreadTeam team{&RunOnFreshThreads};
+  for (int threads : {1, 2, 5}) {
+    ThreadPool pool(threads, 20, &team);
+    EXPECT_TRUE(pool.on_team());
+    EXPECT_EQ(pool.num_threads(), threads);
+    team_calls = 0;
+    team_max_threads = 0;
+    for (int64_t n : {1, 2, 7, 64, 1000, 12345}) {
+      for (int64_t grain : {1, 3, 100, 100000}) CheckCover(pool, n, grain);
+    }
+    // One thread or a range within one grain runs inline; otherwise the team runs it, with
+    // no more threads than the pool has (nor than there are chunks).
+    if (threads == 1) {
+      EXPECT_EQ(team_calls.load(), 0);
+    } else {
+      EXPECT_GT(team_calls.load(), 0);
+      EXPECT_EQ(team_max_threads.load(), static_cast<unsigned>(threads));
+    }
+    team_max_threads = 0;
+    CheckCover(pool, 2, 1);
+    EXPECT_LE(team_max_threads.load(), 2u);
+  }
+  ThreadPool own(3, 20, nullptr);
+  EXPECT_FALSE(own.on_team());
+}
+
+TEST(ThreadPoolTest, NestedCallsOnATeamRunInline) {
+  const ThreadTeam team{&RunOnFreshThreads};
+  ThreadPool pool(3, 20, &team);
+  std::vector<std::atomic<int>> hits(50 * 40);
+  team_calls = 0;
+  pool.ParallelFor(50, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pool.ParallelFor(40, 1, [&](int64_t b2, int64_t e2) {
+        for (int64_t j = b2; j < e2; ++j) hits[i * 40 + j].fetch_add(1);
+      });
+    }
+  });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  EXPECT_EQ(team_calls.load(), 1);  // the inner calls ran inline on the team's threads
+  // After the job the caller is outside a region again: its next call goes to the team.
+  CheckCover(pool, 100, 1);
+  EXPECT_EQ(team_calls.load(), 2);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The shared oneDNN plumbing of dnnl_plans.h: checks, streams, scratch, C API helpers.
 #include "runtime/cpu/internal/dnnl_plans.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_join.h"
@@ -14,6 +15,9 @@ namespace {
 // (a classifier's GEMV, depthwise convolutions) off a single core.
 constexpr double kMinParallelFlops = 8e6;
 constexpr double kMinParallelBytes = 1e300;  // no byte bound by default
+// A parallel call gets at most flops / this many threads (0: all of them). 4e6 is the 8e6
+// bound's own rule on two threads; with more it keeps 8-60 MFLOP calls from waking every one.
+constexpr double kFlopsPerThread = 0;
 
 // The bound from `variable` when it holds a number >= 0, else `fallback` (read once).
 double Bound(const char* variable, double fallback) {
@@ -29,10 +33,14 @@ double Bound(const char* variable, double fallback) {
 int ThreadsFor(const ExternArgs& a, double flops) {
   static const double min_flops = Bound("COIL_DNNL_MIN_PARALLEL_FLOPS", kMinParallelFlops);
   static const double min_bytes = Bound("COIL_DNNL_MIN_PARALLEL_BYTES", kMinParallelBytes);
+  static const double per_thread = Bound("COIL_DNNL_FLOPS_PER_THREAD", kFlopsPerThread);
   double bytes = 4.0 * a.output.numel();
   for (const ExternTensor& t : a.inputs) bytes += 4.0 * t.numel();
   const bool small = flops < min_flops && bytes < min_bytes;
-  return small ? 1 : std::max(1, a.num_threads);
+  if (small) return 1;
+  const int all = std::max(1, a.num_threads);
+  if (per_thread <= 0 || bytes >= min_bytes) return all;
+  return static_cast<int>(std::clamp(flops / per_thread, 1.0, static_cast<double>(all)));
 }
 
 const DnnlApi& Api() { return *Dnnl(); }

@@ -40,7 +40,9 @@ constexpr size_t kMaxPlans = 8;
 // 8e6 that move fewer bytes (f32 inputs and output) than the byte bound run on the calling
 // thread alone (waking OpenMP's sleeping workers and putting them back to sleep costs about as
 // much; docs/cpu_backend.md, "Runtime performance"). COIL_DNNL_MIN_PARALLEL_FLOPS and
-// COIL_DNNL_MIN_PARALLEL_BYTES override the two bounds (read once per process).
+// COIL_DNNL_MIN_PARALLEL_BYTES override the two bounds, COIL_DNNL_FLOPS_PER_THREAD (default
+// off) caps a parallel call below the byte bound at flops / that many threads (all read once
+// per process).
 int ThreadsFor(const ExternArgs& a, double flops);
 
 // The loaded oneDNN (Dnnl() must be non-null).
