@@ -47,7 +47,7 @@ void Optimizer::step() {
     absl::StatusOr<autograd::OptimizerGraph> graph = BuildGraph(types);
     if (!graph.ok()) throw Error(graph.status());
     driver::DriverOptions options;
-    options.backend = driver::CpuBackend();
+    options.backend = backend_ != nullptr ? backend_ : driver::CpuBackend();
     absl::StatusOr<driver::CompiledOptimizer> c =
         driver::CompileOptimizer(*std::move(graph), options);
     if (!c.ok()) throw Error(c.status());

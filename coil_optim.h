@@ -20,12 +20,14 @@
 #define COIL_COIL_OPTIM_H_
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "autograd/optimizer.h"
 #include "capture/tensor.h"
 
 namespace coil::driver {
+class Backend;
 struct CompiledOptimizer;
 }
 
@@ -39,6 +41,9 @@ class Optimizer {
   // Clears every parameter's .grad() (torch's zero_grad(set_to_none=True)).
   void zero_grad();
   const std::vector<Tensor>& params() const { return params_; }
+  // The compile driver backend the update compiles for at the first step (default:
+  // driver::CpuBackend(), every CPU's thread); set before the first step().
+  void set_backend(std::shared_ptr<driver::Backend> backend) { backend_ = std::move(backend); }
 
  protected:
   explicit Optimizer(std::vector<Tensor> params);
@@ -47,6 +52,7 @@ class Optimizer {
 
  private:
   std::vector<Tensor> params_;
+  std::shared_ptr<driver::Backend> backend_;
   std::unique_ptr<driver::CompiledOptimizer> compiled_;
 };
 

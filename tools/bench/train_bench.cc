@@ -11,6 +11,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -23,9 +24,12 @@
 #include "capture/examples/resnet18.h"
 #include "capture/logging.h"
 #include "capture/nn/nn.h"
+#include "codegen_cpu/cpu_program.h"
 #include "coil.h"
 #include "coil_optim.h"
+#include "runtime/cpu/executable.h"
 #include "tools/bench/cpu_bench_torch.h"
+#include "tools/driver/backend.h"
 #include "tools/driver/capture_backend.h"
 #include "tools/driver/cpu_backend.h"
 
@@ -46,13 +50,72 @@ struct ModelCase {
   std::string name;
   std::string description;
   std::vector<int64_t> torch_sizes;
-  // Returns a closure running one training step (returns the loss); `backend` compiles it.
-  std::function<std::function<double()>(std::shared_ptr<Backend> backend)> make_step;
+  // Returns a closure running one training step (returns the loss); `backend` compiles it,
+  // `optimizer_backend` its AdamW update.
+  std::function<std::function<double()>(std::shared_ptr<Backend> backend,
+                                         std::shared_ptr<driver::Backend> optimizer_backend)>
+      make_step;
 };
 
-// Holds a model, its AdamW and its compiled loss alive for the step closure.
+// The CPU backend, remembering every program it loads (for --profile): the training step's
+// forward and backward, then the optimizer's update, in load order.
+class ProfilingBackend : public driver::Backend {
+ public:
+  explicit ProfilingBackend(std::shared_ptr<driver::Backend> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  driver::BackendCapabilities capabilities() const override { return inner_->capabilities(); }
+  std::string CacheIdentity() const override { return inner_->CacheIdentity(); }
+  absl::StatusOr<proto::KernelModule> Generate(proto::Schedule schedule) override {
+    return inner_->Generate(std::move(schedule));
+  }
+  absl::StatusOr<proto::KernelModule> GenerateTimed(proto::Schedule schedule,
+                                                    std::vector<CodegenPart>* parts) override {
+    return inner_->GenerateTimed(std::move(schedule), parts);
+  }
+  absl::StatusOr<std::unique_ptr<driver::Executable>> Load(proto::KernelModule module) override {
+    absl::StatusOr<std::unique_ptr<driver::Executable>> exe = inner_->Load(std::move(module));
+    if (exe.ok()) {
+      if (CpuProgram* p = driver::AsCpuProgram(**exe)) programs_.push_back(p);
+    }
+    return exe;
+  }
+  // Restarts every loaded program's per-kernel counts (they must still be alive).
+  void Start() {
+    for (CpuProgram* p : programs_) p->executable().SetProfiling(true);
+  }
+  // Each program's kernels, ms per step over `steps` steps, slowest first (top `top`).
+  std::string Report(int steps, int top) {
+    std::string out;
+    static const char* kRoles[] = {"forward", "backward", "optimizer"};
+    for (size_t i = 0; i < programs_.size(); ++i) {
+      std::vector<cpu::CpuExecutable::KernelTime> times = programs_[i]->executable().Profile();
+      programs_[i]->executable().SetProfiling(false);
+      double total = 0;
+      for (const auto& k : times) total += k.total_ms;
+      std::sort(times.begin(), times.end(),
+                [](const auto& a, const auto& b) { return a.total_ms > b.total_ms; });
+      absl::StrAppendFormat(&out, "  program %d (%s): %d kernels, %.2f ms per step in kernels\n",
+                            i + 1, programs_.size() == 3 ? kRoles[i] : "load order",
+                            times.size(), total / steps);
+      for (size_t k = 0; k < times.size() && static_cast<int>(k) < top; ++k) {
+        absl::StrAppendFormat(&out, "    %-36s %-40s %8.3f ms  %5.1f%%\n", times[k].kernel,
+                              times[k].kind, times[k].total_ms / steps,
+                              total > 0 ? 100 * times[k].total_ms / total : 0.0);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<driver::Backend> inner_;
+  std::vector<CpuProgram*> programs_;  // owned by the compiled function and the optimizer
+};
+
+// Holds a model, its AdamW and its compiled loss alive for the step closure; the AdamW
+// update compiles for `optimizer_backend`.
 template <typename Model, typename LossFn>
 std::function<double()> MakeStep(std::shared_ptr<Model> model, std::shared_ptr<Backend> backend,
+                                 std::shared_ptr<driver::Backend> optimizer_backend,
                                  const std::string& name, Tensor input, Tensor targets,
                                  LossFn loss) {
   std::vector<Tensor> params;
@@ -65,6 +128,7 @@ std::function<double()> MakeStep(std::shared_ptr<Model> model, std::shared_ptr<B
       compile(loss, CompileOptions{.backend = std::move(backend), .name = name}));
   auto opt =
       std::make_shared<optim::AdamW>(params, optim::AdamWOptions{.lr = 1e-3, .weight_decay = 0.01});
+  opt->set_backend(std::move(optimizer_backend));
   return [model, fn, opt, input, targets]() {
     opt->zero_grad();
     Tensor l = (*fn)(input, targets);
@@ -83,7 +147,8 @@ ModelCase Gpt(bool quick) {
                               v, e, h, l, b),
               {v, e, h, l, b},
               nullptr};
-  c.make_step = [=](std::shared_ptr<Backend> backend) {
+  c.make_step = [=](std::shared_ptr<Backend> backend,
+                    std::shared_ptr<driver::Backend> optimizer_backend) {
     auto model = std::make_shared<examples::GptDecoder>(v, e, h);
     std::vector<double> tok, tgt;
     for (int64_t i = 0; i < b * l; ++i) {
@@ -93,7 +158,7 @@ ModelCase Gpt(bool quick) {
     Tensor tokens = Tensor::FromValues(tok, {b, l}, proto::INT64);
     Tensor targets = Tensor::FromValues(tgt, {b * l}, proto::INT64);
     examples::GptDecoder* m = model.get();
-    return MakeStep(model, std::move(backend), "gpt_train", tokens, targets,
+    return MakeStep(model, std::move(backend), std::move(optimizer_backend), "gpt_train", tokens, targets,
                     [=](const Tensor& tok_in, const Tensor& tgt_in) {
                       return nn::cross_entropy((*m)(tok_in).reshape({b * l, v}), tgt_in, 0.1);
                     });
@@ -109,7 +174,8 @@ ModelCase ResNet(bool quick) {
                               width, b),
               {width, b},
               nullptr};
-  c.make_step = [=](std::shared_ptr<Backend> backend) {
+  c.make_step = [=](std::shared_ptr<Backend> backend,
+                    std::shared_ptr<driver::Backend> optimizer_backend) {
     auto model = std::make_shared<examples::ResNet18>(10, width, /*seed=*/1);
     model->SetTraining(true);
     Tensor x = Tensor::Randn({b, 3, 32, 32}, /*seed=*/2);
@@ -117,7 +183,7 @@ ModelCase ResNet(bool quick) {
     for (int64_t i = 0; i < b; ++i) tgt.push_back(static_cast<double>((i * 7) % 10));
     Tensor targets = Tensor::FromValues(tgt, {b}, proto::INT64);
     examples::ResNet18* m = model.get();
-    return MakeStep(model, std::move(backend), "resnet18_train", x, targets,
+    return MakeStep(model, std::move(backend), std::move(optimizer_backend), "resnet18_train", x, targets,
                     [=](const Tensor& images, const Tensor& labels) {
                       return nn::cross_entropy((*m)(images), labels);
                     });
@@ -128,25 +194,28 @@ ModelCase ResNet(bool quick) {
 struct CoilRun {
   double compile_s = 0, median_ms = 0, min_ms = 0;
   std::string saved;  // the aot_graphs log's "saved N values, B bytes (save-everything: S)"
+  std::string profile;  // --profile's kernel tables
 };
 
 absl::StatusOr<CoilRun> TimeCoil(const ModelCase& c, autograd::PartitionStrategy strategy,
-                                 const TrainBenchOptions& options) {
+                                 const TrainBenchOptions& options, bool profile) {
   driver::CpuBackendOptions cpu;
   cpu.runtime.num_threads = options.threads;
+  auto cpu_backend = std::make_shared<ProfilingBackend>(driver::CpuBackend(cpu));
   std::shared_ptr<Backend> backend =
-      driver::CaptureBackend(driver::CpuBackend(cpu), {}, {.strategy = strategy});
+      driver::CaptureBackend(cpu_backend, {}, {.strategy = strategy});
   const std::string log_path = absl::StrCat("/tmp/coil_bench_train_", c.name, ".log");
   std::remove(log_path.c_str());  // the log appends; this run's compile must be its first line
   CoilRun run;
   try {
-    std::function<double()> step = c.make_step(backend);
+    std::function<double()> step = c.make_step(backend, cpu_backend);
     ConfigureLogs("aot_graphs", log_path);
     Clock::time_point t0 = Clock::now();
     step();  // compiles
     run.compile_s = std::chrono::duration<double>(Clock::now() - t0).count();
     ConfigureLogs("");
     for (int i = 1; i < kWarmup; ++i) step();
+    if (profile) cpu_backend->Start();
     std::vector<double> ms;
     for (int i = 0; i < options.reps; ++i) {
       t0 = Clock::now();
@@ -155,6 +224,7 @@ absl::StatusOr<CoilRun> TimeCoil(const ModelCase& c, autograd::PartitionStrategy
     }
     run.median_ms = Median(ms);
     run.min_ms = *std::min_element(ms.begin(), ms.end());
+    if (profile) run.profile = cpu_backend->Report(options.reps, /*top=*/12);
   } catch (const Error& e) {
     ConfigureLogs("");
     return absl::Status(e.status().code(), absl::StrCat(c.name, ": ", e.status().message()));
@@ -254,10 +324,11 @@ absl::StatusOr<std::string> RunTrainBench(const TrainBenchOptions& in) {
 
   std::string report;
   for (const ModelCase& c : cases) {
-    absl::StatusOr<CoilRun> mincut = TimeCoil(c, autograd::PartitionStrategy::kMinCut, options);
+    absl::StatusOr<CoilRun> mincut =
+        TimeCoil(c, autograd::PartitionStrategy::kMinCut, options, options.profile);
     if (!mincut.ok()) return mincut.status();
     absl::StatusOr<CoilRun> all =
-        TimeCoil(c, autograd::PartitionStrategy::kSaveEverything, options);
+        TimeCoil(c, autograd::PartitionStrategy::kSaveEverything, options, false);
     if (!all.ok()) return all.status();
     absl::StatusOr<TorchRun> torch = TimeTorch(c, *script, options);
     if (!torch.ok()) return torch.status();
@@ -281,7 +352,12 @@ absl::StatusOr<std::string> RunTrainBench(const TrainBenchOptions& in) {
     absl::StrAppendFormat(&report, "  min-cut step time / save-everything's: %.2f\n",
                           mincut->median_ms / all->median_ms);
     absl::StrAppendFormat(&report, "  activations (min-cut): %s\n", mincut->saved);
-    absl::StrAppendFormat(&report, "  activations (save-everything): %s\n\n", all->saved);
+    absl::StrAppendFormat(&report, "  activations (save-everything): %s\n", all->saved);
+    if (!mincut->profile.empty()) {
+      absl::StrAppendFormat(&report, "  per-kernel times, min-cut step (ms per step, %d steps):\n%s",
+                            options.reps, mincut->profile);
+    }
+    absl::StrAppend(&report, "\n");
   }
   return report;
 }

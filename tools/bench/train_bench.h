@@ -23,6 +23,9 @@ struct TrainBenchOptions {
   int reps = 20;    // timed steps per side (after 3 warm-up steps)
   // Small sizes and 3 reps: a smoke run, not a measurement.
   bool quick = false;
+  // Per-kernel times of coil's min-cut step (forward, backward and AdamW executables, each
+  // kernel's ms per step over the timed steps, slowest first) appended to the report.
+  bool profile = false;
   std::string python = "/usr/bin/python3";
   std::string torch_script;  // empty: FindTorchScript(..., "torch_train_step.py")
 };

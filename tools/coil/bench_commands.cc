@@ -4,7 +4,7 @@
 //                 [--min-seconds S]`
 // `coil bench cuda [--quick] [--json FILE] [--models A,B] [--batches N] [--work-dir DIR]
 //                  [--torch-script PATH] [--python PATH] [--min-seconds S]`
-// `coil bench train [--quick] [--threads N] [--reps N] [--models gpt,resnet18]
+// `coil bench train [--quick] [--profile] [--threads N] [--reps N] [--models gpt,resnet18]
 //                   [--torch-script PATH] [--python PATH]`
 #include "tools/coil/bench_commands.h"
 
@@ -64,7 +64,8 @@ constexpr char kUsage[] =
     "  measured in the same run, cold compiles, coil's whole-run times. A peer the\n"
     "  Python lacks is reported absent. Without a CUDA driver: exit 1, \"no CUDA driver\".\n"
     "\n"
-    "usage: coil bench train [--quick] [--threads N] [--reps N] [--models gpt,resnet18]\n"
+    "usage: coil bench train [--quick] [--profile] [--threads N] [--reps N]\n"
+    "                        [--models gpt,resnet18]\n"
     "                        [--torch-script PATH] [--python PATH]\n"
     "  Training steps (forward, backward, AdamW) through coil::compile on the CPU backend\n"
     "  against torch 1.13 eager (--python's torch, 1 thread and --threads, the faster) in the\n"
@@ -72,7 +73,8 @@ constexpr char kUsage[] =
     "  resnet18 (32x32, batch 8, training-mode batch_norm). Per model: coil's step time with\n"
     "  the min-cut partition and with save-everything, torch's, the ratio, and the\n"
     "  activation bytes saved against save-everything's. --threads: default 2; --reps: timed\n"
-    "  steps per side (default 20); --quick: tiny models, 3 reps (a smoke run).\n";
+    "  steps per side (default 20); --quick: tiny models, 3 reps (a smoke run); --profile:\n"
+    "  each kernel's ms per step in coil's min-cut step (forward, backward, AdamW programs).\n";
 
 int Fail(const absl::Status& s) {
   std::cerr << "coil bench: " << s.message() << "\n";
@@ -112,7 +114,8 @@ absl::StatusOr<int64_t> ParsePositive(const std::string& flag, const std::string
 
 int TrainBenchCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args =
-      ParseArgs(argv, {"threads", "reps", "models", "torch-script", "python"}, {"quick", "help"});
+      ParseArgs(argv, {"threads", "reps", "models", "torch-script", "python"},
+                {"quick", "profile", "help"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("help")) return Usage(kUsage, /*asked_for_help=*/true);
   if (args->positional.size() != 1) {
@@ -120,6 +123,7 @@ int TrainBenchCommand(const std::vector<std::string>& argv) {
   }
   bench::TrainBenchOptions options;
   options.quick = args->Has("quick");
+  options.profile = args->Has("profile");
   options.python = args->Get("python", options.python);
   options.torch_script = args->Get("torch-script");
   if (args->values.count("threads") > 0) {
