@@ -22,7 +22,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-6";
+constexpr char kGeneratorVersion[] = "coil-cuda-7";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -39,7 +39,7 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
   Sources s;
   codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(
       schedule, options.warp_row_max, options.row_unroll, options.vectorize,
-      options.persistent_rows);
+      options.persistent_rows, options.vector_groups, options.row_values);
   s.prelude = codegen_cuda_internal::CudaPrelude();
   s.module = s.prelude;
   for (const proto::Kernel& k : schedule.kernels()) {
@@ -70,7 +70,9 @@ std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
   return absl::StrCat(kGeneratorVersion, " nvrtc ", v.ok() ? *v : "missing", " ", options.arch,
                       " warp_row_max=", options.warp_row_max, " row_unroll=", options.row_unroll,
                       " vectorize=", options.vectorize ? 1 : 0,
-                      " persistent_rows=", options.persistent_rows ? 1 : 0);
+                      " vector_groups=", options.vector_groups,
+                      " persistent_rows=", options.persistent_rows ? 1 : 0,
+                      " row_values=", options.row_values ? 1 : 0);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,

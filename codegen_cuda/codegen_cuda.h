@@ -31,9 +31,15 @@ struct CudaCodegenOptions {
   // Pointwise kernels with contiguous accesses run 4 indices per thread with 4-element (16 bytes
   // for f32) loads and stores where the innermost range allows (kernel_source.h).
   bool vectorize = true;
+  // Vectorized pointwise kernels: groups of 4 indices per thread, every group's vector loads
+  // issued before the first group's body (more bytes in flight per thread; symbol _v<4 x N>).
+  int vector_groups = 4;
   // Row kernels whose ranged Loops cover the same constant positions (layer_norm, softmax) keep
   // the values that several Loops load in registers: one read of the row (row_cache.h).
   bool persistent_rows = true;
+  // Persistent rows also keep a value that later Loops compute again (layernorm's x + r) when
+  // that saves work per position (row_cache.h).
+  bool row_values = true;
 };
 
 // The module's CUDA C++ source alone (no NVRTC), for tests and the inspector. Errors

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
+#include "codegen_cuda/internal/reduction_source.h"
 #include "codegen_cuda/internal/row_cache.h"
 #include "codegen_cuda/internal/value_source.h"
 #include "runtime/cuda/kernel_abi.h"
@@ -17,18 +18,6 @@
 
 namespace coil::codegen_cuda_internal {
 namespace {
-
-enum class Red { kSum, kProd, kMax, kMin, kArgMax, kArgMin };
-
-std::optional<Red> RedFromName(const std::string& s) {
-  if (s == "sum") return Red::kSum;
-  if (s == "prod") return Red::kProd;
-  if (s == "max") return Red::kMax;
-  if (s == "min") return Red::kMin;
-  if (s == "argmax") return Red::kArgMax;
-  if (s == "argmin") return Red::kArgMin;
-  return std::nullopt;
-}
 
 // Every SymExpr a kernel evaluates, with `f` called on each.
 template <typename F>
@@ -137,9 +126,11 @@ class Emitter {
         out_.items_per_thread > 1 ? absl::StrCat(", ", out_.items_per_thread, " per thread, ",
                                                  vec_.size(), " vector accesses")
                                   : "",
-        cache_.iterations > 0 ? absl::StrCat(", persistent: ", cache_.slot_dtype.size(),
-                                             " loads kept in registers")
-                              : "",
+        cache_.iterations > 0
+            ? absl::StrCat(", persistent: ", cache_.slot_dtype.size() - cache_.values,
+                           " loads kept in registers",
+                           cache_.values > 0 ? absl::StrCat(", ", cache_.values, " values") : "")
+            : "",
         out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
     absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
                     ") ", out_.symbol,
@@ -233,45 +224,62 @@ class Emitter {
     }
     if (flat.empty()) return;
     vec_ = std::move(flat);
-    out_.items_per_thread = cuda::kCudaVectorItems;
+    out_.items_per_thread = cuda::kCudaVectorItems * info_.vector_groups;
   }
 
-  // The loop of a vectorized pointwise kernel: per thread, the vector loads, the body once per
-  // item (each in its own scope, with the innermost index advanced), the vector stores.
+  // The loop of a vectorized pointwise kernel. A thread takes `groups` vectors of 4
+  // consecutive indices, blockDim.x vectors apart (each group's accesses coalesce over the
+  // warp): first every group's vector loads, so that groups x 16 bytes per input are in flight
+  // before any use, then per group the body once per item (each in its own scope, the
+  // innermost index advanced) and the vector stores. Loads of a group past the end are
+  // skipped, its body is not run.
   absl::Status VectorBody() {
     std::string& o = out_.text;
     const std::string ix = out_.index64 ? "i64" : "int";
-    const int v = out_.items_per_thread;
+    const int v = cuda::kCudaVectorItems;
+    const int groups = out_.items_per_thread / v;
     const int last = k_.ranges_size() - 1;
-    absl::StrAppend(
-        &o,
-        "  for (i64 coil_q = (i64)blockIdx.x * blockDim.x + threadIdx.x; coil_q < (i64)coil_n / ",
-        v, "; coil_q += (i64)gridDim.x * blockDim.x) {\n    const ", ix, " coil_lin = (", ix,
-        ")(coil_q * ", v, ");\n");
-    Decompose("coil_lin", "n", "i", k_.ranges_size(), "    ");
-    absl::StrAppend(&o, "    const ", ix, " coil_il = i", last, ";\n");
-    std::vector<const proto::Expr*> stores;
+    absl::StrAppend(&o, "  const i64 coil_nv = (i64)coil_n / ", v, ";\n",
+                    "  for (i64 coil_q0 = (i64)blockIdx.x * blockDim.x * ", groups,
+                    " + threadIdx.x; coil_q0 < coil_nv; coil_q0 += (i64)gridDim.x * blockDim.x * ",
+                    groups, ") {\n");
+    std::vector<const proto::Expr*> loads, stores;
     for (const proto::Loop& l : k_.loops()) {
       for (const proto::Expr& e : l.body()) {
         if (!vec_.contains(e.id())) continue;
-        const proto::Buffer& b = *info_.buffers.at(e.buffer());
-        absl::StrAppend(&o, "    __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[", v,
-                        "];\n");
-        if (e.kind() == proto::Expr::LOAD) {
-          absl::StrAppend(&o, "    coil_vcopy4(coil_v", e.id(), ", &b", e.buffer(),
-                          "[coil_lin]);\n");
-        } else {
-          stores.push_back(&e);
-        }
+        (e.kind() == proto::Expr::LOAD ? loads : stores).push_back(&e);
       }
+    }
+    for (const proto::Expr* e : loads) {
+      absl::StrAppend(&o, "    __align__(16) ", MemType(info_.buffers.at(e->buffer())->dtype()),
+                      " coil_v", e->id(), "[", groups, "][", v, "];\n");
+    }
+    const std::string group_head = absl::StrCat(
+        "    #pragma unroll\n    for (int coil_g = 0; coil_g < ", groups,
+        "; ++coil_g) {\n      const i64 coil_q = coil_q0 + (i64)coil_g * blockDim.x;\n");
+    if (!loads.empty()) {
+      absl::StrAppend(&o, group_head, "      if (coil_q < coil_nv) {\n");
+      for (const proto::Expr* e : loads) {
+        absl::StrAppend(&o, "        coil_vcopy4(coil_v", e->id(), "[coil_g], &b", e->buffer(),
+                        "[(", ix, ")(coil_q * ", v, ")]);\n");
+      }
+      absl::StrAppend(&o, "      }\n    }\n");
+    }
+    absl::StrAppend(&o, group_head, "      if (coil_q >= coil_nv) break;\n      const ", ix,
+                    " coil_lin = (", ix, ")(coil_q * ", v, ");\n");
+    Decompose("coil_lin", "n", "i", k_.ranges_size(), "      ");
+    absl::StrAppend(&o, "      const ", ix, " coil_il = i", last, ";\n");
+    for (const proto::Expr* e : stores) {
+      absl::StrAppend(&o, "      __align__(16) ", MemType(info_.buffers.at(e->buffer())->dtype()),
+                      " coil_v", e->id(), "[", v, "];\n");
     }
     for (int u = 0; u < v; ++u) {
       vec_item_ = u;
-      absl::StrAppend(&o, "    {\n    const ", ix, " i", last, " = coil_il + ", u, ";\n");
+      absl::StrAppend(&o, "      {\n      const ", ix, " i", last, " = coil_il + ", u, ";\n");
       for (int li = 0; li < k_.loops_size(); ++li) {
         if (absl::Status s = FlatLoop(li); !s.ok()) return s;
       }
-      absl::StrAppend(&o, "    }\n");
+      absl::StrAppend(&o, "      }\n");
       // Every item defines the same expressions: forget them for the next scope.
       for (const proto::Loop& l : k_.loops()) {
         for (const proto::Expr& e : l.body()) dtypes_.erase(e.id());
@@ -279,9 +287,10 @@ class Emitter {
     }
     vec_item_ = -1;
     for (const proto::Expr* e : stores) {
-      absl::StrAppend(&o, "    coil_vcopy4(&b", e->buffer(), "[coil_lin], coil_v", e->id(), ");\n");
+      absl::StrAppend(&o, "      coil_vcopy4(&b", e->buffer(), "[coil_lin], coil_v", e->id(),
+                      ");\n");
     }
-    absl::StrAppend(&o, "  }\n}\n");
+    absl::StrAppend(&o, "    }\n  }\n}\n");
     return absl::OkStatus();
   }
 
@@ -356,8 +365,11 @@ class Emitter {
 
   // The element of a LOAD / STORE: checks of data-derived indices, then `b<id>[offset]`.
   absl::StatusOr<std::string> Element(const proto::Expr& e, const std::string& pad) {
-    if (vec_item_ >= 0 && vec_.contains(e.id()))
-      return absl::StrCat("coil_v", e.id(), "[", vec_item_, "]");
+    if (vec_item_ >= 0 && vec_.contains(e.id())) {
+      // Pointwise loads keep every group's vector: [group][item].
+      const bool grouped = !out_.rows && e.kind() == proto::Expr::LOAD;
+      return absl::StrCat("coil_v", e.id(), grouped ? "[coil_g]" : "", "[", vec_item_, "]");
+    }
     const proto::Buffer& b = *info_.buffers.at(e.buffer());
     const std::string ix = out_.index64 ? "i64" : "int";
     std::string offset;
@@ -391,6 +403,12 @@ class Emitter {
     }
     if (e.kind() != proto::Expr::STORE && !IsValidDType(e.dtype())) {
       return absl::InvalidArgumentError("has no valid dtype");
+    }
+    if (e.kind() == proto::Expr::APPLY && cache_.Reads(e.id())) {  // computed by an earlier Loop
+      absl::StrAppend(&o, pad, RegType(e.dtype()), " ", name, " = ", CacheSlot(e.id()), ";\n");
+      dtypes_[e.id()] = e.dtype();
+      PublishV(e.id(), e.dtype(), pad);
+      return absl::OkStatus();
     }
     std::vector<DType> arg_dt;
     for (int a : e.args()) {
@@ -484,17 +502,21 @@ class Emitter {
         if (e.args_size() != 1) return absl::InvalidArgumentError("STORE takes 1 arg");
         const proto::Buffer& b = *info_.buffers.at(e.buffer());
         std::string inner = pad;
+        // A STORE a later one overwrites while every load reads the slot only fills it.
+        const bool to_memory = !cache_.dropped_stores.contains(e.id());
         if (thread0_stores) {
           absl::StrAppend(&o, pad, "if (threadIdx.x == 0) {\n");
           inner = pad + "  ";
         }
         absl::StatusOr<std::string> el = Element(e, inner);
         if (!el.ok()) return el.status();
-        absl::StrAppend(
-            &o, inner, *el, " = ",
-            StoreElementSource(ConvertSource(absl::StrCat("e", e.args(0)), arg_dt[0], b.dtype()),
-                               b.dtype()),
-            ";\n");
+        if (to_memory) {
+          absl::StrAppend(&o, inner, *el, " = ",
+                          StoreElementSource(
+                              ConvertSource(absl::StrCat("e", e.args(0)), arg_dt[0], b.dtype()),
+                              b.dtype()),
+                          ";\n");
+        }
         if (thread0_stores) absl::StrAppend(&o, pad, "}\n");
         if (auto f = cache_.store_fills.find(e.id()); f != cache_.store_fills.end()) {
           // Forwarded: the value a later Loop's LOAD of this element would read.
@@ -508,6 +530,9 @@ class Emitter {
       }
       default:
         return absl::InvalidArgumentError("unknown expression kind");
+    }
+    if (e.kind() == proto::Expr::APPLY && cache_.fills.contains(e.id())) {
+      absl::StrAppend(&o, pad, CacheSlot(e.id()), " = ", name, ";\n");
     }
     dtypes_[e.id()] = e.dtype();
     PublishV(e.id(), e.dtype(), pad);
@@ -614,7 +639,10 @@ class Emitter {
       Decompose("coil_p0", "m", "r", l.ranges_size(), pad + "  ");
       absl::StrAppend(&o, pad, "  const ", ix, " coil_rl = r", last, ";\n");
       for (const proto::Expr& e : l.body()) {
-        if (!flat.contains(e.id()) || Cached(e.id())) continue;
+        if (!flat.contains(e.id()) || Cached(e.id()) || cache_.dead.contains(e.id()) ||
+            cache_.dropped_stores.contains(e.id())) {
+          continue;
+        }
         const proto::Buffer& b = *info_.buffers.at(e.buffer());
         absl::StatusOr<std::string> el = Element(e, pad + "  ");
         if (!el.ok()) return el.status();
@@ -645,6 +673,7 @@ class Emitter {
         }
       }
       for (const proto::Expr& e : l.body()) {
+        if (cache_.dead.contains(e.id())) continue;  // feeds only a value read from its slot
         if (e.kind() != proto::Expr::REDUCE) {
           if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
           continue;
@@ -658,51 +687,13 @@ class Emitter {
           return absl::InvalidArgumentError(
               absl::StrCat("loop ", li, " expr ", e.id(), ": ", in.status().message()));
         }
-        const bool fp = IsFloating(*in);
-        a->acc_dt = !fp ? proto::INT64 : (*in == proto::FLOAT64 ? proto::FLOAT64 : proto::FLOAT32);
+        a->acc_dt = AccumulatorDType(*in);
         a->type = RegType(a->acc_dt);
-        const std::string acc = absl::StrCat("a", e.id());
+        const ReductionText t = AccumulateSource(a->op, e.id(), absl::StrCat("e", e.args(0)),
+                                                 a->acc_dt);
         // Vectorized: the accumulators are declared once (the first item's pass).
-        std::string discard;
-        std::string& decls = u == 0 ? decls_all : discard;
-        const std::string x = absl::StrCat("(", a->type, ")e", e.args(0));
-        const std::string inf = a->acc_dt == proto::FLOAT64 ? "coil_inf_d()" : "coil_inf_f()";
-        switch (a->op) {
-          case Red::kSum:
-            absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0;\n");
-            absl::StrAppend(
-                &o, body_pad, acc, " = ",
-                fp ? absl::StrCat(acc, " + ", x) : absl::StrCat("coil_wadd(", acc, ", ", x, ")"),
-                ";\n");
-            break;
-          case Red::kProd:
-            absl::StrAppend(&decls, pad, a->type, " ", acc, " = 1;\n");
-            absl::StrAppend(
-                &o, body_pad, acc, " = ",
-                fp ? absl::StrCat(acc, " * ", x) : absl::StrCat("coil_wmul(", acc, ", ", x, ")"),
-                ";\n");
-            break;
-          case Red::kMax:
-          case Red::kMin: {
-            const bool mx = a->op == Red::kMax;
-            absl::StrAppend(&decls, pad, a->type, " ", acc, " = ",
-                            fp ? absl::StrCat(mx ? "-" : "", inf)
-                               : (mx ? "(-0x7fffffffffffffffLL - 1)" : "0x7fffffffffffffffLL"),
-                            ";\n");
-            absl::StrAppend(
-                &o, body_pad, acc, " = ",
-                fp ? absl::StrCat(mx ? "coil_nanmax(" : "coil_nanmin(", acc, ", ", x, ")")
-                   : absl::StrCat(mx ? "coil_max<i64>(" : "coil_min<i64>(", acc, ", ", x, ")"),
-                ";\n");
-            break;
-          }
-          case Red::kArgMax:
-          case Red::kArgMin:
-            absl::StrAppend(&decls, pad, a->type, " ", acc, " = 0; i64 p", e.id(), " = -1;\n");
-            absl::StrAppend(&o, body_pad, "coil_arg_combine(", acc, ", p", e.id(), ", ", x,
-                            ", (i64)coil_p, ", a->op == Red::kArgMax ? "true" : "false", ");\n");
-            break;
-        }
+        if (u == 0) absl::StrAppend(&decls_all, pad, t.decl, "\n");
+        absl::StrAppend(&o, body_pad, t.update, "\n");
       }
       if (items > 1) absl::StrAppend(&o, body_pad, "}\n");
     }  // items
@@ -715,40 +706,12 @@ class Emitter {
     vec_.clear();
     absl::StrAppend(&o, pad, "}\n");
     o.insert(decl_at, decls_all);
-    // Block reductions; every thread gets the results.
+    // Block (or warp) reductions; every thread gets the results.
     for (const Acc& a : accs) {
-      const int id = a.e->id();
-      const std::string sh = a.acc_dt == proto::FLOAT32   ? "coil_shf"
-                             : a.acc_dt == proto::FLOAT64 ? "coil_shd"
-                                                          : "coil_shl";
-      const bool fp = a.acc_dt != proto::INT64;
-      std::string result;
-      // A warp per row: shuffles alone (coil_warp_*); a block: shuffles, then shared memory.
-      const bool w = out_.warp_rows;
-      const std::string red = w ? "coil_warp_reduce(a" : "coil_block_reduce(a";
-      const std::string tail = w ? ")" : absl::StrCat(", ", sh, ")");
-      switch (a.op) {
-        case Red::kSum:
-          result = absl::StrCat(red, id, ", ", fp ? "CoilSum()" : "CoilSumI()", tail);
-          break;
-        case Red::kProd:
-          result = absl::StrCat(red, id, ", ", fp ? "CoilProd()" : "CoilProdI()", tail);
-          break;
-        case Red::kMax:
-          result = absl::StrCat(red, id, ", ", fp ? "CoilMaxF()" : "CoilMaxI()", tail);
-          break;
-        case Red::kMin:
-          result = absl::StrCat(red, id, ", ", fp ? "CoilMinF()" : "CoilMinI()", tail);
-          break;
-        case Red::kArgMax:
-        case Red::kArgMin:
-          result = absl::StrCat(w ? "coil_warp_arg(a" : "coil_block_arg(a", id, ", p", id, ", ",
-                                a.op == Red::kArgMax ? "true" : "false",
-                                w ? ")" : absl::StrCat(", ", sh, ", coil_shp)"));
-          break;
-      }
+      const std::string result = CombineSource(a.op, a.e->id(), a.acc_dt, out_.warp_rows);
       const DType from = (a.op == Red::kArgMax || a.op == Red::kArgMin) ? proto::INT64 : a.acc_dt;
-      absl::StrAppend(&o, pad, "e", id, " = ", ConvertSource(result, from, a.e->dtype()), ";\n");
+      absl::StrAppend(&o, pad, "e", a.e->id(), " = ", ConvertSource(result, from, a.e->dtype()),
+                      ";\n");
     }
     absl::StrAppend(&o, "    }\n");
     for (const Acc& a : accs) {
@@ -779,8 +742,11 @@ class Emitter {
 }  // namespace
 
 ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max, int row_unroll,
-                              bool vectorize, bool persistent_rows) {
+                              bool vectorize, bool persistent_rows, int vector_groups,
+                              bool row_values) {
   ScheduleInfo info;
+  info.row_values = row_values;
+  info.vector_groups = std::max(1, vector_groups);
   info.persistent_rows = persistent_rows;
   info.vectorize = vectorize;
   info.warp_row_max = warp_row_max;

@@ -11,14 +11,18 @@
 // at most ScheduleInfo::warp_row_max) run a warp per row instead: block {32, kCudaWarpRows},
 // positions strided over the 32 lanes, reductions by warp shuffles alone (no barrier), stores of
 // range-less Loops by lane 0. Vectorized pointwise kernels (ScheduleInfo::vectorize): each
-// thread runs 4 consecutive outer indices (the innermost range a constant multiple of 4, so
-// they share a row); every unmasked access whose offset is the flat index itself (the buffer
-// has the kernel's shape, the index is _i0.._in) is one 4-element load before or store after
-// the 4 bodies (16 bytes for f32; buffers are at least 64-byte aligned); the others stay
-// scalar. Persistent rows (ScheduleInfo::persistent_rows): when every ranged Loop covers the
-// same constant positions, each thread visits the same positions in every Loop (an unrolled
-// loop over its position groups) and the loads that several Loops repeat are read once and
-// kept in registers (row_cache.h). Row Loops run 4 positions per thread (8 when every vector
+// thread runs ScheduleInfo::vector_groups groups of 4 consecutive outer indices (the innermost
+// range a constant multiple of 4, so a group shares a row; groups blockDim.x vectors apart);
+// every unmasked access whose offset is the flat index itself (the buffer has the kernel's
+// shape, the index is _i0.._in) is one 4-element access per group (16 bytes for f32; buffers
+// are at least 64-byte aligned), every group's loads issued before the first group's 4 bodies,
+// each group's stores after its bodies; the others stay scalar. Persistent rows
+// (ScheduleInfo::persistent_rows): when every ranged Loop covers the same constant positions,
+// each thread visits the same positions in every Loop (an unrolled loop over its position
+// groups) and the loads that several Loops repeat are read once and kept in registers, as are
+// values later Loops would compute again (ScheduleInfo::row_values); what only fed such a
+// value is not emitted, and a store that a later one overwrites while no load reads memory
+// only fills its register slot (row_cache.h). Row Loops run 4 positions per thread (8 when every vector
 // access is 1 or 2 bytes wide: 16-byte bf16 accesses), row-shaped operands (a layer norm's
 // weight) included (RowVectorAccesses).
 //
@@ -53,14 +57,20 @@ struct ScheduleInfo {
   // Pointwise kernels whose innermost outer range is a constant multiple of kCudaVectorItems
   // and that have a contiguous access run kCudaVectorItems indices per thread.
   bool vectorize = false;
+  // Vectorized pointwise kernels: groups of kCudaVectorItems indices per thread, all the
+  // groups' vector loads issued before the first body (bytes in flight).
+  int vector_groups = 1;
   // Row kernels whose ranged Loops cover the same constant positions keep repeated loads in
   // registers across the Loops (row_cache.h).
   bool persistent_rows = false;
+  // ... and the values several Loops compute (row_cache.h).
+  bool row_values = false;
 };
 
 ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max = 0,
                               int row_unroll = 1, bool vectorize = false,
-                              bool persistent_rows = false);
+                              bool persistent_rows = false, int vector_groups = 1,
+                              bool row_values = false);
 
 struct KernelSource {
   std::string text;          // the __global__ function

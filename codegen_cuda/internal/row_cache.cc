@@ -1,14 +1,18 @@
 // Persistent row kernels: the register cache plan (see row_cache.h).
 #include "codegen_cuda/internal/row_cache.h"
 
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
+#include "ir/check.h"
 #include "runtime/cuda/kernel_abi.h"
 
 namespace coil::codegen_cuda_internal {
@@ -87,6 +91,129 @@ absl::flat_hash_set<int> LoopVectorAccesses(const proto::Kernel& k, const proto:
     }
   }
   return out;
+}
+
+// Value numbering of a row kernel's ranged Loops: equal keys are equal values at the same
+// position (the same op and dtype over equally keyed operands; loads by element; literals by
+// bits). Loads of stored buffers, masked loads, INDEX and RANDOM are keyed by their own id.
+struct Numbered {
+  struct Node {
+    const proto::Expr* e = nullptr;
+    int loop = 0;
+    int key = 0;
+    bool varying = false;   // depends on the position (else a per-row value)
+    std::vector<int> deps;  // the same Loop's expressions it reads (args, mask)
+  };
+  absl::flat_hash_map<int, Node> nodes;
+  std::vector<std::vector<int>> loop_exprs;  // per Loop (ranged only), in program order
+  std::map<int, std::vector<int>> occurrences;  // key -> expression ids in program order
+};
+
+bool MentionsPosition(const proto::SymExpr& e) {
+  if (e.kind() == proto::SymExpr::SYMBOL) return e.name().rfind("_r", 0) == 0;
+  for (const proto::SymExpr& a : e.args()) {
+    if (MentionsPosition(a)) return true;
+  }
+  return false;
+}
+
+Numbered NumberValues(const proto::Kernel& k, const absl::flat_hash_set<int>& stored) {
+  Numbered n;
+  absl::flat_hash_map<std::string, int> intern;
+  n.loop_exprs.resize(k.loops_size());
+  for (int li = 0; li < k.loops_size(); ++li) {
+    if (k.loops(li).ranges_size() == 0) continue;
+    for (const proto::Expr& e : k.loops(li).body()) {
+      Numbered::Node node;
+      node.e = &e;
+      node.loop = li;
+      std::string key;
+      const std::string own = absl::StrCat("U", e.id());
+      // An operand's key; the same Loop's operands are dependencies (and carry `varying`).
+      auto operand = [&](int id) -> std::string {
+        auto it = n.nodes.find(id);
+        if (it == n.nodes.end()) return absl::StrCat("X", id);  // a Loop without ranges
+        if (it->second.loop != li) return absl::StrCat("R", id);  // an earlier Loop's REDUCE
+        node.deps.push_back(id);
+        node.varying = node.varying || it->second.varying;
+        return absl::StrCat(it->second.key);
+      };
+      switch (e.kind()) {
+        case proto::Expr::LOAD:
+          if (e.mask() != 0 || stored.contains(e.buffer())) {
+            if (e.mask() != 0) operand(e.mask());
+            key = own;
+            node.varying = true;
+          } else {
+            key = absl::StrCat("L", LoadKey(e));
+            for (const proto::SymExpr& ix : e.index()) {
+              node.varying = node.varying || MentionsPosition(ix);
+            }
+          }
+          break;
+        case proto::Expr::LITERAL: {
+          uint64_t bits;
+          const double d = e.literal();
+          std::memcpy(&bits, &d, sizeof bits);
+          key = absl::StrCat("C", e.dtype(), ":", bits, ":", e.int_literal());
+          break;
+        }
+        case proto::Expr::APPLY:
+          key = absl::StrCat("A", e.op(), ":", e.dtype(), "(");
+          for (int a : e.args()) absl::StrAppend(&key, operand(a), ",");
+          break;
+        default:  // REDUCE, STORE: effects; INDEX, RANDOM: their own
+          for (int a : e.args()) operand(a);
+          key = own;
+          node.varying = true;
+          break;
+      }
+      node.key = intern.try_emplace(key, static_cast<int>(intern.size())).first->second;
+      n.occurrences[node.key].push_back(e.id());
+      n.loop_exprs[li].push_back(e.id());
+      n.nodes[e.id()] = std::move(node);
+    }
+  }
+  return n;
+}
+
+// The expressions evaluated when the keys in `cached` are read from their slots in the Loops
+// after their first occurrence's (which fills the slot, so it is evaluated).
+absl::flat_hash_set<int> LiveExprs(const Numbered& n, const std::set<int>& cached) {
+  absl::flat_hash_set<int> live;
+  for (const std::vector<int>& loop : n.loop_exprs) {
+    std::vector<int> work;
+    for (int id : loop) {
+      const Numbered::Node& x = n.nodes.at(id);
+      const proto::Expr::Kind kind = x.e->kind();
+      if (kind == proto::Expr::STORE || kind == proto::Expr::REDUCE ||
+          (cached.contains(x.key) && n.occurrences.at(x.key).front() == id)) {
+        work.push_back(id);
+      }
+    }
+    while (!work.empty()) {
+      const int id = work.back();
+      work.pop_back();
+      if (!live.insert(id).second) continue;
+      const Numbered::Node& x = n.nodes.at(id);
+      if (cached.contains(x.key) && x.loop > n.nodes.at(n.occurrences.at(x.key).front()).loop) {
+        continue;  // read from its slot
+      }
+      for (int d : x.deps) work.push_back(d);
+    }
+  }
+  return live;
+}
+
+// Loads and elementwise expressions evaluated per position.
+int PositionWork(const Numbered& n, const absl::flat_hash_set<int>& live) {
+  int work = 0;
+  for (int id : live) {
+    const Numbered::Node& x = n.nodes.at(id);
+    const proto::Expr::Kind kind = x.e->kind();
+    if (x.varying && (kind == proto::Expr::LOAD || kind == proto::Expr::APPLY)) ++work;
+  }
+  return work;
 }
 
 }  // namespace
@@ -173,68 +300,210 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
   cache.exact = groups % cache.threads == 0;
   const int64_t per_slot = int64_t{cache.iterations} * cache.items;
   if (per_slot > kRowCacheRegisters) return none;
-  // LOADs by element: the ranged Loops each key occurs in, and its LOADs in program order.
-  struct Seen {
-    absl::flat_hash_set<int> loops;
-    std::vector<const proto::Expr*> loads;
-  };
-  absl::flat_hash_map<std::string, Seen> seen;
-  std::vector<std::string> order;
-  for (int li = 0; li < k.loops_size(); ++li) {
-    if (k.loops(li).ranges_size() == 0) continue;
-    for (const proto::Expr& e : k.loops(li).body()) {
-      if (e.kind() != proto::Expr::LOAD || e.mask() != 0 || stored.contains(e.buffer())) continue;
-      const std::string key = LoadKey(e);
-      auto [it, fresh] = seen.try_emplace(key);
-      if (fresh) order.push_back(key);
-      it->second.loops.insert(li);
-      it->second.loads.push_back(&e);
-    }
-  }
-  int64_t registers = 0;
-  for (const std::string& key : order) {
-    const Seen& s = seen.at(key);
-    if (s.loops.size() < 2) continue;
-    const DType dt = s.loads.front()->dtype();
-    // A vector load keeps the bytes it read (a bf16 row: half the registers of its f32 values).
-    const bool raw = vector_loads.contains(s.loads.front()->id());
-    const DType mem = info.buffers.at(s.loads.front()->buffer())->dtype();
-    const int64_t cost =
-        raw ? (per_slot * ElementSize(mem) + 3) / 4 : per_slot * (IsWide(dt) ? 2 : 1);
-    if (registers + cost > kRowCacheRegisters) continue;
-    registers += cost;
-    const int slot = static_cast<int>(cache.slot_dtype.size());
-    cache.slot_dtype.push_back(dt);
-    cache.slot_raw.push_back(raw ? std::optional<DType>(mem) : std::nullopt);
-    cache.fills.insert(s.loads.front()->id());
-    for (const proto::Expr* e : s.loads) cache.slot_of[e->id()] = slot;
-  }
   // Forwarded stores: the LOADs of a stored element in ranged Loops after the first STORE's
   // (those of the first such LOAD's dtype); every STORE of the element fills the slot.
+  struct Forward {
+    const std::vector<const proto::Expr*>* stores = nullptr;
+    std::vector<const proto::Expr*> loads;
+    int64_t cost = 0;
+  };
+  std::vector<Forward> forwards;
+  int64_t forward_registers = 0;
   for (const auto& [buffer, st] : stores) {
     if (unforwardable.contains(buffer)) continue;
     const std::string key = ElementKey(*st.first.front());
-    std::vector<const proto::Expr*> loads;
+    Forward f;
+    f.stores = &st.first;
     for (int li = st.second + 1; li < k.loops_size(); ++li) {
       if (k.loops(li).ranges_size() == 0) continue;
       for (const proto::Expr& e : k.loops(li).body()) {
         if (e.kind() != proto::Expr::LOAD || e.buffer() != buffer || e.mask() != 0 ||
-            ElementKey(e) != key || (!loads.empty() && e.dtype() != loads.front()->dtype())) {
+            ElementKey(e) != key || (!f.loads.empty() && e.dtype() != f.loads.front()->dtype())) {
           continue;
         }
-        loads.push_back(&e);
+        f.loads.push_back(&e);
       }
     }
-    if (loads.empty()) continue;
-    const DType dt = loads.front()->dtype();
-    const int64_t cost = per_slot * (IsWide(dt) ? 2 : 1);
+    if (f.loads.empty()) continue;
+    f.cost = per_slot * (IsWide(f.loads.front()->dtype()) ? 2 : 1);
+    forward_registers += f.cost;
+    forwards.push_back(std::move(f));
+  }
+  // LOADs by element that two or more ranged Loops evaluate (`live`), with their LOADs in
+  // program order, and the registers of their slots.
+  struct Seen {
+    absl::flat_hash_set<int> loops;
+    std::vector<const proto::Expr*> loads;
+  };
+  const auto load_cost = [&](const proto::Expr& first) -> int64_t {
+    // A vector load keeps the bytes it read (a bf16 row: half the registers of its f32 values).
+    if (vector_loads.contains(first.id())) {
+      return (per_slot * ElementSize(info.buffers.at(first.buffer())->dtype()) + 3) / 4;
+    }
+    return per_slot * (IsWide(first.dtype()) ? 2 : 1);
+  };
+  const auto repeated_loads = [&](const absl::flat_hash_set<int>& live, int64_t* registers) {
+    std::vector<Seen> out;
+    absl::flat_hash_map<std::string, int> index;
+    for (int li = 0; li < k.loops_size(); ++li) {
+      if (k.loops(li).ranges_size() == 0) continue;
+      for (const proto::Expr& e : k.loops(li).body()) {
+        if (e.kind() != proto::Expr::LOAD || e.mask() != 0 || stored.contains(e.buffer()) ||
+            !live.contains(e.id())) {
+          continue;
+        }
+        auto [it, fresh] = index.try_emplace(LoadKey(e), static_cast<int>(out.size()));
+        if (fresh) out.emplace_back();
+        out[it->second].loops.insert(li);
+        out[it->second].loads.push_back(&e);
+      }
+    }
+    std::vector<Seen> repeated;
+    *registers = 0;
+    for (Seen& s : out) {
+      if (s.loops.size() < 2) continue;
+      *registers += load_cost(*s.loads.front());
+      repeated.push_back(std::move(s));
+    }
+    return repeated;
+  };
+  // Computed values: greedily the key that saves the most work per register, while the values,
+  // the loads still repeated and the forwarded stores fit the budget.
+  const Numbered numbered = NumberValues(k, stored);
+  // Values read through an index (_v<id>: gathers) are used outside the args: none kept.
+  bool data_indices = false;
+  for (const proto::Loop& l : k.loops()) {
+    for (const proto::Expr& e : l.body()) {
+      for (const proto::SymExpr& ix : e.index()) data_indices = data_indices || MentionsDataValue(ix);
+      if (e.has_value()) data_indices = data_indices || MentionsDataValue(e.value());
+    }
+  }
+  std::set<int> candidates, chosen;
+  for (const auto& [key, ids] : numbered.occurrences) {
+    const Numbered::Node& first = numbered.nodes.at(ids.front());
+    if (!info.row_values || data_indices || first.e->kind() != proto::Expr::APPLY ||
+        !first.varying) {
+      continue;
+    }
+    for (int id : ids) {
+      if (numbered.nodes.at(id).loop != first.loop) candidates.insert(key);
+    }
+  }
+  const auto value_cost = [&](int key) {
+    return per_slot * (IsWide(numbered.nodes.at(numbered.occurrences.at(key).front()).e->dtype())
+                           ? 2 : 1);
+  };
+  const auto total_registers = [&](const std::set<int>& values, int64_t* work,
+                                   absl::flat_hash_set<int>* live_out) {
+    absl::flat_hash_set<int> live = LiveExprs(numbered, values);
+    int64_t registers = 0;
+    repeated_loads(live, &registers);
+    registers += forward_registers;
+    for (int key : values) registers += value_cost(key);
+    *work = PositionWork(numbered, live);
+    if (live_out != nullptr) *live_out = std::move(live);
+    return registers;
+  };
+  int64_t work = 0;
+  int64_t registers_now = total_registers(chosen, &work, nullptr);
+  while (true) {
+    int best = -1;
+    double best_score = 0;
+    int64_t best_work = work, best_registers = registers_now;
+    for (int key : candidates) {
+      if (chosen.contains(key)) continue;
+      std::set<int> with = chosen;
+      with.insert(key);
+      int64_t w = 0;
+      const int64_t r = total_registers(with, &w, nullptr);
+      if (work - w < kRowCacheMinSaving || r > kRowCacheRegisters) continue;
+      const double score =
+          static_cast<double>(work - w) / static_cast<double>(std::max<int64_t>(1, r - registers_now));
+      if (best < 0 || score > best_score) {
+        best = key;
+        best_score = score;
+        best_work = w;
+        best_registers = r;
+      }
+    }
+    if (best < 0) break;
+    chosen.insert(best);
+    work = best_work;
+    registers_now = best_registers;
+  }
+  absl::flat_hash_set<int> live;
+  total_registers(chosen, &work, &live);
+  // A value whose later occurrences all feed a value chosen after it is never read: dropped.
+  for (auto it = chosen.begin(); it != chosen.end();) {
+    const std::vector<int>& ids = numbered.occurrences.at(*it);
+    const int first_loop = numbered.nodes.at(ids.front()).loop;
+    bool read = false;
+    for (int id : ids) read = read || (numbered.nodes.at(id).loop > first_loop && live.contains(id));
+    it = read ? std::next(it) : chosen.erase(it);
+  }
+  total_registers(chosen, &work, &live);
+  if (!chosen.empty()) {
+    for (const auto& [id, node] : numbered.nodes) {
+      const proto::Expr::Kind kind = node.e->kind();
+      if (kind != proto::Expr::STORE && kind != proto::Expr::REDUCE && !live.contains(id)) {
+        cache.dead.insert(id);
+      }
+    }
+  } else {
+    for (const auto& [id, node] : numbered.nodes) live.insert(id);
+  }
+  int64_t registers = 0;
+  int64_t unused = 0;
+  for (const Seen& s : repeated_loads(live, &unused)) {
+    const proto::Expr& first = *s.loads.front();
+    const int64_t cost = load_cost(first);
     if (registers + cost > kRowCacheRegisters) continue;
     registers += cost;
     const int slot = static_cast<int>(cache.slot_dtype.size());
-    cache.slot_dtype.push_back(dt);
+    const bool raw = vector_loads.contains(first.id());
+    cache.slot_dtype.push_back(first.dtype());
+    cache.slot_raw.push_back(
+        raw ? std::optional<DType>(info.buffers.at(first.buffer())->dtype()) : std::nullopt);
+    cache.fills.insert(first.id());
+    for (const proto::Expr* e : s.loads) cache.slot_of[e->id()] = slot;
+  }
+  for (const Forward& f : forwards) {
+    if (registers + f.cost > kRowCacheRegisters) continue;
+    registers += f.cost;
+    const int slot = static_cast<int>(cache.slot_dtype.size());
+    cache.slot_dtype.push_back(f.loads.front()->dtype());
     cache.slot_raw.push_back(std::nullopt);
-    for (const proto::Expr* e : st.first) cache.store_fills[e->id()] = slot;
-    for (const proto::Expr* e : loads) cache.slot_of[e->id()] = slot;
+    for (const proto::Expr* e : *f.stores) cache.store_fills[e->id()] = slot;
+    for (const proto::Expr* e : f.loads) cache.slot_of[e->id()] = slot;
+    // Every LOAD of the buffer reads the slot: the STOREs before the last only fill it.
+    int loads_of_buffer = 0;
+    for (const proto::Loop& l : k.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        loads_of_buffer += e.kind() == proto::Expr::LOAD && e.buffer() == f.stores->front()->buffer();
+      }
+    }
+    if (loads_of_buffer == static_cast<int>(f.loads.size())) {
+      for (size_t i = 0; i + 1 < f.stores->size(); ++i) {
+        cache.dropped_stores.insert((*f.stores)[i]->id());
+      }
+    }
+  }
+  // Value slots: filled by the first occurrence, read by the live ones of later Loops.
+  for (int key : chosen) {
+    COIL_CHECK(registers + value_cost(key) <= kRowCacheRegisters) << "value slot over budget";
+    registers += value_cost(key);
+    const std::vector<int>& ids = numbered.occurrences.at(key);
+    const Numbered::Node& first = numbered.nodes.at(ids.front());
+    const int slot = static_cast<int>(cache.slot_dtype.size());
+    cache.slot_dtype.push_back(first.e->dtype());
+    cache.slot_raw.push_back(std::nullopt);
+    cache.fills.insert(ids.front());
+    ++cache.values;
+    for (int id : ids) {
+      if (id == ids.front() || (numbered.nodes.at(id).loop > first.loop && live.contains(id))) {
+        cache.slot_of[id] = slot;
+      }
+    }
   }
   if (cache.slot_dtype.empty()) return none;
   return cache;

@@ -12,13 +12,24 @@
 // registers per thread. A vector load (RowVectorAccesses) keeps the bytes it read, converted
 // again where each Loop uses them: a 16384x8192 bf16 layernorm + residual holds 4 iterations x
 // 8 bf16 x 2 inputs = 32 registers (64 as f32 values). Stores are forwarded the same way: a
-// buffer the kernel stores once, only unmasked, in ranged Loops and at one index (softmax's exponentials, normalized in place
-// by the next Loop) is read by the Loops after its first STORE's from the slot every STORE
-// fills with the value as it will be loaded (converted to the buffer's dtype and back). The values are the loaded ones, so results
-// are bit-identical to the Loops that load again.
+// buffer the kernel stores only unmasked, in ranged Loops and at one index (softmax's
+// exponentials, normalized in place by the next Loop) is read by the Loops after its first
+// STORE's from the slot every STORE fills with the value as it will be loaded (converted to the
+// buffer's dtype and back); when every LOAD of the buffer reads the slot, only the last STORE
+// writes memory (softmax writes its output once, not twice). The values are the loaded ones, so
+// results are bit-identical to the Loops that load again.
 //
 //   RowCache c = PlanRowCache(kernel, info, /*warp_rows=*/false);
 //   if (c.iterations > 0) ... c.slot_of.at(load_id), c.fills.contains(load_id) ...
+//
+// Computed values too: the ranged Loops' expressions are numbered by value (the same op over the
+// same numbered operands, loads by element, literals by bits), and an expression whose value a
+// later Loop computes again (layernorm's f32(bf16(x + r)) in its mean, variance and store Loops)
+// is kept in a slot filled where the first Loop computes it, when that saves at least
+// kRowCacheMinSaving loads and computations per position; the later Loops read the slot and no
+// longer evaluate what only fed it (`dead`: not emitted, so neither are their loads of x and r).
+// Values chosen greedily by saving per register; the loads still read by two Loops keep their
+// slots within the same budget.
 //
 // Not an API: used by kernel_source.cc.
 #ifndef COIL_CODEGEN_CUDA_INTERNAL_ROW_CACHE_H_
@@ -39,6 +50,10 @@ namespace coil::codegen_cuda_internal {
 // 32-bit registers per thread the cached values may take (f64/int64 values count twice; raw
 // vector slots count their bytes).
 inline constexpr int kRowCacheRegisters = 64;
+
+// A computed value gets a slot when later Loops then evaluate at least this many fewer loads and
+// elementwise expressions per position (converting a cached bf16 load is about one).
+inline constexpr int kRowCacheMinSaving = 3;
 
 // Positions per group of a row Loop whose vector accesses are all of 1- or 2-byte dtypes (8
 // bf16: 16-byte accesses); others take cuda::kCudaVectorItems (4 f32: 16 bytes).
@@ -65,8 +80,16 @@ struct RowCache {
   // [item]` of that memory type, copied in and out as one vector, each use converting as a
   // load does); nullopt: the slot keeps values of slot_dtype.
   std::vector<std::optional<DType>> slot_raw;
+  // Computed values among the slots (APPLY expressions in slot_of / fills), and the expressions
+  // of ranged Loops that only fed a value a later Loop reads from its slot: not emitted.
+  int values = 0;
+  absl::flat_hash_set<int> dead;
+  // STOREs whose element a later STORE of the same Loops overwrites while every LOAD of the
+  // buffer reads the forwarded slot (softmax's exponentials, normalized in place by the next
+  // Loop): they only fill the slot, the memory is written once, by the last.
+  absl::flat_hash_set<int> dropped_stores;
 
-  // Whether LOAD `id` reads its slot instead of memory.
+  // Whether LOAD or APPLY `id` reads its slot instead of memory or computing.
   bool Reads(int id) const { return slot_of.contains(id) && !fills.contains(id); }
   // Whether LOAD `id`'s slot keeps a vector load's bytes (slot_raw), and that slot's vector
   // for group coil_j.

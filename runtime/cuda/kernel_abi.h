@@ -61,19 +61,24 @@ struct CoilCudaError {
 };
 static_assert(sizeof(CoilCudaError) == 40, "the generated prelude assumes this layout");
 
-// "coil_k<id>"; a pointwise kernel whose threads each run kCudaVectorItems consecutive outer
-// indices (16-byte loads and stores where the access is contiguous) is "coil_k<id>_v4".
+// "coil_k<id>"; a pointwise kernel whose threads each run several groups of kCudaVectorItems
+// consecutive outer indices (16-byte loads and stores where the access is contiguous) is
+// "coil_k<id>_v<N>", N the outer indices per thread (4 x groups: "_v16" for 4 groups).
 inline constexpr int kCudaVectorItems = 4;
 inline std::string KernelSymbol(int kernel_id, int items_per_thread = 1) {
   return "coil_k" + std::to_string(kernel_id) +
          (items_per_thread > 1 ? "_v" + std::to_string(items_per_thread) : "");
 }
-// Outer indices per thread of a pointwise kernel, from its symbol.
+// Outer indices per thread of a pointwise kernel, from its symbol's "_v<N>" suffix (1: none).
 inline int CudaItemsPerThread(const std::string& symbol) {
-  const std::string v = "_v" + std::to_string(kCudaVectorItems);
-  return symbol.size() > v.size() && symbol.compare(symbol.size() - v.size(), v.size(), v) == 0
-             ? kCudaVectorItems
-             : 1;
+  const size_t v = symbol.rfind("_v");
+  if (v == std::string::npos || v + 2 >= symbol.size() || v + 6 < symbol.size()) return 1;
+  int n = 0;
+  for (size_t i = v + 2; i < symbol.size(); ++i) {
+    if (symbol[i] < '0' || symbol[i] > '9') return 1;
+    n = n * 10 + (symbol[i] - '0');
+  }
+  return n > 1 ? n : 1;
 }
 
 // Row kernels with short rows run a warp per row: this many rows per block.

@@ -28,6 +28,12 @@ absl::StatusOr<proto::KernelModule> Generate(const std::string& text) {
   return cuda_testing::GenerateModule(text);
 }
 
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 void ExpectLaunchable(const proto::KernelModule& m) {
   EXPECT_EQ(m.backend(), "cuda");
   EXPECT_EQ(m.cpu(), "sm_90");
@@ -106,9 +112,9 @@ graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
   EXPECT_TRUE(rows) << "softmax is a row kernel";
 }
 
-TEST(CudaCodegenTest, ContiguousPointwiseKernelsRunFourItemsPerThread) {
-  // x + b over [64, 1000]: x and the output are flat accesses (one 16-byte access per thread),
-  // b[i1] stays a scalar load.
+TEST(CudaCodegenTest, ContiguousPointwiseKernelsRunFourVectorsPerThread) {
+  // x + b over [64, 1000]: x and the output are flat accesses, 4 groups of 4 per thread (one
+  // 16-byte access per group, blockDim.x vectors apart), b[i1] stays a scalar load.
   absl::StatusOr<proto::KernelModule> m = Generate(R"(
 graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
   %2: f32[64, 1000] = aten.add(%0, %1) {alpha = 1}
@@ -119,12 +125,41 @@ graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
   ExpectLaunchable(*m);
   ASSERT_EQ(m->kernels_size(), 1);
   const proto::CompiledKernel& k = m->kernels(0);
-  EXPECT_TRUE(absl::EndsWith(k.symbol(), "_v4")) << k.symbol();
-  EXPECT_EQ(cuda::CudaItemsPerThread(k.symbol()), 4);
-  EXPECT_TRUE(absl::StrContains(k.source(), "4 per thread, 2 vector accesses")) << k.source();
-  EXPECT_TRUE(absl::StrContains(k.source(), "coil_vcopy4")) << k.source();
+  EXPECT_TRUE(absl::EndsWith(k.symbol(), "_v16")) << k.symbol();
+  EXPECT_EQ(cuda::CudaItemsPerThread(k.symbol()), 16);
+  const std::string& src = k.source();
+  EXPECT_TRUE(absl::StrContains(src, "16 per thread, 2 vector accesses")) << src;
+  EXPECT_TRUE(absl::StrContains(src, "float coil_v1[4][4];")) << "x: every group's vector" << src;
+  // Every group's load is issued before the first group's body reads it.
+  const size_t load = src.find("coil_vcopy4(coil_v1[coil_g], &b1[");
+  const size_t first_use = src.find("coil_v1[coil_g][0]");
+  const size_t body = src.find("if (coil_q >= coil_nv) break;");
+  ASSERT_NE(load, std::string::npos) << src;
+  ASSERT_NE(first_use, std::string::npos) << src;
+  EXPECT_LT(load, body) << src;
+  EXPECT_LT(body, first_use) << src;
+  EXPECT_EQ(Count(src, "&b1["), 1) << "x is loaded in one place" << src;
+  EXPECT_TRUE(absl::StrContains(src, "coil_vcopy4(&b3[coil_lin], coil_v")) << src;
   ASSERT_EQ(k.launch().grid_size(), 1);
-  EXPECT_EQ(k.launch().grid(0), (64 * 1000 + 1023) / 1024) << "4 indices per thread";
+  EXPECT_EQ(k.launch().grid(0), (64 * 1000 + 4095) / 4096) << "16 indices per thread";
+  // One group per thread (CudaCodegenOptions::vector_groups = 1): _v4, a grid 4 times larger.
+  driver::CudaBackendOptions one;
+  one.codegen.vector_groups = 1;
+  absl::StatusOr<proto::KernelModule> m1 = cuda_testing::GenerateModule(R"(
+graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
+  %2: f32[64, 1000] = aten.add(%0, %1) {alpha = 1}
+  return %2
+}
+)", one);
+  ASSERT_TRUE(m1.ok()) << m1.status();
+  ExpectLaunchable(*m1);
+  EXPECT_EQ(cuda::CudaItemsPerThread(m1->kernels(0).symbol()), 4) << m1->kernels(0).symbol();
+  EXPECT_EQ(m1->kernels(0).launch().grid(0), (64 * 1000 + 1023) / 1024);
+  // The symbol's suffix is the whole ABI: other names run one index per thread.
+  EXPECT_EQ(cuda::CudaItemsPerThread("coil_k12_v8"), 8);
+  EXPECT_EQ(cuda::CudaItemsPerThread("coil_k12"), 1);
+  EXPECT_EQ(cuda::CudaItemsPerThread("coil_conv_bias_f32"), 1);
+  EXPECT_EQ(cuda::CudaItemsPerThread("coil_k3_vx"), 1);
   // An innermost range that is not a multiple of 4: one index per thread.
   for (const char* text : {R"(
 graph @s(%0 "x": f32[64, 999]) {
@@ -176,10 +211,11 @@ graph @s(%0 "x": f32[64, n]) {
 }
 
 TEST(CudaCodegenTest, LargeStaticShapesUse64BitIndexMath) {
-  // 2^31 + 2^20 elements: offsets do not fit in int32 (nothing is allocated to generate).
+  // 2^32 + 2^20 elements: offsets do not fit in int32 (nothing is allocated to generate), and
+  // at 16 per thread more than 2^20 blocks of 256.
   absl::StatusOr<proto::KernelModule> m = Generate(R"(
-graph @big(%0 "x": f16[2049, 1048576]) {
-  %1: f16[2049, 1048576] = aten.exp(%0)
+graph @big(%0 "x": f16[4097, 1048576]) {
+  %1: f16[4097, 1048576] = aten.exp(%0)
   return %1
 }
 )");

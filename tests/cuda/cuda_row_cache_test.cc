@@ -21,9 +21,11 @@
 namespace coil {
 namespace {
 
-absl::StatusOr<proto::KernelModule> Generate(const std::string& text, bool persistent = true) {
+absl::StatusOr<proto::KernelModule> Generate(const std::string& text, bool persistent = true,
+                                             bool values = true) {
   driver::CudaBackendOptions cuda;
   cuda.codegen.persistent_rows = persistent;
+  cuda.codegen.row_values = values;
   return cuda_testing::GenerateModule(text, cuda);
 }
 
@@ -70,7 +72,8 @@ graph @ln(%0 "x": bf16[64, 8192], %1 "r": bf16[64, 8192], %2 "w": bf16[8192], %3
 )";
 
 TEST(CudaRowCacheTest, LayerNormLoadsEachRowOnceAndKeepsItInRegisters) {
-  absl::StatusOr<proto::KernelModule> m = Generate(kLayerNorm);
+  // Loads alone (no computed values): the bytes of x and r stay in registers.
+  absl::StatusOr<proto::KernelModule> m = Generate(kLayerNorm, true, /*values=*/false);
   ASSERT_TRUE(m.ok()) << m.status();
   const proto::CompiledKernel* k = RowKernel(*m);
   ASSERT_NE(k, nullptr) << "one row kernel";
@@ -112,6 +115,66 @@ TEST(CudaRowCacheTest, LayerNormLoadsEachRowOnceAndKeepsItInRegisters) {
   EXPECT_LE(k->launch().registers(), 255);
   EXPECT_GE(k->launch().registers(), 32) << "the cache alone takes 32 registers";
   std::printf("layer norm row kernel: %d registers\n", k->launch().registers());
+}
+
+// With computed values: f32(bf16(x + r)) is computed once, by the mean's Loop, and the
+// variance's and the store's Loops read it from registers instead of converting and adding x
+// and r again; neither loads them (no raw slots either: the value takes their 32 registers).
+TEST(CudaRowCacheTest, LayerNormKeepsXPlusRAsAComputedValue) {
+  absl::StatusOr<proto::KernelModule> m = Generate(kLayerNorm);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const proto::CompiledKernel* k = RowKernel(*m);
+  ASSERT_NE(k, nullptr) << "one row kernel";
+  const std::string& src = k->source();
+  EXPECT_TRUE(absl::StrContains(src, "persistent: 0 loads kept in registers, 1 values")) << src;
+  EXPECT_TRUE(absl::StrContains(src, "float coil_c0[4][8];")) << src;
+  EXPECT_FALSE(absl::StrContains(src, "unsigned short coil_c")) << "no raw slots: " << src;
+  // x and r: one 16-byte load each, in Loop 0; w and b one each, in Loop 2.
+  EXPECT_EQ(Count(src, "&b1["), 1) << src;
+  EXPECT_EQ(Count(src, "&b2["), 1) << src;
+  EXPECT_EQ(Count(src, "coil_vcopy8(coil_v"), 4) << src;
+  // Filled once per item of a group (Loop 0), read once per item by Loops 1 and 2.
+  EXPECT_EQ(Count(src, "coil_c0[coil_j]["), 3 * 8) << src;
+  EXPECT_EQ(Count(src, "= coil_c0[coil_j]["), 2 * 8) << src;
+  // The add of x and r and its bf16 rounding are emitted in Loop 0 only: 2 x 8 fewer.
+  absl::StatusOr<proto::KernelModule> loads = Generate(kLayerNorm, true, /*values=*/false);
+  ASSERT_TRUE(loads.ok()) << loads.status();
+  const proto::CompiledKernel* lk = RowKernel(*loads);
+  ASSERT_NE(lk, nullptr);
+  EXPECT_EQ(Count(src, "coil_round_bf16("), Count(lk->source(), "coil_round_bf16(") - 2 * 8)
+      << "x + r rounded once per position:\n" << src;
+  absl::StatusOr<codegen_cuda::NvrtcResult> c =
+      codegen_cuda::CompileCudaSource(m->wrapper_source(), "ln.cu", "sm_90");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(absl::StrContains(StackLine(c->log, k->symbol()),
+                                "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"))
+      << c->log;
+  std::printf("layer norm row kernel with x + r kept: %d registers (loads only: %d)\n",
+              k->launch().registers(), lk->launch().registers());
+}
+
+// A value that saves little stays a load: softmax's converted x (a load and a conversion per
+// position in the exponentials' Loop) keeps x's bytes, and an f32 layer norm whose store Loop
+// also reads x for a residual keeps x (its sub of the mean saves one expression).
+TEST(CudaRowCacheTest, ValuesThatSaveLittleAreNotKept) {
+  for (const char* text : {R"(
+graph @s(%0 "x": bf16[64, 8192]) {
+  %1: bf16[64, 8192] = aten.softmax(%0) {dim = 1, dtype = none}
+  return %1
+})",
+                           R"(
+graph @ln(%0 "x": f32[64, 2048], %1 "w": f32[2048], %2 "b": f32[2048]) {
+  %3: f32[64, 2048] = aten.layer_norm(%0, %1, %2) {normalized_shape = [2048], eps = 1e-05}
+  %4: f32[64, 2048] = aten.add(%3, %0) {alpha = 1}
+  return %4
+})"}) {
+    absl::StatusOr<proto::KernelModule> m = Generate(text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    const proto::CompiledKernel* k = RowKernel(*m);
+    ASSERT_NE(k, nullptr);
+    EXPECT_TRUE(absl::StrContains(k->source(), "loads kept in registers")) << k->source();
+    EXPECT_FALSE(absl::StrContains(k->source(), " values)")) << k->source();
+  }
 }
 
 // A bf16 row whose last Loop also writes f32 (times an f32 weight): every Loop keeps 4
@@ -157,6 +220,10 @@ TEST(CudaRowCacheTest, SoftmaxRowsThatDoNotFillEveryThreadAreGuarded) {
     EXPECT_EQ(Count(src, "coil_c1[coil_j]["), 3 * items) << "filled by both Loops' stores";
     // Every global load of the row kernel is in Loop 0: x once.
     EXPECT_EQ(Count(src, items == 1 ? "= b1[" : "&b1["), 1) << src;
+    // No load reads the output's memory, so the exponentials' STORE only fills the slot: the
+    // output is written once, by the normalizing Loop (and x read once: 2 bytes moved per
+    // element and direction, not 3).
+    EXPECT_EQ(Count(src, items == 1 ? "b2[" : "&b2["), 1) << src;
     absl::StatusOr<codegen_cuda::NvrtcResult> c =
         codegen_cuda::CompileCudaSource(m->wrapper_source(), "sm.cu", "sm_90");
     ASSERT_TRUE(c.ok()) << c.status();

@@ -83,6 +83,14 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     if (const char* p = std::getenv("COIL_CUDA_PERSISTENT"); p != nullptr) {
       cuda.codegen.persistent_rows = std::atoi(p) != 0;
     }
+    // COIL_CUDA_VECTOR_GROUPS=N: vectors of 4 per thread of pointwise kernels; COIL_CUDA_ROW_VALUES=0
+    // keeps only loads (no computed values) in persistent rows' registers.
+    if (const char* g = std::getenv("COIL_CUDA_VECTOR_GROUPS"); g != nullptr) {
+      cuda.codegen.vector_groups = std::max(1, std::atoi(g));
+    }
+    if (const char* rv = std::getenv("COIL_CUDA_ROW_VALUES"); rv != nullptr) {
+      cuda.codegen.row_values = std::atoi(rv) != 0;
+    }
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));
     }
