@@ -149,10 +149,23 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
   // every runner at run time, ir/shape_guards.h). Decompositions are pure rewrites, so
   // mutation and aliasing go before them.
   p.Add("shape_guards", [](Graph& g) { return AddShapeGuards(g); })
-      .Add("functionalize", [](Graph& g) { return Functionalize(g); })
-      // Also turns the prims' own assumptions (slice bounds of a narrow, a reshape's element
-      // count) into guards, from the types it inferred as it emitted them.
-      .Add("decompose", [options](Graph& g) { return DecomposeOps(g, options); });
+      .Add("functionalize", [](Graph& g) { return Functionalize(g); });
+  if (options.precision != Precision::kF32) {
+    // Attention that ONNX spells out is found before casts sit between its ops (a backend
+    // that keeps aten.scaled_dot_product_attention whole; DecomposeOps does it otherwise).
+    const bool attention =
+        std::find(options.keep.begin(), options.keep.end(),
+                  "aten.scaled_dot_product_attention") != options.keep.end();
+    p.Add("autocast", [precision = options.precision, attention](Graph& g) {
+      const bool matched = attention && MatchAttention(g) > 0;
+      absl::StatusOr<bool> changed = Autocast(g, precision);
+      if (!changed.ok()) return changed;
+      return absl::StatusOr<bool>(*changed || matched);
+    });
+  }
+  // Also turns the prims' own assumptions (slice bounds of a narrow, a reshape's element
+  // count) into guards, from the types it inferred as it emitted them.
+  p.Add("decompose", [options](Graph& g) { return DecomposeOps(g, options); });
   return p;
 }
 

@@ -18,6 +18,7 @@
 #include "ir/graph.h"
 #include "ir/pass_pipeline.h"
 #include "ir/proto/graph.pb.h"
+#include "prims/autocast.h"
 
 namespace coil::prims {
 
@@ -25,11 +26,14 @@ struct DecomposeOptions {
   // Aten ops kept whole besides the externs, for a backend with its own kernel for them
   // (e.g. "aten.scaled_dot_product_attention").
   std::vector<std::string> keep;
+  // kBF16: the pipeline runs the autocast pass (prims/autocast.h) after functionalize.
+  Precision precision = Precision::kF32;
 };
 
 // The prims stage as one PassPipeline, its order written once: shape guards of the input,
-// functionalize (in-place ops and views become data flow), then decompose (DecomposeOps, with
-// the guards of the prims it emits). Tests run this same object.
+// functionalize (in-place ops and views become data flow), autocast (only with a precision
+// other than f32), then decompose (DecomposeOps, with the guards of the prims it emits). Tests
+// run this same object.
 PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options = {});
 
 // Runs PrimsPipeline(options) on `graph`: the stage's entry point. Returns whether anything
