@@ -104,6 +104,7 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     compile.backend = driver::ScheduleInterpreterBackend({}, options.external_data_dir);
   }
   compile.external_data_dir = options.external_data_dir;
+  compile.precision = options.precision;
   compile.on_stage = [](const driver::StageEvent& e) {
     std::fprintf(stderr, "  %-36s %9.3f ms  %s\n", e.stage.c_str(), e.seconds * 1e3,
                  e.detail.c_str());

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/graph.h"
+#include "prims/autocast.h"
 #include "runtime/host_tensor.h"
 
 namespace coil::cli {
@@ -28,6 +29,8 @@ struct RunOptions {
   bool cuda_graphs = false;
   // Folder external constant paths are relative to (the graph file's).
   std::string external_data_dir;
+  // kBF16: torch.autocast's bf16 policy (prims/autocast.h; --precision bf16).
+  prims::Precision precision = prims::Precision::kF32;
 };
 
 // Errors: an unknown backend name, or any stage's error (naming the stage).

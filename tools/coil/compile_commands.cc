@@ -195,6 +195,7 @@ class CompileRun {
     }
     if (flags_.mode == "max-autotune") options.stop_after = driver::Stage::kPrims;
     options.external_data_dir = ModelDir();
+    options.precision = flags_.precision;
     options.record_artifacts = !flags_.dump_dir.empty();
     // --check and --aot read the Schedule; otherwise the weights move through the stages.
     options.keep_intermediates = flags_.check || !flags_.aot_dir.empty();
@@ -463,7 +464,9 @@ class CompileRun {
 
 int CompileCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args =
-      ParseArgs(argv, {"backend", "mode", "dump", "aot", "name", "cpu", "dim", "seed", "runs"},
+      ParseArgs(argv,
+                {"backend", "mode", "dump", "aot", "name", "cpu", "dim", "seed", "runs",
+                 "precision"},
                 {"check", "help", "train"});
   if (!args.ok()) {
     std::cerr << "coil compile: " << args.status().message() << "\n";

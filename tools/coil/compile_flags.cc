@@ -15,6 +15,7 @@ const char kCompileUsage[] =
     "usage: coil compile MODEL [--backend cpu|cuda|schedule] [--mode default|max-autotune]\n"
     "                    [--dump DIR] [--aot DIR [--name ID]] [--cpu NAME]\n"
     "                    [--check] [--dim s=N,...] [--seed N] [--runs N] [--train]\n"
+    "                    [--precision f32|bf16]\n"
     "  Compiles MODEL (.onnx, text IR or a binary coil.proto.Graph) stage by stage, printing\n"
     "  each stage's wall time and size as it finishes: import, prims (functionalize +\n"
     "  decompose), inductor (fusion + memory plan), codegen_cpu (LLVM O3, through the compile\n"
@@ -44,7 +45,11 @@ const char kCompileUsage[] =
     "                       its gradient, autograd builds the joint graph and partitions it\n"
     "                       (min-cut), and the forward and backward graphs are compiled;\n"
     "                       --dump records the joint/forward/backward graphs with the saved\n"
-    "                       values and the backward's stages as backward.<stage>\n";
+    "                       values and the backward's stages as backward.<stage>\n"
+    "  --precision bf16     torch.autocast's bf16 policy as the prims stage's autocast pass:\n"
+    "                       matrix products and convolutions in bf16, norms, softmax and sums\n"
+    "                       in f32, weights cast once here, inputs and outputs in the model's\n"
+    "                       types (not with --train or --check; coil run --check allows it)\n";
 
 std::string AotNameFromStem(const std::string& stem) {
   std::string out;
@@ -125,6 +130,18 @@ absl::StatusOr<CompileFlags> ParseCompileFlags(const Args& args) {
         "--train compiles a forward and a backward graph: it takes no ",
         f.check ? "--check" : f.mode != "default" ? "--mode max-autotune" : "--aot",
         " (those run or package one graph)"));
+  }
+  if (args.values.count("precision")) {
+    absl::StatusOr<prims::Precision> p = prims::ParsePrecision(args.Get("precision"));
+    if (!p.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--precision: ", p.status().message()));
+    }
+    f.precision = *p;
+    if (f.precision != prims::Precision::kF32 && (f.train || f.check)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--precision bf16 compiles inference graphs checked by coil run --check; it takes no ",
+          f.train ? "--train" : "--check"));
+    }
   }
   for (const char* flag : {"dim", "seed"}) {
     if (args.values.count(flag) && !f.check && f.mode != "max-autotune") {

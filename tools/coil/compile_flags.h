@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "prims/autocast.h"
 #include "tools/coil/args.h"
 
 namespace coil::cli {
@@ -29,6 +30,7 @@ struct CompileFlags {
   int runs = 5;
   bool check = false;
   bool train = false;  // a training step: forward + backward through autograd
+  prims::Precision precision = prims::Precision::kF32;  // --precision
 };
 
 // An AOT package name from a file stem: "resnet-18.v2" -> "resnet_18_v2"; a name that would

@@ -54,7 +54,11 @@ std::string OptionsText(const DriverOptions& o) {
                       " channels_last=", o.backend->capabilities().inductor.channels_last,
                       " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
                       " fold_constants=", o.schedule.fold_constants,
-                      " keep=", absl::StrJoin(keep, ","), " ", o.backend->CacheIdentity());
+                      " keep=", absl::StrJoin(keep, ","),
+                      o.precision == prims::Precision::kF32
+                          ? ""
+                          : absl::StrCat(" precision=", prims::PrecisionName(o.precision)),
+                      " ", o.backend->CacheIdentity());
 }
 
 // One compile: the state the stages share and the one place they are recorded.
@@ -75,6 +79,9 @@ class Compilation {
     o["fusion"] = options.schedule.fusion ? "on" : "off";
     o["reuse_memory"] = options.schedule.reuse_memory ? "on" : "off";
     o["fold_constants"] = options.schedule.fold_constants ? "on" : "off";
+    if (options.precision != prims::Precision::kF32) {
+      o["precision"] = prims::PrecisionName(options.precision);
+    }
     if (!passes_.dump_pattern.empty()) o["dump_pattern"] = passes_.dump_pattern;
   }
 
@@ -430,6 +437,7 @@ std::string CacheKey(const Graph& graph, const DriverOptions& options,
 
 prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
   prims::DecomposeOptions d = o.decompose;
+  d.precision = o.precision;
   for (const std::string& op : o.backend->capabilities().externs) {
     if (op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution") continue;
     if (std::find(d.keep.begin(), d.keep.end(), op) == d.keep.end()) d.keep.push_back(op);

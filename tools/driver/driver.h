@@ -72,6 +72,9 @@ struct DriverOptions {
   // backend's capabilities, the reference interpreter).
   inductor::ScheduleOptions schedule;
   prims::DecomposeOptions decompose;
+  // kBF16: torch.autocast's bf16 policy (prims/autocast.h) as the prims stage's "autocast"
+  // pass; overrides decompose.precision.
+  prims::Precision precision = prims::Precision::kF32;
   // Folder external constant paths are relative to (the model file's folder).
   std::string external_data_dir;
   // The verifiers on each pipeline's input and result (ir/pass_pipeline.h). Off only for speed
