@@ -7,11 +7,14 @@
 # (tools/cuda_gpu_bench.py; COIL_BENCH_ROWS="resnet18 resnet50" picks rows).
 # Results go to $OUT (or /tmp/cuda_gpu_job).
 #
-#   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench benchcuda conformance
+#   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench benchcuda bf16 conformance
 #                                                sanitizer profile
 #                                                (default: tests conformance sanitizer)
 # benchcuda: `coil bench cuda` (resnet50, bert_base, gpt2_small against torch eager and
 # torch.compile of this machine's python3; report in $OUT/bench_cuda.txt, JSON bench_cuda.json).
+# bf16: tools/cuda_bf16_bench.py, `coil run --precision bf16` on resnet50, BERT-base and GPT-2
+# small against torch.autocast eager and torch.compile (COIL_BF16_MODELS picks models; needs only
+# coil in bin.tar.zst; report in $OUT/bf16.txt).
 # profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there;
 # `coil run --backend cuda --repeat N --profile` gives per-kernel device times without it).
 # COIL_BENCH_PROFILE="gpt mlp ...": the bench's rows whose per-kernel times go to profile.txt.
@@ -60,6 +63,11 @@ if [[ $PHASES == *" benchcuda "* ]]; then
     --json "$R/bench_cuda.json" ${COIL_BENCH_CUDA_ARGS:-} 2> "$R/bench_cuda.log" | tee "$R/bench_cuda.txt"
   echo "exit status ${PIPESTATUS[0]}; log: $(grep -cv Warning "$R/bench_cuda.log") lines"
   grep -E "coil bench:|Error|error" "$R/bench_cuda.log" | grep -v Warning | tail -15
+fi
+
+if [[ $PHASES == *" bf16 "* ]]; then
+  echo "== --precision bf16: resnet50, bert_base, gpt2_small vs torch.autocast eager / torch.compile"
+  PYTHONUNBUFFERED=1 timeout 500 python3 "$SRC/tools/cuda_bf16_bench.py" "$W/coil" "$R" ${COIL_BF16_MODELS:-} 2>&1 | tee "$R/bf16.log" | grep -v Warning
 fi
 
 if [[ $PHASES == *" profile "* ]]; then
