@@ -16,7 +16,8 @@ namespace {
 
 constexpr char kLibrary[] = "libdnnl.so.2";
 
-// Pools on OpenMP's team unless COIL_CPU_POOL says otherwise.
+// Pools on OpenMP's team unless COIL_CPU_POOL says otherwise. Off: on the 16-core Xeon the team
+// was 22-63% slower at 16 threads (docs/benchmarks.md, "Tried: one thread team").
 constexpr bool kOpenMpTeamByDefault = false;
 // libgomp's spins before a waiting team thread sleeps, in team mode (about 100 per us by
 // libgomp's estimate; a `pause` takes longer on recent Intel cores).
