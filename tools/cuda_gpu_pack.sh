@@ -19,7 +19,9 @@ BIN=$($B info --config=opt --config=portable bazel-bin)
 rm -rf /tmp/cuda_gpu_bin && mkdir -p /tmp/cuda_gpu_bin/lib
 cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tools/driver/training_cuda_test" \
   "$BIN"/tools/driver/training_{mlp,optim,cnn}.txt /tmp/cuda_gpu_bin/
-ldd "$BIN/tests/cuda/cuda_gpu_test" | awk '/_solib_k8/{print $3}' | xargs -I{} cp -f {} /tmp/cuda_gpu_bin/lib/
+# Test binaries link their libraries dynamically (the _solib_k8 ones are the project's own).
+ldd "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tools/driver/training_cuda_test" |
+  awk '/_solib_k8/{print $3}' | sort -u | xargs -I{} cp -f {} /tmp/cuda_gpu_bin/lib/
 tar -C /tmp/cuda_gpu_bin -cf - . | zstd -q -f -10 -T2 -o "$DIR/bin.tar.zst"
 [ -f "$DIR/onnxdata.tar.zst" ] ||
   tar -C /usr/share/libonnx-testdata/data -cf - node pytorch-converted pytorch-operator simple |
