@@ -26,28 +26,12 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "bench"))
-import cuda_gpu_bench as gpu_bench  # noqa: E402  (time_events, read_tensor_value)
+import cuda_gpu_bench as gpu_bench  # noqa: E402  (time_events, tensor_value, read_tensor_value)
 import torch_peers  # noqa: E402  (build, export)
 
 BATCH = {"resnet50": 64, "bert_base": 8, "gpt2_small": 8}
 REPEAT = 20
 TOL = 5e-2
-
-
-def tensor_value(t):
-    """A coil.proto.TensorValue of an f32 or i64 tensor (ir/proto/graph.proto), by hand."""
-    def varint(v):
-        out = bytearray()
-        while True:
-            b = v & 0x7F
-            v >>= 7
-            out.append(b | (0x80 if v else 0))
-            if not v:
-                return bytes(out)
-    dtype = {torch.float32: 1, torch.int64: 5}[t.dtype]
-    data = t.contiguous().numpy().tobytes()
-    shape = b"".join(varint(d) for d in t.shape)
-    return b"\x08" + varint(dtype) + b"\x12" + varint(len(shape)) + shape + b"\x1a" + varint(len(data)) + data
 
 
 def run_coil(coil, args, timeout=300):
@@ -85,7 +69,7 @@ def model_row(coil, name, work):
     x = make(batch)
     xin = os.path.join(work, name + "_x.pb")
     with open(xin, "wb") as f:
-        f.write(tensor_value(x))
+        f.write(gpu_bench.tensor_value(x))
     bf_ms, bf_compile, bf_out, bf_log = coil_row(coil, path, xin, os.path.join(work, name + "_bf16_"),
                                                  ["--precision", "bf16"])
     with open(os.path.join(work, name + "_bf16.log"), "w") as f:

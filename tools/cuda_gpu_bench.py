@@ -148,7 +148,7 @@ def export(model, example, path, names):
 
 
 def tensor_value(t):
-    """A coil.proto.TensorValue (ir/proto/graph.proto) of a float32 tensor, wire format by hand."""
+    """A coil.proto.TensorValue (ir/proto/graph.proto) of an f32 or i64 tensor, wire format by hand."""
     def varint(v):
         out = bytearray()
         while True:
@@ -157,9 +157,10 @@ def tensor_value(t):
             out.append(b | (0x80 if v else 0))
             if not v:
                 return bytes(out)
+    dtype = {torch.float32: 1, torch.int64: 5}[t.dtype]
     data = t.contiguous().numpy().tobytes()
     shape = b"".join(varint(d) for d in t.shape)
-    return (b"\x08" + varint(1) + b"\x12" + varint(len(shape)) + shape + b"\x1a" + varint(len(data)) + data)
+    return (b"\x08" + varint(dtype) + b"\x12" + varint(len(shape)) + shape + b"\x1a" + varint(len(data)) + data)
 
 
 def read_tensor_value(path):
