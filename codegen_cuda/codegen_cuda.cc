@@ -99,7 +99,7 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
     distinct.push_back(static_cast<int>(i));
     sizes.push_back(s->kernels[i].second.text.size());
   }
-  const std::vector<std::vector<int>> programs = codegen_cuda_internal::SplitPrograms(sizes);
+  const std::vector<std::vector<int>> programs = codegen_cuda_internal::SplitPrograms(sizes, std::max(1, options.max_programs));
   std::vector<int> image_of(s->kernels.size(), 0);
   std::vector<std::string> program_source(programs.size(), s->prelude);
   std::string compiled_source = s->prelude;

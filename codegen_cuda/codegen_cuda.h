@@ -40,6 +40,10 @@ struct CudaCodegenOptions {
   // Persistent rows also keep a value that later Loops compute again (layernorm's x + r) when
   // that saves work per position (row_cache.h).
   bool row_values = true;
+  // Distinct kernels are compiled as up to this many NVRTC programs on parallel threads
+  // (program_split.h; at least 1). Each program pays NVRTC's fixed cost (~40 ms here), so a
+  // caller that compiles many small modules on few cores (CI's NVRTC conformance run) uses 1.
+  int max_programs = 8;
 };
 
 // The module's CUDA C++ source alone (no NVRTC), for tests and the inspector. Errors

@@ -100,5 +100,32 @@ TEST(CudaProgramSplitTest, RepeatedKernelsShareOneCompiledFunction) {
   }
 }
 
+// Distinct kernels (a softmax's reductions, a gelu, a mul) go to several programs by default,
+// and to one with max_programs = 1; every kernel's symbol is an entry of its image either way.
+TEST(CudaProgramSplitTest, MaxProgramsBoundsThePrograms) {
+  const std::string text = R"(graph @g(%0 "x": f32[batch, 64], %1 "y": f32[batch, 64]) {
+  symbol batch min 2 max 0 hint 4
+  %2: f32[batch, 64] = aten.softmax(%0) {dim = 1, dtype = none}
+  %3: f32[batch, 64] = aten.gelu(%1) {approximate = "none"}
+  %4: f32[batch] = aten.sum(%3) {dim = [1], keepdim = false, dtype = none}
+  return %2, %4
+}
+)";
+  absl::StatusOr<proto::KernelModule> split = Generate(text);
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_GE(split->kernels_size(), 2) << "the test needs distinct kernels";
+  EXPECT_GE(split->images_size(), 1) << "distinct kernels: more than one program by default";
+  driver::CudaBackendOptions one;
+  one.codegen.max_programs = 1;
+  absl::StatusOr<proto::KernelModule> single = cuda_testing::GenerateModule(text, one);
+  ASSERT_TRUE(single.ok()) << single.status();
+  EXPECT_EQ(single->images_size(), 0) << "max_programs = 1: one program";
+  EXPECT_EQ(single->kernels_size(), split->kernels_size());
+  for (const proto::CompiledKernel& k : single->kernels()) {
+    EXPECT_EQ(k.image(), 0);
+    EXPECT_TRUE(absl::StrContains(single->ptx(), absl::StrCat(".entry ", k.symbol()))) << k.symbol();
+  }
+}
+
 }  // namespace
 }  // namespace coil
