@@ -6,7 +6,6 @@
 #include "runtime/cpu/externs.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -496,14 +495,3 @@ TEST(ExternsTest, UnknownOp) {
 
 }  // namespace
 }  // namespace coil::cpu
-
-// No exit-time leak check (main leaves through _exit, past the atexit handlers): under
-// AddressSanitizer, LeakSanitizer's exit-time tracer crashes (signal 11) walking the threads of
-// libgomp from the dlopen'ed oneDNN. Every other ASan and UBSan check stays on.
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  const int status = RUN_ALL_TESTS();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  _exit(status);
-}

@@ -2,7 +2,6 @@
 // its jobs on libgomp's team, oneDNN's threads. Every index once on several threads, nested
 // calls inline, oneDNN GEMMs (multi-threaded and single-threaded) interleaved with pool jobs
 // against a float64 product, and the environment restored after loading.
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -104,13 +103,3 @@ TEST(OpenMpTeamTest, OneDnnCallsBetweenPoolJobs) {
 
 }  // namespace
 }  // namespace coil::cpu
-
-// No exit-time leak check, as externs_test: LeakSanitizer's tracer crashes walking the threads
-// of libgomp from the dlopen'ed oneDNN.
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  const int status = RUN_ALL_TESTS();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  _exit(status);
-}
