@@ -207,6 +207,10 @@ grep -qE '^graph @[^(]*\(.*"w": f32\[4, 4\]' "$d/02_autograd.forward.txt" && pas
   fail train_weight_input "$(head -3 "$d/02_autograd.forward.txt")"
 check train_no_check 1 '--train compiles a forward and a backward graph: it takes no --check' -- \
   $coil compile "$tmp/train.txt" --train --check
+check precision_bad_name 1 "--precision: precision 'fp16' is not one of f32, bf16" -- \
+  $coil compile "$tmp/mlp.txt" --precision fp16
+check precision_not_with_train 1 '--precision bf16 compiles inference graphs checked by coil run --check; it takes no --train' -- \
+  $coil compile "$tmp/train.txt" --train --precision bf16
 printf 'graph @ints(%%0 "i": i64[3]) {\n  %%1: i64[3] = aten.neg(%%0)\n  return %%1\n}\n' > "$tmp/ints.txt"
 check train_nothing_to_differentiate 1 '--train: the model has no floating input and no weight' -- \
   $coil compile "$tmp/ints.txt" --train
