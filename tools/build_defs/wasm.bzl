@@ -15,8 +15,10 @@ WASM_ONLY = select({
 })
 
 # Flags from the top-level configuration that mean nothing (or harm) in the wasm build:
-# sanitizers (--config=asan) and the fuzzer instrumentation (--config=fuzz).
-_DROPPED_FLAG_PREFIXES = ["-fsanitize", "-fno-sanitize"]
+# sanitizers (--config=asan) and the fuzzer instrumentation (--config=fuzz), and their
+# optimization and debug levels (the module is built -c opt in every configuration, and the
+# same module whichever configuration asked for it).
+_DROPPED_FLAG_PREFIXES = ["-fsanitize", "-fno-sanitize", "-O", "-g", "-fno-omit-frame-pointer"]
 
 def _keep(flags):
     return [f for f in flags if not [p for p in _DROPPED_FLAG_PREFIXES if f.startswith(p)]]
