@@ -20,7 +20,7 @@ if [ "${1:-}" = "--no-asan" ]; then config=(); shift; fi
 bash tools/setup.sh || exit 1
 
 # Fixed job counts: the machines have 2 cores; more local jobs only thrash.
-common=(--jobs=2 --local_test_jobs=2 --test_output=errors)
+common=(--jobs=2 --local_test_jobs=2 --test_output=errors --keep_going)
 
 phase_start=$SECONDS
 phases=()

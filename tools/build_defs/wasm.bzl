@@ -33,6 +33,9 @@ def _wasm_transition_impl(settings, attr):
         "//command_line_option:compilation_mode": "opt",
         "//command_line_option:copt": _keep(settings["//command_line_option:copt"]),
         "//command_line_option:linkopt": _keep(settings["//command_line_option:linkopt"]),
+        # Per-file flags (.bazelrc: -O2 for the reference kernels, UBSan on the stages under
+        # --config=asan) are for native code only.
+        "//command_line_option:per_file_copt": [],
     }
 
 wasm_transition = transition(
@@ -48,6 +51,7 @@ wasm_transition = transition(
         "//command_line_option:compilation_mode",
         "//command_line_option:copt",
         "//command_line_option:linkopt",
+        "//command_line_option:per_file_copt",
     ],
 )
 
