@@ -275,7 +275,22 @@ bool Decode(const std::string& s, TestResult& r) {
   return true;
 }
 
+absl::flat_hash_map<std::string, std::function<void()>>& WarmUps() {
+  static auto* warm_ups = new absl::flat_hash_map<std::string, std::function<void()>>();
+  return *warm_ups;
+}
+
+// Runs the pipeline's warm-up once per process, in the parent (see RegisterPipeline).
+void WarmUpOnce(const std::string& pipeline) {
+  auto it = WarmUps().find(pipeline);
+  if (it == WarmUps().end() || !it->second) return;
+  std::function<void()> warm_up = std::move(it->second);
+  it->second = nullptr;
+  warm_up();
+}
+
 TestResult RunIsolated(const std::string& dir, const RunOptions& options) {
+  WarmUpOnce(options.pipeline);
   int fds[2];
   if (pipe(fds) != 0) return Failed(absl::StrCat("pipe: ", std::strerror(errno)));
   std::fflush(nullptr);
@@ -369,8 +384,10 @@ TestResult RunTest(const std::string& dir, const RunOptions& options) {
   return r;
 }
 
-void RegisterPipeline(const std::string& name, GraphCompiler compiler) {
+void RegisterPipeline(const std::string& name, GraphCompiler compiler,
+                      std::function<void()> warm_up) {
   Pipelines()[name] = std::move(compiler);
+  WarmUps()[name] = std::move(warm_up);
 }
 
 const GraphCompiler* FindPipeline(absl::string_view name) {

@@ -62,7 +62,11 @@ using CompiledRunner =
     std::function<absl::StatusOr<std::vector<HostTensor>>(absl::Span<const HostTensor>)>;
 using GraphCompiler =
     std::function<absl::StatusOr<CompiledRunner>(const Graph& graph, const std::string& test_dir)>;
-void RegisterPipeline(const std::string& name, GraphCompiler compiler);
+// `warm_up`, when given, runs once in the parent process before its first isolated test:
+// what every test's forked child would otherwise redo (loading a library, say) is then
+// inherited. It must leave no threads behind (a forked child has only the forking thread).
+void RegisterPipeline(const std::string& name, GraphCompiler compiler,
+                      std::function<void()> warm_up = nullptr);
 // nullptr for an unknown name ("reference" and "schedule" are built in and not listed).
 const GraphCompiler* FindPipeline(absl::string_view name);
 
