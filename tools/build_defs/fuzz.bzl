@@ -8,13 +8,14 @@ With `--config=fuzz` (.bazelrc: clang, -fsanitize=fuzzer-no-link,address, --defi
 
 load("//tools/build_defs:copts.bzl", "COIL_COPTS")
 
-def coil_fuzz_target(name, lib, corpus, testonly = False, prefixes = True):
+def coil_fuzz_target(name, lib, corpus, testonly = False, prefixes = True, shard_count = 1):
     """lib: a cc_library (alwayslink) defining LLVMFuzzerTestOneInput; corpus: a folder.
 
     testonly: for a `lib` that is testonly (e.g. one that compiles through //tools/driver from a
     package below it in the package graph).
     prefixes: whether the regression test also replays every prefix of each seed (off for
     targets where one input costs a compile, e.g. the CPU differential fuzzer).
+    shard_count: shards of the regression test (fuzz_main splits the runs among them).
     """
     native.cc_binary(
         name = name,
@@ -34,5 +35,6 @@ def coil_fuzz_target(name, lib, corpus, testonly = False, prefixes = True):
         copts = COIL_COPTS,
         args = ([] if prefixes else ["--whole-files"]) + [native.package_name() + "/" + corpus],
         data = native.glob([corpus + "/**"]),
+        shard_count = shard_count,
         deps = [lib, "//ir/fuzz:fuzz_main"],
     )
