@@ -45,7 +45,7 @@ inductor::Capabilities CpuCapabilities() {
   // Activations between convolutions channels-last (inductor/passes/channels_last.h), which
   // runtime/cpu's convolutions read directly; COIL_CHANNELS_LAST=0 keeps NCHW (comparisons).
   const char* cl = std::getenv("COIL_CHANNELS_LAST");
-  c.channels_last = cl == nullptr || std::string(cl) != "0";
+  if (cl == nullptr || std::string(cl) != "0") c.channels_last = {proto::FLOAT32};
   return c;
 }
 

@@ -49,8 +49,10 @@ PassPipeline<Program> ProgramPipeline(const ScheduleOptions& options, SymRanges 
                                 ? FusionPipeline(options.capabilities)
                                 : PassPipeline<Program>("inductor", {.verify = VerifyProgram,
                                                                      .print = DescribeProgram});
-  if (options.capabilities.channels_last) {
-    p.Add("channels_last", ChannelsLastActivations);
+  if (!options.capabilities.channels_last.empty()) {
+    p.Add("channels_last", [dtypes = options.capabilities.channels_last](Program& program) {
+      return ChannelsLastActivations(program, dtypes);
+    });
   }
   p.Add("plan_memory", [ranges = std::move(ranges), reuse = options.reuse_memory,
                         plan](Program& program) -> absl::StatusOr<bool> {

@@ -26,9 +26,11 @@ struct Capabilities {
   // Extern ops after which the backend runs a fused pointwise epilogue (e.g. "aten.mm" for a
   // GEMM with a bias + activation epilogue). Empty: no fusion across externs.
   std::vector<std::string> extern_epilogues;
-  // Store the activations between 2-D convolutions channels-last (passes/channels_last.h):
-  // only for a backend whose runtime reads ir/channels_last.h's convolution attribute.
-  bool channels_last = false;
+  // Store the activations between 2-D convolutions of these dtypes channels-last
+  // (passes/channels_last.h); empty: never. Only for a backend whose runtime reads
+  // ir/channels_last.h's convolution attribute, and only the dtypes whose convolutions it runs
+  // faster in NHWC (the CPU: f32 through oneDNN; CUDA: f16/bf16 tensor cores, f32 with TF32).
+  std::vector<proto::DType> channels_last;
 };
 
 struct ScheduleOptions {

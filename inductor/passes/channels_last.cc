@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "ir/channels_last.h"
 
 namespace coil::inductor {
@@ -18,8 +19,13 @@ namespace {
 
 constexpr char kConvolution[] = "aten.convolution";
 
-// A 2-D f32 convolution whose activations may change layout.
-bool IsEligibleConvolution(const Program& program, const Kernel& k) {
+bool HasDType(absl::Span<const DType> dtypes, DType t) {
+  return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
+}
+
+// A 2-D convolution of one of `dtypes` whose activations may change layout.
+bool IsEligibleConvolution(const Program& program, const Kernel& k,
+                           absl::Span<const DType> dtypes) {
   if (k.kind != proto::Kernel::EXTERN || k.extern_op != kConvolution) return false;
   if (k.extern_inputs.size() < 2 || k.extern_output == 0) return false;
   absl::StatusOr<bool> transposed = GetBool(k.extern_attrs, "transposed");
@@ -28,7 +34,7 @@ bool IsEligibleConvolution(const Program& program, const Kernel& k) {
   const Buffer& x = program.buffer(k.extern_inputs[0]);
   const Buffer& w = program.buffer(k.extern_inputs[1]);
   const Buffer& out = program.buffer(k.extern_output);
-  return x.dtype == proto::FLOAT32 && out.dtype == proto::FLOAT32 && x.shape.size() == 4 &&
+  return HasDType(dtypes, x.dtype) && out.dtype == x.dtype && x.shape.size() == 4 &&
          w.shape.size() == 4 && out.shape.size() == 4;
 }
 
@@ -66,25 +72,28 @@ bool PermutesLoops(const Kernel& k, const absl::flat_hash_set<int>& permuted) {
 
 }  // namespace
 
-ChannelsLastPlan PlanChannelsLast(const Program& program) {
+ChannelsLastPlan PlanChannelsLast(const Program& program, absl::Span<const DType> dtypes) {
   ChannelsLastPlan plan;
   std::vector<const Kernel*> convs;
   for (const Kernel& k : program.kernels) {
-    if (IsEligibleConvolution(program, k)) convs.push_back(&k);
+    if (IsEligibleConvolution(program, k, dtypes)) convs.push_back(&k);
   }
   plan.convolutions = static_cast<int>(convs.size());
   if (plan.convolutions < kMinConvolutions) {
-    plan.reason = absl::StrCat(plan.convolutions, " f32 2-D convolution",
-                               plan.convolutions == 1 ? "" : "s", " (channels-last needs ",
-                               kMinConvolutions, ")");
+    std::vector<std::string> names;
+    for (DType t : dtypes) names.push_back(proto::DType_Name(t));
+    plan.reason = absl::StrCat(plan.convolutions, " 2-D convolution",
+                               plan.convolutions == 1 ? "" : "s", " of ",
+                               names.empty() ? "no dtype" : absl::StrJoin(names, "/"),
+                               " (channels-last needs ", kMinConvolutions, ")");
     return plan;
   }
   // Buffers an extern uses other than as an eligible convolution's activation keep their
-  // layout, as do inputs, constants, outputs and anything not f32 of rank 4.
+  // layout, as do inputs, constants, outputs and anything not of rank 4 and those dtypes.
   absl::flat_hash_set<int> pinned;
   for (const Kernel& k : program.kernels) {
     if (k.kind != proto::Kernel::EXTERN) continue;
-    const bool conv = IsEligibleConvolution(program, k);
+    const bool conv = IsEligibleConvolution(program, k, dtypes);
     for (size_t i = 0; i < k.extern_inputs.size(); ++i) {
       if (!conv || i != 0) pinned.insert(k.extern_inputs[i]);
     }
@@ -92,7 +101,7 @@ ChannelsLastPlan PlanChannelsLast(const Program& program) {
   }
   auto eligible = [&](int id) {
     const Buffer& b = program.buffer(id);
-    return b.kind == proto::Buffer::INTERMEDIATE && b.dtype == proto::FLOAT32 &&
+    return b.kind == proto::Buffer::INTERMEDIATE && HasDType(dtypes, b.dtype) &&
            b.shape.size() == 4 && !b.in_place && b.reuses == 0 && !pinned.contains(id);
   };
   // Kernels by buffer, for the walk through generated kernels.
@@ -125,8 +134,9 @@ ChannelsLastPlan PlanChannelsLast(const Program& program) {
   return plan;
 }
 
-absl::StatusOr<bool> ChannelsLastActivations(Program& program) {
-  const ChannelsLastPlan plan = PlanChannelsLast(program);
+absl::StatusOr<bool> ChannelsLastActivations(Program& program,
+                                             absl::Span<const DType> dtypes) {
+  const ChannelsLastPlan plan = PlanChannelsLast(program, dtypes);
   if (plan.buffers.empty()) return false;
   const absl::flat_hash_set<int> permuted(plan.buffers.begin(), plan.buffers.end());
   for (int id : plan.buffers) {
@@ -155,7 +165,7 @@ absl::StatusOr<bool> ChannelsLastActivations(Program& program) {
         }
       }
     }
-    if (IsEligibleConvolution(program, k)) {
+    if (IsEligibleConvolution(program, k, dtypes)) {
       const bool in = permuted.contains(k.extern_inputs[0]);
       const bool out = permuted.contains(k.extern_output);
       if (in || out) k.extern_attrs[kChannelsLastAttr] = Attribute(IntList{in, out});

@@ -3,12 +3,15 @@
 // [N, C, H, W], decided once per program, so a convolution reads and writes its activations
 // without reordering them around every call.
 //
-// Decision (PlanChannelsLast): a program with at least kMinConvolutions f32 2-D
-// (non-transposed) aten.convolution externs. Starting from those convolutions' input and
-// output buffers, every buffer connected to them through generated kernels is stored
-// channels-last when it is eligible: INTERMEDIATE, f32, rank 4, and read or written by no
-// extern other than as such a convolution's input 0 or output (weights, biases, matmul and
-// other extern operands keep their layout). Model inputs and outputs are never permuted, so
+// Decision (PlanChannelsLast): a program with at least kMinConvolutions 2-D (non-transposed)
+// aten.convolution externs whose input and output have one of the backend's dtypes (the CPU:
+// f32; CUDA: f16 and bf16, and f32 when it may use TF32). Starting from those convolutions'
+// input and output buffers, every buffer connected to them through generated kernels is
+// stored channels-last when it is eligible: INTERMEDIATE, of one of those dtypes, rank 4, and
+// read or written by no extern other than as such a convolution's input 0 or output (weights,
+// biases, matmul and other extern operands keep their layout). A generated kernel may touch
+// buffers of both layouts (an f32 -> bf16 cast before the first convolution of an autocast
+// model): each access is indexed in its own buffer's layout. Model inputs and outputs are never permuted, so
 // the layout changes only at the program's edges: the first convolution reads NCHW, the last
 // kernel before an output writes it in the caller's layout.
 //
@@ -30,7 +33,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "inductor/loop_ir.h"
+#include "ir/dtype.h"
 
 namespace coil::inductor {
 
@@ -42,11 +47,12 @@ struct ChannelsLastPlan {
   std::string reason;        // why nothing is permuted (empty when something is)
 };
 
-// The decision alone (does not change the program).
-ChannelsLastPlan PlanChannelsLast(const Program& program);
+// The decision alone (does not change the program), for convolutions of `dtypes`.
+ChannelsLastPlan PlanChannelsLast(const Program& program, absl::Span<const DType> dtypes);
 
 // The pass: PlanChannelsLast, then the rewrite; true when a buffer was permuted.
-absl::StatusOr<bool> ChannelsLastActivations(Program& program);
+absl::StatusOr<bool> ChannelsLastActivations(Program& program,
+                                             absl::Span<const DType> dtypes);
 
 }  // namespace coil::inductor
 

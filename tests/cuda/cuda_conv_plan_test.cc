@@ -19,6 +19,8 @@
 #include "runtime/cuda/conv_plan.h"
 #include "runtime/cuda/cudnn.h"
 #include "runtime/cuda/kernel_abi.h"
+#include "runtime/schedule_interpreter.h"
+#include "runtime/testing/test_kit.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
 
@@ -301,6 +303,75 @@ TEST(CudaConvPlanTest, ChannelsLastActivationsBetweenConvolutions) {
     EXPECT_EQ(second.x, first.d);
     EXPECT_EQ(third.x, second.d);
   }
+}
+
+// An autocast-style program (`--precision bf16`): the f32 input cast to bf16, three bf16
+// convolutions, the result cast back to f32. cuDNN's bf16 convolutions are tensor-core kernels,
+// which work in NHWC, so the bf16 activations between them are stored channels-last with exact
+// f32 too (the default); the cast kernels touch both layouts (f32 NCHW input and output, bf16
+// NHWC activations). COIL_CHANNELS_LAST=0 keeps NCHW. An f32 program stays NCHW by default
+// (the test above), and a bf16 program with one convolution has nothing to keep between two.
+TEST(CudaConvPlanTest, HalfPrecisionActivationsAreChannelsLastWithoutTf32) {
+  const std::string text = absl::StrCat(
+      R"(graph @g(%0 "x": f32[2, 8, 6, 6], %1 "w1": bf16[8, 8, 3, 3], %2 "b1": bf16[8], %3 "w2": bf16[8, 8, 3, 3], %4 "b2": bf16[8], %11 "w3": bf16[4, 8, 1, 1]) {
+  %12: bf16[2, 8, 6, 6] = aten.to_dtype(%0) {dtype = bf16}
+  )",
+      Conv("%5: bf16[2, 8, 6, 6]", "%12, %1, %2", "1, 1", "1, 1", "1, 1", 1), R"(
+  %6: bf16[2, 8, 6, 6] = aten.relu(%5)
+  )",
+      Conv("%7: bf16[2, 8, 6, 6]", "%6, %3, %4", "1, 1", "1, 1", "1, 1", 1), R"(
+  %9: bf16[2, 8, 6, 6] = aten.relu(%7)
+  )",
+      Conv("%10: bf16[2, 4, 6, 6]", "%9, %11", "1, 1", "0, 0", "1, 1", 1), R"(
+  %13: f32[2, 4, 6, 6] = aten.to_dtype(%10) {dtype = f32}
+  return %13
+})");
+  absl::StatusOr<Graph> graph = ParseGraph(text);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const std::vector<HostTensor> inputs = test_kit::RandomInputs(*graph, {}, /*seed=*/5);
+  std::vector<std::vector<HostTensor>> results;  // the Schedule interpreter's, per layout
+  for (const char* env : {static_cast<const char*>(nullptr), "0"}) {
+    const bool on = env == nullptr;
+    SCOPED_TRACE(on ? "default (exact f32)" : "COIL_CHANNELS_LAST=0");
+    if (env != nullptr) setenv("COIL_CHANNELS_LAST", env, 1);
+    proto::Schedule s = Schedule(text);
+    unsetenv("COIL_CHANNELS_LAST");
+    absl::StatusOr<std::vector<HostTensor>> out = InterpretSchedule(s, inputs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    results.push_back(*std::move(out));
+    std::vector<ConvPlan> plans;
+    for (const proto::Kernel& k : s.kernels()) {
+      if (std::optional<ConvPlan> p = cuda::PlanConv(s, k); p.has_value()) plans.push_back(*p);
+    }
+    ASSERT_EQ(plans.size(), 3u);
+    for (const ConvPlan& p : plans) {
+      EXPECT_TRUE(p.unsupported.empty()) << p.unsupported;
+      EXPECT_EQ(p.dtype, proto::BFLOAT16);
+    }
+    // The cast's output is an intermediate written by a generated kernel: channels-last too.
+    EXPECT_EQ(plans[0].x_nhwc, on);
+    EXPECT_EQ(plans[0].out_nhwc, on);
+    EXPECT_EQ(plans[1].x_nhwc, on);
+    EXPECT_EQ(plans[2].x_nhwc, on);
+    EXPECT_EQ(plans[2].out_nhwc, on) << "the last convolution's bf16 result is cast afterwards";
+    for (const proto::Buffer& b : s.buffers()) {
+      std::vector<int64_t> shape;
+      for (const proto::SymExpr& d : b.shape()) shape.push_back(d.value());
+      if (b.kind() == proto::Buffer::INPUT && b.name() == "x") {
+        EXPECT_EQ(shape, (std::vector<int64_t>{2, 8, 6, 6})) << "the f32 input keeps NCHW";
+      }
+      if (b.kind() == proto::Buffer::OUTPUT) {
+        EXPECT_EQ(b.dtype(), proto::FLOAT32);
+        EXPECT_EQ(shape, (std::vector<int64_t>{2, 4, 6, 6})) << "the f32 output keeps NCHW";
+      }
+    }
+  }
+  // Only addresses change: the interpreter (which reads the layout attribute) computes the
+  // same bits from both schedules.
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_EQ(results[0].size(), 1u);
+  ASSERT_EQ(results[1].size(), 1u);
+  EXPECT_EQ(results[0][0].ToDoubles(), results[1][0].ToDoubles());
 }
 
 TEST(CudaConvPlanTest, NoLibraryIsACleanError) {

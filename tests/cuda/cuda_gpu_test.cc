@@ -368,26 +368,15 @@ TEST(CudaGpuTest, ConvolutionsRunOnCudnnAndMatchTheScheduleInterpreter) {
   }
 }
 
-// Channels-last activations (COIL_CHANNELS_LAST=1 forces inductor's pass, which the backend
-// otherwise runs only with TF32): three convolutions with a residual block and a mean; the
-// activations between them are [N, H, W, C] buffers that cuDNN reads and writes with NHWC
-// strides (the weights, graph inputs here, keep KCRS strides; resnet50's constant weights are
-// copied to KRSC, checked by the benchmark). Against the Schedule interpreter.
-TEST(CudaGpuTest, ChannelsLastConvolutionsMatchTheScheduleInterpreter) {
-  REQUIRE_GPU();
-  setenv("COIL_CHANNELS_LAST", "1", 1);
-  std::unique_ptr<Compiled> c = Compile(R"(graph @g(%0 "x": f32[batch, 3, 12, 12], %1 "w1": f32[8, 3, 3, 3], %2 "b1": f32[8], %3 "w2": f32[8, 8, 3, 3], %4 "b2": f32[8], %5 "w3": f32[4, 8, 1, 1]) {
-  symbol batch min 1 max 0 hint 2
-  %6: f32[batch, 8, 12, 12] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
-  %7: f32[batch, 8, 12, 12] = aten.relu(%6)
-  %8: f32[batch, 8, 12, 12] = aten.convolution(%7, %3, %4) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
-  %9: f32[batch, 8, 12, 12] = aten.add(%8, %7) {alpha = 1}
-  %10: f32[batch, 8, 12, 12] = aten.relu(%9)
-  %11: f32[batch, 4, 6, 6] = aten.convolution(%10, %5) )" COIL_CONV_ATTRS("2", "0", "1", "1") R"(
-  %12: f32[batch, 8] = aten.mean(%10) {dim = [2, 3], keepdim = false, dtype = none}
-  return %11, %12
-})");
-  unsetenv("COIL_CHANNELS_LAST");
+// Compiles `text` (three convolutions with a residual block; COIL_CHANNELS_LAST set to `env`
+// while compiling when not null), checks that every convolution reads or writes a
+// channels-last activation, and runs it against the Schedule interpreter at two batch sizes,
+// all three convolutions on cuDNN.
+void ExpectChannelsLastChainMatches(const std::string& text, const char* env, const char* what) {
+  SCOPED_TRACE(what);
+  if (env != nullptr) setenv("COIL_CHANNELS_LAST", env, 1);
+  std::unique_ptr<Compiled> c = Compile(text);
+  if (env != nullptr) unsetenv("COIL_CHANNELS_LAST");
   ASSERT_NE(c, nullptr);
   int nhwc = 0;
   for (const proto::Kernel& k : c->schedule.kernels()) {
@@ -404,16 +393,56 @@ TEST(CudaGpuTest, ChannelsLastConvolutionsMatchTheScheduleInterpreter) {
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(want->size(), got->size());
     for (size_t o = 0; o < want->size(); ++o) {
-      ExpectGemmClose((*want)[o], (*got)[o], absl::StrCat("nhwc batch ", batch, " output ", o));
+      ExpectGemmClose((*want)[o], (*got)[o], absl::StrCat(what, " batch ", batch, " output ", o));
     }
   }
   const cuda::CudaExecutable::GemmCounts n = exe->conv_counts();
-  std::printf("[ conv    ] channels-last chain: fused %lld, plain %lld, host %lld%s%s\n",
+  std::printf("[ conv    ] %s: fused %lld, plain %lld, host %lld%s%s\n", what,
               static_cast<long long>(n.fused), static_cast<long long>(n.plain),
               static_cast<long long>(n.host), exe->conv_why_not().empty() ? "" : "; last fallback: ",
               exe->conv_why_not().c_str());
   EXPECT_EQ(n.fused + n.plain + n.host, 6) << "three convolutions per run";
   EXPECT_EQ(n.host, 0) << exe->conv_why_not();
+}
+
+// Channels-last f32 activations (COIL_CHANNELS_LAST=1 forces inductor's pass, which the
+// backend otherwise runs for f32 only with TF32): the activations between the convolutions
+// are [N, H, W, C] buffers that cuDNN reads and writes with NHWC strides (the weights, graph
+// inputs here, keep KCRS strides; resnet50's constant weights are copied to KRSC, checked by
+// the benchmark).
+TEST(CudaGpuTest, ChannelsLastConvolutionsMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  ExpectChannelsLastChainMatches(R"(graph @g(%0 "x": f32[batch, 3, 12, 12], %1 "w1": f32[8, 3, 3, 3], %2 "b1": f32[8], %3 "w2": f32[8, 8, 3, 3], %4 "b2": f32[8], %5 "w3": f32[4, 8, 1, 1]) {
+  symbol batch min 1 max 0 hint 2
+  %6: f32[batch, 8, 12, 12] = aten.convolution(%0, %1, %2) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %7: f32[batch, 8, 12, 12] = aten.relu(%6)
+  %8: f32[batch, 8, 12, 12] = aten.convolution(%7, %3, %4) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %9: f32[batch, 8, 12, 12] = aten.add(%8, %7) {alpha = 1}
+  %10: f32[batch, 8, 12, 12] = aten.relu(%9)
+  %11: f32[batch, 4, 6, 6] = aten.convolution(%10, %5) )" COIL_CONV_ATTRS("2", "0", "1", "1") R"(
+  %12: f32[batch, 8] = aten.mean(%10) {dim = [2, 3], keepdim = false, dtype = none}
+  return %11, %12
+})", "1", "f32 channels-last chain");
+}
+
+// bf16 convolutions are channels-last by default (cuDNN's tensor-core kernels work in NHWC):
+// the autocast shape of `--precision bf16`, an f32 input cast to bf16 by a generated kernel
+// that reads NCHW and writes NHWC, bf16 weights, a residual block, a strided 1x1 and a mean
+// over the NHWC activation.
+TEST(CudaGpuTest, Bf16ChannelsLastConvolutionsMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  ExpectChannelsLastChainMatches(R"(graph @g(%0 "x": f32[batch, 3, 12, 12], %1 "w1": bf16[16, 3, 3, 3], %2 "b1": bf16[16], %3 "w2": bf16[16, 16, 3, 3], %4 "b2": bf16[16], %5 "w3": bf16[8, 16, 1, 1]) {
+  symbol batch min 1 max 0 hint 2
+  %13: bf16[batch, 3, 12, 12] = aten.to_dtype(%0) {dtype = bf16}
+  %6: bf16[batch, 16, 12, 12] = aten.convolution(%13, %1, %2) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %7: bf16[batch, 16, 12, 12] = aten.relu(%6)
+  %8: bf16[batch, 16, 12, 12] = aten.convolution(%7, %3, %4) )" COIL_CONV_ATTRS("1", "1", "1", "1") R"(
+  %9: bf16[batch, 16, 12, 12] = aten.add(%8, %7) {alpha = 1}
+  %10: bf16[batch, 16, 12, 12] = aten.relu(%9)
+  %11: bf16[batch, 8, 6, 6] = aten.convolution(%10, %5) )" COIL_CONV_ATTRS("2", "0", "1", "1") R"(
+  %12: bf16[batch, 16] = aten.mean(%10) {dim = [2, 3], keepdim = false, dtype = none}
+  return %11, %12
+})", nullptr, "bf16 channels-last chain");
 }
 
 // A NaN in x makes the outputs it reaches NaN after relu(conv + bias), as the interpreter says

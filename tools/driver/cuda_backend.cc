@@ -45,14 +45,19 @@ class CudaBackendImpl : public Backend {
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
     c.vector_bits = 0;
     c.alignment = 256;  // cuMemAlloc
-    // Activations between 2-D f32 convolutions stored [N, H, W, C] (inductor's channels_last
-    // pass, decided once per program; runtime/cuda/conv_plan.h) when f32 convolutions may use
-    // TF32: cuDNN's tensor-core kernels work in NHWC (resnet50 batch 64 on an H200: 4.69 ms
-    // against 7.92 in NCHW), while its exact-f32 kernels are faster in NCHW (18.9 ms against
-    // 24.7). COIL_CHANNELS_LAST=1 / 0 forces it on / off (comparisons, tests).
+    // Activations between 2-D convolutions stored [N, H, W, C] (inductor's channels_last
+    // pass, decided once per program; runtime/cuda/conv_plan.h) where cuDNN runs tensor-core
+    // kernels, which work in NHWC: f16 and bf16 always, f32 when it may use TF32 (resnet50
+    // batch 64 on an H200: 4.69 ms against 7.92 in NCHW), while its exact-f32 kernels are
+    // faster in NCHW (18.9 ms against 24.7). COIL_CHANNELS_LAST=1 / 0 forces it on for every
+    // floating dtype / off (comparisons, tests).
     const char* cl = std::getenv("COIL_CHANNELS_LAST");
-    c.inductor.channels_last =
-        cl != nullptr ? std::string(cl) != "0" : options_.runtime.allow_tf32;
+    if (cl == nullptr) {
+      c.inductor.channels_last = {proto::FLOAT16, proto::BFLOAT16};
+      if (options_.runtime.allow_tf32) c.inductor.channels_last.push_back(proto::FLOAT32);
+    } else if (std::string(cl) != "0") {
+      c.inductor.channels_last = {proto::FLOAT16, proto::BFLOAT16, proto::FLOAT32};
+    }
     return c;
   }
   std::string CacheIdentity() const override {

@@ -50,8 +50,13 @@ std::string OptionsText(const DriverOptions& o) {
   std::sort(epilogues.begin(), epilogues.end());
   std::vector<std::string> keep = EffectiveDecompose(o).keep;
   std::sort(keep.begin(), keep.end());
+  std::vector<std::string> channels_last;
+  for (proto::DType t : o.backend->capabilities().inductor.channels_last) {
+    channels_last.push_back(proto::DType_Name(t));
+  }
+  std::sort(channels_last.begin(), channels_last.end());
   return absl::StrCat("driver=1 extern_epilogues=", absl::StrJoin(epilogues, ","),
-                      " channels_last=", o.backend->capabilities().inductor.channels_last,
+                      " channels_last=", absl::StrJoin(channels_last, ","),
                       " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
                       " fold_constants=", o.schedule.fold_constants,
                       " keep=", absl::StrJoin(keep, ","),
