@@ -11,6 +11,7 @@ out). Per model, on one input:
     and without it (f32, for the speed-up); the "device x N" line (CUDA events) is its time;
   torch: eager fp32, eager and torch.compile (default mode, cold) under torch.autocast bf16,
     CUDA events around each call; TF32 off (coil's f32 default, so the f32 rows are exact f32).
+COIL_BF16_AB="VAR=VALUE ...": coil bf16 once more with those variables set (an A/B in one run).
 Errors are max |out - torch fp32| / max |torch fp32|; coil's bf16 output must be within TOL
 (bf16 keeps 8 significant bits; torch.autocast's own error is printed beside it). Prints one
 line per model and writes OUT_DIR/bf16.txt; exit status 1 when a check fails.
@@ -34,9 +35,10 @@ REPEAT = 20
 TOL = 5e-2
 
 
-def run_coil(coil, args, timeout=300):
+def run_coil(coil, args, timeout=300, env=None):
     try:
-        p = subprocess.run([coil, "run"] + args, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([coil, "run"] + args, capture_output=True, text=True, timeout=timeout,
+                           env=env)
     except subprocess.TimeoutExpired:
         return -1, "timed out after %d s" % timeout
     return p.returncode, p.stdout + p.stderr
@@ -46,9 +48,9 @@ def rel_err(got, want):
     return ((got.float() - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
 
 
-def coil_row(coil, path, xin, prefix, extra):
+def coil_row(coil, path, xin, prefix, extra, env=None):
     rc, log = run_coil(coil, [path, "--backend", "cuda", "--inputs", xin, "--repeat", str(REPEAT),
-                              "--save", prefix] + extra)
+                              "--save", prefix] + extra, env=env)
     dev = re.search(r"device x \d+\s+([0-9.]+) ms min, ([0-9.]+) ms median", log)
     comp = re.search(r"compile \(cuda\)\s+([0-9.]+) ms", log)
     out = gpu_bench.read_tensor_value(prefix + "0.pb") if rc == 0 and os.path.exists(prefix + "0.pb") else None
@@ -75,6 +77,14 @@ def model_row(coil, name, work):
     with open(os.path.join(work, name + "_bf16.log"), "w") as f:
         f.write(bf_log)
     f32_ms, _, f32_out, _ = coil_row(coil, path, xin, os.path.join(work, name + "_f32_"), [])
+    # COIL_BF16_AB="NAME=VALUE ...": coil bf16 once more with those variables set (an A/B of a
+    # switch in the same run, e.g. COIL_CHANNELS_LAST=0), its median printed beside the row.
+    ab = os.environ.get("COIL_BF16_AB", "")
+    if ab:
+        env = dict(os.environ)
+        env.update(kv.split("=", 1) for kv in ab.split())
+        ab_ms, _, ab_out, _ = coil_row(coil, path, xin, os.path.join(work, name + "_ab_"),
+                                       ["--precision", "bf16"], env)
     model.cuda()
     xd = x.cuda()
     with torch.no_grad():
@@ -102,6 +112,9 @@ def model_row(coil, name, work):
                 compile_s, comp_ac / bf_ms, eager_ac / bf_ms, err, "ok" if ok else "FAILED", TOL,
                 "%.2e" % rel_err(f32_out, ref) if f32_out is not None else "?", rel_err(eager_out, ref),
                 rel_err(comp_out, ref)))
+    if ab:
+        line += " | coil bf16 with %s: %.3f ms (error %s)" % (
+            ab, ab_ms, "%.2e" % rel_err(ab_out, ref) if ab_out is not None else "?")
     del model, compiled, xd
     torch.cuda.empty_cache()
     return line, ok

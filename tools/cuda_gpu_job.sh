@@ -14,7 +14,8 @@
 # torch.compile of this machine's python3; report in $OUT/bench_cuda.txt, JSON bench_cuda.json).
 # bf16: tools/cuda_bf16_bench.py, `coil run --precision bf16` on resnet50, BERT-base and GPT-2
 # small against torch.autocast eager and torch.compile (COIL_BF16_MODELS picks models; needs only
-# coil in bin.tar.zst; report in $OUT/bf16.txt).
+# coil in bin.tar.zst; report in $OUT/bf16.txt; COIL_BF16_AB="VAR=VALUE" adds coil bf16 with that
+# switch set, in the same run).
 # profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there;
 # `coil run --backend cuda --repeat N --profile` gives per-kernel device times without it).
 # COIL_BENCH_PROFILE="gpt mlp ...": the bench's rows whose per-kernel times go to profile.txt.
