@@ -2,8 +2,10 @@
 // aten.convolution_backward_weight through oneDNN 2.6 (the library chosen by
 // measurement: docs/benchmarks.md), loaded at run time (runtime/cpu/dnnl_api.h). Unsupported
 // dtypes and variants, or no oneDNN on the machine, return false, so the reference kernel
-// runs them. Its threads are OpenMP's, set per call to ExternArgs::num_threads (one thread for
-// small calls).
+// runs them. Its threads are OpenMP's, set per call from ExternArgs::num_threads (one thread
+// for small calls, a few for small memory-bound ones: dnnl_plans.h's ThreadsFor). Products of
+// at most 8 rows against constant weights (classifier GEMVs at batch 1, squeeze-excitation 1x1
+// convolutions) run coil's own kernel on the executable's pool instead (internal/gemv.h).
 //
 // With a call site's state slot (ExternArgs::state), each op keeps a plan per distinct call
 // (shapes, attributes, thread count; at most kMaxPlans, least recently used dropped: a

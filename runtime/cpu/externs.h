@@ -6,7 +6,9 @@
 // loaded at run time (dnnl_api.h; OpenMP threads wait passively unless OMP_WAIT_POLICY says
 // otherwise).
 //   aten.mm           f32: dnnl_sgemm; with constant weights a oneDNN matmul whose packed
-//                     weights the call site keeps
+//                     weights the call site keeps, or, for at most 8 rows on a pool whose
+//                     threads the weights' bytes can keep busy, coil's own small-M product
+//                     over the pool (internal/gemv.h; also 1x1 convolutions of a 1x1 input)
 //   aten.bmm          f32: a batched oneDNN matmul primitive
 //   aten.convolution  f32, not transposed, 1-3 spatial dims, any stride / padding / dilation /
 //                     groups, optional f32 bias: oneDNN convolution (blocked layouts, reorders;

@@ -16,6 +16,8 @@
 #include "ir/attribute.h"
 #include "ir/channels_last.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
+#include "runtime/cpu/internal/gemv.h"
+#include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu::dnnl_internal {
 namespace {
@@ -53,7 +55,33 @@ struct ConvPlan {
 struct ConvState : ExternState {
   PlanCache<ConvPlan> plans;
   WeightCache weights;
+  internal::GemvWeights gemv;  // 1x1 convolutions of a 1x1 input (gemv.h)
 };
+
+// A convolution that is a small-M product (gemv.h): groups 1, a 1x1 kernel over a 1x1 input
+// without padding (a squeeze-excitation block's), constant weights, a batch of at most
+// kGemvMaxRows: out[n, o] = x[n, :] . w[o, :] + bias[o], NCHW and NHWC alike. False when the
+// call is not one.
+absl::StatusOr<bool> ConvolutionAsGemv(const ExternArgs& a, const ConvParams& p,
+                                       absl::Span<const ExternEpilogueStep> epilogue) {
+  const ExternTensor &x = a.inputs[0], &w = a.inputs[1];
+  if (p.groups != 1 || !w.constant || a.state == nullptr || a.pool == nullptr) return false;
+  for (size_t i = 0; i < p.d; ++i) {
+    if (p.x_dims[2 + i] != 1 || w.shape[2 + i] != 1 || p.padding[i] != 0) return false;
+  }
+  const int64_t batch = p.x_dims[0], c = p.x_dims[1], oc = w.shape[0];
+  if (!internal::UseGemv(batch, c, oc, a.pool->num_threads())) return false;
+  ConvState* state = StateOf<ConvState>(a.state);
+  if (!state->gemv.Holds(w.data, c, oc, internal::GemvWeights::kNK) &&
+      !state->gemv.Pack(w.data, c, oc, internal::GemvWeights::kNK)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("aten.convolution: out of memory packing a ", Shape(w), " weight"));
+  }
+  internal::Gemv(reinterpret_cast<const float*>(x.data), batch, c, state->gemv,
+                 p.bias ? reinterpret_cast<const float*>(a.inputs[2].data) : nullptr, epilogue,
+                 reinterpret_cast<float*>(a.output.data), oc, a.pool);
+  return true;
+}
 
 // Which variants a new plan considers: COIL_CONV_LAYOUT=blocked or =plain forces one (for
 // reproducible timings or debugging), anything else measures both on the first call.
@@ -306,6 +334,9 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
           step.other == nullptr ? std::string("(none)") : Shape(*step.other),
           " for an output of ", Shape(out)));
     }
+  }
+  if (absl::StatusOr<bool> gemv = ConvolutionAsGemv(a, p, epilogue); !gemv.ok() || *gemv) {
+    return gemv;
   }
   if (Dnnl() == nullptr) return false;
   double flops = 2.0 * out.numel() * (c / g);

@@ -2,6 +2,9 @@
 // registers it). A convolution plan measures, on its first call, oneDNN's blocked activation
 // layouts (with reorders) against the plain layout and keeps the faster (COIL_CONV_LAYOUT=
 // blocked or =plain forces one); constant weights are reordered once per call site.
+// A 1x1 convolution of a 1x1 input (groups 1, no padding, constant weights, batch <= 8) is a
+// small-M product and runs gemv.h's kernel on the executable's pool where UseGemv says so,
+// with the bias and any epilogue applied there.
 // Unsupported dtypes, variants or sizes, or no oneDNN: false (the reference kernel runs).
 // ConvolutionWithEpilogue also applies a pointwise epilogue (relu, clip, hardswish, residual
 // add) as oneDNN post-ops.

@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
+#include "runtime/cpu/internal/gemv.h"
+#include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu::dnnl_internal {
 namespace {
@@ -20,6 +22,7 @@ struct MmPlan {
 struct MmState : ExternState {
   PlanCache<MmPlan> plans;
   WeightCache weights;
+  internal::GemvWeights gemv;  // small-M calls (gemv.h)
 };
 
 // ---- aten.bmm: x[b, m, k] @ y[b, k, n].
@@ -46,6 +49,19 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
   if (m == 0 || n == 0) return true;
   if (k == 0) {
     std::memset(out.data, 0, m * n * sizeof(float));
+    return true;
+  }
+  // Small M against constant weights: split over the executable's pool at memory bandwidth.
+  if (y.constant && a.state != nullptr && a.pool != nullptr &&
+      internal::UseGemv(m, k, n, a.pool->num_threads())) {
+    MmState* state = StateOf<MmState>(a.state);
+    if (!state->gemv.Holds(y.data, k, n, internal::GemvWeights::kKN) &&
+        !state->gemv.Pack(y.data, k, n, internal::GemvWeights::kKN)) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("aten.mm: out of memory packing a ", k, "x", n, " weight"));
+    }
+    internal::Gemv(reinterpret_cast<const float*>(x.data), m, k, state->gemv, nullptr, {},
+                   reinterpret_cast<float*>(out.data), n, a.pool);
     return true;
   }
   if (Dnnl() == nullptr) return false;

@@ -1,5 +1,6 @@
 // f32 aten.mm and aten.bmm through oneDNN (dnnl_externs.cc registers them). aten.mm with
-// constant weights runs a matmul primitive whose weights oneDNN packs once per call site;
+// constant weights runs a matmul primitive whose weights oneDNN packs once per call site, or
+// for at most 8 rows the small-M product over the executable's pool (gemv.h: UseGemv decides);
 // otherwise a plain sgemm. aten.bmm runs a batched matmul primitive. Unsupported dtypes or no
 // oneDNN: false (the reference kernel runs).
 // Not an API: used by dnnl_externs.cc.
