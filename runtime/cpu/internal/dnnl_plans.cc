@@ -9,15 +9,15 @@
 namespace coil::cpu::dnnl_internal {
 namespace {
 
-// Calls with fewer floating-point operations and fewer bytes run on the calling thread alone:
-// waking OpenMP's sleeping workers and putting them back to sleep costs about as much as such a
-// call (docs/cpu_backend.md, "Runtime performance"). The byte bound keeps memory-bound calls
-// (a classifier's GEMV, depthwise convolutions) off a single core.
-constexpr double kMinParallelFlops = 8e6;
-constexpr double kMinParallelBytes = 1e300;  // no byte bound by default
-// A parallel call gets at most flops / this many threads (0: all of them). 4e6 is the 8e6
-// bound's own rule on two threads; with more it keeps 8-60 MFLOP calls from waking every one.
-constexpr double kFlopsPerThread = 0;
+// ThreadsForCall's defaults (ParallelBounds), why: a call under 8 MFLOP runs on the calling
+// thread alone, because waking OpenMP's sleeping workers and putting them back to sleep costs
+// about as much as such a call (docs/cpu_backend.md, "Runtime performance"), unless it is
+// memory-bound and large: then one thread per 256 KB of f32 inputs and output, when that is
+// at least kMinByteThreads threads. The most a split gains is the threads it gets; on 2 or 3
+// threads the measured wake-ups ate it (the 2-core CI machine keeps one thread), while on 16 a
+// 1 MB call (mobilenet_v3_large's 14x14 depthwise convolutions) gets 4 threads and a 4 MB one
+// all 16. At ~10 GB/s per core a thread's 256 KB is ~25 us of reading, several wake-ups.
+constexpr int kMinByteThreads = 4;
 
 // The bound from `variable` when it holds a number >= 0, else `fallback` (read once).
 double Bound(const char* variable, double fallback) {
@@ -31,16 +31,31 @@ double Bound(const char* variable, double fallback) {
 }  // namespace
 
 int ThreadsFor(const ExternArgs& a, double flops) {
-  static const double min_flops = Bound("COIL_DNNL_MIN_PARALLEL_FLOPS", kMinParallelFlops);
-  static const double min_bytes = Bound("COIL_DNNL_MIN_PARALLEL_BYTES", kMinParallelBytes);
-  static const double per_thread = Bound("COIL_DNNL_FLOPS_PER_THREAD", kFlopsPerThread);
+  static const ParallelBounds bounds = [] {
+    ParallelBounds b;
+    b.min_flops = Bound("COIL_DNNL_MIN_PARALLEL_FLOPS", b.min_flops);
+    b.min_bytes = Bound("COIL_DNNL_MIN_PARALLEL_BYTES", b.min_bytes);
+    b.bytes_per_thread = Bound("COIL_DNNL_BYTES_PER_THREAD", b.bytes_per_thread);
+    b.flops_per_thread = Bound("COIL_DNNL_FLOPS_PER_THREAD", b.flops_per_thread);
+    return b;
+  }();
   double bytes = 4.0 * a.output.numel();
   for (const ExternTensor& t : a.inputs) bytes += 4.0 * t.numel();
-  const bool small = flops < min_flops && bytes < min_bytes;
-  if (small) return 1;
-  const int all = std::max(1, a.num_threads);
-  if (per_thread <= 0 || bytes >= min_bytes) return all;
-  return static_cast<int>(std::clamp(flops / per_thread, 1.0, static_cast<double>(all)));
+  return ThreadsForCall(flops, bytes, a.num_threads, bounds);
+}
+
+int ThreadsForCall(double flops, double bytes, int threads, const ParallelBounds& b) {
+  const int all = std::max(1, threads);
+  // An explicit byte bound (COIL_DNNL_MIN_PARALLEL_BYTES): at or above it, all threads.
+  if (b.min_bytes > 0 && bytes >= b.min_bytes) return all;
+  if (flops < b.min_flops) {
+    if (b.bytes_per_thread <= 0) return 1;
+    const double by_bytes = std::min(bytes / b.bytes_per_thread, static_cast<double>(all));
+    return by_bytes >= kMinByteThreads ? static_cast<int>(by_bytes) : 1;
+  }
+  if (b.flops_per_thread <= 0) return all;
+  return static_cast<int>(
+      std::clamp(flops / b.flops_per_thread, 1.0, static_cast<double>(all)));
 }
 
 const DnnlApi& Api() { return *Dnnl(); }

@@ -36,14 +36,27 @@ namespace coil::cpu::dnnl_internal {
 // Plans kept per call site (distinct shapes of a symbolic batch).
 constexpr size_t kMaxPlans = 8;
 
-// The OpenMP threads for a call of `flops` floating-point operations: calls with fewer than
-// 8e6 that move fewer bytes (f32 inputs and output) than the byte bound run on the calling
-// thread alone (waking OpenMP's sleeping workers and putting them back to sleep costs about as
-// much; docs/cpu_backend.md, "Runtime performance"). COIL_DNNL_MIN_PARALLEL_FLOPS and
-// COIL_DNNL_MIN_PARALLEL_BYTES override the two bounds, COIL_DNNL_FLOPS_PER_THREAD (default
-// off) caps a parallel call below the byte bound at flops / that many threads (all read once
-// per process).
+// The OpenMP threads for a call of `flops` floating-point operations (ThreadsForCall with the
+// call's f32 input and output bytes, a.num_threads and the bounds below, each overridable once
+// per process: COIL_DNNL_MIN_PARALLEL_FLOPS, COIL_DNNL_BYTES_PER_THREAD,
+// COIL_DNNL_MIN_PARALLEL_BYTES, COIL_DNNL_FLOPS_PER_THREAD).
 int ThreadsFor(const ExternArgs& a, double flops);
+
+struct ParallelBounds {
+  double min_flops = 8e6;  // a call with at least these flops runs on every thread
+  double min_bytes = 0;    // >0: a call with at least these bytes runs on every thread
+  // A smaller call gets one thread per this many bytes when that is at least 4 threads
+  // (0: one thread, whatever its bytes).
+  double bytes_per_thread = 256 << 10;
+  double flops_per_thread = 0;  // >0: a flop-bound call gets at most flops / this threads
+};
+
+// The rule behind ThreadsFor, for `threads` available: calls of at least min_flops run on all
+// of them (or flops / flops_per_thread); smaller ones, which are memory-bound or tiny, run on
+// the calling thread alone (waking OpenMP's passive workers costs about as much: the rule was
+// tuned on the 2-core CI machine, where it stays so) unless their bytes give at least 4
+// threads bytes_per_thread each (on 16 threads a 1 MB call gets 4, a 4 MB one 16).
+int ThreadsForCall(double flops, double bytes, int threads, const ParallelBounds& bounds);
 
 // The loaded oneDNN (Dnnl() must be non-null).
 const DnnlApi& Api();
