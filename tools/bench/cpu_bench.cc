@@ -58,6 +58,7 @@ absl::Status CheckOptions(const CpuBenchOptions& o) {
   std::vector<std::string> known = o.peers ? KnownPeerModels() : KnownModels();
   if (o.backend == "cuda") {
     known.insert(known.end(), KnownCudaRows().begin(), KnownCudaRows().end());
+    for (const std::string& m : KnownPeerModels()) known.push_back(m + kBf16RowSuffix);
   }
   for (const std::string& m : o.models) {
     if (std::find(known.begin(), known.end(), m) == known.end()) {

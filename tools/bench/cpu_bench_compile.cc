@@ -48,8 +48,10 @@ std::string BenchStageName(const std::string& stage) {
 }  // namespace
 
 absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads,
-                                           const std::string& backend) {
+                                           const std::string& backend,
+                                           prims::Precision precision) {
   driver::DriverOptions options;
+  options.precision = precision;
   if (backend == "cuda") {
     options.backend = driver::CudaBackend();
   } else if (backend == "cpu") {
@@ -86,12 +88,14 @@ absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int
 }
 
 absl::StatusOr<CompiledModel> CompileOnnxModel(const std::string& path, CompileCache* cache,
-                                               int threads, const std::string& backend) {
+                                               int threads, const std::string& backend,
+                                               prims::Precision precision) {
   const auto t = Clock::now();
   absl::StatusOr<Graph> graph = onnx::ImportOnnxFileAsGraph(path);
   if (!graph.ok()) return InStage("onnx import", graph.status());
   const double import_ms = MillisecondsSince(t);
-  absl::StatusOr<CompiledModel> m = CompileGraph(*std::move(graph), cache, threads, backend);
+  absl::StatusOr<CompiledModel> m =
+      CompileGraph(*std::move(graph), cache, threads, backend, precision);
   if (!m.ok())
     return absl::Status(m.status().code(), absl::StrCat(path, ": ", m.status().message()));
   Stage s;

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "codegen_cpu/cpu_program.h"
 #include "ir/graph.h"
+#include "prims/autocast.h"
 #include "runtime/compile_cache.h"
 #include "tools/bench/cpu_bench.pb.h"
 #include "runtime/cuda/executable.h"
@@ -38,12 +39,15 @@ struct CompiledModel {
 // Compiles `graph` with the compile driver and `backend` ("cpu", or "cuda": program stays null,
 // the cuda executable is set); `cache` null compiles without one. Errors name the stage
 // ("prims: ...", "inductor: ...", the CUDA backend's "no CUDA driver ..." at load).
+// `precision` kBF16: the driver's autocast pass (`coil compile --precision bf16`).
 absl::StatusOr<CompiledModel> CompileGraph(Graph graph, CompileCache* cache, int threads,
-                                           const std::string& backend = "cpu");
+                                           const std::string& backend = "cpu",
+                                           prims::Precision precision = prims::Precision::kF32);
 
 // Imports the ONNX model at `path`, then CompileGraph; the import is the first stage.
-absl::StatusOr<CompiledModel> CompileOnnxModel(const std::string& path, CompileCache* cache,
-                                               int threads, const std::string& backend = "cpu");
+absl::StatusOr<CompiledModel> CompileOnnxModel(
+    const std::string& path, CompileCache* cache, int threads, const std::string& backend = "cpu",
+    prims::Precision precision = prims::Precision::kF32);
 
 // Cold: CompileOnnxModel with an empty compile cache in a fresh temporary folder (a miss: code
 // is generated and stored); warm: the same again (a hit). The folder is removed afterwards.

@@ -29,9 +29,10 @@ ModelRow StartRow(const TorchEagerModel& torch, const TorchEagerRun& run) {
 }
 
 // Checks and times one batch; fills the rest of `row`. `cuda` (the CudaExecutable behind
-// `program`, or null): coil_ms is the device part of each run.
+// `program`, or null): coil_ms is the device part of each run. `bf16`: the model was compiled
+// with --precision bf16 (its output is f32 computed in bf16).
 void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const TorchEagerRun& run,
-              const ModelBenchOptions& options, ModelRow& row) {
+              bool bf16, const ModelBenchOptions& options, ModelRow& row) {
   std::vector<HostTensor> inputs;
   for (int i = -1; i < run.more_inputs_size(); ++i) {
     absl::StatusOr<HostTensor> x =
@@ -47,7 +48,8 @@ void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const Tor
     row.set_error(std::string(want.status().message()));
     return;
   }
-  row.set_tolerance(ModelTolerance(want->dtype(), options.tolerance));
+  // A bf16 row (torch.autocast against coil's autocast pass) has an f32 output computed in bf16.
+  row.set_tolerance(ModelTolerance(bf16 ? proto::BFLOAT16 : want->dtype(), options.tolerance));
   absl::StatusOr<std::vector<HostTensor>> got = program.Run(inputs);
   if (!got.ok()) {
     row.set_error(absl::StrCat("run: ", got.status().message()));
@@ -133,8 +135,12 @@ void CheckOutputs(const std::vector<HostTensor>& got, const HostTensor& want, do
 
 std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchOptions& options) {
   std::vector<ModelRow> rows;
+  const bool bf16 = torch.precision() == "bf16";
   absl::StatusOr<CompiledModel> compiled =
-      CompileOnnxModel(torch.onnx(), nullptr, options.threads, options.backend);
+      !bf16 && !torch.precision().empty()
+          ? absl::InvalidArgumentError(absl::StrCat("unknown precision '", torch.precision(), "'"))
+          : CompileOnnxModel(torch.onnx(), nullptr, options.threads, options.backend,
+                             bf16 ? prims::Precision::kBF16 : prims::Precision::kF32);
   if (compiled.ok()) {
     std::fprintf(stderr, "coil bench: %s compiled in %.0f ms%s\n", torch.name().c_str(),
                  compiled->total_ms,
@@ -147,7 +153,7 @@ std::vector<ModelRow> BenchModel(const TorchEagerModel& torch, const ModelBenchO
       row.set_error(absl::StrCat("compile: ", compiled.status().message()));
     } else {
       row.set_coil_compile_ms(compiled->total_ms);
-      BenchRun(*compiled->executable, compiled->cuda, run, options, row);
+      BenchRun(*compiled->executable, compiled->cuda, run, bf16, options, row);
     }
     SetPeerRatios(row, row.tolerance() > 0 ? row.tolerance() : options.tolerance);
     rows.push_back(row);

@@ -121,6 +121,7 @@ const std::vector<std::string>& DefaultCudaModels() {
   static const auto* models = [] {
     auto* m = new std::vector<std::string>(KnownCudaRows());
     for (const char* name : {"resnet50", "bert_base", "gpt2_small"}) m->push_back(name);
+    m->push_back(absl::StrCat("resnet50", kBf16RowSuffix));
     return m;
   }();
   return *models;

@@ -30,7 +30,11 @@ const std::vector<std::string>& KnownPeerModels();
 // torch_peers.py's --device cuda rows (`coil bench cuda` only): the memory-bound gelu_chain,
 // softmax and layernorm (runs with bytes), and the bf16 MLP.
 const std::vector<std::string>& KnownCudaRows();
-// `coil bench cuda`'s default rows: KnownCudaRows(), then resnet50, bert_base, gpt2_small.
+// `coil bench cuda` only: a known model's name + this suffix (resnet50_bf16) runs torch under
+// torch.autocast bf16 and coil with --precision bf16 (TorchEagerModel.precision).
+inline constexpr char kBf16RowSuffix[] = "_bf16";
+// `coil bench cuda`'s default rows: KnownCudaRows(), then resnet50, bert_base, gpt2_small and
+// resnet50_bf16.
 const std::vector<std::string>& DefaultCudaModels();
 
 // The peer's median when it ran without error, timed at least once and matched torch eager

@@ -190,7 +190,7 @@ constexpr char kMicro[] = R"json({
 TEST(CudaBenchMicroRows, AreDefaultsAndKnownOnlyToTheCudaBenchmark) {
   EXPECT_THAT(DefaultCudaModels(),
               ::testing::ElementsAre("gelu_chain", "softmax", "layernorm", "mlp_bf16", "resnet50",
-                                     "bert_base", "gpt2_small"));
+                                     "bert_base", "gpt2_small", "resnet50_bf16"));
   CpuBenchOptions o;  // coil bench cpu --peers does not know them
   o.peers = true;
   o.models = {"softmax"};
@@ -198,6 +198,55 @@ TEST(CudaBenchMicroRows, AreDefaultsAndKnownOnlyToTheCudaBenchmark) {
   absl::StatusOr<CpuBenchResults> r = RunCpuBench(o);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("unknown model 'softmax'"));
+}
+
+// MODEL_bf16 rows: known to the CUDA benchmark only (torch.autocast runs on the GPU); a
+// model whose recorded precision coil does not know is a row error, never an f32 run.
+TEST(CudaBenchBf16Rows, KnownOnlyToTheCudaBenchmarkAndTheirPrecisionIsChecked) {
+  CpuBenchOptions o;
+  o.peers = true;
+  o.models = {"resnet50_bf16"};
+  o.batches.clear();
+  absl::StatusOr<CpuBenchResults> r = RunCpuBench(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("unknown model 'resnet50_bf16'"));
+  o.backend = "cuda";
+  o.models = {"bert_base_bf16_bf16"};
+  r = RunCpuBench(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("unknown model 'bert_base_bf16_bf16'"));
+
+  TorchEagerModel m;
+  m.set_name("resnet50_fp8");
+  m.set_onnx("/nonexistent/model.onnx");
+  m.set_precision("fp8");
+  m.add_runs()->set_batch(64);
+  ModelBenchOptions mo;
+  mo.backend = "cuda";
+  std::vector<ModelRow> rows = BenchModel(m, mo);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].matches());
+  EXPECT_THAT(rows[0].error(), HasSubstr("unknown precision 'fp8'"));
+}
+
+// torch_peers.py's "precision" field reaches TorchEagerModel.
+TEST(CudaBenchBf16Rows, ThePrecisionFieldParses) {
+  TorchEagerRequest request = CudaRequest();
+  request.models = {"resnet50_bf16"};
+  absl::StatusOr<TorchEagerResults> r = ParseTorchEagerJson(R"json({
+ "gpu": "NVIDIA H100 80GB HBM3", "torch_version": "2.11.0+cu130", "threads": 16,
+ "models": [
+  {"name": "resnet50_bf16", "onnx": "/tmp/b/resnet50_bf16/model.onnx",
+   "config": "3x224x224 images, torch.autocast bf16", "opset": 13, "export_seconds": 3.1,
+   "precision": "bf16",
+   "runs": [{"batch": 64, "input": "/tmp/b/resnet50_bf16/batch_64/input_0.pb",
+             "output": "/tmp/b/resnet50_bf16/batch_64/output_0.pb", "median_ms": 7.2,
+             "min_ms": 7.1, "reps": 50}]}]
+})json",
+                                                            request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->models_size(), 1);
+  EXPECT_EQ(r->models(0).precision(), "bf16");
 }
 
 TEST(CudaBenchMicroRows, SixteenBitOutputsGetTheirTolerance) {

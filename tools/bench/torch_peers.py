@@ -25,6 +25,11 @@ Models (random weights, fixed seed; nothing is downloaded):
   eager and torch.compile run attention through it, and the ONNX graph spells it out.
 Default batch sizes are each model's BATCHES (the issue's), --batches replaces them for all.
 
+--device cuda only, MODEL_bf16 for each model (resnet50_bf16, bert_base_bf16, ...): the fp32
+  model exported as it is, torch eager and torch.compile run under torch.autocast("cuda",
+  torch.bfloat16), their output cast to f32 (the saved output is autocast eager's); the JSON
+  model says "precision": "bf16" (coil compiles it with --precision bf16, its autocast pass).
+
 --device cuda (`coil bench cuda`): torch eager and torch.compile run on the first GPU, model and
 input moved there, TF32 off (torch.backends.*.allow_tf32 = False: exact f32, coil's default),
 each call timed by CUDA events around it (device time, as coil's); default batches CUDA_BATCHES;
@@ -61,6 +66,8 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import torch_eager  # noqa: E402  (save, time_calls, log, EXPORT_OPTIONS, positive_ints)
 
 MODELS = ("resnet50", "mobilenet_v3_large", "vit_b_16", "bert_base", "gpt2_small")
+# --device cuda only: MODEL + BF16_SUFFIX runs MODEL under torch.autocast bf16.
+BF16_SUFFIX = "_bf16"
 # --device cuda only: rows (the batch) at --size full and quick per micro row.
 MICRO = {"gelu_chain": (1024, 4), "softmax": (16384, 8), "layernorm": (16384, 8),
          "mlp_bf16": (1024, 8)}
@@ -408,16 +415,31 @@ def time_onnxruntime(ort, onnx_path, x, want, args):
                     "compile_seconds": first_s}, y, want)
 
 
+class Autocast(nn.Module):
+    """model(*xs) under torch.autocast("cuda", torch.bfloat16), its output cast to f32."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *xs):
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            return self.model(*xs).float()
+
+
 def run_model(name, args, compile_absent, ort):
     torch.manual_seed(0)
     cuda = args.device == "cuda"
     bytes_moved = lambda n: 0  # noqa: E731
+    base = name
+    if name not in MICRO and name.endswith(BF16_SUFFIX):  # (mlp_bf16 is a micro row)
+        base = name[:-len(BF16_SUFFIX)]
+    if (name in MICRO or base != name) and not cuda:
+        raise SystemExit("torch_peers.py: %s is a --device cuda row" % name)
     if name in MICRO:
-        if not cuda:
-            raise SystemExit("torch_peers.py: %s is a --device cuda row" % name)
         model, make_inputs, opset, config, bytes_moved = build_micro(name, args.size)
     else:
-        model, make_input, opset, config = build(name, args.size)
+        model, make_input, opset, config = build(base, args.size)
         make_inputs = lambda n: (make_input(n),)  # noqa: E731
     model.eval()
     names = ("x", "r")[:len(make_inputs(1))]
@@ -427,12 +449,15 @@ def run_model(name, args, compile_absent, ort):
     start = time.perf_counter()
     export(model, make_inputs(2), onnx_path, opset, names)
     export_seconds = time.perf_counter() - start
+    if base != name:
+        model = Autocast(model)
+        config += ", torch.autocast bf16"
     torch_eager.log("%s exported in %.1f s" % (name, export_seconds))
     runs = []
     if cuda:
         model.cuda()
     default = [MICRO[name][args.size == "quick"]] if name in MICRO else (
-        CUDA_BATCHES if cuda else BATCHES)[name]
+        CUDA_BATCHES if cuda else BATCHES)[base]
     for batch in args.batches or default:
         torch.manual_seed(1000 + batch)
         xs_host = make_inputs(batch)
@@ -465,13 +490,17 @@ def run_model(name, args, compile_absent, ort):
             name, batch, median_ms, run.get("compiled", {}).get("median_ms", "-"),
             run.get("onnxruntime", {}).get("median_ms", "-")))
         runs.append(run)
-    return {"name": name, "onnx": onnx_path, "config": config, "opset": opset,
-            "export_seconds": export_seconds, "runs": runs}
+    result = {"name": name, "onnx": onnx_path, "config": config, "opset": opset,
+              "export_seconds": export_seconds, "runs": runs}
+    if base != name:
+        result["precision"] = "bf16"
+    return result
 
 
 def main():
     args, names = torch_eager.parse_common_args(__doc__.splitlines()[0], SIZES,
-                                                MODELS + tuple(MICRO), None,
+                                                MODELS + tuple(MICRO) +
+                                                tuple(m + BF16_SUFFIX for m in MODELS), None,
                                                 devices=("cpu", "cuda"))
     gpu = ""
     if args.device == "cuda":

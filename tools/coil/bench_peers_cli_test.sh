@@ -93,6 +93,11 @@ fi
 # and the TensorProto it writes without the onnx package is onnx's byte for byte.
 check peers_no_cuda_device 1 'torch_peers.py: --device cuda, but torch .* sees no CUDA device' -- \
   /usr/bin/python3 tools/bench/torch_peers.py --out "$tmp/nocuda" --models bert_base --device cuda
+# MODEL_bf16 rows (torch.autocast bf16) are GPU rows; on the CPU the script refuses them.
+check peers_bf16_is_cuda_only 1 'torch_peers.py: resnet50_bf16 is a --device cuda row' -- \
+  /usr/bin/python3 tools/bench/torch_peers.py --out "$tmp/bf16" --models resnet50_bf16 --size quick
+check peers_mlp_bf16_is_a_micro_row 1 'torch_peers.py: mlp_bf16 is a --device cuda row' -- \
+  /usr/bin/python3 tools/bench/torch_peers.py --out "$tmp/mlp" --models mlp_bf16 --size quick
 check tensor_proto_bytes 0 '^same 4$' -- /usr/bin/python3 -c '
 import sys; sys.dont_write_bytecode = True; sys.path.insert(0, "tools/bench")
 import torch, torch_eager
