@@ -276,6 +276,19 @@ std::vector<Case> Cases() {
                                                           proto::BOOL,
                                                           {1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1,
                                                            1, 1, 1}}}});
+  // Dropout of the weights: the mask is fixed by (seed, offset), drawn over the weights
+  // broadcast to [2, 2, 4, 4] here (q, k and v broadcast their batch dims differently).
+  c.push_back({"aten.scaled_dot_product_attention",
+               {A({1, 2, 4, 3}), A({2, 1, 4, 3}), A({2, 2, 4, 2})},
+               {{"is_causal", true}, {"dropout_p", 0.3}, {"seed", int64_t{5}},
+                {"offset", int64_t{7}}}});
+  c.push_back({"aten.scaled_dot_product_attention",
+               {A({2, 3, 4}), A({2, 5, 4}), A({2, 5, 3}), A({3, 5})},
+               {{"dropout_p", 0.5}, {"seed", int64_t{1}}, {"offset", int64_t{1} << 40}}});
+  c.push_back({"aten.scaled_dot_product_attention", {A({2, 3, 4}), A({2, 5, 4}), A({2, 5, 3})},
+               {{"dropout_p", 1.0}}});  // every weight dropped: zeros, no seed needed
+  c.push_back({"aten.scaled_dot_product_attention", {A({2, 3, 4}), A({2, 5, 4}), A({2, 5, 3})},
+               {{"dropout_p", 0.5}, {"train", false}}});  // no dropout
   c.push_back({"aten.convolution", {A({2, 2, 5, 6}), A({3, 2, 3, 2}), A({3})},
                {{"stride", IntList{2, 1}}, {"padding", IntList{1}}}});
   c.push_back({"aten.conv1d", {A({2, 3, 9}), A({2, 3, 3})},
@@ -343,6 +356,8 @@ std::vector<Case> SymbolicCases() {
                {{"training", true}, {"eps", 0.01}}});
   c.push_back({"aten.dropout", {A({kN, 4})},
                {{"p", 0.5}, {"train", true}, {"seed", int64_t{3}}, {"offset", int64_t{0}}}});
+  c.push_back({"aten.scaled_dot_product_attention", {A({kN, 3, 2}), A({kN, 4, 2}), A({1, 4, 3})},
+               {{"dropout_p", 0.4}, {"seed", int64_t{9}}, {"offset", int64_t{2}}}});
   return c;
 }
 

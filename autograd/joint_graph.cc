@@ -101,7 +101,7 @@ absl::StatusOr<JointGraph> BuildJointGraph(const Graph& forward_in,
     map[c] = out.AddConstant(c->type(), c->constant(), c->name());
   }
   Emitter e(
-      out, [](absl::string_view) { return nullptr; }, [](absl::string_view) { return true; });
+      out, [](absl::string_view) { return nullptr; }, [](absl::string_view, const AttrMap&) { return true; });
   struct Step {
     const Node* source;
     std::vector<Val> inputs;

@@ -255,6 +255,36 @@ TEST(Partition, DropoutMaskIsRecomputedAndEqualsTheForwardMask) {
   EXPECT_LT(dropped, 30);
 }
 
+// Attention whose weights [2, 5, 7] are dropped (p = 0.2, seed 3, offset 11): the forward
+// draws the mask once, the min-cut backward draws it again (the rule drops g v^T and the
+// recomputed weights with the forward's seed and offset) and saves no mask; every partition
+// gives the joint graph's gradients (CheckPartitions).
+TEST(Partition, AttentionDropoutMaskIsRecomputed) {
+  Graph g("attention_dropout");
+  GraphBuilder b(g);
+  Value* q = b.Input(TensorType(proto::FLOAT32, {2, 5, 4}), "q");
+  Value* k = b.Input(TensorType(proto::FLOAT32, {2, 7, 4}), "k");
+  Value* v = b.Input(TensorType(proto::FLOAT32, {2, 7, 3}), "v");
+  g.SetOutputs({Op(b, "aten.scaled_dot_product_attention", {q, k, v},
+                   {{"dropout_p", 0.2}, {"seed", int64_t{3}}, {"offset", int64_t{11}}})});
+  CheckPartitions(g, 4);
+  absl::StatusOr<JointGraph> joint = BuildJointGraph(g, {true, true, true});
+  ASSERT_TRUE(joint.ok()) << joint.status();
+  ASSERT_TRUE(prims::Decompose(joint->graph).ok());
+  absl::StatusOr<Partition> p = PartitionJoint(*joint, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto philox = [](const Graph& graph) {
+    int n = 0;
+    for (const Node* node : graph.nodes()) n += node->op() == "prims.philox_uniform";
+    return n;
+  };
+  EXPECT_EQ(philox(p->forward), 1);
+  EXPECT_GE(philox(p->backward), 1) << "the backward draws the mask again";
+  for (const SavedValue& s : p->saved) {
+    EXPECT_NE(s.type.dtype, proto::BOOL) << "the mask " << s.name << " is saved";
+  }
+}
+
 // tools/driver:training_test's CNN (x [8, 2, 6, 6], conv2d 2 -> 4 3x3 padding 1, batch_norm in
 // training mode, relu, max_pool2d 2, linear 36 -> 3, cross entropy against one-hot labels),
 // gradients for the six parameters only and a tangent for the loss only, as in training.

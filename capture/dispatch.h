@@ -41,9 +41,11 @@ std::vector<Tensor> RunEager(absl::string_view op, const std::vector<Tensor>& in
                              AttrMap attrs, const std::source_location& loc);
 
 class Trace;
-// A random op given no seed (aten.dropout with train, 0 < p < 1 and seed < 0) draws its seed
-// and counter offset from the default generator (random.h), which advances by the input's
-// element count; under `trace` the offset is a run-time input (Trace::RuntimeInt).
+// A random op given no seed (aten.dropout with train, 0 < p < 1 and seed < 0; likewise
+// aten.scaled_dot_product_attention with its dropout_p) draws its seed and counter offset from
+// the default generator (random.h), which advances by the element count of what it drops (the
+// input; attention's weights [batch..., L, S]); under `trace` the offset is a run-time input
+// (Trace::RuntimeInt).
 void DrawRandomAttrs(absl::string_view op, const std::vector<Tensor>& inputs, AttrMap& attrs,
                      Trace* trace);
 // The default generator's state, advanced by `n` counters (a cached compiled call's draw).

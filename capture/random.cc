@@ -2,7 +2,9 @@
 // counter from it (capture_internal::DrawRandomAttrs, dispatch.h).
 #include "capture/random.h"
 
+#include <algorithm>
 #include <mutex>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -56,25 +58,63 @@ RandomState random_state() {
 
 namespace capture_internal {
 
+namespace {
+
+// How many counters a random op draws: dropout's input elements, or attention's weights
+// [batch..., L, S] (the batch dims of q, k and v broadcast; the meta function checks that).
+// `shape_of(i)` gives input i's shape as int64_t (concrete) or SymExpr (traced) dims.
+template <typename Dim, typename ShapeOf>
+Dim DrawCount(absl::string_view op, ShapeOf shape_of) {
+  Dim n(1);
+  if (op == "aten.dropout") {
+    for (const Dim& d : shape_of(0)) n = n * d;
+    return n;
+  }
+  const auto q = shape_of(0), k = shape_of(1), v = shape_of(2);
+  size_t batch = std::max({q.size(), k.size(), v.size()}) - 2;
+  for (size_t b = 0; b < batch; ++b) {  // the b-th batch dim from the right
+    Dim dim(1);
+    for (const auto* shape : {&q, &k, &v}) {
+      if (shape->size() - 2 > b && (*shape)[shape->size() - 3 - b] != Dim(1)) {
+        dim = (*shape)[shape->size() - 3 - b];
+      }
+    }
+    n = n * dim;
+  }
+  return n * q[q.size() - 2] * k[k.size() - 2];
+}
+
+}  // namespace
+
 void DrawRandomAttrs(absl::string_view op, const std::vector<Tensor>& inputs, AttrMap& attrs,
                      Trace* trace) {
-  if (op != "aten.dropout" || inputs.empty() || inputs[0].impl() == nullptr) return;
+  const bool attention = op == "aten.scaled_dot_product_attention";
+  if (op != "aten.dropout" && !attention) return;
+  if (inputs.size() < (attention ? 3u : 1u)) return;
+  for (size_t i = 0; i < (attention ? 3u : 1u); ++i) {
+    // Missing inputs and ranks the meta function refuses are its to report.
+    if (inputs[i].impl() == nullptr || (attention && inputs[i].impl()->shape().size() < 2)) {
+      return;
+    }
+  }
   absl::StatusOr<bool> train = GetBool(attrs, "train");
-  absl::StatusOr<double> p = GetFloat(attrs, "p");
+  absl::StatusOr<double> p = GetFloat(attrs, attention ? "dropout_p" : "p");
   absl::StatusOr<int64_t> seed = GetInt(attrs, "seed");
   // Malformed attributes are the meta function's to report; a given seed is the caller's.
   if (!train.ok() || !p.ok() || !seed.ok() || !*train || !(*p > 0 && *p < 1) || *seed >= 0) {
     return;
   }
-  int64_t numel = 1;
-  for (int64_t d : inputs[0].impl()->shape()) numel *= d;
+  const int64_t numel =
+      DrawCount<int64_t>(op, [&](size_t i) { return inputs[i].impl()->shape(); });
   RandomState drawn = DrawCounters(numel);
   attrs["seed"] = Attribute(drawn.seed);
-  attrs["offset"] =
-      trace != nullptr
-          ? Attribute(trace->RuntimeInt(drawn.offset, "rng_offset",
-                                        inputs[0].impl()->type().NumElements()))
-          : Attribute(drawn.offset);
+  if (trace == nullptr) {
+    attrs["offset"] = Attribute(drawn.offset);
+    return;
+  }
+  const SymExpr draw =
+      DrawCount<SymExpr>(op, [&](size_t i) { return inputs[i].impl()->type().shape; });
+  attrs["offset"] = Attribute(trace->RuntimeInt(drawn.offset, "rng_offset", draw));
 }
 
 RandomState DrawCounters(int64_t n) {

@@ -156,7 +156,13 @@ bool MatchAt(Graph& g, Node* out_mm) {
   }
   Node* attn = g.InsertNodeBefore(
       out_mm, "aten.scaled_dot_product_attention", inputs,
-      {{"dropout_p", 0.0}, {"is_causal", causal}, {"scale", scale}}, {o->type()});
+      {{"dropout_p", 0.0},
+       {"is_causal", causal},
+       {"scale", scale},
+       {"train", true},
+       {"seed", int64_t{-1}},
+       {"offset", int64_t{0}}},
+      {o->type()});
   g.ReplaceAllUsesWith(o, attn->output(0));
   g.RemoveNode(out_mm);
   g.RemoveNode(sm);

@@ -18,13 +18,19 @@
 namespace coil::prims {
 namespace {
 
+// Whether `op` stays whole: prims, externs and the backend's `keep` ops, except attention with
+// a dropout_p (the backends' fused attention kernels have no dropout: it decomposes into the
+// philox mask that autograd's rule draws again).
+bool KeptWhole(const DecomposeOptions& options, absl::string_view op, const AttrMap& attrs) {
+  if (IsPrim(op) || IsExtern(op)) return true;
+  if (std::find(options.keep.begin(), options.keep.end(), op) == options.keep.end()) return false;
+  return op != "aten.scaled_dot_product_attention" ||
+         GetFloat(attrs, "dropout_p").value_or(0.0) == 0;
+}
+
 bool NeedsDecomposition(const Graph& graph, const DecomposeOptions& options) {
   for (const Node* n : graph.nodes()) {
-    if (IsPrim(n->op()) || IsExtern(n->op())) continue;
-    if (std::find(options.keep.begin(), options.keep.end(), n->op()) != options.keep.end()) {
-      continue;
-    }
-    return true;
+    if (!KeptWhole(options, n->op(), n->attrs())) return true;
   }
   return false;
 }
@@ -93,9 +99,8 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   const DecompositionRegistry& table = DecompositionRegistry::Global();
   Emitter e(
       out, [&table](absl::string_view op) { return table.Find(op); },
-      [&options](absl::string_view op) {
-        return IsPrim(op) || IsExtern(op) ||
-               std::find(options.keep.begin(), options.keep.end(), op) != options.keep.end();
+      [&options](absl::string_view op, const AttrMap& attrs) {
+        return KeptWhole(options, op, attrs);
       });
   if (symbolic) e.CollectAssumptions();
   for (const Node* n : graph.nodes()) {

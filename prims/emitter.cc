@@ -157,7 +157,7 @@ std::vector<Val> Emitter::Op(absl::string_view op, std::vector<Val> inputs, Attr
                       absl::StrCat(op, ": ", out_types.status().message())));
     return {};
   }
-  if (!keep_(op)) {
+  if (!keep_(op, attrs)) {
     scope.reset();  // a decomposed op's assumptions are its prims' (and the aten graph's guards)
     return Decompose(op, std::move(inputs), std::move(attrs), *out_types);
   }

@@ -76,8 +76,10 @@ class Val {
 // Appends ops to a graph, decomposing every op that is not kept whole.
 class Emitter {
  public:
-  // `keep(op)`: true for ops emitted as they are (prims, externs, ops a backend keeps).
-  Emitter(Graph& out, DecompositionLookup lookup, std::function<bool(absl::string_view)> keep)
+  // `keep(op, attrs)`: true for ops emitted as they are (prims, externs, ops a backend keeps;
+  // attrs normalized, e.g. attention is kept only without dropout).
+  using KeepFn = std::function<bool(absl::string_view op, const AttrMap& attrs)>;
+  Emitter(Graph& out, DecompositionLookup lookup, KeepFn keep)
       : out_(out), lookup_(std::move(lookup)), keep_(std::move(keep)) {}
 
   // Emits `op`; decomposes it first unless kept. Returns one Val per output (empty Vals
@@ -117,7 +119,7 @@ class Emitter {
 
   Graph& out_;
   DecompositionLookup lookup_;
-  std::function<bool(absl::string_view)> keep_;
+  KeepFn keep_;
   absl::Status status_;
   SourceLoc loc_;
   std::string name_;

@@ -24,7 +24,9 @@ struct Fixture {
               auto it = table.find(std::string(op));
               return it == table.end() ? nullptr : &it->second;
             },
-            [](absl::string_view op) { return op.substr(0, 6) == "prims." || op == "aten.mm"; }};
+            [](absl::string_view op, const AttrMap&) {
+              return op.substr(0, 6) == "prims." || op == "aten.mm";
+            }};
 
   std::map<std::string, int> Ops() {
     std::map<std::string, int> ops;

@@ -99,7 +99,7 @@ TEST(FusionNumericTest, Attention) {
 graph @attention(%0 "q": f32[batch, 4, seq, 16], %1 "k": f32[batch, 4, seq, 16], %2 "v": f32[batch, 4, seq, 16]) {
   symbol batch min 2 max 0 hint 8
   symbol seq min 2 max 0 hint 32
-  %3: f32[batch, 4, seq, 16] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, scale = 0.0}
+  %3: f32[batch, 4, seq, 16] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, offset = 0, scale = 0.0, seed = -1, train = true}
   return %3
 }
 )", 8);
@@ -124,7 +124,7 @@ graph @block(%0 "x": f32[batch, 6, 16], %1 "wq": f32[16, 16], %2 "wk": f32[16, 1
   %9: f32[batch, 6, 16] = aten.linear(%8, %1)
   %10: f32[batch, 6, 16] = aten.linear(%8, %2)
   %11: f32[batch, 6, 16] = aten.linear(%8, %3)
-  %12: f32[batch, 6, 16] = aten.scaled_dot_product_attention(%9, %10, %11) {dropout_p = 0.0, is_causal = true, scale = 0.0}
+  %12: f32[batch, 6, 16] = aten.scaled_dot_product_attention(%9, %10, %11) {dropout_p = 0.0, is_causal = true, offset = 0, scale = 0.0, seed = -1, train = true}
   %13: f32[batch, 6, 16] = aten.add(%0, %12) {alpha = 1}
   %14: f32[batch, 6, 32] = aten.linear(%13, %4, %5)
   %15: f32[batch, 6, 32] = aten.gelu(%14) {approximate = "none"}

@@ -60,7 +60,7 @@ TEST(ReuseLoopValuesTest, SoftmaxInsideABlockMatches) {
   absl::StatusOr<Graph> g = ParseAndDecompose(R"(
 graph @attn(%0 "q": f32[2, 4, seq, 8], %1 "k": f32[2, 4, seq, 8], %2 "v": f32[2, 4, seq, 8]) {
   symbol seq min 2 max 0 hint 16
-  %3: f32[2, 4, seq, 8] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, scale = 0.0}
+  %3: f32[2, 4, seq, 8] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, offset = 0, scale = 0.0, seed = -1, train = true}
   %4: f32[2, 4, seq, 8] = aten.tanh(%3)
   %5: f32[2, 4, seq, 8] = aten.log_softmax(%4) {dim = -1, dtype = none}
   %6: f32[2, 4, seq, 8] = aten.softmax(%4) {dim = -1, dtype = none}

@@ -54,8 +54,24 @@ absl::StatusOr<std::vector<TensorType>> SdpaMeta(absl::Span<const TensorType> in
                          meta::ShapeText(scores));
     }
   }
+  // Dropout of the attention weights (after the softmax), drawn like aten.dropout's mask:
+  // weight i (row-major over [batch..., L, S]) is kept where
+  // prims.philox_uniform(seed, offset)[i] < 1 - dropout_p.
   double dropout = *GetFloat(attrs, "dropout_p");
-  if (dropout < 0 || dropout > 1) return meta::Error("dropout_p must be in [0, 1], got ", dropout);
+  if (!(dropout >= 0 && dropout <= 1)) {
+    return meta::Error("dropout_p must be in [0, 1], got ", dropout);
+  }
+  absl::StatusOr<SymExpr> offset = GetSym(attrs, "offset");
+  if (!offset.ok()) return offset.status();
+  if (*GetBool(attrs, "train") && dropout > 0 && dropout < 1 && *GetInt(attrs, "seed") < 0) {
+    return meta::Error("dropout_p = ", dropout,
+                       " with train=true needs a seed attribute (seed >= 0; the weights' mask "
+                       "is prims.philox_uniform(seed, offset)); train=false or dropout_p = 0 "
+                       "draws nothing");
+  }
+  if (offset->is_constant() && offset->constant() < 0) {
+    return meta::Error("offset must be >= 0, got ", offset->constant());
+  }
   std::vector<SymExpr> shape = *batch;
   shape.push_back(l);
   shape.push_back(v.shape.back());
@@ -69,12 +85,19 @@ void RegisterAttentionOps(OpRegistry& r) {
               {{"query"}, {"key"}, {"value"}, {"attn_mask", /*optional=*/true}},
               {{"dropout_p", AttrKind::kFloat, Attribute(0.0)},
                {"is_causal", AttrKind::kBool, Attribute(false)},
-               {"scale", AttrKind::kFloat, Attribute(0.0)}},
+               {"scale", AttrKind::kFloat, Attribute(0.0)},
+               {"train", AttrKind::kBool, Attribute(true)},
+               {"seed", AttrKind::kInt, Attribute(int64_t{-1}), false},
+               {"offset", AttrKind::kSym, Attribute(int64_t{0}), false}},
               OpClass::kAttention, SdpaMeta,
               "torch 2.1's F.scaled_dot_product_attention (absent from torch 1.13): "
               "softmax(q @ k^T * scale + mask) @ v; bool mask True = attend; causal mask is "
-              "top-left aligned; scale 0 means 1/sqrt(E); the reference requires dropout_p 0; "
-              "fully masked rows give NaN."});
+              "top-left aligned; scale 0 means 1/sqrt(E); fully masked rows give NaN. With "
+              "train=true and dropout_p > 0 the softmax weights are dropped as aten.dropout "
+              "drops: weight i of [batch..., L, S] kept, times 1 / (1 - dropout_p), where "
+              "prims.philox_uniform(seed, offset)[i] < 1 - dropout_p (dropout_p = 1: zeros); "
+              "0 < dropout_p < 1 needs seed >= 0 (the Tensor API draws seed -1 and the offset "
+              "from the default generator, capture/random.h); train=false draws nothing."});
 }
 
 }  // namespace coil::nn_internal

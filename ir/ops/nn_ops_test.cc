@@ -2,6 +2,7 @@
 // types under symbolic shapes (the pooling/convolution size formulas checked against PyTorch's
 // for a range of sizes). Numerics are checked by //tests/torch_oracle:nn_oracle_test.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -202,6 +203,24 @@ TEST(NnMeta, AttentionShapesAndErrors) {
               HasSubstr("attn_mask must be bool or the query's dtype"));
   EXPECT_THAT(ErrorOf("aten.scaled_dot_product_attention", {q, k, v, F32({3, 8, 10})}),
               HasSubstr("does not broadcast to the scores' shape [n, 4, 8, 10]"));
+}
+
+TEST(NnMeta, AttentionDropoutAttributes) {
+  TensorType q = F32({2, 8, 16}), k = F32({2, 10, 16}), v = F32({2, 10, 4});
+  const char* op = "aten.scaled_dot_product_attention";
+  EXPECT_EQ(TypeOf(op, {q, k, v}, {{"dropout_p", 0.1}, {"seed", int64_t{3}}}), "f32[2, 8, 4]");
+  EXPECT_EQ(TypeOf(op, {q, k, v}, {{"dropout_p", 0.1}, {"train", false}}), "f32[2, 8, 4]");
+  EXPECT_EQ(TypeOf(op, {q, k, v}, {{"dropout_p", 1.0}}), "f32[2, 8, 4]");  // zeros: no draw
+  EXPECT_EQ(TypeOf(op, {q, k, v},
+                   {{"dropout_p", 0.5}, {"seed", int64_t{0}}, {"offset", SymExpr::Symbol("r")}}),
+            "f32[2, 8, 4]");
+  EXPECT_THAT(ErrorOf(op, {q, k, v}, {{"dropout_p", 0.1}}),
+              HasSubstr("dropout_p = 0.1 with train=true needs a seed attribute"));
+  for (double p : {-0.5, 1.5, std::nan("")}) {
+    EXPECT_THAT(ErrorOf(op, {q, k, v}, {{"dropout_p", p}}), HasSubstr("dropout_p must be in [0, 1]"));
+  }
+  EXPECT_THAT(ErrorOf(op, {q, k, v}, {{"dropout_p", 0.1}, {"seed", int64_t{1}}, {"offset", int64_t{-2}}}),
+              HasSubstr("offset must be >= 0, got -2"));
 }
 
 TEST(NnMeta, UpsampleShapesAndErrors) {

@@ -1,5 +1,5 @@
-// Decomposition of scaled_dot_product_attention (ir/ops/nn_ops_attention.cc): matmuls and a
-// softmax.
+// Decomposition of scaled_dot_product_attention (ir/ops/nn_ops_attention.cc): matmuls, a
+// softmax and, with train=true and dropout_p > 0, aten.dropout's mask on the weights.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,13 +28,12 @@ SymList BroadcastShape(const SymList& a, const SymList& b) {
 
 SymList Batch(const Val& x) { return SymList(x.shape().begin(), x.shape().end() - 2); }
 
-// scaled_dot_product_attention(q, k, v, mask?, dropout_p=0, is_causal, scale) ->
-//   softmax(q @ k^T * scale (+ mask | masked -inf), -1) @ v, in f32 for f16/bf16
+// scaled_dot_product_attention(q, k, v, mask?, dropout_p, is_causal, scale, train, seed, offset)
+//   -> dropout(softmax(q @ k^T * scale (+ mask | masked -inf), -1)) @ v, in f32 for f16/bf16;
+// dropout as aten.dropout's decomposition, over the weights broadcast to [batch..., L, S]:
+//   where(philox_uniform([batch..., L, S], seed, offset, f32) < 1 - p, w * (1 / (1 - p)), 0)
+// (p = 1: zeros), so autograd's rule draws the same mask again from (seed, offset).
 std::vector<Val> Sdpa(const OpCall& c) {
-  if (c.Float("dropout_p") != 0) {
-    c.e().Fail("aten.scaled_dot_product_attention: dropout_p != 0 needs a seed (the op has none)");
-    return {};
-  }
   Emitter& e = c.e();
   Val q = Upcast(c.in(0)), k = Upcast(c.in(1)), v = Upcast(c.in(2));
   SymExpr l = q.size(-2), s = k.size(-2);
@@ -62,6 +61,19 @@ std::vector<Val> Sdpa(const OpCall& c) {
   // A fully masked row has max -inf, so exp(-inf - -inf) = NaN: NaN out, as PyTorch.
   Val ex = Exp(scores - Amax(scores, {-1}, /*keepdim=*/true));
   Val p = ex / Sum(ex, {-1}, /*keepdim=*/true);
+  const double dropout = c.Bool("train") ? c.Float("dropout_p") : 0.0;
+  if (dropout > 0) {
+    SymList weights(c.out_shape().begin(), c.out_shape().end() - 2);
+    weights.push_back(l);
+    weights.push_back(s);
+    p = BroadcastTo(p, weights);
+    if (dropout == 1) {
+      p = FullLike(p, 0.0);
+    } else {
+      Val u = PhiloxUniform(e, weights, c.Int("seed"), c.Sym("offset"), proto::FLOAT32);
+      p = Where(Lt(u, 1 - dropout), p * (1 / (1 - dropout)), 0.0);
+    }
+  }
   return {Cast(Matmul(p, v, c.out_shape()), c.out_dtype())};
 }
 

@@ -67,7 +67,7 @@ graph @block(%0 "x": f32[batch, 8], %1 "w": f32[8], %2 "b": f32[8], %3 "r": f32[
 graph @attention(%0 "q": f32[batch, 2, seq, 4], %1 "k": f32[batch, 2, seq, 4], %2 "v": f32[batch, 2, seq, 4]) {
   symbol batch min 2 max 0 hint 2
   symbol seq min 2 max 0 hint 4
-  %3: f32[batch, 2, seq, 4] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, scale = 0.0}
+  %3: f32[batch, 2, seq, 4] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, offset = 0, scale = 0.0, seed = -1, train = true}
   return %3
 }
 )"},

@@ -1,5 +1,6 @@
 // Reference kernel of aten.scaled_dot_product_attention (the op of
-// ir/ops/nn_ops_attention.cc).
+// ir/ops/nn_ops_attention.cc), with the dropout of its weights (train=true, dropout_p > 0): the
+// mask aten.dropout's kernel draws, over the weights' row-major [batch..., L, S] positions.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,16 +8,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/reference/nn_kernels_internal.h"
+#include "runtime/reference/philox.h"
 
 namespace coil::nn_kernels {
 namespace {
 
 absl::StatusOr<std::vector<HostTensor>> Sdpa(const KernelContext& ctx) {
   double dropout = *GetFloat(ctx.attrs, "dropout_p");
-  if (dropout != 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "the reference scaled_dot_product_attention has no dropout, got dropout_p = ", dropout));
+  // train, seed and offset have defaults (true, -1, 0): a node built without them has them.
+  if (!GetBool(ctx.attrs, "train").value_or(true)) dropout = 0;
+  const int64_t seed = GetInt(ctx.attrs, "seed").value_or(-1);
+  const int64_t offset = ctx.attrs.contains("offset") ? *GetInt(ctx.attrs, "offset") : 0;
+  if (dropout > 0 && dropout < 1 && (seed < 0 || offset < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scaled_dot_product_attention: dropout_p = ", dropout,
+                     " needs seed >= 0 and offset >= 0, got ", seed, ", ", offset));
   }
+  // A weight is kept where its uniform is below this (aten.dropout's kernel's test).
+  const float keep_below = static_cast<float>(1 - dropout);
+  const double keep_scale = dropout < 1 ? 1 / (1 - dropout) : 0.0;
   bool causal = *GetBool(ctx.attrs, "is_causal");
   const std::vector<int64_t>& out_shape = ctx.output_shapes[0];
   int64_t br = static_cast<int64_t>(out_shape.size()) - 2;
@@ -52,6 +62,7 @@ absl::StatusOr<std::vector<HostTensor>> Sdpa(const KernelContext& ctx) {
   std::vector<int64_t> a(br + 2), b(br + 2);
   std::vector<double> p(s);
   int64_t flat = 0;
+  int64_t weight = 0;  // row-major position of weight (batch, i, 0) in [batch..., L, S]
   ForEachIndex(batch, [&](absl::Span<const int64_t> bi) {
     std::copy(bi.begin(), bi.end(), a.begin());
     std::copy(bi.begin(), bi.end(), b.begin());
@@ -85,12 +96,21 @@ absl::StatusOr<std::vector<HostTensor>> Sdpa(const KernelContext& ctx) {
         p[j] = std::exp(p[j] - best);
         total += p[j];
       }
+      for (int64_t j = 0; j < s; ++j) {
+        p[j] /= total;
+        if (dropout == 1) {
+          p[j] = 0;
+        } else if (dropout > 0) {
+          p[j] = PhiloxUniformAt(seed, offset + weight + j) < keep_below ? p[j] * keep_scale : 0;
+        }
+      }
+      weight += s;
       for (int64_t c = 0; c < ev; ++c) {
         double acc = 0;
         for (int64_t j = 0; j < s; ++j) {
           b[br] = j;
           b[br + 1] = c;
-          acc += p[j] / total * v.GetDouble(b);
+          acc += p[j] * v.GetDouble(b);
         }
         out.StoreDouble(flat++, acc);
       }

@@ -196,6 +196,52 @@ case("aten.scaled_dot_product_attention", [rand((2, 2, 5, 4)), rand((2, 2, 5, 4)
          (q @ k.transpose(-2, -1) / 2.0).masked_fill(
              torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf")), -1) @ v,
      {"is_causal": True}, "causal")
+M32 = 0xFFFFFFFF
+
+
+def philox_uniform(seed, counter):
+    """coil's prims.philox_uniform element (docs/prims.md; the same function as
+    tools/driver/training_cnn.py's): Philox4x32-10 with key = seed and counter words
+    (counter, counter >> 32, 0, 0), the first output word u as (u >> 8) * 2^-24."""
+    c = [counter & M32, (counter >> 32) & M32, 0, 0]
+    k = [seed & M32, (seed >> 32) & M32]
+    for r in range(10):
+        if r > 0:
+            k = [(k[0] + 0x9E3779B9) & M32, (k[1] + 0xBB67AE85) & M32]
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ k[0], p1 & M32, (p0 >> 32) ^ c[3] ^ k[1], p0 & M32]
+    return (c[0] >> 8) * 2.0 ** -24
+
+
+def dropped_attention(p, seed, offset, causal=False, scale=None):
+    """torch 2's math attention with dropout, with coil's mask: weight i of [batch..., L, S]
+    kept, times 1 / (1 - p), where philox_uniform(seed, offset + i) < float32(1 - p)."""
+    def fn(q, k, v, mask=None):
+        e = q.shape[-1]
+        s = q @ k.transpose(-2, -1) * (scale if scale else 1 / e ** 0.5)
+        if causal:
+            s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+        if mask is not None:
+            s = s + mask
+        w = torch.softmax(s, -1)
+        w = w.expand(torch.broadcast_shapes(w.shape, v.shape[:-2] + w.shape[-2:]))
+        u = torch.tensor([philox_uniform(seed, offset + i) for i in range(w.numel())],
+                         dtype=F32).reshape(w.shape)
+        keep = u < torch.tensor(1 - p, dtype=F32)
+        return (w * keep * (1 / (1 - p))) @ v
+    return fn
+
+
+# Dropout of the weights (torch 1.13 has no scaled_dot_product_attention and its dropout
+# draws another mask: coil's mask is applied to torch's formula).
+case("aten.scaled_dot_product_attention", [rand((2, 2, 5, 4)), rand((1, 2, 5, 4)),
+                                             rand((2, 1, 5, 3))],
+     dropped_attention(0.3, 5, 7, causal=True),
+     {"is_causal": True, "dropout_p": 0.3, "seed": 5, "offset": 7}, "dropout_causal")
+case("aten.scaled_dot_product_attention", [rand((3, 4, 6), F64), rand((3, 5, 6), F64),
+                                             rand((3, 5, 2), F64), rand((4, 5), F64)],
+     dropped_attention(0.5, 2, 1 << 33, scale=0.3),
+     {"dropout_p": 0.5, "seed": 2, "offset": 1 << 33, "scale": 0.3}, "dropout_mask", F64)
 case("aten.conv2d", [rand((2, 4, 6, 5)), rand((4, 1, 3, 3)), rand((4,))],
      lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=4), {"padding": [1], "groups": 4},
      "depthwise")

@@ -22,14 +22,14 @@ namespace {
 
 constexpr char kCausal[] = R"(graph @attn(%0 "q": f32[2, 3, seq, 16], %1 "k": f32[2, 3, seq, 16], %2 "v": f32[2, 3, seq, 8]) {
   symbol seq min 1 max 0 hint 64
-  %3: f32[2, 3, seq, 8] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, scale = 0.0}
+  %3: f32[2, 3, seq, 8] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, offset = 0, scale = 0.0, seed = -1, train = true}
   %4: f32[2, 3, seq, 8] = aten.mul(%3, %3)
   return %4
 })";
 
 constexpr char kMasked[] = R"(graph @attn(%0 "q": f32[2, 3, seq, 16], %1 "k": f32[2, 3, seq, 16], %2 "v": f32[2, 3, seq, 8], %3 "m": f32[seq, seq]) {
   symbol seq min 1 max 0 hint 64
-  %4: f32[2, 3, seq, 8] = aten.scaled_dot_product_attention(%0, %1, %2, %3) {dropout_p = 0.0, is_causal = false, scale = 0.25}
+  %4: f32[2, 3, seq, 8] = aten.scaled_dot_product_attention(%0, %1, %2, %3) {dropout_p = 0.0, is_causal = false, offset = 0, scale = 0.25, seed = -1, train = true}
   return %4
 })";
 

@@ -3,6 +3,8 @@
 // value, and each backend's draws equal the float64 reference interpreter's at that value,
 // which in turn equal a graph with the value written in as a constant. The draws are exact
 // (Philox on integers); x * (1 / (1 - p)) may differ from the reference in the last bit.
+// The attention graph's dropout (of its softmax weights) is decomposed by every backend, also
+// the CPU backend, which otherwise keeps attention whole: its mask is the reference kernel's.
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,14 +33,24 @@ constexpr char kGraph[] = R"(graph @rng(%0 "x": f32[batch, 7], %1 "rng_offset0":
   return %4
 })";
 
+// Attention with dropout of its weights [batch, 2, 5, 6] (v broadcast over the batch).
+constexpr char kAttention[] = R"(graph @attention(%0 "q": f32[batch, 2, 5, 4], %1 "k": f32[batch, 2, 6, 4], %2 "v": f32[1, 2, 6, 3], %3 "rng_offset0": i64[]) {
+  symbol batch min 1 max 0 hint 4
+  symbol rng_offset0 min 0 max 0 hint 0 value_of "rng_offset0"
+  %4: f32[batch, 2, 5, 3] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.3, is_causal = true, offset = sym(OFFSET), scale = 0.0, seed = 11, train = true}
+  return %4
+})";
+
+constexpr char kAttentionOp[] = "aten.scaled_dot_product_attention";
+
 Graph Parse(const std::string& text) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status() << "\n" << text;
   return *std::move(g);
 }
 
-std::string WithOffset(const std::string& offset) {
-  return absl::StrReplaceAll(kGraph, {{"OFFSET", offset}});
+std::string WithOffset(const std::string& offset, const char* graph = kGraph) {
+  return absl::StrReplaceAll(graph, {{"OFFSET", offset}});
 }
 
 HostTensor Offset(int64_t v) {
@@ -47,37 +59,43 @@ HostTensor Offset(int64_t v) {
   return t;
 }
 
-void ExpectBackendMatches(std::shared_ptr<Backend> backend, const std::string& name) {
+// `graph`'s last input is the offset; `tolerance` for the backend against the reference.
+void ExpectBackendMatches(std::shared_ptr<Backend> backend, const std::string& name,
+                          const char* graph = kGraph, double tolerance = 1e-6) {
   SCOPED_TRACE(name);
   DriverOptions o;
   o.backend = std::move(backend);
   o.cache = nullptr;
-  absl::StatusOr<CompileResult> r = CompileGraph(Parse(WithOffset("rng_offset0")), o);
+  absl::StatusOr<CompileResult> r = CompileGraph(Parse(WithOffset("rng_offset0", graph)), o);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_NE(r->executable, nullptr) << r->load_error;
   std::vector<double> previous;
   for (int64_t offset : {int64_t{0}, int64_t{5}, int64_t{1} << 50, int64_t{5}}) {
     for (int64_t batch : {3, 11}) {
       SCOPED_TRACE(absl::StrCat("offset ", offset, " batch ", batch));
-      std::vector<HostTensor> in = {
-          test_kit::RandomInputs(Parse(WithOffset("0")), {{"batch", batch}}, 7)[0],
-          Offset(offset)};
+      std::vector<HostTensor> in =
+          test_kit::RandomInputs(Parse(WithOffset("0", graph)), {{"batch", batch}}, 7);
+      in.back() = Offset(offset);
+      std::vector<HostTensor> oracle_in = in;
+      oracle_in.back() = Offset(0);
       // The oracle: the same graph with the offset written in, reference kernels (each
       // computing in double, rounded to f32).
       absl::StatusOr<std::vector<HostTensor>> want =
-          Interpret(Parse(WithOffset(absl::StrCat(offset))), {in[0], Offset(0)});
+          Interpret(Parse(WithOffset(absl::StrCat(offset), graph)), oracle_in);
       ASSERT_TRUE(want.ok()) << want.status();
       // The reference interpreter binds the symbol from the input too.
       absl::StatusOr<std::vector<HostTensor>> bound =
-          Interpret(Parse(WithOffset("rng_offset0")), in);
+          Interpret(Parse(WithOffset("rng_offset0", graph)), in);
       ASSERT_TRUE(bound.ok()) << bound.status();
       test_kit::ExpectClose((*want)[0], (*bound)[0], {.abs = 0, .rel = 0}, "interpreter");
       absl::StatusOr<std::vector<HostTensor>> got = r->executable->Run(in);
       ASSERT_TRUE(got.ok()) << got.status();
-      test_kit::ExpectClose((*want)[0], (*got)[0], {.abs = 1e-6, .rel = 1e-6}, name);
+      test_kit::ExpectClose((*want)[0], (*got)[0], {.abs = tolerance, .rel = tolerance}, name);
       if (batch == 3) {
         std::vector<double> now = (*got)[0].ToDoubles();
-        if (!previous.empty() && offset != 5) EXPECT_NE(previous, now) << "the offset changed nothing";
+        if (!previous.empty() && offset != 5) {
+          EXPECT_NE(previous, now) << "the offset changed nothing";
+        }
         previous = now;
       }
     }
@@ -87,6 +105,22 @@ void ExpectBackendMatches(std::shared_ptr<Backend> backend, const std::string& n
 TEST(ValueSymbolsTest, OneCompileDrawsAtEveryOffset) {
   ExpectBackendMatches(ScheduleInterpreterBackend(), "schedule interpreter");
   ExpectBackendMatches(CpuBackend({.runtime = {.num_threads = 2}}), "cpu");
+}
+
+TEST(ValueSymbolsTest, AttentionDropoutDrawsTheReferenceMask) {
+  ExpectBackendMatches(ScheduleInterpreterBackend(), "schedule interpreter", kAttention, 1e-5);
+  std::shared_ptr<Backend> cpu =
+      CpuBackend({.runtime = {.num_threads = 2}, .fused_attention = true});
+  ExpectBackendMatches(cpu, "cpu", kAttention, 1e-5);
+  // The fused attention extern has no dropout: the CPU backend decomposes this one.
+  DriverOptions o;
+  o.backend = cpu;
+  o.cache = nullptr;
+  o.keep_intermediates = true;
+  absl::StatusOr<CompileResult> r = CompileGraph(Parse(WithOffset("rng_offset0", kAttention)), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->schedule.has_value());
+  for (const proto::Kernel& k : r->schedule->kernels()) EXPECT_NE(k.extern_op(), kAttentionOp);
 }
 
 TEST(ValueSymbolsTest, ANegativeOffsetIsRefused) {
