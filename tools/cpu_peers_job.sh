@@ -8,15 +8,19 @@
 #
 #   tools/cpu_peers_job.sh CARRY_DIR TOTAL_SECONDS THREADS...   (e.g. .cpu_peers 540 16 4)
 # CARRY_DIR holds zstd and bin.tar.zst (tools/cpu_peers_pack.sh makes it). PROFILE=0 skips the
-# profiles; MIN_SECONDS (default 0.5) is each side's timing floor per row. SWEEP=1 ends with
-# sweep.txt: coil alone on the exported models at batch 1 under each of SWEEP_VARIANTS (twice,
-# in order then reversed; default: libgomp wait settings; runtime/cpu/dnnl_api.cc sets
-# OMP_WAIT_POLICY=passive unless the environment sets one, GOMP_SPINCOUNT overrides the
-# policy's spin count; or e.g.
-# COIL_DNNL_MIN_PARALLEL_BYTES=N, runtime/cpu/internal/dnnl_plans.h), at every thread count
-# given (or SWEEP_THREADS), in the last SWEEP_SECONDS of the time. GEMM=1 starts with
-# gemm.txt: BERT-base's GEMM shapes through torch, ONNX Runtime and coil
-# (tools/bench/gemm_peers.py) at every thread count given (or GEMM_THREADS).
+# profiles, PROFILE_MODELS (default all five, "model:batch ...") picks them; MIN_SECONDS
+# (default 0.5) is each side's timing floor per row; PEERS_ARGS is added to each `coil bench
+# cpu --peers` (e.g. "--models resnet50,mobilenet_v3_large --batches 1"); COIL_PEERS_SKIP=compiled
+# leaves torch.compile out. SWEEP=1 ends with sweep.txt: coil alone on the exported models
+# (SWEEP_MODELS, default mobilenet_v3_large resnet50 bert_base) at batch 1 under each of
+# SWEEP_VARIANTS (twice, in order then reversed; a variant is VAR=VALUE[,VAR=VALUE...];
+# default: libgomp wait settings; runtime/cpu/dnnl_api.cc sets OMP_WAIT_POLICY=passive unless
+# the environment sets one, GOMP_SPINCOUNT overrides the policy's spin count; or e.g.
+# COIL_GEMV=0,COIL_DNNL_BYTES_PER_THREAD=0: runtime/cpu/internal/gemv.h, dnnl_plans.h), at
+# every thread count given (or SWEEP_THREADS), in the last SWEEP_SECONDS of the time. GEMM=1
+# adds gemm.txt after the peers runs (which leave it GEMM_SECONDS): GEMM_SHAPES (default
+# BERT-base's GEMM shapes and three classifier GEMVs at batch 1, MxKxN) through torch, ONNX
+# Runtime and coil (tools/bench/gemm_peers.py) at every thread count given (or GEMM_THREADS).
 set -u
 G=$(cd "$1" && pwd)
 END=$((SECONDS + $2))
@@ -41,7 +45,7 @@ peers() {  # peers THREADS SECONDS (at least 1: `timeout 0` would never stop it)
   echo "== coil bench cpu --peers --threads $1 (at most $limit s)"
   PYTHONUNBUFFERED=1 timeout "$limit" $W/coil bench cpu --peers --threads "$1" --python python3 \
     --min-seconds "${MIN_SECONDS:-0.5}" --work-dir /tmp/peers_work_$1 --json "$R/peers_$1.json" \
-    >"$R/peers_$1.txt" 2>"$R/peers_$1.log"
+    ${PEERS_ARGS:-} >"$R/peers_$1.txt" 2>"$R/peers_$1.log"
   echo "exit status $? after $SECONDS s"
   cat "$R/peers_$1.txt"
   grep -v "Warning\|warn(" "$R/peers_$1.log" | tail -4
@@ -50,22 +54,11 @@ FIRST=$1
 shift
 REST=("$@")
 set -- "$FIRST" "${REST[@]}"
-if [ "${GEMM:-0}" = 1 ]; then
-  for T in ${GEMM_THREADS:-$@}; do
-    for shape in "1024 768 3072" "1024 3072 768" "1024 768 768" "128 768 3072"; do
-      set -- $shape
-      python3 tools/bench/gemm_peers.py /tmp/gemm_peers "$1" "$2" "$3" "$T" 2>&1 | grep -v wrote
-      echo "coil                       ${1}x${2}x${3} threads $T: $($W/coil run \
-        /tmp/gemm_peers/gemm_${1}x${2}x${3}.onnx --backend cpu --repeat 30 --threads "$T" 2>&1 |
-        grep 'run x')"
-    done
-  done > "$R/gemm.txt"
-  cat "$R/gemm.txt"
-  set -- "$FIRST" "${REST[@]}"
-fi
-peers "$FIRST" $((END - SECONDS - ${SWEEP_SECONDS:-0}))
+# Time kept back from the peers runs for the phases after them.
+KEEP=$((${SWEEP_SECONDS:-0} + ${GEMM_SECONDS:-0}))
+peers "$FIRST" $((END - SECONDS - KEEP))
 if [ "${PROFILE:-1}" = 1 ]; then
-  for m in resnet50:1 mobilenet_v3_large:1 vit_b_16:1 bert_base:8 gpt2_small:1; do
+  for m in ${PROFILE_MODELS:-resnet50:1 mobilenet_v3_large:1 vit_b_16:1 bert_base:8 gpt2_small:1}; do
     f=/tmp/peers_work_$FIRST/${m%%:*}/model.onnx
     [ -f "$f" ] || continue
     echo "== coil run --profile ${m%%:*} batch ${m##*:} threads $FIRST"
@@ -75,11 +68,28 @@ if [ "${PROFILE:-1}" = 1 ]; then
   echo "profiles done after $SECONDS s"
 fi
 for T in "${REST[@]}"; do
-  [ $((END - SECONDS)) -gt 30 ] && peers "$T" $((END - SECONDS - ${SWEEP_SECONDS:-0}))
+  [ $((END - SECONDS)) -gt 30 ] && peers "$T" $((END - SECONDS - KEEP))
 done
+if [ "${GEMM:-0}" = 1 ]; then
+  SHAPES=${GEMM_SHAPES:-1024x768x3072 1024x3072x768 1024x768x768 128x768x3072 1x960x1280 \
+1x1280x1000 1x2048x1000}
+  for T in ${GEMM_THREADS:-$FIRST ${REST[@]}}; do
+    [ $((END - SECONDS - ${SWEEP_SECONDS:-0})) -gt 10 ] || break
+    timeout $((END - SECONDS - ${SWEEP_SECONDS:-0})) python3 tools/bench/gemm_peers.py \
+      /tmp/gemm_peers "$T" $SHAPES 2>&1 | grep -v wrote
+    for shape in $SHAPES; do
+      [ $((END - SECONDS - ${SWEEP_SECONDS:-0})) -gt 3 ] || break 2
+      echo "coil                       $shape threads $T: $($W/coil run \
+        /tmp/gemm_peers/gemm_$shape.onnx --backend cpu --repeat 30 --threads "$T" 2>&1 |
+        grep 'run x')"
+    done
+  done > "$R/gemm.txt"
+  cat "$R/gemm.txt"
+  echo "gemm done after $SECONDS s"
+fi
 if [ "${SWEEP:-0}" = 1 ]; then
   LAST=$FIRST; [ ${#REST[@]} -gt 0 ] && LAST=${REST[-1]}
-  for m in mobilenet_v3_large resnet50 bert_base; do
+  for m in ${SWEEP_MODELS:-mobilenet_v3_large resnet50 bert_base}; do
     f=/tmp/peers_work_$LAST/$m/model.onnx
     [ -f "$f" ] || continue
     for T in ${SWEEP_THREADS:-$FIRST ${REST[@]}}; do
@@ -89,7 +99,7 @@ if [ "${SWEEP:-0}" = 1 ]; then
       for ((i = ${#V[@]} - 1; i >= 0; --i)); do ORDER+=("${V[i]}"); done
       for v in "${ORDER[@]}"; do
         [ $((END - SECONDS)) -gt 5 ] || break 3
-        echo "$m batch 1 threads $T $v: $(env $v timeout 30 $W/coil run "$f" --backend cpu \
+        echo "$m batch 1 threads $T $v: $(env ${v//,/ } timeout 30 $W/coil run "$f" --backend cpu \
           --repeat 30 --threads "$T" --dim batch=1 2>&1 | grep 'run x')"
       done
     done

@@ -1,11 +1,14 @@
-"""One f32 GEMM shape through torch and ONNX Runtime, and an ONNX model of it for `coil run`:
-is the GEMM library coil calls (Debian's oneDNN 2.6) the limit on a transformer's matmuls?
+"""f32 GEMM shapes through torch and ONNX Runtime, and an ONNX model of each for `coil run`:
+is the GEMM library coil calls (Debian's oneDNN 2.6) the limit on a transformer's matmuls, and
+how do small-M products (a classifier at batch 1) compare?
 
-Usage: gemm_peers.py OUT_DIR M K N THREADS
-Writes OUT_DIR/gemm_MxKxN.onnx (x f32[M, K] @ a constant f32[K, N] weight + bias, as a
-Linear layer exports) and prints one line per peer: median ms of 30 runs after 3 warm-ups and
-the TFLOP/s it implies (2*M*K*N per run). Time coil on the same model with
+Usage: gemm_peers.py OUT_DIR THREADS MxKxN [MxKxN ...]
+For each shape writes OUT_DIR/gemm_MxKxN.onnx (x f32[M, K] @ a constant f32[K, N] weight +
+bias, as a Linear layer exports) and prints one line per peer: median ms of 30 runs after 3
+warm-ups, the TFLOP/s it implies (2*M*K*N per run) and the GB/s of weights read (4*K*N).
+Time coil on the same model with
   coil run OUT_DIR/gemm_MxKxN.onnx --backend cpu --repeat 30 --threads THREADS
+(torch and onnxruntime are imported once for all shapes.)
 """
 import os
 import statistics
@@ -28,8 +31,7 @@ def timed(fn):
     return statistics.median(samples)
 
 
-def main():
-    out, m, k, n, threads = sys.argv[1], *map(int, sys.argv[2:6])
+def shape_run(out, m, k, n, threads, torch, ort):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((m, k), dtype=np.float32)
     w = (rng.standard_normal((k, n), dtype=np.float32) / np.sqrt(k)).astype(np.float32)
@@ -45,24 +47,32 @@ def main():
     flop = 2.0 * m * k * n
 
     def report(name, ms):
-        print("%-26s %dx%dx%d threads %d: %8.3f ms  %6.3f TFLOP/s" % (
-            name, m, k, n, threads, ms, flop / ms / 1e9))
+        print("%-26s %dx%dx%d threads %d: %8.3f ms  %6.3f TFLOP/s  %6.1f GB/s weights" % (
+            name, m, k, n, threads, ms, flop / ms / 1e9, 4.0 * k * n / ms / 1e6))
 
-    import torch
-    torch.set_num_threads(threads)
     tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w.T.copy()), torch.from_numpy(b)
     with torch.no_grad():
         report("torch F.linear", timed(lambda: torch.nn.functional.linear(tx, tw, tb)))
+    if ort is not None:
+        o = ort.SessionOptions()
+        o.intra_op_num_threads, o.inter_op_num_threads = threads, 1
+        s = ort.InferenceSession(path, o, providers=["CPUExecutionProvider"])
+        report("onnxruntime", timed(lambda: s.run(None, {"x": x})))
+    print("wrote " + path)
+
+
+def main():
+    out, threads = sys.argv[1], int(sys.argv[2])
+    shapes = [tuple(map(int, a.split("x"))) for a in sys.argv[3:]]
+    import torch
+    torch.set_num_threads(threads)
     try:
         import onnxruntime as ort
     except ImportError as e:
         print("onnxruntime absent (%s)" % e)
-        return
-    o = ort.SessionOptions()
-    o.intra_op_num_threads, o.inter_op_num_threads = threads, 1
-    s = ort.InferenceSession(path, o, providers=["CPUExecutionProvider"])
-    report("onnxruntime", timed(lambda: s.run(None, {"x": x})))
-    print("wrote " + path)
+        ort = None
+    for m, k, n in shapes:
+        shape_run(out, m, k, n, threads, torch, ort)
 
 
 if __name__ == "__main__":
