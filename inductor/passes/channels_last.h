@@ -23,9 +23,9 @@
 // convolution touching a permuted buffer gets ir/channels_last.h's attribute. Values computed
 // are the same bit for bit: only addresses change.
 //
-// Runs after fusion, before the memory plan (pipeline.cc), when the backend's Capabilities ask
-// for it (the CPU backend; the runtimes that understand the attribute: runtime/cpu and the
-// Schedule interpreter).
+// Runs after fusion, before the memory plan (pipeline.cc), when the backend's Capabilities name
+// dtypes for it (Capabilities::channels_last; the runtimes that understand the attribute:
+// runtime/cpu, runtime/cuda and the Schedule interpreter).
 #ifndef COIL_INDUCTOR_PASSES_CHANNELS_LAST_H_
 #define COIL_INDUCTOR_PASSES_CHANNELS_LAST_H_
 
