@@ -32,7 +32,8 @@ Default batch sizes are each model's BATCHES (the issue's), --batches replaces t
 
 --device cuda (`coil bench cuda`): torch eager and torch.compile run on the first GPU, model and
 input moved there, TF32 off (torch.backends.*.allow_tf32 = False: exact f32, coil's default),
-each call timed by CUDA events around it (device time, as coil's); default batches CUDA_BATCHES;
+each call timed by CUDA events around it (device time, as coil's); default batches CUDA_BATCHES,
+gpt2_small at 512 tokens (CUDA_TOKENS; the CUDA issue's row);
 ONNX Runtime is not measured (absent); the JSON names the GPU ("gpu"). The saved input and
 output are host tensors, as on the CPU.
 
@@ -75,6 +76,9 @@ BATCHES = {"resnet50": [1, 16], "mobilenet_v3_large": [1, 16], "vit_b_16": [1, 8
            "bert_base": [1, 8], "gpt2_small": [1, 4]}
 CUDA_BATCHES = {"resnet50": [64], "mobilenet_v3_large": [64], "vit_b_16": [32],
                 "bert_base": [8], "gpt2_small": [8]}
+# --device cuda at --size full: sequence lengths other than SIZES' (the CUDA issue's GPT-2 row is
+# batch 8 at 512 tokens).
+CUDA_TOKENS = {"gpt2_small": 512}
 SIZES = {
     "full": {"image": 224, "tokens": 128,
              "bert": {"vocab": 30522, "dim": 768, "heads": 12, "ff": 3072, "layers": 12},
@@ -185,8 +189,9 @@ class Gpt2(nn.Module):
         return self.head(self.norm(x))
 
 
-def build(name, size):
-    """(model, input maker taking a batch size, opset, config text); batch is dimension 0."""
+def build(name, size, tokens=None):
+    """(model, input maker taking a batch size, opset, config text); batch is dimension 0.
+    tokens: the transformers' sequence length (default SIZES[size]["tokens"])."""
     import torchvision
     s = SIZES[size]
     image = s["image"]
@@ -205,7 +210,7 @@ def build(name, size):
         opset = 17 if name == "vit_b_16" else 13
         return (model, lambda n: torch.randn(n, 3, image, image), opset,
                 "3x%dx%d images" % (image, image))
-    tokens = s["tokens"]
+    tokens = tokens or s["tokens"]
     if name == "bert_base":
         b = s["bert"]
         config = "%d tokens, width %d, %d heads, ff %d, %d layers, vocab %d" % (
@@ -439,7 +444,8 @@ def run_model(name, args, compile_absent, ort):
     if name in MICRO:
         model, make_inputs, opset, config, bytes_moved = build_micro(name, args.size)
     else:
-        model, make_input, opset, config = build(base, args.size)
+        tokens = CUDA_TOKENS.get(base) if cuda and args.size == "full" else None
+        model, make_input, opset, config = build(base, args.size, tokens)
         make_inputs = lambda n: (make_input(n),)  # noqa: E731
     model.eval()
     names = ("x", "r")[:len(make_inputs(1))]
