@@ -43,7 +43,11 @@ def shape_run(out, m, k, n, threads, torch, ort):
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "gemm_%dx%dx%d.onnx" % (m, k, n))
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    # IR version 8 (opset 13 needs 7): a newer onnx package writes its own latest by default,
+    # which an older onnxruntime refuses ("Unsupported model IR version: 14, max supported IR
+    # version: 13", onnx 1.19 against onnxruntime 1.30 on the GPU machine).
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                                ir_version=8), path)
     flop = 2.0 * m * k * n
 
     def report(name, ms):
@@ -56,8 +60,12 @@ def shape_run(out, m, k, n, threads, torch, ort):
     if ort is not None:
         o = ort.SessionOptions()
         o.intra_op_num_threads, o.inter_op_num_threads = threads, 1
-        s = ort.InferenceSession(path, o, providers=["CPUExecutionProvider"])
-        report("onnxruntime", timed(lambda: s.run(None, {"x": x})))
+        try:
+            s = ort.InferenceSession(path, o, providers=["CPUExecutionProvider"])
+        except Exception as e:  # one shape's failure leaves the others' lines
+            print("onnxruntime failed on %dx%dx%d: %s" % (m, k, n, str(e).splitlines()[0]))
+        else:
+            report("onnxruntime", timed(lambda: s.run(None, {"x": x})))
     print("wrote " + path)
 
 
