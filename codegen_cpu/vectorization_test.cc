@@ -3,7 +3,8 @@
 // so the checks do not depend on the machine running them:
 //   - pointwise kernels over several buffers vectorize without run-time overlap checks (the
 //     buffers' alias scopes, codegen_cpu/internal/alias_scopes.h), short rows of 40 included;
-//     same-shaped ones run as one flat loop (no division per row of a [64, 64, 3, 3] weight);
+//     same-shaped ones run as one flat loop (no division per row of a [64, 64, 3, 3] weight),
+//     also with f64 math on a 0-d input (AdamW's bias correction: computed before the loop);
 //   - tanh / erf / exp chains become inline vector code (no libm or libmvec calls);
 //   - softmax's max reduction vectorizes (integer order keys), and so do its exp-sum (f64 lanes)
 //     and normalization loops (a multiply by the row's reciprocal).
@@ -96,6 +97,31 @@ TEST(VectorizationTest, SameShapedPointwiseRunsFlat) {
       "graph @b(%0 \"x\": f32[64, 64, 3, 3], %1 \"s\": f32[64, 1, 1, 1]) {\n"
       "  %2: f32[64, 64, 3, 3] = aten.mul(%0, %1)\n  return %2\n}\n");
   EXPECT_TRUE(absl::StrContains(b.source(), "urem")) << b.source();
+}
+
+// AdamW's parameter update with its bias correction computed from the 0-d step count in f64
+// (one parameter: the correction is inlined into the update kernel). Every buffer is a
+// caller input, one alias class, so the step's load could not leave the loop and the f64
+// math kept the loop at 4 f32 lanes (f64 sets the vectorization factor) with a vector exp
+// call per 4 elements; read once before the loop (kernel_emitter.cc, [Note: scalar loads
+// before the loop]), the loop runs at 8 lanes and the exp runs once per call.
+TEST(VectorizationTest, ScalarInputMathLeavesTheLoop) {
+  const std::string t = "f32[64, 64, 3, 3]";
+  proto::CompiledKernel k = OnlyKernel(absl::StrCat(
+      "graph @p(%0 \"p\": ", t, ", %1 \"m\": ", t, ", %2 \"step\": f32[]) {\n",
+      "  %3: f64[] = aten.to_dtype(%2) {dtype = f64}\n",
+      "  %4: f64[] = aten.mul_scalar(%3) {other = -0.1}\n",
+      "  %5: f64[] = aten.exp(%4)\n",
+      "  %6: f64[] = aten.rsub_scalar(%5) {alpha = 1, other = 1.0}\n",
+      "  %7: f32[] = aten.to_dtype(%6) {dtype = f32}\n",
+      "  %8: ", t, " = aten.div(%1, %7) {rounding_mode = \"\"}\n",
+      "  %9: ", t, " = aten.add_(%0, %8) {alpha = -0.001}\n  return\n}\n"));
+  const std::string& ir = k.source();
+  EXPECT_TRUE(absl::StrContains(ir, "load <8 x float>")) << ir;
+  EXPECT_TRUE(absl::StrContains(ir, "store <8 x float>")) << ir;
+  EXPECT_FALSE(absl::StrContains(ir, "x double>")) << ir;
+  EXPECT_FALSE(absl::StrContains(ir, "@_ZGV")) << ir;
+  EXPECT_FALSE(absl::StrContains(ir, "udiv")) << ir;
 }
 
 TEST(VectorizationTest, GeluChainsAreInlineVectorCode) {

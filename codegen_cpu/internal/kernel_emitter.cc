@@ -551,7 +551,42 @@ class KernelEmitter {
     return EmitConstant(b_, e.dtype(), 0, i);
   }
 
+  // [Note: scalar loads before the loop] A 0-d buffer the kernel never stores into is read
+  // once, in the entry block. Read in the loop, its load could not be hoisted when the buffers
+  // may alias (all of AdamW's are caller inputs, one alias class), so whatever it feeds stayed
+  // in the loop too: AdamW's bias corrections (exp, division, sqrt in f64 of the step count)
+  // kept the p update at 4 f32 lanes (the f64 math sets the vectorization factor), where the
+  // same loop without them runs at 16. Reading it first is the value it had before the kernel
+  // wrote anything, the functional graph's meaning even if a caller passes a view of a tensor
+  // the kernel writes.
+  absl::StatusOr<llvm::Value*> ScalarBeforeLoops(int id) {
+    auto cached = scalar_loads_.find(id);
+    if (cached != scalar_loads_.end()) return cached->second;
+    for (const proto::Loop& l : k_.loops()) {
+      for (const proto::Expr& x : l.body()) {
+        if (x.kind() == proto::Expr::STORE && x.buffer() == id) {
+          return scalar_loads_[id] = nullptr;
+        }
+      }
+    }
+    absl::StatusOr<BufferVals*> bv = Buffer(id);
+    if (!bv.ok()) return bv.status();
+    llvm::Instruction* access = nullptr;
+    llvm::Value* v = EmitLoadElement(eb_, (*bv)->base, (*bv)->buf->dtype(), &access);
+    scopes_.Tag(access, id);
+    return scalar_loads_[id] = v;
+  }
+
   absl::Status Load(const proto::Expr& e) {
+    if (e.mask() == 0 && e.index_size() == 0) {
+      absl::StatusOr<BufferVals*> bv = Buffer(e.buffer());
+      if (!bv.ok()) return bv.status();
+      if ((*bv)->buf->shape_size() == 0) {
+        absl::StatusOr<llvm::Value*> v = ScalarBeforeLoops(e.buffer());
+        if (!v.ok()) return v.status();
+        if (*v != nullptr) return Define(e, EmitConvert(b_, {*v, (*bv)->buf->dtype()}, e.dtype()));
+      }
+    }
     if (e.mask() == 0) {
       llvm::Value* guard;
       absl::StatusOr<std::pair<llvm::Value*, DType>> a = Address(e, &guard);
@@ -678,6 +713,8 @@ class KernelEmitter {
   llvm::Function* f_ = nullptr;
   absl::flat_hash_map<int, llvm::Value*> sym_values_;
   absl::flat_hash_map<int, BufferVals> buffers_;
+  // 0-d buffers read in the entry block (nullptr: stored by the kernel, read where used).
+  absl::flat_hash_map<int, llvm::Value*> scalar_loads_;
   std::vector<llvm::Value*> outer_;  // _i<d>
   // A flat pointwise kernel's position (then every non-scalar access is at it; outer_ unset).
   llvm::Value* flat_ = nullptr;
