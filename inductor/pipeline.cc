@@ -7,6 +7,7 @@
 #include "inductor/passes/channels_last.h"
 #include "inductor/passes/fold_constants.h"
 #include "inductor/passes/fusion.h"
+#include "inductor/passes/split_reductions.h"
 #include "inductor/passes/verify_program.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -49,6 +50,7 @@ PassPipeline<Program> ProgramPipeline(const ScheduleOptions& options, SymRanges 
                                 ? FusionPipeline(options.capabilities)
                                 : PassPipeline<Program>("inductor", {.verify = VerifyProgram,
                                                                      .print = DescribeProgram});
+  if (options.capabilities.split_reductions) p.Add("split_reductions", SplitReductions);
   if (!options.capabilities.channels_last.empty()) {
     p.Add("channels_last", [dtypes = options.capabilities.channels_last](Program& program) {
       return ChannelsLastActivations(program, dtypes);

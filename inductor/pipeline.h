@@ -5,7 +5,7 @@
 //   inductor.lower    Graph -> Program                         (a recorded step, not a pass)
 //   inductor          fuse_vertical, fuse_reductions, fuse_horizontal, fuse_extern_epilogues,
 //                     reuse_loop_values, remove_dead_buffers,  (fusion.h explains the order)
-//                     channels_last                            (when the backend asks for it)
+//                     split_reductions, channels_last          (when the backend asks for them)
 //                     plan_memory                              (on the Program)
 //
 //   std::vector<PassRecord> records;

@@ -31,6 +31,9 @@ struct Capabilities {
   // ir/channels_last.h's convolution attribute, and only the dtypes whose convolutions it runs
   // faster in NHWC (the CPU: f32 through oneDNN; CUDA: f16/bf16 tensor cores, f32 with TF32).
   std::vector<proto::DType> channels_last;
+  // Split reductions with few output rows and long rows into a partial and a final kernel
+  // (passes/split_reductions.h): for a backend that runs a row per thread block (CUDA).
+  bool split_reductions = false;
 };
 
 struct ScheduleOptions {

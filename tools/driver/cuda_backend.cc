@@ -51,6 +51,11 @@ class CudaBackendImpl : public Backend {
     // batch 64 on an H200: 4.69 ms against 7.92 in NCHW), while its exact-f32 kernels are
     // faster in NCHW (18.9 ms against 24.7). COIL_CHANNELS_LAST=1 / 0 forces it on for every
     // floating dtype / off (comparisons, tests).
+    // A row of a reduction is one thread block: few long rows (a whole-tensor sum, per-channel
+    // statistics) are split into partial and final kernels (inductor/passes/split_reductions.h).
+    // COIL_SPLIT_REDUCTIONS=0 keeps one kernel (comparisons).
+    const char* split = std::getenv("COIL_SPLIT_REDUCTIONS");
+    c.inductor.split_reductions = split == nullptr || std::string(split) != "0";
     const char* cl = std::getenv("COIL_CHANNELS_LAST");
     if (cl == nullptr) {
       c.inductor.channels_last = {proto::FLOAT16, proto::BFLOAT16};

@@ -57,6 +57,7 @@ std::string OptionsText(const DriverOptions& o) {
   std::sort(channels_last.begin(), channels_last.end());
   return absl::StrCat("driver=1 extern_epilogues=", absl::StrJoin(epilogues, ","),
                       " channels_last=", absl::StrJoin(channels_last, ","),
+                      " split_reductions=", o.backend->capabilities().inductor.split_reductions,
                       " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
                       " fold_constants=", o.schedule.fold_constants,
                       " keep=", absl::StrJoin(keep, ","),
