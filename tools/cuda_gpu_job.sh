@@ -8,7 +8,7 @@
 # Results go to $OUT (or /tmp/cuda_gpu_job).
 #
 #   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench benchcuda bf16 conformance
-#                                                sanitizer profile
+#                                                sanitizer profile realmodels
 #                                                (default: tests conformance sanitizer)
 # benchcuda: `coil bench cuda` (resnet50, bert_base, gpt2_small against torch eager and
 # torch.compile of this machine's python3; report in $OUT/bench_cuda.txt, JSON bench_cuda.json).
@@ -16,6 +16,9 @@
 # small against torch.autocast eager and torch.compile (COIL_BF16_MODELS picks models; needs only
 # coil in bin.tar.zst; report in $OUT/bf16.txt; COIL_BF16_AB="VAR=VALUE" adds coil bf16 with that
 # switch set, in the same run).
+# realmodels: tools/cuda_real_models.py, the 13 models of tests/real_models exported by this
+# machine's torch and run by `coil run --backend cuda` against torch eager's outputs (1e-4, as
+# real_models_test on the CPU; COIL_REAL_MODELS picks models; report in $OUT/real_models.txt).
 # profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there;
 # `coil run --backend cuda --repeat N --profile` gives per-kernel device times without it).
 # COIL_BENCH_PROFILE="gpt mlp ...": the bench's rows whose per-kernel times go to profile.txt.
@@ -69,6 +72,12 @@ fi
 if [[ $PHASES == *" bf16 "* ]]; then
   echo "== --precision bf16: resnet50, bert_base, gpt2_small vs torch.autocast eager / torch.compile"
   PYTHONUNBUFFERED=1 timeout 500 python3 "$SRC/tools/cuda_bf16_bench.py" "$W/coil" "$R" ${COIL_BF16_MODELS:-} 2>&1 | tee "$R/bf16.log" | grep -v Warning
+fi
+
+if [[ $PHASES == *" realmodels "* ]]; then
+  echo "== the 13 real models (tests/real_models) through cuda against torch eager's outputs"
+  PYTHONUNBUFFERED=1 timeout 400 python3 "$SRC/tools/cuda_real_models.py" "$W/coil" "$R" ${COIL_REAL_MODELS:-} 2>&1 |
+    tee "$R/real_models.log" | grep -v -i "warning\|^ *att = \|^ *[a-z_]* = .*(" | tail -30
 fi
 
 if [[ $PHASES == *" profile "* ]]; then

@@ -13,7 +13,6 @@ import sys
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from onnx import numpy_helper
 
 BATCH_SIZES = (1, 3)
 IMAGE_SIZE = 64  # small images keep the reference interpreter fast; adaptive pooling allows it
@@ -102,6 +101,8 @@ def build(name):
 
 
 def save(tensor, path):
+    from onnx import numpy_helper  # here: tools/cuda_real_models.py imports build() without onnx
+
     with open(path, "wb") as f:
         f.write(numpy_helper.from_array(tensor.detach().numpy()).SerializeToString())
 
