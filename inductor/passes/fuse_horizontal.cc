@@ -102,7 +102,11 @@ int MergeFirstPair(Program& program, KernelIndex& index, int start,
       const Kernel& kb = program.kernels[b];
       if (ka.ranges != kb.ranges) continue;
       if (!from_a.has_value()) from_a.emplace(index, a, &scratch);
-      if (from_a->DependsOnFirst(b)) {
+      // [Note: horizontal write-after-read] (fusion_deps.cc)
+      const bool war = from_a->DependsOnFirst(b);
+      if (war &&
+          !(OverwritesWhatAReadsInPlace(program, ka, kb, index.access(a), index.access(b)) &&
+            PairDeps::Compute(index, a, b).CanMerge())) {
         dependents.Add(ka, kb);
         continue;
       }
@@ -132,7 +136,10 @@ int MergeFirstPair(Program& program, KernelIndex& index, int start,
       for (int sb : shared) shared_names.push_back(program.buffer(sb).name);
       RecordDecision(program, kPass, "horizontal", names, true,
                      absl::StrCat("same iteration space, sharing ",
-                                  absl::StrJoin(shared_names, ", ")),
+                                  absl::StrJoin(shared_names, ", "),
+                                  war ? "; the second overwrites what the first reads, "
+                                        "element for element"
+                                      : ""),
                      saved);
       index.MergePair(program, PairDeps::Compute(index, a, b), std::move(merged));
       return a;

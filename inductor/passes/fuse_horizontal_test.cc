@@ -1,7 +1,8 @@
 // FuseHorizontal against its specification run literally: "merge the first mergeable pair in
 // (a, b) order, rescanning all pairs from the start after every merge" (the O(merges x n^2)
 // algorithm the pass replaced). On random programs of pointwise and reduction kernels over a
-// few shapes, reading shared inputs and each other's outputs, both must take the same merges
+// few shapes, reading shared inputs and each other's outputs and overwriting inputs in place
+// ([Note: horizontal write-after-read]), both must take the same merges
 // in the same order and leave the same kernels; every rejection the pass records is one the
 // literal scan records too.
 #include <random>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -44,9 +46,16 @@ bool ReferenceMergeOnePair(Program& program, absl::flat_hash_set<std::string>& s
       for (size_t l = 0; same_loops && l < ka.loops.size(); ++l) {
         same_loops = ka.loops[l].ranges == kb.loops[l].ranges;
       }
-      std::string why = deps.DependsOn(b, a) ? absl::StrCat(kb.name, " depends on ", ka.name)
-                        : !same_loops        ? "their Loops have different ranges"
-                                             : "";
+      // A dependency only by overwriting what a reads, element for element, merges
+      // ([Note: horizontal write-after-read]).
+      const bool war = deps.DependsOn(b, a);
+      const bool merges_anyway =
+          war && OverwritesWhatAReadsInPlace(program, ka, kb, KernelAccess::Of(ka),
+                                             KernelAccess::Of(kb)) &&
+          deps.CanMerge(a, b);
+      std::string why = war && !merges_anyway ? absl::StrCat(kb.name, " depends on ", ka.name)
+                        : !same_loops         ? "their Loops have different ranges"
+                                              : "";
       if (!why.empty()) {
         if (seen.insert(absl::StrCat(ka.name, "|", kb.name, "|", why)).second) {
           RecordDecision(program, "fuse_horizontal", "horizontal", {ka.name, kb.name}, false,
@@ -61,7 +70,10 @@ bool ReferenceMergeOnePair(Program& program, absl::flat_hash_set<std::string>& s
       for (int s : shared) shared_names.push_back(program.buffer(s).name);
       RecordDecision(program, "fuse_horizontal", "horizontal", {ka.name, kb.name}, true,
                      absl::StrCat("same iteration space, sharing ",
-                                  absl::StrJoin(shared_names, ", ")),
+                                  absl::StrJoin(shared_names, ", "),
+                                  war ? "; the second overwrites what the first reads, "
+                                        "element for element"
+                                      : ""),
                      BytesHint(program, ka) + BytesHint(program, kb) -
                          BytesHint(program, merged));
       MergeInto(program, deps, a, b, std::move(merged));
@@ -72,7 +84,8 @@ bool ReferenceMergeOnePair(Program& program, absl::flat_hash_set<std::string>& s
 }
 
 // Kernels over [8] or [8, 4]: pointwise ones and reductions over the trailing 4 or over a [4]
-// / [2] inner range of a [8, 4] / [8, 2] input, reading graph inputs and earlier results.
+// / [2] inner range of a [8, 4] / [8, 2] input, reading graph inputs and earlier results, and
+// overwrites of the inputs x and y in place.
 Program RandomProgram(std::mt19937& rng, int kernels) {
   Program p;
   std::vector<int> flat = {AddBuf(p, proto::Buffer::INPUT, {8}, "x"),
@@ -81,8 +94,11 @@ Program RandomProgram(std::mt19937& rng, int kernels) {
   const int narrow = AddBuf(p, proto::Buffer::INPUT, {8, 2}, "v");
   auto pick = [&](const std::vector<int>& v) { return v[rng() % v.size()]; };
   for (int k = 0; k < kernels; ++k) {
-    const int kind = rng() % 5;
-    if (kind <= 1) {
+    const int kind = rng() % 6;
+    if (kind == 5) {  // x or y overwritten in place: write-after-read on its earlier readers
+      const int in = flat[rng() % 2];
+      p.kernels.push_back(Pw(p, "prims.neg", {in}, {}, in));
+    } else if (kind <= 1) {
       int out = AddBuf(p, proto::Buffer::INTERMEDIATE, {8});
       p.kernels.push_back(kind == 0 ? Pw(p, "prims.neg", {pick(flat)}, {}, out)
                                     : Pw(p, "prims.add", {pick(flat), pick(flat)}, {}, out));
@@ -152,7 +168,7 @@ std::vector<DecisionKey> Rejections(const Program& p, int* grouped) {
 
 TEST(FuseHorizontalTest, SameMergesAsRescanningAllPairsAfterEveryMerge) {
   std::mt19937 rng(11);
-  int merges = 0, grouped = 0;
+  int merges = 0, grouped = 0, overwrites = 0;
   for (int trial = 0; trial < 200; ++trial) {
     Program want = RandomProgram(rng, 4 + trial % 24);
     Program got = want;
@@ -171,8 +187,12 @@ TEST(FuseHorizontalTest, SameMergesAsRescanningAllPairsAfterEveryMerge) {
                                       << std::get<2>(d);
     }
     merges += static_cast<int>(Decisions(want, true).size());
+    for (const DecisionKey& d : Decisions(want, true)) {
+      overwrites += absl::StrContains(std::get<2>(d), "overwrites what the first reads");
+    }
   }
   EXPECT_GT(merges, 100);  // the programs exercise the pass
+  EXPECT_GT(overwrites, 5);  // write-after-read merges among them
   EXPECT_GT(grouped, 10);  // and kernels with several dependent partners
 }
 

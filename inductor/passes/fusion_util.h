@@ -116,6 +116,13 @@ struct KernelAccess {
 // KernelAccess::Of every kernel, in program order.
 std::vector<KernelAccess> ComputeAccesses(const Program& program);
 
+// Whether kernel b (after a) depends on a only by overwriting, element for element, buffers a
+// reads, so that a merged kernel with a's body first keeps every read before its overwrite
+// (fusion_deps.cc, [Note: horizontal write-after-read]). `aa`, `ab`: their accesses. Kernels
+// between them are not looked at (KernelDeps::CanMerge / PairDeps::CanMerge).
+bool OverwritesWhatAReadsInPlace(const Program& program, const Kernel& ka, const Kernel& kb,
+                                 const KernelAccess& aa, const KernelAccess& ab);
+
 // Transitive dependencies between the kernels of a program: j depends on i (i < j) when j
 // reads what i writes, writes what i reads, or writes what i writes, directly or through
 // other kernels.
