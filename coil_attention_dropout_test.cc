@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/nn/attention.h"
 #include "coil.h"
 #include "gtest/gtest.h"
 #include "runtime/testing/test_kit.h"
@@ -161,6 +162,55 @@ TEST(AttentionDropout, NoDropoutDrawsNothing) {
   y.sum().backward();
   ExpectClose(Tensor::Zeros({2, 6, 4}).host(), q.grad().host(), {.abs = 0, .rel = 0}, "dq");
   ExpectClose(Tensor::Zeros({2, 7, 3}).host(), v.grad().host(), {.abs = 0, .rel = 0}, "dv");
+}
+
+// nn::MultiheadAttention's dropout: scaled_dot_product_attention and the explicit softmax +
+// coil::dropout form draw the same mask over [B, heads, L, S] from the same generator state
+// (an independent path to the same numbers: aten.dropout's kernel on the explicit weights);
+// eval mode draws nothing; dropout 1 gives the output projection's bias.
+TEST(AttentionDropout, MultiheadAttentionDropsTheWeightsLikeExplicitDropout) {
+  Tensor x = Tensor::Randn({2, 5, 8}, 4);
+  for (bool causal : {false, true}) {
+    nn::MultiheadAttention sdpa(8, 2, 3, {.batch_first = true, .causal = causal, .dropout = 0.3});
+    nn::MultiheadAttention plain(
+        8, 2, 3, {.batch_first = true, .causal = causal, .use_sdpa = false, .dropout = 0.3});
+    manual_seed(17);
+    Tensor a = sdpa(x);
+    RandomState after = random_state();
+    EXPECT_EQ(after.offset, 2 * 2 * 5 * 5);
+    manual_seed(17);
+    Tensor b = plain(x);
+    EXPECT_EQ(random_state().offset, after.offset);
+    ExpectClose(b.host(), a.host(), {.abs = 1e-6, .rel = 1e-5}, "sdpa vs explicit");
+    auto f = compile([&](const Tensor& x) { return sdpa(x); });
+    manual_seed(17);
+    ExpectClose(b.host(), f(x).host(), {.abs = 1e-6, .rel = 1e-5}, "compiled");
+    manual_seed(18);
+    Tensor c = sdpa(x);
+    EXPECT_GT(std::abs((c - a).abs().sum().item()), 1e-3) << "another state, the same mask";
+    sdpa.training = false;
+    plain.training = false;
+    RandomState at = random_state();
+    ExpectClose(plain(x).host(), sdpa(x).host(), {.abs = 1e-6, .rel = 1e-5}, "eval");
+    EXPECT_EQ(random_state().offset, at.offset) << "eval drew random numbers";
+  }
+  nn::MultiheadAttention all(8, 2, 3, {.batch_first = true, .dropout = 1.0});
+  nn::MultiheadAttention all_plain(8, 2, 3,
+                                   {.batch_first = true, .use_sdpa = false, .dropout = 1.0});
+  all.out_proj.bias = Tensor::Ones({8});
+  all_plain.out_proj.bias = Tensor::Ones({8});
+  ExpectClose(Tensor::Ones({2, 5, 8}).host(), all(x).host(), {.abs = 0, .rel = 0}, "p = 1");
+  ExpectClose(Tensor::Ones({2, 5, 8}).host(), all_plain(x).host(), {.abs = 0, .rel = 0},
+              "p = 1, explicit");
+  try {
+    nn::MultiheadAttention bad(8, 2, 3, {.dropout = 1.5});
+    FAIL() << "dropout 1.5 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nn::MultiheadAttention: dropout must be in [0, 1], "
+                                         "got 1.5"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(AttentionDropout, BadProbabilitiesAreErrors) {

@@ -101,9 +101,10 @@ void DrawRandomAttrs(absl::string_view op, const std::vector<Tensor>& inputs, At
   absl::StatusOr<double> p = GetFloat(attrs, attention ? "dropout_p" : "p");
   absl::StatusOr<int64_t> seed = GetInt(attrs, "seed");
   // Malformed attributes are the meta function's to report; a given seed is the caller's.
-  if (!train.ok() || !p.ok() || !seed.ok() || !*train || !(*p > 0 && *p < 1) || *seed >= 0) {
-    return;
-  }
+  // dropout with p = 1 draws too (its meta function wants a seed; the mask drops everything);
+  // attention with dropout_p = 1 needs none (zero weights).
+  if (!train.ok() || !p.ok() || !seed.ok() || !*train || *seed >= 0) return;
+  if (!(*p > 0 && (attention ? *p < 1 : *p <= 1))) return;
   const int64_t numel =
       DrawCount<int64_t>(op, [&](size_t i) { return inputs[i].impl()->shape(); });
   RandomState drawn = DrawCounters(numel);

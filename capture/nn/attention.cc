@@ -33,6 +33,10 @@ MultiheadAttention::MultiheadAttention(int64_t e, int64_t h, uint64_t seed,
     throw Error(absl::InvalidArgumentError(absl::StrCat(
         "nn::MultiheadAttention: embed_dim ", e, " is not divisible by num_heads ", h)));
   }
+  if (!(opts.dropout >= 0 && opts.dropout <= 1)) {
+    throw Error(absl::InvalidArgumentError(absl::StrCat(
+        "nn::MultiheadAttention: dropout must be in [0, 1], got ", opts.dropout)));
+  }
   in_proj_weight = UniformInit({3 * e, e}, std::sqrt(6.0 / (4.0 * e)), SubSeed(seed, 0));
   if (opts.bias) {
     in_proj_bias = Tensor::Zeros({3 * e});
@@ -72,6 +76,7 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
     if (mask.dim() == 3) mask = mask.reshape({b, SymInt(num_heads), l, s});
   }
   Tensor out;
+  const double p = training ? options.dropout : 0.0;
   if (options.use_sdpa) {
     if (mask.defined() && mask.dtype() == proto::BOOL) mask = logical_not(mask);
     if (mask.defined() && options.causal) {
@@ -82,11 +87,11 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
       } else {
         mask = masked_fill(mask, keep.logical_not(), -std::numeric_limits<double>::infinity());
       }
-      out = scaled_dot_product_attention(q, k, v, mask);
+      out = scaled_dot_product_attention(q, k, v, mask, p);
     } else if (mask.defined()) {
-      out = scaled_dot_product_attention(q, k, v, mask);
+      out = scaled_dot_product_attention(q, k, v, mask, p);
     } else {
-      out = scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, options.causal);
+      out = scaled_dot_product_attention(q, k, v, std::nullopt, p, options.causal);
     }
   } else {
     const double inf = std::numeric_limits<double>::infinity();
@@ -96,7 +101,11 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
     if (mask.defined()) {
       scores = mask.dtype() == proto::BOOL ? masked_fill(scores, mask, -inf) : scores + mask;
     }
-    out = softmax(scores, -1).matmul(v);
+    Tensor weights = softmax(scores, -1);
+    if (p > 0) {  // sdpa's mask: the weights over [B, num_heads, L, S]
+      weights = coil::dropout(weights.expand({b, SymInt(num_heads), l, s}), p, true);
+    }
+    out = weights.matmul(v);
   }
   out = out.transpose(1, 2).reshape({b, l, SymInt(e)});
   out = out_proj(out);

@@ -1,5 +1,5 @@
-// nn::MultiheadAttention: torch.nn.MultiheadAttention's inference forward (no dropout; the
-// attention weights are not returned).
+// nn::MultiheadAttention: torch.nn.MultiheadAttention's forward (the attention weights are not
+// returned), with torch's `dropout` of the attention weights in training mode.
 //
 //   nn::MultiheadAttention attn(/*embed_dim=*/64, /*num_heads=*/4, /*seed=*/0,
 //                               {.batch_first = true, .causal = true});
@@ -8,7 +8,9 @@
 //
 // The projections use one packed in_proj_weight as torch does (so torch's state_dict loads
 // as is); heads are computed by aten.scaled_dot_product_attention, or by explicit
-// matmul/softmax when `use_sdpa` is false.
+// matmul/softmax when `use_sdpa` is false. With `dropout` > 0 and `training`, the weights are
+// dropped from the default generator (capture/random.h) over [B, num_heads, L, S] either way,
+// so both forms draw the same mask from the same generator state.
 #ifndef COIL_CAPTURE_NN_ATTENTION_H_
 #define COIL_CAPTURE_NN_ATTENTION_H_
 
@@ -29,6 +31,9 @@ struct MultiheadAttentionOptions {
   bool causal = false;
   // aten.scaled_dot_product_attention (true) or explicit matmul + softmax (false).
   bool use_sdpa = true;
+  // Probability of dropping each attention weight in training mode (torch's `dropout`), in
+  // [0, 1]; anything else throws coil::Error.
+  double dropout = 0.0;
 };
 
 class MultiheadAttention : public Module {
@@ -55,6 +60,7 @@ class MultiheadAttention : public Module {
   int64_t embed_dim;
   int64_t num_heads;
   MultiheadAttentionOptions options;
+  bool training = true;  // torch's default mode; eval(): false (no dropout)
   Tensor in_proj_weight;  // [3 * embed_dim, embed_dim]: query, key, value projections
   Tensor in_proj_bias;    // [3 * embed_dim]; undefined without bias
   Linear out_proj;
