@@ -43,12 +43,18 @@ proto::Schedule Schedule(const std::string& text, const driver::CudaBackendOptio
   return *r->schedule;
 }
 
-// The plan of the schedule's one convolution kernel.
-ConvPlan PlanOf(const proto::Schedule& s) {
+// The plans of the schedule's convolution kernels, in program order.
+std::vector<ConvPlan> PlansOf(const proto::Schedule& s) {
   std::vector<ConvPlan> plans;
   for (const proto::Kernel& k : s.kernels()) {
     if (std::optional<ConvPlan> p = cuda::PlanConv(s, k); p.has_value()) plans.push_back(*p);
   }
+  return plans;
+}
+
+// The plan of the schedule's one convolution kernel.
+ConvPlan PlanOf(const proto::Schedule& s) {
+  const std::vector<ConvPlan> plans = PlansOf(s);
   EXPECT_EQ(plans.size(), 1u);
   return plans.empty() ? ConvPlan{} : plans[0];
 }
@@ -267,10 +273,7 @@ TEST(CudaConvPlanTest, ChannelsLastActivationsBetweenConvolutions) {
     cuda.runtime.allow_tf32 = c.tf32;
     proto::Schedule s = Schedule(text, cuda);
     unsetenv("COIL_CHANNELS_LAST");
-    std::vector<ConvPlan> plans;
-    for (const proto::Kernel& k : s.kernels()) {
-      if (std::optional<ConvPlan> p = cuda::PlanConv(s, k); p.has_value()) plans.push_back(*p);
-    }
+    const std::vector<ConvPlan> plans = PlansOf(s);
     ASSERT_EQ(plans.size(), 3u);
     const ConvPlan &first = plans[0], &second = plans[1], &third = plans[2];
     for (const ConvPlan& p : plans) EXPECT_TRUE(p.unsupported.empty()) << p.unsupported;
@@ -339,10 +342,7 @@ TEST(CudaConvPlanTest, HalfPrecisionActivationsAreChannelsLastWithoutTf32) {
     absl::StatusOr<std::vector<HostTensor>> out = InterpretSchedule(s, inputs);
     ASSERT_TRUE(out.ok()) << out.status();
     results.push_back(*std::move(out));
-    std::vector<ConvPlan> plans;
-    for (const proto::Kernel& k : s.kernels()) {
-      if (std::optional<ConvPlan> p = cuda::PlanConv(s, k); p.has_value()) plans.push_back(*p);
-    }
+    const std::vector<ConvPlan> plans = PlansOf(s);
     ASSERT_EQ(plans.size(), 3u);
     for (const ConvPlan& p : plans) {
       EXPECT_TRUE(p.unsupported.empty()) << p.unsupported;
