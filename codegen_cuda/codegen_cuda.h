@@ -40,6 +40,10 @@ struct CudaCodegenOptions {
   // Persistent rows also keep a value that later Loops compute again (layernorm's x + r) when
   // that saves work per position (row_cache.h).
   bool row_values = true;
+  // Block-per-row kernels declare __launch_bounds__(256, N) for N > 0: ptxas keeps their
+  // registers within 64K / (256 N) so that N blocks fit an SM (spilling if it must); 0: no
+  // minimum (ptxas chooses). For A/B runs (COIL_CUDA_ROW_MIN_BLOCKS).
+  int row_min_blocks = 0;
   // Distinct kernels are compiled as up to this many NVRTC programs on parallel threads
   // (program_split.h; at least 1). Each program pays NVRTC's fixed cost (~40 ms here), so a
   // caller that compiles many small modules on few cores (CI's NVRTC conformance run) uses 1.

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -14,6 +16,7 @@
 #include "codegen_cuda/internal/row_cache.h"
 #include "codegen_cuda/internal/value_source.h"
 #include "runtime/cuda/kernel_abi.h"
+#include "runtime/half.h"
 #include "runtime/reference/prims_scalar.h"
 
 namespace coil::codegen_cuda_internal {
@@ -84,6 +87,7 @@ class Emitter {
     for (const proto::Loop& l : k_.loops()) {
       for (const proto::Expr& e : l.body()) {
         if (e.kind() != proto::Expr::LOAD && e.kind() != proto::Expr::STORE) continue;
+        if (LiteralLoad(e)) continue;  // no slot: the kernel never reads the buffer
         auto it = info_.buffers.find(e.buffer());
         if (it == info_.buffers.end()) {
           return absl::InvalidArgumentError(
@@ -111,6 +115,13 @@ class Emitter {
         }
       }
     }
+    for (const proto::Loop& l : k_.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        defs_[e.id()] = &e;
+        for (int a : e.args()) ++uses_[a];
+        if (e.mask() != 0) ++uses_[e.mask()];
+      }
+    }
     DecideIndexType(bufs);
     DecideVector();
     if (out_.rows) cache_ = PlanRowCache(k_, info_, out_.warp_rows);
@@ -132,8 +143,9 @@ class Emitter {
                            cache_.values > 0 ? absl::StrCat(", ", cache_.values, " values") : "")
             : "",
         out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
+    const bool min_blocks = out_.rows && !out_.warp_rows && info_.row_min_blocks > 0;
     absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
-                    ") ", out_.symbol,
+                    min_blocks ? absl::StrCat(", ", info_.row_min_blocks) : "", ") ", out_.symbol,
                     "(char* const* coil_bufs, const i64* coil_syms, CoilCudaError* coil_err) {\n");
     absl::flat_hash_set<int> declared;
     for (int p : used_symbols) {
@@ -270,7 +282,8 @@ class Emitter {
     Decompose("coil_lin", "n", "i", k_.ranges_size(), "      ");
     absl::StrAppend(&o, "      const ", ix, " coil_il = i", last, ";\n");
     for (const proto::Expr* e : stores) {
-      absl::StrAppend(&o, "      __align__(16) ", MemType(info_.buffers.at(e->buffer())->dtype()),
+      const DType dt = info_.buffers.at(e->buffer())->dtype();
+      absl::StrAppend(&o, "      __align__(16) ", PackedStore(dt) ? "float" : MemType(dt),
                       " coil_v", e->id(), "[", v, "];\n");
     }
     for (int u = 0; u < v; ++u) {
@@ -287,8 +300,8 @@ class Emitter {
     }
     vec_item_ = -1;
     for (const proto::Expr* e : stores) {
-      absl::StrAppend(&o, "      coil_vcopy4(&b", e->buffer(), "[coil_lin], coil_v", e->id(),
-                      ");\n");
+      absl::StrAppend(&o, "      ", VectorStoreCall(info_.buffers.at(e->buffer())->dtype(), v),
+                      "&b", e->buffer(), "[coil_lin], coil_v", e->id(), ");\n");
     }
     absl::StrAppend(&o, "    }\n  }\n}\n");
     return absl::OkStatus();
@@ -363,6 +376,46 @@ class Emitter {
     return it->second;
   }
 
+  // When expression `id` is prims.convert_element_type to `to` (bf16 / f16) of a floating value,
+  // read by one STORE alone (no other expression, mask, register slot or index reads it): that
+  // value's id and dtype. The store may round the value itself.
+  std::optional<std::pair<int, DType>> RoundingOnlyStored(int id, DType to) const {
+    auto d = defs_.find(id);
+    if (d == defs_.end()) return std::nullopt;
+    const proto::Expr& c = *d->second;
+    auto u = uses_.find(id);
+    if (c.kind() != proto::Expr::APPLY || c.op() != "prims.convert_element_type" ||
+        c.dtype() != to || c.args_size() != 1 || u == uses_.end() || u->second != 1 ||
+        cache_.slot_of.contains(id) || v_ids_.contains(id) || cache_.dead.contains(id)) {
+      return std::nullopt;
+    }
+    auto t = dtypes_.find(c.args(0));
+    if (t == dtypes_.end() || !IsFloating(t->second)) return std::nullopt;
+    return std::make_pair(c.args(0), t->second);
+  }
+
+  // Vector stores of these dtypes keep f32 values and round them in pairs when stored
+  // (coil_vstore_bf16 / coil_vstore_f16: one cvt per two elements).
+  static bool PackedStore(DType t) { return t == proto::BFLOAT16 || t == proto::FLOAT16; }
+  static std::string VectorStoreCall(DType t, int items) {
+    if (!PackedStore(t)) return absl::StrCat("coil_vcopy", items, "(");
+    return absl::StrCat(t == proto::BFLOAT16 ? "coil_vstore_bf16<" : "coil_vstore_f16<", items, ">(");
+  }
+
+  // Whether LOAD `e` reads a scalar constant (ScheduleInfo::scalar_constants): a literal.
+  bool LiteralLoad(const proto::Expr& e) const {
+    return e.kind() == proto::Expr::LOAD && e.mask() == 0 &&
+           info_.scalar_constants.contains(e.buffer()) && !IndexFromData(e);
+  }
+
+  // Whether an index of LOAD / STORE `e` comes from data (_v<id>: checked against its bound).
+  static bool IndexFromData(const proto::Expr& e) {
+    for (const proto::SymExpr& ix : e.index()) {
+      if (MentionsDataValue(ix)) return true;
+    }
+    return false;
+  }
+
   // The element of a LOAD / STORE: checks of data-derived indices, then `b<id>[offset]`.
   absl::StatusOr<std::string> Element(const proto::Expr& e, const std::string& pad) {
     if (vec_item_ >= 0 && vec_.contains(e.id())) {
@@ -423,6 +476,14 @@ class Emitter {
           absl::StrAppend(&o, pad, RegType(e.dtype()), " ", name, " = ", CacheSlot(e.id()), ";\n");
           break;
         }
+        if (LiteralLoad(e)) {
+          // A scalar constant: its value (the one element whatever the index, broadcasts too).
+          const ScheduleInfo::Scalar& c = info_.scalar_constants.at(e.buffer());
+          absl::StrAppend(&o, pad, "const ", RegType(e.dtype()), " ", name, " = ",
+                          ConvertSource(LiteralSource(b.dtype(), c.d, c.i), b.dtype(), e.dtype()),
+                          ";\n");
+          break;
+        }
         absl::StrAppend(&o, pad, RegType(e.dtype()), " ", name, ";\n");
         std::string inner = pad;
         if (e.mask() != 0) {
@@ -434,9 +495,13 @@ class Emitter {
         }
         absl::StatusOr<std::string> el = Element(e, inner);
         if (!el.ok()) return el.status();
-        absl::StrAppend(&o, inner, name, " = ",
-                        ConvertSource(LoadElementSource(*el, b.dtype()), b.dtype(), e.dtype()),
-                        ";\n");
+        std::string value = LoadElementSource(*el, b.dtype());
+        if (b.dtype() == proto::BFLOAT16 && vec_item_ >= 0 && vec_.contains(e.id())) {
+          // An element of a bf16 vector: from its 32-bit word (coil_bf2f_at).
+          const size_t bracket = el->rfind('[');
+          value = absl::StrCat("coil_bf2f_at(", el->substr(0, bracket), ", ", vec_item_, ")");
+        }
+        absl::StrAppend(&o, inner, name, " = ", ConvertSource(value, b.dtype(), e.dtype()), ";\n");
         if (e.mask() != 0) {
           absl::StrAppend(&o, pad, "} else {\n", pad, "  ", name, " = ",
                           LiteralSource(e.dtype(), e.literal(), TruncSatHost(e.literal())),
@@ -511,10 +576,22 @@ class Emitter {
         absl::StatusOr<std::string> el = Element(e, inner);
         if (!el.ok()) return el.status();
         if (to_memory) {
+          // A vector store of bf16 / f16 keeps f32 values, packed in pairs when stored.
+          const bool packed = vec_item_ >= 0 && vec_.contains(e.id()) && PackedStore(b.dtype());
+          std::string value = absl::StrCat("e", e.args(0));
+          DType from = arg_dt[0];
+          if (packed) {
+            // The pair's cvt rounds: a conversion to the buffer's dtype that only this store
+            // reads is stored unconverted (its rounding is the same one).
+            if (std::optional<std::pair<int, DType>> in = RoundingOnlyStored(e.args(0), b.dtype());
+                in.has_value()) {
+              value = absl::StrCat("e", in->first);
+              from = in->second;
+            }
+          }
           absl::StrAppend(&o, inner, *el, " = ",
-                          StoreElementSource(
-                              ConvertSource(absl::StrCat("e", e.args(0)), arg_dt[0], b.dtype()),
-                              b.dtype()),
+                          packed ? ConvertSource(value, from, proto::FLOAT32)
+                                 : StoreValueSource(value, from, b.dtype()),
                           ";\n");
         }
         if (thread0_stores) absl::StrAppend(&o, pad, "}\n");
@@ -646,8 +723,9 @@ class Emitter {
         const proto::Buffer& b = *info_.buffers.at(e.buffer());
         absl::StatusOr<std::string> el = Element(e, pad + "  ");
         if (!el.ok()) return el.status();
-        absl::StrAppend(&o, pad, "  __align__(16) ", MemType(b.dtype()), " coil_v", e.id(), "[",
-                        items, "];\n");
+        const bool packed = e.kind() == proto::Expr::STORE && PackedStore(b.dtype());
+        absl::StrAppend(&o, pad, "  __align__(16) ", packed ? "float" : MemType(b.dtype()),
+                        " coil_v", e.id(), "[", items, "];\n");
         if (e.kind() == proto::Expr::LOAD) {  // from memory, or a raw slot; filling it
           const std::string slot = cache_.Raw(e.id()) ? cache_.RawVector(e.id()) : "";
           const bool fill = cache_.fills.contains(e.id());
@@ -701,7 +779,11 @@ class Emitter {
     for (const proto::Expr* e : vstores) {
       absl::StatusOr<std::string> el = Element(*e, pad + "  ");
       if (!el.ok()) return el.status();
-      absl::StrAppend(&o, pad, "  ", vcopy, "&", *el, ", coil_v", e->id(), ");\n");
+      absl::StrAppend(&o, pad, "  ",
+                      PackedStore(info_.buffers.at(e->buffer())->dtype())
+                          ? VectorStoreCall(info_.buffers.at(e->buffer())->dtype(), items)
+                          : vcopy,
+                      "&", *el, ", coil_v", e->id(), ");\n");
     }
     vec_.clear();
     absl::StrAppend(&o, pad, "}\n");
@@ -731,6 +813,9 @@ class Emitter {
   KernelSource out_;
   RowCache cache_;
   absl::flat_hash_set<int> v_ids_;
+  // Every expression of the kernel by id, and how many expressions read each (args, masks).
+  absl::flat_hash_map<int, const proto::Expr*> defs_;
+  absl::flat_hash_map<int, int> uses_;
   // Vectorized pointwise kernels: the flat accesses (LOAD / STORE ids) and the item being
   // emitted (-1: none).
   absl::flat_hash_set<int> vec_;
@@ -739,12 +824,62 @@ class Emitter {
   absl::flat_hash_map<int, DType> dtypes_;
 };
 
+// The one element of `raw` (little-endian) as a literal's value; nullopt when the size is not
+// one element of `t`.
+std::optional<ScheduleInfo::Scalar> DecodeScalar(const std::string& raw, DType t) {
+  ScheduleInfo::Scalar v;
+  auto bits = [&](size_t n) -> std::optional<uint64_t> {
+    if (raw.size() != n) return std::nullopt;
+    uint64_t u = 0;
+    for (size_t i = 0; i < n; ++i) u |= static_cast<uint64_t>(static_cast<uint8_t>(raw[i])) << (8 * i);
+    return u;
+  };
+  switch (t) {
+    case proto::FLOAT32: {
+      std::optional<uint64_t> u = bits(4);
+      if (!u) return std::nullopt;
+      v.d = BitsFloat(static_cast<uint32_t>(*u));
+      return v;
+    }
+    case proto::FLOAT16:
+    case proto::BFLOAT16: {
+      std::optional<uint64_t> u = bits(2);
+      if (!u) return std::nullopt;
+      const uint16_t h = static_cast<uint16_t>(*u);
+      v.d = t == proto::FLOAT16 ? HalfToFloat(h) : BFloat16ToFloat(h);
+      return v;
+    }
+    case proto::FLOAT64: {
+      std::optional<uint64_t> u = bits(8);
+      if (!u) return std::nullopt;
+      std::memcpy(&v.d, &*u, 8);
+      return v;
+    }
+    case proto::INT64: case proto::INT32: case proto::INT8: case proto::UINT8: case proto::BOOL: {
+      const size_t n = t == proto::INT64 ? 8 : t == proto::INT32 ? 4 : 1;
+      std::optional<uint64_t> u = bits(n);
+      if (!u) return std::nullopt;
+      switch (t) {
+        case proto::INT64: v.i = static_cast<int64_t>(*u); break;
+        case proto::INT32: v.i = static_cast<int32_t>(static_cast<uint32_t>(*u)); break;
+        case proto::INT8: v.i = static_cast<int8_t>(static_cast<uint8_t>(*u)); break;
+        case proto::UINT8: v.i = static_cast<uint8_t>(*u); break;
+        default: v.i = *u != 0; break;
+      }
+      return v;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max, int row_unroll,
                               bool vectorize, bool persistent_rows, int vector_groups,
-                              bool row_values) {
+                              bool row_values, int row_min_blocks) {
   ScheduleInfo info;
+  info.row_min_blocks = std::max(0, row_min_blocks);
   info.row_values = row_values;
   info.vector_groups = std::max(1, vector_groups);
   info.persistent_rows = persistent_rows;
@@ -755,6 +890,25 @@ ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_
     info.symbol_index[schedule.graph().symbols(i).name()] = i;
   }
   for (const proto::Buffer& b : schedule.buffers()) info.buffers[b.id()] = &b;
+  absl::flat_hash_map<int64_t, const proto::Constant*> constants;
+  for (const proto::Constant& c : schedule.graph().constants()) constants[c.value().id()] = &c;
+  for (const proto::Buffer& b : schedule.buffers()) {
+    if (b.kind() != proto::Buffer::CONSTANT) continue;
+    bool one = true;
+    for (const proto::SymExpr& d : b.shape()) {
+      std::optional<int64_t> v = ConstantValue(d);
+      one = one && v.has_value() && *v == 1;
+    }
+    auto c = constants.find(b.graph_value());
+    if (!one || c == constants.end() || !c->second->has_raw() ||
+        c->second->value().type().dtype() != b.dtype()) {
+      continue;
+    }
+    const std::string& raw = c->second->raw();
+    if (std::optional<ScheduleInfo::Scalar> v = DecodeScalar(raw, b.dtype()); v.has_value()) {
+      info.scalar_constants[b.id()] = *v;
+    }
+  }
   return info;
 }
 

@@ -65,12 +65,23 @@ struct ScheduleInfo {
   bool persistent_rows = false;
   // ... and the values several Loops compute (row_cache.h).
   bool row_values = false;
+  // Block-per-row kernels: __launch_bounds__(threads, row_min_blocks) when > 0.
+  int row_min_blocks = 0;
+  // CONSTANT buffers of one element whose bytes the Schedule's graph holds, by buffer id: their
+  // value (`d` for floating dtypes, `i` otherwise). Their unmasked LOADs are literals (the ONNX
+  // exporters' scalar constants: 0.5, sqrt(2), ...), so NVRTC folds them and the row cache
+  // does not keep them.
+  struct Scalar {
+    double d = 0;
+    int64_t i = 0;
+  };
+  absl::flat_hash_map<int, Scalar> scalar_constants;
 };
 
 ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max = 0,
                               int row_unroll = 1, bool vectorize = false,
                               bool persistent_rows = false, int vector_groups = 1,
-                              bool row_values = false);
+                              bool row_values = false, int row_min_blocks = 0);
 
 struct KernelSource {
   std::string text;          // the __global__ function

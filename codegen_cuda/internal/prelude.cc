@@ -33,7 +33,14 @@ __device__ __forceinline__ unsigned short coil_f2bf(float f) {
   unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
 }
 __device__ __forceinline__ float coil_round_f16(float x) { return coil_h2f(coil_f2h(x)); }
-__device__ __forceinline__ float coil_round_bf16(float x) { return coil_bf2f(coil_f2bf(x)); }
+// One cvt: the high half of the pair is x rounded to bf16 and the low half bf16(0) = 0, so the
+// pair's bits are the f32 bits of the rounded value (cvt + shift before).
+__device__ __forceinline__ float coil_round_bf16(float x) {
+  u32 d; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(x), "f"(0.0f)); return __uint_as_float(d);
+}
+// The bf16 bits of a value that is a bf16 already (every bf16-typed value is rounded): the high
+// half of its f32 bits, no conversion.
+__device__ __forceinline__ unsigned short coil_bf16_bits(float x) { return (unsigned short)(__float_as_uint(x) >> 16); }
 
 __device__ __forceinline__ float coil_nan_f() { return __int_as_float(0x7fc00000); }
 __device__ __forceinline__ double coil_nan_d() { return __longlong_as_double(0x7ff8000000000000LL); }
@@ -48,11 +55,38 @@ __device__ __forceinline__ i64 coil_trunc_sat(double v) {
   return (i64)v;
 }
 
-// NaN-propagating max / min (NanMax / NanMin).
-__device__ __forceinline__ float coil_nanmax(float a, float b) { return (a != a || b != b) ? coil_nan_f() : (a < b ? b : a); }
-__device__ __forceinline__ float coil_nanmin(float a, float b) { return (a != a || b != b) ? coil_nan_f() : (b < a ? b : a); }
+// NaN-propagating max / min (NanMax / NanMin). f32: one FMNMX (PTX max.NaN / min.NaN: NaN if
+// either is NaN, the canonical NaN as before); the only difference from the comparisons is the
+// sign of a zero result when the operands are -0 and +0 (max gives +0, min -0).
+__device__ __forceinline__ float coil_nanmax(float a, float b) { float d; asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d; }
+__device__ __forceinline__ float coil_nanmin(float a, float b) { float d; asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d; }
 __device__ __forceinline__ double coil_nanmax(double a, double b) { return (a != a || b != b) ? coil_nan_d() : (a < b ? b : a); }
 __device__ __forceinline__ double coil_nanmin(double a, double b) { return (a != a || b != b) ? coil_nan_d() : (b < a ? b : a); }
+
+// erff as CUDA 13's libdevice computes it (the same coefficients, operations and order, so the
+// same bits), without its per-coefficient selects: both polynomials, then one select. |x| <
+// 1.00296: x + x p(x^2); else copysign(1 - 2^(q(|x|) (-|x|) - |x|), x). FMAs instead of 9
+// selects and their constant moves (about 8 fewer instructions, off the ALU pipe).
+__device__ __forceinline__ float coil_erff(float x) {
+  const float t = fabsf(x), s = x * x;
+  float a = fmaf(__int_as_float(0x38b1e96a), s, __int_as_float(0xba574d20));
+  a = fmaf(a, s, __int_as_float(0x3baad5ea));
+  a = fmaf(a, s, __int_as_float(0xbcdc1be7));
+  a = fmaf(a, s, __int_as_float(0x3de718af));
+  a = fmaf(a, s, __int_as_float(0xbec093ac));
+  a = fmaf(a, s, __int_as_float(0x3e0375d3));
+  a = fmaf(a, x, x);
+  float b = fmaf(__int_as_float(0x38eb4c3a), t, __int_as_float(0xbaae005b));
+  b = fmaf(b, t, __int_as_float(0x3c09919f));
+  b = fmaf(b, t, __int_as_float(0xbd24d99a));
+  b = fmaf(b, t, __int_as_float(0x3e235519));
+  b = fmaf(b, t, __int_as_float(0x3f69b4f9));
+  b = fmaf(b, t, __int_as_float(0x3f210a14));
+  b = fmaf(b, -t, -t);
+  float e; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(b));
+  b = copysignf(1.0f - e, x);
+  return t >= __int_as_float(0x3f8060fe) ? b : a;
+}
 
 // Floating remainder with the divisor's sign (prims.remainder).
 __device__ __forceinline__ float coil_remainder(float a, float b) {
@@ -135,6 +169,29 @@ template <class T> __device__ __forceinline__ void coil_vcopy4(T* dst, const T* 
     ((uint4*)dst)[0] = ((const uint4*)src)[0];
     ((uint4*)dst)[1] = ((const uint4*)src)[1];
   }
+}
+
+// Element k of a vector of bf16 (16-byte aligned): the f32 is its 32-bit word shifted (even k)
+// or masked (odd k), one instruction, no 16-bit extraction.
+__device__ __forceinline__ float coil_bf2f_at(const unsigned short* v, int k) {
+  const u32 w = ((const u32*)v)[k >> 1];
+  return __uint_as_float((k & 1) ? (w & 0xffff0000u) : (w << 16));
+}
+// A vector store of N bf16 / f16 from f32 values: each pair rounded and packed by one cvt (the
+// values of bf16-typed expressions are bf16 already: exact).
+template <int N> __device__ __forceinline__ void coil_vstore_bf16(unsigned short* dst, const float* v) {
+  u32 w[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[i]) : "f"(v[2 * i + 1]), "f"(v[2 * i]));
+  if constexpr (N == 8) *(uint4*)dst = make_uint4(w[0], w[1], w[2], w[3]);
+  else *(uint2*)dst = make_uint2(w[0], w[1]);
+}
+template <int N> __device__ __forceinline__ void coil_vstore_f16(unsigned short* dst, const float* v) {
+  u32 w[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w[i]) : "f"(v[2 * i + 1]), "f"(v[2 * i]));
+  if constexpr (N == 8) *(uint4*)dst = make_uint4(w[0], w[1], w[2], w[3]);
+  else *(uint2*)dst = make_uint2(w[0], w[1]);
 }
 
 // Row kernels of 1- or 2-byte dtypes: 8 consecutive elements (8 or 16 bytes) in one access.

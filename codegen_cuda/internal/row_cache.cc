@@ -349,7 +349,7 @@ RowCache PlanRowCache(const proto::Kernel& k, const ScheduleInfo& info, bool war
       if (k.loops(li).ranges_size() == 0) continue;
       for (const proto::Expr& e : k.loops(li).body()) {
         if (e.kind() != proto::Expr::LOAD || e.mask() != 0 || stored.contains(e.buffer()) ||
-            !live.contains(e.id())) {
+            !live.contains(e.id()) || info.scalar_constants.contains(e.buffer())) {
           continue;
         }
         auto [it, fresh] = index.try_emplace(LoadKey(e), static_cast<int>(out.size()));

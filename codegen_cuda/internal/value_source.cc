@@ -55,7 +55,7 @@ std::string FloatExpr(ScalarOp op, const std::vector<std::string>& a, bool f32) 
     case ScalarOp::kAsinh: return fn("asinh");
     case ScalarOp::kAcosh: return fn("acosh");
     case ScalarOp::kAtanh: return fn("atanh");
-    case ScalarOp::kErf: return fn("erf");
+    case ScalarOp::kErf: return f32 ? absl::StrCat("coil_erff(", a[0], ")") : fn("erf");
     case ScalarOp::kErfc: return fn("erfc");
     case ScalarOp::kCeil: return fn("ceil");
     case ScalarOp::kFloor: return fn("floor");
@@ -175,6 +175,15 @@ std::string StoreElementSource(const std::string& x, DType t) {
     case proto::BOOL: return absl::StrCat("(unsigned char)(", x, ")");
     default: return x;
   }
+}
+
+std::string StoreValueSource(const std::string& x, DType from, DType to) {
+  if (to == proto::BFLOAT16 && from == proto::BFLOAT16) return absl::StrCat("coil_bf16_bits(", x, ")");
+  if (to == proto::BFLOAT16 || to == proto::FLOAT16) {
+    // ConvertSource to f32 is what ConvertSource to `to` rounds (a double is narrowed first).
+    return StoreElementSource(ConvertSource(x, from, proto::FLOAT32), to);
+  }
+  return StoreElementSource(ConvertSource(x, from, to), to);
 }
 
 std::string ToI64Source(const std::string& x, DType t) {

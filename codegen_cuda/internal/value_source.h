@@ -43,6 +43,11 @@ std::string ConvertSource(const std::string& x, DType from, DType to);
 std::string LoadElementSource(const std::string& elem, DType t);
 std::string StoreElementSource(const std::string& x, DType t);
 
+// The memory representation, in a buffer of dtype `to`, of register `x` of dtype `from`:
+// StoreElementSource(ConvertSource(x, from, to), to) with one rounding instead of two (a bf16 /
+// f16 store rounds; a bf16 value, rounded already, is the high half of its f32 bits).
+std::string StoreValueSource(const std::string& x, DType from, DType to);
+
 // `x` as an int64 (_v<id>): floats TruncSat, bool 0/1.
 std::string ToI64Source(const std::string& x, DType t);
 

@@ -68,7 +68,9 @@ void ExpectLaunchable(const proto::KernelModule& m) {
 }
 
 TEST(CudaCodegenTest, EveryTestGraphCompilesWithNvrtc) {
-  for (const cuda_testing::TestGraph& t : cuda_testing::TestGraphs()) {
+  std::vector<cuda_testing::TestGraph> graphs = cuda_testing::TestGraphs();
+  for (const cuda_testing::TestGraph& t : cuda_testing::MemoryBoundGraphs()) graphs.push_back(t);
+  for (const cuda_testing::TestGraph& t : graphs) {
     SCOPED_TRACE(t.name);
     absl::StatusOr<proto::KernelModule> m = Generate(t.text);
     ASSERT_TRUE(m.ok()) << m.status();
@@ -83,6 +85,55 @@ TEST(CudaCodegenTest, EveryTestGraphCompilesWithNvrtc) {
     }
     EXPECT_GT(symbolic, 0);
   }
+}
+
+// The ONNX exporter's scalar constants (one-element constants: 1.25, 0.5, sqrt(2), ...) are
+// literals in the kernels, not loads of one-element buffers; bf16 vectors are converted from
+// their 32-bit words and stored in pairs rounded by one cvt, a scalar bf16 store of a bf16 value
+// is the high half of its f32 bits (it is rounded already), rounding to bf16 is one cvt, and
+// erf is the select-free coil_erff.
+TEST(CudaCodegenTest, ScalarConstantsAreLiteralsAndBf16StoresConvertOnce) {
+  for (const cuda_testing::TestGraph& t : cuda_testing::MemoryBoundGraphs()) {
+    const std::string name = t.name;
+    if (name == "softmax_2999") {  // rows of one position per group: scalar stores
+      absl::StatusOr<proto::KernelModule> m = Generate(t.text);
+      ASSERT_TRUE(m.ok()) << m.status();
+      bool bits = false;
+      for (const proto::CompiledKernel& k : m->kernels()) {
+        bits = bits || absl::StrContains(k.source(), "= coil_bf16_bits(e");
+        EXPECT_FALSE(absl::StrContains(k.source(), "coil_f2bf(coil_round_bf16")) << k.source();
+      }
+      EXPECT_TRUE(bits);
+      continue;
+    }
+    if (name != "gelu_chain_256" && name != "layernorm_gelu_8192") continue;
+    SCOPED_TRACE(name);
+    absl::StatusOr<proto::KernelModule> m = Generate(t.text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    std::string src;  // the kernel that computes erf
+    for (const proto::CompiledKernel& k : m->kernels()) {
+      if (absl::StrContains(k.source(), "erff(")) src = k.source();
+    }
+    ASSERT_FALSE(src.empty());
+    if (name == "gelu_chain_256") {
+      // x and the output: the six constants are literals.
+      EXPECT_EQ(Count(src, "coil_bufs["), 2) << src;
+      EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x3fa00000)")) << src;  // 1.25
+      EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x3fb504f3)")) << src;  // sqrt(2)
+      EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x3e000000)")) << src;  // 0.125
+    } else {
+      EXPECT_EQ(Count(src, "coil_bufs["), 5) << src;  // x, r, w, b, the output
+      EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x3fb50000)")) << src;  // bf16 sqrt(2)
+      EXPECT_TRUE(absl::StrContains(src, "coil_vstore_bf16<8>(&b")) << src;
+      EXPECT_TRUE(absl::StrContains(src, "coil_bf2f_at(coil_v")) << src;
+      EXPECT_FALSE(absl::StrContains(src, "coil_f2bf(")) << src;
+    }
+    EXPECT_TRUE(absl::StrContains(src, "coil_erff(")) << src;
+  }
+  // The prelude's bf16 rounding is one cvt of a bf16 pair.
+  absl::StatusOr<proto::KernelModule> m = Generate(cuda_testing::MemoryBoundGraphs().back().text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_TRUE(absl::StrContains(m->wrapper_source(), "cvt.rn.bf16x2.f32 %0, %1, %2;"));
 }
 
 TEST(CudaCodegenTest, StaticShapesUse32BitIndexMathAndStaticGrids) {

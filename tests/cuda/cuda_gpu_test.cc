@@ -113,6 +113,28 @@ TEST(CudaGpuTest, TestGraphsMatchTheScheduleInterpreter) {
   }
 }
 
+// The memory-bound rows (scalar constants as literals, one-cvt bf16 rounding and stores, the
+// division paths, persistent rows with partial last groups) at batch 1, 37 and 1000.
+TEST(CudaGpuTest, MemoryBoundGraphsMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  for (const cuda_testing::TestGraph& t : cuda_testing::MemoryBoundGraphs()) {
+    SCOPED_TRACE(t.name);
+    std::unique_ptr<Compiled> c = Compile(t.text);
+    ASSERT_NE(c, nullptr);
+    for (int64_t batch : {1, 37, 1000}) {
+      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 7 + batch, t.spec);
+      absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+      ASSERT_TRUE(want.ok()) << want.status();
+      absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(want->size(), got->size());
+      for (size_t o = 0; o < want->size(); ++o) {
+        ExpectClose((*want)[o], (*got)[o], absl::StrCat(t.name, " batch ", batch, " output ", o));
+      }
+    }
+  }
+}
+
 // GEMM outputs: the largest error relative to the largest magnitude (sums of K products cancel,
 // so element-wise relative errors mean little). f32 at 1e-5 also checks that TF32 is off (TF32
 // is about 1e-3).

@@ -6,6 +6,8 @@
 #ifndef COIL_TESTS_CUDA_CUDA_TEST_GRAPHS_H_
 #define COIL_TESTS_CUDA_CUDA_TEST_GRAPHS_H_
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/testing/test_kit.h"
@@ -173,6 +175,79 @@ graph @ints(%0 "a": i64[batch, 10], %1 "b": i32[batch, 10], %2 "m": bool[batch, 
 )", {.int_range = 100, .signed_nonzero = true}},
   };
   return *graphs;
+}
+
+// The memory-bound rows of `coil bench cuda` as the ONNX exporter writes them (scalar
+// constants as one-element constants: 0.5, sqrt(2), ...), at row lengths that take the
+// vectorized and persistent paths (256 / 8192: 16-byte accesses, 4 groups of 8 per thread), a
+// partial last group (2056, 1000) and none of them (65, 2999): the gelu chain in f32, bf16
+// softmax and gelu(layer_norm(x + r)) in bf16, and a division by a per-element value beside the
+// divisions by constants and by a row's sum. Batch symbols start at 1.
+inline std::vector<TestGraph> MemoryBoundGraphs() {
+  const char* gelu = R"(
+graph @gelu_chain(%0 "x": f32[batch, W], %16 "y": f32[batch, W]) {
+  symbol batch min 1 max 0 hint 4
+  %1 "c0": f32[] = constant dense "0000a03f"
+  %2 "c1": f32[] = constant dense "0000003f"
+  %3 "c2": f32[] = constant dense "f304b53f"
+  %4 "c3": f32[] = constant dense "0000803f"
+  %5 "c4": f32[] = constant dense "0000003f"
+  %6 "c5": f32[] = constant dense "0000003e"
+  %7: f32[batch, W] = aten.mul(%0, %1)
+  %8: f32[batch, W] = aten.add(%7, %2) {alpha = 1}
+  %9: f32[batch, W] = aten.div(%8, %3) {rounding_mode = ""}
+  %10: f32[batch, W] = aten.erf(%9)
+  %11: f32[batch, W] = aten.add(%10, %4) {alpha = 1}
+  %12: f32[batch, W] = aten.mul(%8, %11)
+  %13: f32[batch, W] = aten.mul(%12, %5)
+  %14: f32[batch, W] = aten.mul(%13, %0)
+  %15: f32[batch, W] = aten.sub(%14, %6) {alpha = 1}
+  %17: f32[batch, W] = aten.div(%15, %16) {rounding_mode = ""}
+  return %15, %17
+}
+)";
+  const char* softmax = R"(
+graph @softmax(%0 "x": bf16[batch, W], %2 "z": f32[batch, W]) {
+  symbol batch min 1 max 0 hint 4
+  %1: bf16[batch, W] = aten.softmax(%0) {dim = 1, dtype = none}
+  %3: f32[batch, W] = aten.softmax(%2) {dim = 1, dtype = none}
+  %4: f32[batch] = aten.amax(%2) {dim = [1], keepdim = false}
+  return %1, %3, %4
+}
+)";
+  const char* layernorm = R"(
+graph @ln(%0 "x": bf16[batch, W], %1 "r": bf16[batch, W], %2 "w": bf16[W], %3 "b": bf16[W]) {
+  symbol batch min 1 max 0 hint 4
+  %4 "c": bf16[] = constant dense "b53f"
+  %5 "one": bf16[] = constant dense "803f"
+  %6 "half": bf16[] = constant dense "003f"
+  %7: bf16[batch, W] = aten.add(%0, %1) {alpha = 1}
+  %8: bf16[batch, W] = aten.layer_norm(%7, %2, %3) {eps = 1e-05, normalized_shape = [W]}
+  %9: bf16[batch, W] = aten.div(%8, %4) {rounding_mode = ""}
+  %10: bf16[batch, W] = aten.erf(%9)
+  %11: bf16[batch, W] = aten.add(%10, %5) {alpha = 1}
+  %12: bf16[batch, W] = aten.mul(%8, %11)
+  %13: bf16[batch, W] = aten.mul(%12, %6)
+  return %13
+}
+)";
+  static const auto* texts = [&] {
+    auto* t = new std::vector<std::pair<std::string, std::string>>;
+    auto add = [&](const std::string& name, const char* text, int width) {
+      std::string s = text;
+      for (size_t p = s.find('W'); p != std::string::npos; p = s.find('W', p)) {
+        s.replace(p, 1, std::to_string(width));
+      }
+      t->push_back({name + "_" + std::to_string(width), s});
+    };
+    for (int w : {256, 65}) add("gelu_chain", gelu, w);
+    for (int w : {8192, 1000, 2999}) add("softmax", softmax, w);
+    for (int w : {8192, 2056}) add("layernorm_gelu", layernorm, w);
+    return t;
+  }();
+  std::vector<TestGraph> out;
+  for (const auto& [name, text] : *texts) out.push_back({name.c_str(), text.c_str(), {}});
+  return out;
 }
 
 }  // namespace coil::cuda_testing

@@ -91,6 +91,10 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     if (const char* rv = std::getenv("COIL_CUDA_ROW_VALUES"); rv != nullptr) {
       cuda.codegen.row_values = std::atoi(rv) != 0;
     }
+    // COIL_CUDA_ROW_MIN_BLOCKS=N: block-per-row kernels ask ptxas for N blocks per SM.
+    if (const char* mb = std::getenv("COIL_CUDA_ROW_MIN_BLOCKS"); mb != nullptr) {
+      cuda.codegen.row_min_blocks = std::max(0, std::atoi(mb));
+    }
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));
     }
