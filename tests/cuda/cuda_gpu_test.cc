@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -92,15 +93,16 @@ std::unique_ptr<Compiled> Compile(const std::string& text) {
   return c;
 }
 
-TEST(CudaGpuTest, TestGraphsMatchTheScheduleInterpreter) {
-  REQUIRE_GPU();
-  for (const cuda_testing::TestGraph& t : cuda_testing::TestGraphs()) {
+// Compiles each graph of `graphs` and runs it against the Schedule interpreter at each batch
+// size, in order (seeded with seed + batch).
+void ExpectGraphsMatch(const std::vector<cuda_testing::TestGraph>& graphs,
+                       std::initializer_list<int64_t> batches, int seed) {
+  for (const cuda_testing::TestGraph& t : graphs) {
     SCOPED_TRACE(t.name);
     std::unique_ptr<Compiled> c = Compile(t.text);
     ASSERT_NE(c, nullptr);
-    // The last batch is smaller than the one before: the kept input/output buffers are reused.
-    for (int64_t batch : {2, 37, 1000, 5}) {
-      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 11 + batch, t.spec);
+    for (int64_t batch : batches) {
+      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, seed + batch, t.spec);
       absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
       ASSERT_TRUE(want.ok()) << want.status();
       absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
@@ -113,26 +115,17 @@ TEST(CudaGpuTest, TestGraphsMatchTheScheduleInterpreter) {
   }
 }
 
+TEST(CudaGpuTest, TestGraphsMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  // The last batch is smaller than the one before: the kept input/output buffers are reused.
+  ExpectGraphsMatch(cuda_testing::TestGraphs(), {2, 37, 1000, 5}, 11);
+}
+
 // The memory-bound rows (scalar constants as literals, one-cvt bf16 rounding and stores, the
 // division paths, persistent rows with partial last groups) at batch 1, 37 and 1000.
 TEST(CudaGpuTest, MemoryBoundGraphsMatchTheScheduleInterpreter) {
   REQUIRE_GPU();
-  for (const cuda_testing::TestGraph& t : cuda_testing::MemoryBoundGraphs()) {
-    SCOPED_TRACE(t.name);
-    std::unique_ptr<Compiled> c = Compile(t.text);
-    ASSERT_NE(c, nullptr);
-    for (int64_t batch : {1, 37, 1000}) {
-      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 7 + batch, t.spec);
-      absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
-      ASSERT_TRUE(want.ok()) << want.status();
-      absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
-      ASSERT_TRUE(got.ok()) << got.status();
-      ASSERT_EQ(want->size(), got->size());
-      for (size_t o = 0; o < want->size(); ++o) {
-        ExpectClose((*want)[o], (*got)[o], absl::StrCat(t.name, " batch ", batch, " output ", o));
-      }
-    }
-  }
+  ExpectGraphsMatch(cuda_testing::MemoryBoundGraphs(), {1, 37, 1000}, 7);
 }
 
 // GEMM outputs: the largest error relative to the largest magnitude (sums of K products cancel,
@@ -503,6 +496,40 @@ graph @r(%0 "x": f32[batch, 100003]) {
   for (size_t o = 0; o < want->size(); ++o) {
     ExpectClose((*want)[o], (*got)[o], absl::StrCat("output ", o));
   }
+}
+
+// Few long rows are split into a partial and a final kernel (inductor/passes/
+// split_reductions.h): a whole-tensor mean of 4M elements, per-channel sum and max of an
+// [8, 16, 64, 64] activation (one kernel, two REDUCEs), a bf16 sum; a NaN reaches one channel.
+// Against the Schedule interpreter on the same (split) schedule; split_reductions_test checks
+// split schedules against the graph interpreter.
+TEST(CudaGpuTest, SplitReductionsMatchTheScheduleInterpreter) {
+  REQUIRE_GPU();
+  std::unique_ptr<Compiled> c = Compile(R"(
+graph @r(%0 "x": f32[4194304], %1 "a": f32[8, 16, 64, 64], %2 "h": bf16[131072]) {
+  %3: f32[] = aten.mean(%0) {dim = [0], keepdim = false, dtype = none}
+  %4: f32[16] = aten.sum(%1) {dim = [0, 2, 3], keepdim = false, dtype = none}
+  %5: f32[16] = aten.amax(%1) {dim = [0, 2, 3], keepdim = false}
+  %6: bf16[] = aten.sum(%2) {dim = [0], keepdim = false, dtype = none}
+  return %3, %4, %5, %6
+}
+)");
+  ASSERT_NE(c, nullptr);
+  int partials = 0;
+  for (const proto::Kernel& k : c->schedule.kernels()) partials += absl::EndsWith(k.name(), "_partial");
+  EXPECT_EQ(partials, 3) << "the mean, the per-channel pair and the bf16 sum each split";
+  std::vector<HostTensor> inputs = RandomInputs(c->graph, 1, 9, {});
+  inputs[1].StoreDouble(5 * 64 * 64 + 7, NAN);  // batch 0, channel 5
+  absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(want->size(), got->size());
+  for (size_t o = 0; o < want->size(); ++o) {
+    ExpectGemmClose((*want)[o], (*got)[o], absl::StrCat("split reduction output ", o));
+  }
+  EXPECT_TRUE(std::isnan((*got)[1].ToDoubles()[5])) << "the NaN reaches channel 5's sum";
+  EXPECT_TRUE(std::isnan((*got)[2].ToDoubles()[5])) << "and its max";
 }
 
 // Inputs that are views (transposed, offset) are copied as their elements, not their storage;
