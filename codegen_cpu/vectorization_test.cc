@@ -2,7 +2,8 @@
 // KernelModule's `source`), for CpuCodegenOptions.cpu = "x86-64-v3" (AVX2 + FMA: 8 f32 lanes),
 // so the checks do not depend on the machine running them:
 //   - pointwise kernels over several buffers vectorize without run-time overlap checks (the
-//     buffers' alias scopes, codegen_cpu/internal/alias_scopes.h), short rows of 40 included;
+//     buffers' alias scopes, codegen_cpu/internal/alias_scopes.h), short rows of 40 included,
+//     and so do kernels writing in place over their input (one base pointer for both);
 //     same-shaped ones run as one flat loop (no division per row of a [64, 64, 3, 3] weight),
 //     also with f64 math on a 0-d input (AdamW's bias correction: computed before the loop);
 //   - tanh / erf / exp chains become inline vector code (no libm or libmvec calls);
@@ -81,6 +82,36 @@ TEST(VectorizationTest, TwoInputPointwiseVectorizesWithoutOverlapChecks) {
 // A pointwise kernel over a [64, 64, 3, 3] convolution weight (AdamW's moment update) runs as
 // one flat loop (kernel_emitter.cc, [Note: flat pointwise kernels]): vector loads and stores,
 // no division or remainder per row of 3; a broadcast operand keeps the nest.
+// Causal attention's softmax normalization overwrites the scores in place (the memory plan's
+// Buffer.in_place); the kernel emitter gives the output and the input it overwrites one base
+// pointer (kernel_emitter.cc, [Note: in-place bases]). With two, LLVM guarded the vector loop
+// by a run-time overlap check that fails for in-place buffers (distance 0), so the kernel ran
+// its scalar loop. Every kernel here vectorizes without overlap checks, and one of them writes
+// in place.
+TEST(VectorizationTest, InPlaceKernelsVectorizeWithoutOverlapChecks) {
+  absl::StatusOr<Graph> g = ParseGraph(R"(graph @att(%0 "q": f32[8, 4, 64, 32], %1 "k": f32[8, 4, 64, 32], %2 "v": f32[8, 4, 64, 32]) {
+  %3: f32[8, 4, 64, 32] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = true, offset = 0, scale = 0.0, seed = -1, train = true}
+  return %3
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(prims::Decompose(*g).ok());
+  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto());
+  ASSERT_TRUE(s.ok()) << s.status();
+  int in_place = 0;
+  for (const proto::Buffer& b : s->buffers()) in_place += b.in_place();
+  EXPECT_GE(in_place, 1) << "the normalization no longer runs in place: the test checks nothing";
+  CpuCodegenOptions o;
+  o.cpu = "x86-64-v3";
+  absl::StatusOr<proto::KernelModule> m = GenerateCpu(*s, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  int vector_stores = 0;
+  for (const proto::CompiledKernel& k : m->kernels()) {
+    EXPECT_FALSE(HasOverlapChecks(k.source())) << k.name() << "\n" << k.source();
+    vector_stores += absl::StrContains(k.source(), "store <8 x float>");
+  }
+  EXPECT_GE(vector_stores, 2) << "the exp and normalization kernels store vectors";
+}
+
 TEST(VectorizationTest, SameShapedPointwiseRunsFlat) {
   const std::string t = "f32[64, 64, 3, 3]";
   proto::CompiledKernel k = OnlyKernel(absl::StrCat(
