@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -97,10 +98,21 @@ class ProfilingBackend : public driver::Backend {
       absl::StrAppendFormat(&out, "  program %d (%s): %d kernels, %.2f ms per step in kernels\n",
                             i + 1, programs_.size() == 3 ? kRoles[i] : "load order",
                             times.size(), total / steps);
+      // What each kernel computes: its schedule kernel's source ops (provenance), abridged.
+      absl::flat_hash_map<std::string, std::string> ops;
+      for (const proto::Kernel& k : programs_[i]->module().schedule().kernels()) {
+        std::string list;
+        for (int o = 0; o < k.source_ops_size() && o < 6; ++o) {
+          absl::StrAppend(&list, o == 0 ? "" : " ", k.source_ops(o));
+        }
+        if (k.source_ops_size() > 6) absl::StrAppend(&list, " +", k.source_ops_size() - 6);
+        ops[k.name()] = list;
+      }
       for (size_t k = 0; k < times.size() && static_cast<int>(k) < top; ++k) {
-        absl::StrAppendFormat(&out, "    %-36s %-40s %8.3f ms  %5.1f%%\n", times[k].kernel,
+        absl::StrAppendFormat(&out, "    %-36s %-22s %8.3f ms  %5.1f%%  %s\n", times[k].kernel,
                               times[k].kind, times[k].total_ms / steps,
-                              total > 0 ? 100 * times[k].total_ms / total : 0.0);
+                              total > 0 ? 100 * times[k].total_ms / total : 0.0,
+                              ops[times[k].kernel]);
       }
     }
     return out;
