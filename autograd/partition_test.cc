@@ -209,6 +209,23 @@ TEST(Partition, RandomGraphsMatchJoint) {
 // the min-cut backward draws it again (prims.philox_uniform in both graphs, nothing saved for
 // it) and the mask it draws is the forward's: with tangent 1, dL/dx = w mask / (1 - p), which is
 // zero exactly where y is and equals y / x elsewhere.
+// The default partition of `g`'s joint graph after decomposition (the form the driver
+// partitions), gradients for the inputs `requires_grad` marks.
+absl::StatusOr<Partition> DecomposedPartition(const Graph& g, std::vector<bool> requires_grad) {
+  absl::StatusOr<JointGraph> joint = BuildJointGraph(g, std::move(requires_grad));
+  if (!joint.ok()) return joint.status();
+  absl::StatusOr<bool> decomposed = prims::Decompose(joint->graph);
+  if (!decomposed.ok()) return decomposed.status();
+  return PartitionJoint(*joint, {});
+}
+
+// How many random draws (prims.philox_uniform) `graph` makes.
+int PhiloxDraws(const Graph& graph) {
+  int n = 0;
+  for (const Node* node : graph.nodes()) n += node->op() == "prims.philox_uniform";
+  return n;
+}
+
 TEST(Partition, DropoutMaskIsRecomputedAndEqualsTheForwardMask) {
   Graph g("dropout");
   GraphBuilder b(g);
@@ -219,18 +236,10 @@ TEST(Partition, DropoutMaskIsRecomputedAndEqualsTheForwardMask) {
   Bytes bytes = CheckPartitions(g, 3);
   EXPECT_LT(bytes.mincut, bytes.everything);
 
-  absl::StatusOr<JointGraph> joint = BuildJointGraph(g, {true, true});
-  ASSERT_TRUE(joint.ok()) << joint.status();
-  ASSERT_TRUE(prims::Decompose(joint->graph).ok());
-  absl::StatusOr<Partition> p = PartitionJoint(*joint, {});
+  absl::StatusOr<Partition> p = DecomposedPartition(g, {true, true});
   ASSERT_TRUE(p.ok()) << p.status();
-  auto philox = [](const Graph& graph) {
-    int n = 0;
-    for (const Node* node : graph.nodes()) n += node->op() == "prims.philox_uniform";
-    return n;
-  };
-  EXPECT_EQ(philox(p->forward), 1);
-  EXPECT_EQ(philox(p->backward), 1) << "the backward draws the mask again";
+  EXPECT_EQ(PhiloxDraws(p->forward), 1);
+  EXPECT_EQ(PhiloxDraws(p->backward), 1) << "the backward draws the mask again";
   for (const SavedValue& v : p->saved) {
     EXPECT_NE(v.type.dtype, proto::BOOL) << "the mask " << v.name << " is saved";
   }
@@ -268,18 +277,10 @@ TEST(Partition, AttentionDropoutMaskIsRecomputed) {
   g.SetOutputs({Op(b, "aten.scaled_dot_product_attention", {q, k, v},
                    {{"dropout_p", 0.2}, {"seed", int64_t{3}}, {"offset", int64_t{11}}})});
   CheckPartitions(g, 4);
-  absl::StatusOr<JointGraph> joint = BuildJointGraph(g, {true, true, true});
-  ASSERT_TRUE(joint.ok()) << joint.status();
-  ASSERT_TRUE(prims::Decompose(joint->graph).ok());
-  absl::StatusOr<Partition> p = PartitionJoint(*joint, {});
+  absl::StatusOr<Partition> p = DecomposedPartition(g, {true, true, true});
   ASSERT_TRUE(p.ok()) << p.status();
-  auto philox = [](const Graph& graph) {
-    int n = 0;
-    for (const Node* node : graph.nodes()) n += node->op() == "prims.philox_uniform";
-    return n;
-  };
-  EXPECT_EQ(philox(p->forward), 1);
-  EXPECT_GE(philox(p->backward), 1) << "the backward draws the mask again";
+  EXPECT_EQ(PhiloxDraws(p->forward), 1);
+  EXPECT_GE(PhiloxDraws(p->backward), 1) << "the backward draws the mask again";
   for (const SavedValue& s : p->saved) {
     EXPECT_NE(s.type.dtype, proto::BOOL) << "the mask " << s.name << " is saved";
   }
