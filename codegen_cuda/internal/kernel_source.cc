@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -16,7 +15,6 @@
 #include "codegen_cuda/internal/row_cache.h"
 #include "codegen_cuda/internal/value_source.h"
 #include "runtime/cuda/kernel_abi.h"
-#include "runtime/half.h"
 #include "runtime/reference/prims_scalar.h"
 
 namespace coil::codegen_cuda_internal {
@@ -824,93 +822,7 @@ class Emitter {
   absl::flat_hash_map<int, DType> dtypes_;
 };
 
-// The one element of `raw` (little-endian) as a literal's value; nullopt when the size is not
-// one element of `t`.
-std::optional<ScheduleInfo::Scalar> DecodeScalar(const std::string& raw, DType t) {
-  ScheduleInfo::Scalar v;
-  auto bits = [&](size_t n) -> std::optional<uint64_t> {
-    if (raw.size() != n) return std::nullopt;
-    uint64_t u = 0;
-    for (size_t i = 0; i < n; ++i) u |= static_cast<uint64_t>(static_cast<uint8_t>(raw[i])) << (8 * i);
-    return u;
-  };
-  switch (t) {
-    case proto::FLOAT32: {
-      std::optional<uint64_t> u = bits(4);
-      if (!u) return std::nullopt;
-      v.d = BitsFloat(static_cast<uint32_t>(*u));
-      return v;
-    }
-    case proto::FLOAT16:
-    case proto::BFLOAT16: {
-      std::optional<uint64_t> u = bits(2);
-      if (!u) return std::nullopt;
-      const uint16_t h = static_cast<uint16_t>(*u);
-      v.d = t == proto::FLOAT16 ? HalfToFloat(h) : BFloat16ToFloat(h);
-      return v;
-    }
-    case proto::FLOAT64: {
-      std::optional<uint64_t> u = bits(8);
-      if (!u) return std::nullopt;
-      std::memcpy(&v.d, &*u, 8);
-      return v;
-    }
-    case proto::INT64: case proto::INT32: case proto::INT8: case proto::UINT8: case proto::BOOL: {
-      const size_t n = t == proto::INT64 ? 8 : t == proto::INT32 ? 4 : 1;
-      std::optional<uint64_t> u = bits(n);
-      if (!u) return std::nullopt;
-      switch (t) {
-        case proto::INT64: v.i = static_cast<int64_t>(*u); break;
-        case proto::INT32: v.i = static_cast<int32_t>(static_cast<uint32_t>(*u)); break;
-        case proto::INT8: v.i = static_cast<int8_t>(static_cast<uint8_t>(*u)); break;
-        case proto::UINT8: v.i = static_cast<uint8_t>(*u); break;
-        default: v.i = *u != 0; break;
-      }
-      return v;
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
 }  // namespace
-
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max, int row_unroll,
-                              bool vectorize, bool persistent_rows, int vector_groups,
-                              bool row_values, int row_min_blocks) {
-  ScheduleInfo info;
-  info.row_min_blocks = std::max(0, row_min_blocks);
-  info.row_values = row_values;
-  info.vector_groups = std::max(1, vector_groups);
-  info.persistent_rows = persistent_rows;
-  info.vectorize = vectorize;
-  info.warp_row_max = warp_row_max;
-  info.row_unroll = row_unroll;
-  for (int i = 0; i < schedule.graph().symbols_size(); ++i) {
-    info.symbol_index[schedule.graph().symbols(i).name()] = i;
-  }
-  for (const proto::Buffer& b : schedule.buffers()) info.buffers[b.id()] = &b;
-  absl::flat_hash_map<int64_t, const proto::Constant*> constants;
-  for (const proto::Constant& c : schedule.graph().constants()) constants[c.value().id()] = &c;
-  for (const proto::Buffer& b : schedule.buffers()) {
-    if (b.kind() != proto::Buffer::CONSTANT) continue;
-    bool one = true;
-    for (const proto::SymExpr& d : b.shape()) {
-      std::optional<int64_t> v = ConstantValue(d);
-      one = one && v.has_value() && *v == 1;
-    }
-    auto c = constants.find(b.graph_value());
-    if (!one || c == constants.end() || !c->second->has_raw() ||
-        c->second->value().type().dtype() != b.dtype()) {
-      continue;
-    }
-    const std::string& raw = c->second->raw();
-    if (std::optional<ScheduleInfo::Scalar> v = DecodeScalar(raw, b.dtype()); v.has_value()) {
-      info.scalar_constants[b.id()] = *v;
-    }
-  }
-  return info;
-}
 
 absl::StatusOr<KernelSource> EmitKernelSource(const proto::Kernel& kernel,
                                               const ScheduleInfo& info) {

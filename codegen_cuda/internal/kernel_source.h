@@ -39,49 +39,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "codegen_cuda/internal/schedule_info.h"
 #include "ir/proto/schedule.pb.h"
 
 namespace coil::codegen_cuda_internal {
-
-// What every kernel of one schedule shares.
-struct ScheduleInfo {
-  // Schedule.graph.symbols by name -> position in the `symbols` table.
-  absl::flat_hash_map<std::string, int> symbol_index;
-  absl::flat_hash_map<int, const proto::Buffer*> buffers;
-  // Row kernels whose ranged Loops all have constant counts of at most this many positions run
-  // a warp per row (0: always a block per row).
-  int64_t warp_row_max = 0;
-  // `#pragma unroll` factor of the ranged Loops' position loops (1: none), so that a thread has
-  // several loads in flight.
-  int row_unroll = 1;
-  // Pointwise kernels whose innermost outer range is a constant multiple of kCudaVectorItems
-  // and that have a contiguous access run kCudaVectorItems indices per thread.
-  bool vectorize = false;
-  // Vectorized pointwise kernels: groups of kCudaVectorItems indices per thread, all the
-  // groups' vector loads issued before the first body (bytes in flight).
-  int vector_groups = 1;
-  // Row kernels whose ranged Loops cover the same constant positions keep repeated loads in
-  // registers across the Loops (row_cache.h).
-  bool persistent_rows = false;
-  // ... and the values several Loops compute (row_cache.h).
-  bool row_values = false;
-  // Block-per-row kernels: __launch_bounds__(threads, row_min_blocks) when > 0.
-  int row_min_blocks = 0;
-  // CONSTANT buffers of one element whose bytes the Schedule's graph holds, by buffer id: their
-  // value (`d` for floating dtypes, `i` otherwise). Their unmasked LOADs are literals (the ONNX
-  // exporters' scalar constants: 0.5, sqrt(2), ...), so NVRTC folds them and the row cache
-  // does not keep them.
-  struct Scalar {
-    double d = 0;
-    int64_t i = 0;
-  };
-  absl::flat_hash_map<int, Scalar> scalar_constants;
-};
-
-ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_max = 0,
-                              int row_unroll = 1, bool vectorize = false,
-                              bool persistent_rows = false, int vector_groups = 1,
-                              bool row_values = false, int row_min_blocks = 0);
 
 struct KernelSource {
   std::string text;          // the __global__ function
