@@ -159,4 +159,59 @@ bool MentionsDataValue(const proto::SymExpr& e) {
   return false;
 }
 
+void ForEachSymExpr(const proto::Kernel& k,
+                    absl::FunctionRef<void(const proto::SymExpr&)> f) {
+  for (const proto::SymExpr& r : k.ranges()) f(r);
+  for (const proto::Loop& l : k.loops()) {
+    for (const proto::SymExpr& r : l.ranges()) f(r);
+    for (const proto::Expr& e : l.body()) {
+      for (const proto::SymExpr& ix : e.index()) f(ix);
+      if (e.kind() == proto::Expr::INDEX || e.kind() == proto::Expr::RANDOM) f(e.value());
+    }
+  }
+}
+
+bool IndexMathFitsInt32(const proto::Kernel& k,
+                        const absl::flat_hash_map<int, const proto::Buffer*>& buffers,
+                        const absl::flat_hash_set<int>& bufs) {
+  absl::flat_hash_map<std::string, Interval> vars;
+  __int128 count = 1;
+  for (int d = 0; d < k.ranges_size(); ++d) {
+    std::optional<int64_t> r = ConstantValue(k.ranges(d));
+    if (!r.has_value() || *r < 0) return false;
+    vars[absl::StrCat("_i", d)] = {0, std::max<int64_t>(*r - 1, 0)};
+    count *= *r;
+  }
+  if (!FitsInt32({0, count})) return false;
+  for (const proto::Loop& l : k.loops()) {
+    __int128 inner = 1;
+    for (int d = 0; d < l.ranges_size(); ++d) {
+      std::optional<int64_t> r = ConstantValue(l.ranges(d));
+      if (!r.has_value() || *r < 0) return false;
+      const std::string n = absl::StrCat("_r", d);
+      Interval iv{0, std::max<int64_t>(*r - 1, 0)};
+      auto it = vars.find(n);
+      if (it != vars.end()) iv.hi = std::max(iv.hi, it->second.hi);
+      vars[n] = iv;
+      inner *= *r;
+    }
+    if (!FitsInt32({0, inner})) return false;
+  }
+  for (int id : bufs) {
+    __int128 numel = 1;
+    for (const proto::SymExpr& d : buffers.at(id)->shape()) {
+      std::optional<int64_t> v = ConstantValue(d);
+      if (!v.has_value()) return false;
+      numel *= *v;
+      if (!FitsInt32({0, numel})) return false;
+    }
+  }
+  bool fits = true;
+  ForEachSymExpr(k, [&](const proto::SymExpr& e) {
+    std::optional<Interval> b = IndexBounds(e, vars);
+    fits = fits && b.has_value() && FitsInt32(*b);
+  });
+  return fits;
+}
+
 }  // namespace coil::codegen_cuda_internal

@@ -14,8 +14,11 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "ir/proto/graph.pb.h"
+#include "ir/proto/schedule.pb.h"
 
 namespace coil::codegen_cuda_internal {
 
@@ -45,6 +48,16 @@ std::optional<int64_t> ConstantValue(const proto::SymExpr& e);
 
 // Whether `e` mentions a _v<id> (an index computed from data).
 bool MentionsDataValue(const proto::SymExpr& e);
+
+// Every SymExpr kernel `k` evaluates (ranges, Loop ranges, indices, INDEX / RANDOM values).
+void ForEachSymExpr(const proto::Kernel& k, absl::FunctionRef<void(const proto::SymExpr&)> f);
+
+// Whether all of `k`'s index math fits 32-bit integers: every range constant, the outer and
+// each Loop's iteration counts, the sizes of buffers `bufs` (ids into `buffers`) and every
+// index value's interval (IndexBounds) within FitsInt32.
+bool IndexMathFitsInt32(const proto::Kernel& k,
+                        const absl::flat_hash_map<int, const proto::Buffer*>& buffers,
+                        const absl::flat_hash_set<int>& bufs);
 
 }  // namespace coil::codegen_cuda_internal
 

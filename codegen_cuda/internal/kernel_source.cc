@@ -20,19 +20,6 @@
 namespace coil::codegen_cuda_internal {
 namespace {
 
-// Every SymExpr a kernel evaluates, with `f` called on each.
-template <typename F>
-void ForEachSymExpr(const proto::Kernel& k, F f) {
-  for (const proto::SymExpr& r : k.ranges()) f(r);
-  for (const proto::Loop& l : k.loops()) {
-    for (const proto::SymExpr& r : l.ranges()) f(r);
-    for (const proto::Expr& e : l.body()) {
-      for (const proto::SymExpr& ix : e.index()) f(ix);
-      if (e.kind() == proto::Expr::INDEX || e.kind() == proto::Expr::RANDOM) f(e.value());
-    }
-  }
-}
-
 void CollectNames(const proto::SymExpr& e, absl::flat_hash_set<std::string>& out) {
   if (e.kind() == proto::SymExpr::SYMBOL) out.insert(e.name());
   for (const proto::SymExpr& a : e.args()) CollectNames(a, out);
@@ -120,7 +107,8 @@ class Emitter {
         if (e.mask() != 0) ++uses_[e.mask()];
       }
     }
-    DecideIndexType(bufs);
+    // 32-bit index math when everything is constant and bounded (kernel_source.h).
+    out_.index64 = !v_ids_.empty() || !IndexMathFitsInt32(k_, info_.buffers, bufs);
     DecideVector();
     if (out_.rows) cache_ = PlanRowCache(k_, info_, out_.warp_rows);
     out_.cached_loads = static_cast<int>(cache_.slot_dtype.size());
@@ -303,50 +291,6 @@ class Emitter {
     }
     absl::StrAppend(&o, "    }\n  }\n}\n");
     return absl::OkStatus();
-  }
-
-  // 32-bit index math when everything is constant and bounded (kernel_source.h).
-  void DecideIndexType(const absl::flat_hash_set<int>& bufs) {
-    out_.index64 = true;
-    if (!v_ids_.empty()) return;
-    absl::flat_hash_map<std::string, Interval> vars;
-    __int128 count = 1;
-    for (int d = 0; d < k_.ranges_size(); ++d) {
-      std::optional<int64_t> r = ConstantValue(k_.ranges(d));
-      if (!r.has_value() || *r < 0) return;
-      vars[absl::StrCat("_i", d)] = {0, std::max<int64_t>(*r - 1, 0)};
-      count *= *r;
-    }
-    if (!FitsInt32({0, count})) return;
-    for (const proto::Loop& l : k_.loops()) {
-      __int128 inner = 1;
-      for (int d = 0; d < l.ranges_size(); ++d) {
-        std::optional<int64_t> r = ConstantValue(l.ranges(d));
-        if (!r.has_value() || *r < 0) return;
-        const std::string n = absl::StrCat("_r", d);
-        Interval iv{0, std::max<int64_t>(*r - 1, 0)};
-        auto it = vars.find(n);
-        if (it != vars.end()) iv.hi = std::max(iv.hi, it->second.hi);
-        vars[n] = iv;
-        inner *= *r;
-      }
-      if (!FitsInt32({0, inner})) return;
-    }
-    for (int id : bufs) {
-      __int128 numel = 1;
-      for (const proto::SymExpr& d : info_.buffers.at(id)->shape()) {
-        std::optional<int64_t> v = ConstantValue(d);
-        if (!v.has_value()) return;
-        numel *= *v;
-        if (!FitsInt32({0, numel})) return;
-      }
-    }
-    bool fits = true;
-    ForEachSymExpr(k_, [&](const proto::SymExpr& e) {
-      std::optional<Interval> b = IndexBounds(e, vars);
-      fits = fits && b.has_value() && FitsInt32(*b);
-    });
-    out_.index64 = !fits;
   }
 
   absl::StatusOr<std::string> Index(const proto::SymExpr& e) {
