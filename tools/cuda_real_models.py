@@ -12,7 +12,6 @@ batch and writes OUT_DIR/real_models.txt; exit status 1 when a model fails. --ba
 checks the script itself on a machine without a GPU.
 """
 import importlib.util
-import inspect
 import os
 import re
 import subprocess
@@ -22,14 +21,14 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "bench"))
 import cuda_gpu_bench as gpu_bench  # noqa: E402  (tensor_value, read_tensor_value)
+import torch_eager  # noqa: E402  (EXPORT_OPTIONS: the TorchScript exporter on every torch)
 
 MODELS = ("resnet18", "mobilenet_v2", "efficientnet_b0", "densenet121", "googlenet",
           "mobilenet_v3_small", "shufflenet_v2_x0_5", "squeezenet1_0", "regnet_x_400mf",
           "mnasnet0_5", "resnext50_32x4d", "transformer_encoder", "gpt")
 MAX_RELATIVE_ERROR = 1e-4
-EXPORT_OPTIONS = ({"dynamo": False}
-                  if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
 
 
 def load_export_models():
@@ -50,7 +49,7 @@ def check_model(coil, backend, name, work, exporter):
     torch.onnx.export(model, (make_input(2),), path, opset_version=opset, input_names=["x"],
                       output_names=["y"],
                       dynamic_axes={"x": {batch_dim: "batch"}, "y": {batch_dim: "batch"}},
-                      **EXPORT_OPTIONS)
+                      **torch_eager.EXPORT_OPTIONS)
     lines, ok = [], True
     for n in exporter.BATCH_SIZES:
         x = make_input(n)
