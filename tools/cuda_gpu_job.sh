@@ -77,7 +77,7 @@ fi
 if [[ $PHASES == *" realmodels "* ]]; then
   echo "== the 13 real models (tests/real_models) through cuda against torch eager's outputs"
   PYTHONUNBUFFERED=1 timeout 400 python3 "$SRC/tools/cuda_real_models.py" "$W/coil" "$R" ${COIL_REAL_MODELS:-} 2>&1 |
-    tee "$R/real_models.log" | grep -v -i "warning\|^ *att = \|^ *[a-z_]* = .*(" | tail -30
+    tee "$R/real_models.log" | grep -E "^coil |batch [0-9]+:|FAILED|models match torch"
 fi
 
 if [[ $PHASES == *" profile "* ]]; then
