@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/attribute.h"
 #include "ir/channels_last.h"
+#include "runtime/cpu/internal/conv_direct.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
 #include "runtime/cpu/internal/gemv.h"
 #include "runtime/cpu/thread_pool.h"
@@ -48,15 +50,59 @@ struct ConvPlan {
   // Fused epilogue (post-ops): each residual's memory (plain layout) and post-op index.
   std::vector<std::pair<int, DnnlMemory>> residuals;
   // An epilogue was asked for and no implementation (other than oneDNN's reference) takes
-  // it: the call declines and the generated epilogue runs.
+  // it: the call declines and the generated epilogue runs (unless a direct kernel applies).
   bool unfusable = false;
+  // conv_direct.h's kernel was measured faster than every oneDNN variant (which are dropped).
+  bool direct = false;
 };
 
 struct ConvState : ExternState {
   PlanCache<ConvPlan> plans;
   WeightCache weights;
   internal::GemvWeights gemv;  // 1x1 convolutions of a 1x1 input (gemv.h)
+  internal::DirectConvWeights direct;  // depthwise and pointwise NHWC ones (conv_direct.h)
 };
+
+// The shape conv_direct.h's kernels see, when one of them applies to this call: 2-D, NHWC in
+// and out, constant weights, a call site with state and a pool.
+std::optional<internal::DirectConvShape> DirectShape(const ExternArgs& a, const ConvParams& p) {
+  if (p.d != 2 || !p.x_nhwc || !p.o_nhwc || !a.inputs[1].constant || a.state == nullptr ||
+      a.pool == nullptr || internal::GetDirectConvMode() == internal::DirectConvMode::kOff) {
+    return std::nullopt;
+  }
+  internal::DirectConvShape s;
+  s.n = p.x_dims[0];
+  s.c = p.x_dims[1];
+  s.h = p.x_dims[2];
+  s.w = p.x_dims[3];
+  s.oc = p.o_dims[1];
+  s.oh = p.o_dims[2];
+  s.ow = p.o_dims[3];
+  s.kh = a.inputs[1].shape[2];
+  s.kw = a.inputs[1].shape[3];
+  s.stride_h = p.stride[0];
+  s.stride_w = p.stride[1];
+  s.pad_h = p.padding[0];
+  s.pad_w = p.padding[1];
+  s.dil_h = p.dilation[0];
+  s.dil_w = p.dilation[1];
+  s.groups = p.groups;
+  if (internal::ClassifyDirectConv(s) == internal::DirectConvKind::kNone) return std::nullopt;
+  return s;
+}
+
+// Runs the direct kernel (packing the weights on the site's first call); false when the packed
+// copy cannot be allocated (oneDNN runs instead).
+bool RunDirect(const ExternArgs& a, const internal::DirectConvShape& s, bool bias,
+               absl::Span<const ExternEpilogueStep> epilogue) {
+  ConvState* state = StateOf<ConvState>(a.state);
+  const ExternTensor& w = a.inputs[1];
+  if (!state->direct.Holds(w.data, s) && !state->direct.Pack(w.data, s)) return false;
+  internal::RunDirectConv(s, reinterpret_cast<const float*>(a.inputs[0].data), state->direct,
+                          bias ? reinterpret_cast<const float*>(a.inputs[2].data) : nullptr,
+                          epilogue, reinterpret_cast<float*>(a.output.data), a.pool);
+  return true;
+}
 
 // A convolution that is a small-M product (gemv.h): groups 1, a 1x1 kernel over a 1x1 input
 // without padding (a squeeze-excitation block's), constant weights, a batch of at most
@@ -257,15 +303,23 @@ void RunVariant(ConvVariant& v, ConvPlan& plan, const ExternArgs& a,
 // best time counts, so a preempted trial does not decide), the others and their cached weights
 // are dropped. Which layout wins depends on the shape and the CPU: on a 2-core Zen 4, 1x1
 // convolutions ran 1.4-3.5x faster plain at batch 1 (far more at batch 8), 3x3 ones blocked.
+// `direct` (null: none) is conv_direct.h's kernel as one more candidate; when it wins every
+// oneDNN variant is dropped and plan.direct set.
 void ChooseVariant(ConvPlan& plan, const ExternArgs& a,
-                   absl::Span<const ExternEpilogueStep> epilogue, WeightCache* cache) {
+                   absl::Span<const ExternEpilogueStep> epilogue, WeightCache* cache,
+                   const std::function<void()>* direct) {
   constexpr int kTrials = 3;
-  if (plan.variants.size() < 2) return;
-  std::vector<double> best(plan.variants.size(), 1e300);
+  const size_t candidates = plan.variants.size() + (direct != nullptr ? 1 : 0);
+  if (candidates < 2 || plan.direct) return;
+  std::vector<double> best(candidates, 1e300);
   for (int t = 0; t < kTrials; ++t) {
-    for (size_t v = 0; v < plan.variants.size(); ++v) {
+    for (size_t v = 0; v < candidates; ++v) {
       const auto start = std::chrono::steady_clock::now();
-      RunVariant(plan.variants[v], plan, a, epilogue, cache);
+      if (v < plan.variants.size()) {
+        RunVariant(plan.variants[v], plan, a, epilogue, cache);
+      } else {
+        (*direct)();
+      }
       best[v] = std::min(
           best[v], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
@@ -273,6 +327,11 @@ void ChooseVariant(ConvPlan& plan, const ExternArgs& a,
   const size_t keep = std::min_element(best.begin(), best.end()) - best.begin();
   for (size_t v = 0; v < plan.variants.size(); ++v) {
     if (v != keep && cache != nullptr) cache->Forget(plan.variants[v].w->inner_desc);
+  }
+  if (keep == plan.variants.size()) {
+    plan.variants.clear();
+    plan.direct = true;
+    return;
   }
   ConvVariant chosen = std::move(plan.variants[keep]);
   plan.variants.clear();
@@ -338,7 +397,23 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
   if (absl::StatusOr<bool> gemv = ConvolutionAsGemv(a, p, epilogue); !gemv.ok() || *gemv) {
     return gemv;
   }
+  const std::optional<internal::DirectConvShape> direct_shape = DirectShape(a, p);
+  if (direct_shape.has_value() &&
+      (Dnnl() == nullptr || internal::GetDirectConvMode() == internal::DirectConvMode::kAlways) &&
+      RunDirect(a, *direct_shape, p.bias, epilogue)) {
+    return true;
+  }
   if (Dnnl() == nullptr) return false;
+  // The direct kernel as a candidate of the measured choice (its weights packed first, so that
+  // packing is not timed); null when it does not apply.
+  std::function<void()> direct_fn;
+  if (direct_shape.has_value()) {
+    ConvState* state = StateOf<ConvState>(a.state);
+    if (state->direct.Holds(a.inputs[1].data, *direct_shape) ||
+        state->direct.Pack(a.inputs[1].data, *direct_shape)) {
+      direct_fn = [&] { RunDirect(a, *direct_shape, p.bias, epilogue); };
+    }
+  }
   double flops = 2.0 * out.numel() * (c / g);
   for (size_t i = 0; i < p.d; ++i) flops *= w.shape[2 + i];
   const int threads = ThreadsFor(a, flops);
@@ -368,11 +443,18 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
                           epilogue);
     });
     if (plan->unfusable) {
-      ran = false;
+      // No oneDNN implementation takes the epilogue: the direct kernel does, if it applies.
+      ran = direct_fn != nullptr;
+      if (ran) direct_fn();
       return;
     }
-    ChooseVariant(*plan, a, epilogue, cache);
-    RunVariant(plan->variants.front(), *plan, a, epilogue, cache);
+    ChooseVariant(*plan, a, epilogue, cache, direct_fn != nullptr ? &direct_fn : nullptr);
+    if (plan->direct) {
+      ran = direct_fn != nullptr;  // false only when packing the weights ran out of memory
+      if (ran) direct_fn();
+    } else {
+      RunVariant(plan->variants.front(), *plan, a, epilogue, cache);
+    }
   });
   if (!status.ok()) return status;
   return ran;

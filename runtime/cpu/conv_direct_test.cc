@@ -1,0 +1,297 @@
+// The direct NHWC convolutions (internal/conv_direct.h) against a float64 convolution computed
+// here: depthwise kernels of 3x3, 5x5 and other sizes (strides, padding, dilation; channel
+// counts that exercise the 16-, 8- and 1-lane paths), pointwise ones with partial row blocks
+// and panels, bias and epilogue chains, on the calling thread and on 4 threads; then
+// aten.convolution routed to them through RunExtern / RunExternFused (the BUILD rule sets
+// COIL_CONV_DIRECT=1, so no timing decides) and calls that must not take them.
+#include "runtime/cpu/internal/conv_direct.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/attribute.h"
+#include "runtime/cpu/externs.h"
+#include "runtime/cpu/thread_pool.h"
+
+namespace coil::cpu {
+namespace {
+
+using internal::DirectConvKind;
+using internal::DirectConvShape;
+using internal::DirectConvWeights;
+
+std::vector<float> Random(int64_t size, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(size);
+  for (float& f : v) f = u(rng);
+  return v;
+}
+
+// The float64 oracle over NHWC activations and an [oc, c / groups, kh, kw] weight; `scale` per
+// element is the sum of |terms| + 1 (the tolerance's scale).
+void Reference(const DirectConvShape& s, const std::vector<float>& x, const std::vector<float>& w,
+               const float* bias, const std::vector<ExternEpilogueStep>& steps,
+               std::vector<double>& want, std::vector<double>& scale) {
+  const int64_t cg = s.c / s.groups, og = s.oc / s.groups;
+  want.assign(s.n * s.oh * s.ow * s.oc, 0);
+  scale.assign(want.size(), 0);
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t oh = 0; oh < s.oh; ++oh) {
+      for (int64_t ow = 0; ow < s.ow; ++ow) {
+        for (int64_t o = 0; o < s.oc; ++o) {
+          double v = 0, a = 0;
+          const int64_t g = o / og;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            for (int64_t kh = 0; kh < s.kh; ++kh) {
+              for (int64_t kw = 0; kw < s.kw; ++kw) {
+                const int64_t ih = oh * s.stride_h - s.pad_h + kh * s.dil_h;
+                const int64_t iw = ow * s.stride_w - s.pad_w + kw * s.dil_w;
+                if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+                const double t =
+                    static_cast<double>(x[((n * s.h + ih) * s.w + iw) * s.c + g * cg + ci]) *
+                    w[((o * cg + ci) * s.kh + kh) * s.kw + kw];
+                v += t;
+                a += std::abs(t);
+              }
+            }
+          }
+          const int64_t idx = ((n * s.oh + oh) * s.ow + ow) * s.oc + o;
+          if (bias != nullptr) v += bias[o];
+          for (const ExternEpilogueStep& step : steps) {
+            switch (step.kind) {
+              case ExternEpilogueStep::kAdd:
+                v += reinterpret_cast<const float*>(step.other->data)[idx];
+                break;
+              case ExternEpilogueStep::kRelu:
+                v = std::max(v, 0.0);
+                break;
+              case ExternEpilogueStep::kClip:
+                v = std::min(std::max(v, static_cast<double>(step.lo)),
+                             static_cast<double>(step.hi));
+                break;
+              case ExternEpilogueStep::kHardswish:
+                v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+                break;
+            }
+          }
+          want[idx] = v;
+          scale[idx] = a + 1;
+        }
+      }
+    }
+  }
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want,
+                const std::vector<double>& scale, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 2e-6 * scale[i]) << what << " element " << i;
+  }
+}
+
+DirectConvShape Depthwise(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t stride,
+                          int64_t pad, int64_t dil = 1, int64_t kw = 0) {
+  DirectConvShape s;
+  s.n = n;
+  s.c = s.oc = s.groups = c;
+  s.h = h;
+  s.w = w;
+  s.kh = k;
+  s.kw = kw > 0 ? kw : k;
+  s.stride_h = s.stride_w = stride;
+  s.pad_h = s.pad_w = pad;
+  s.dil_h = s.dil_w = dil;
+  s.oh = (h + 2 * pad - dil * (s.kh - 1) - 1) / stride + 1;
+  s.ow = (w + 2 * pad - dil * (s.kw - 1) - 1) / stride + 1;
+  return s;
+}
+
+DirectConvShape Pointwise(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oc) {
+  DirectConvShape s;
+  s.n = n;
+  s.h = s.oh = h;
+  s.w = s.ow = w;
+  s.c = c;
+  s.oc = oc;
+  s.kh = s.kw = 1;
+  return s;
+}
+
+const std::vector<DirectConvShape>& Shapes() {
+  static const auto* shapes = new std::vector<DirectConvShape>{
+      Depthwise(1, 72, 13, 13, 3, 1, 1),    // 16 + 16 + 16 + 16 + 8 channels
+      Depthwise(2, 19, 11, 9, 5, 2, 2),     // 16 + 3 channels, 5x5, stride 2
+      Depthwise(1, 16, 12, 12, 3, 2, 1),    // stride 2, an even size
+      Depthwise(1, 24, 9, 10, 3, 1, 2, 2),  // dilation 2
+      Depthwise(2, 8, 6, 7, 2, 1, 0, 1, 3), // a 2x3 kernel (the generic path), 8 lanes only
+      Depthwise(1, 5, 5, 5, 7, 1, 3),       // 7x7, one lane at a time
+      Depthwise(1, 40, 3, 3, 5, 1, 2),      // every output at a border
+      Pointwise(1, 7, 5, 40, 72),           // 35 rows: a partial row block, a partial panel
+      Pointwise(2, 3, 3, 16, 5),            // one partial panel
+      Pointwise(1, 14, 14, 96, 160),        // 196 rows, 10 panels: several tasks
+      Pointwise(3, 5, 7, 33, 129),          // odd everything
+  };
+  return *shapes;
+}
+
+TEST(ConvDirectTest, Classify) {
+  EXPECT_EQ(internal::ClassifyDirectConv(Depthwise(1, 72, 13, 13, 3, 1, 1)),
+            DirectConvKind::kDepthwise);
+  EXPECT_EQ(internal::ClassifyDirectConv(Pointwise(1, 7, 7, 16, 32)), DirectConvKind::kPointwise);
+  DirectConvShape big = Depthwise(1, 8, 20, 20, 9, 1, 4);  // kernels past 7x7: oneDNN's
+  EXPECT_EQ(internal::ClassifyDirectConv(big), DirectConvKind::kNone);
+  DirectConvShape strided = Pointwise(1, 8, 8, 16, 16);
+  strided.stride_h = strided.stride_w = 2;
+  strided.oh = strided.ow = 4;
+  EXPECT_EQ(internal::ClassifyDirectConv(strided), DirectConvKind::kNone);
+  DirectConvShape grouped = Depthwise(1, 16, 8, 8, 3, 1, 1);
+  grouped.groups = 4;  // neither depthwise nor groups 1
+  EXPECT_EQ(internal::ClassifyDirectConv(grouped), DirectConvKind::kNone);
+  DirectConvShape multiplier = Depthwise(1, 16, 8, 8, 3, 1, 1);
+  multiplier.oc = 32;  // a channel multiplier of 2
+  EXPECT_EQ(internal::ClassifyDirectConv(multiplier), DirectConvKind::kNone);
+}
+
+TEST(ConvDirectTest, KernelsMatchFloat64Convolution) {
+  ThreadPool pool4(4);
+  int seed = 1;
+  for (const DirectConvShape& s : Shapes()) {
+    const std::vector<float> x = Random(s.n * s.h * s.w * s.c, seed++),
+                             w = Random(s.oc * (s.c / s.groups) * s.kh * s.kw, seed++),
+                             bias = Random(s.oc, seed++);
+    DirectConvWeights packed;
+    ASSERT_TRUE(packed.Pack(w.data(), s));
+    EXPECT_TRUE(packed.Holds(w.data(), s));
+    EXPECT_EQ(packed.kind(), internal::ClassifyDirectConv(s));
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool4}) {
+      for (bool with_bias : {false, true}) {
+        std::vector<float> out(s.n * s.oh * s.ow * s.oc, -7.0f);
+        const float* b = with_bias ? bias.data() : nullptr;
+        internal::RunDirectConv(s, x.data(), packed, b, {}, out.data(), pool);
+        std::vector<double> want, scale;
+        Reference(s, x, w, b, {}, want, scale);
+        ExpectNear(out, want, scale,
+                   absl::StrCat("c ", s.c, " oc ", s.oc, " k ", s.kh, "x", s.kw, " threads ",
+                                pool == nullptr ? 1 : 4, " bias ", with_bias));
+      }
+    }
+  }
+}
+
+TEST(ConvDirectTest, EpilogueStepsInOrder) {
+  ThreadPool pool(4);
+  for (const DirectConvShape& s :
+       {Depthwise(1, 72, 7, 7, 3, 1, 1), Depthwise(1, 13, 6, 6, 5, 1, 2), Pointwise(1, 5, 6, 48, 75)}) {
+    const std::vector<float> x = Random(s.n * s.h * s.w * s.c, 11),
+                             w = Random(s.oc * (s.c / s.groups) * s.kh * s.kw, 12),
+                             bias = Random(s.oc, 13);
+    std::vector<float> residual = Random(s.n * s.oh * s.ow * s.oc, 14);
+    const ExternTensor other{proto::FLOAT32, {s.n, s.oh, s.ow, s.oc},
+                             reinterpret_cast<char*>(residual.data())};
+    const std::vector<std::vector<ExternEpilogueStep>> chains = {
+        {{ExternEpilogueStep::kRelu}},
+        {{ExternEpilogueStep::kClip, 0.0f, 6.0f}},
+        {{ExternEpilogueStep::kHardswish}},
+        {{ExternEpilogueStep::kAdd, 0, 0, &other}, {ExternEpilogueStep::kRelu}},
+        {{ExternEpilogueStep::kHardswish}, {ExternEpilogueStep::kClip, -0.25f, 0.5f}},
+    };
+    DirectConvWeights packed;
+    ASSERT_TRUE(packed.Pack(w.data(), s));
+    for (size_t i = 0; i < chains.size(); ++i) {
+      std::vector<float> out(residual.size(), -7.0f);
+      internal::RunDirectConv(s, x.data(), packed, bias.data(), chains[i], out.data(), &pool);
+      std::vector<double> want, scale;
+      Reference(s, x, w, bias.data(), chains[i], want, scale);
+      ExpectNear(out, want, scale, absl::StrCat("c ", s.c, " k ", s.kh, " chain ", i));
+    }
+  }
+}
+
+// A tensor and its ExternTensor view.
+struct Tensor {
+  Tensor(std::vector<int64_t> shape, int seed, bool constant = false) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    data = Random(n, seed);
+    t = ExternTensor{proto::FLOAT32, std::move(shape), reinterpret_cast<char*>(data.data()),
+                     constant};
+  }
+  std::vector<float> data;
+  ExternTensor t;
+};
+
+AttrMap ConvAttrs(int64_t stride, int64_t pad, int64_t groups, bool channels_last) {
+  AttrMap a = {{"stride", IntList{stride}},  {"padding", IntList{pad}},
+               {"dilation", IntList{1}},     {"transposed", false},
+               {"groups", groups},           {"output_padding", IntList{0}}};
+  if (channels_last) a["coil.channels_last"] = IntList{1, 1};
+  return a;
+}
+
+TEST(ConvDirectTest, ConvolutionsRouteToTheKernels) {
+  ThreadPool pool(4);
+  for (const DirectConvShape& s : {Depthwise(1, 40, 10, 10, 3, 2, 1), Pointwise(2, 6, 5, 24, 40)}) {
+    const bool dw = s.groups > 1;
+    Tensor x({s.n, s.h, s.w, s.c}, 21), w({s.oc, s.c / s.groups, s.kh, s.kw}, 22, true),
+        bias({s.oc}, 23, true), out({s.n, s.oh, s.ow, s.oc}, 24), residual({s.n, s.oh, s.ow, s.oc}, 25);
+    const AttrMap attrs = ConvAttrs(s.stride_h, s.pad_h, s.groups, /*channels_last=*/true);
+    const std::vector<ExternTensor> in = {x.t, w.t, bias.t};
+    ExternStateSlot state;
+    std::vector<double> want, scale;
+    Reference(s, x.data, w.data, bias.data.data(), {}, want, scale);
+    int64_t before = internal::DirectConvCallCount();
+    absl::Status st = RunExtern("aten.convolution", ExternArgs{in, out.t, attrs, 4, &state, &pool});
+    ASSERT_TRUE(st.ok()) << st;
+    EXPECT_EQ(internal::DirectConvCallCount() - before, 1) << (dw ? "depthwise" : "pointwise");
+    ExpectNear(out.data, want, scale, dw ? "depthwise" : "pointwise");
+    const std::vector<ExternEpilogueStep> steps = {{ExternEpilogueStep::kAdd, 0, 0, &residual.t},
+                                                   {ExternEpilogueStep::kHardswish}};
+    Reference(s, x.data, w.data, bias.data.data(), steps, want, scale);
+    before = internal::DirectConvCallCount();
+    absl::StatusOr<bool> fused = RunExternFused(
+        "aten.convolution", ExternArgs{in, out.t, attrs, 4, &state, &pool}, steps);
+    ASSERT_TRUE(fused.ok()) << fused.status();
+    EXPECT_TRUE(*fused);
+    EXPECT_EQ(internal::DirectConvCallCount() - before, 1);
+    ExpectNear(out.data, want, scale, dw ? "depthwise + add + hardswish" : "pointwise + add");
+  }
+}
+
+TEST(ConvDirectTest, OtherConvolutionsDoNotTakeThem) {
+  ThreadPool pool(4);
+  const DirectConvShape s = Depthwise(1, 16, 8, 8, 3, 1, 1);
+  Tensor x_nchw({1, 16, 8, 8}, 31), x_nhwc({1, 8, 8, 16}, 32), w({16, 1, 3, 3}, 33, true),
+      w_runtime({16, 1, 3, 3}, 34), out_nchw({1, 16, 8, 8}, 35), out_nhwc({1, 8, 8, 16}, 36);
+  const int64_t before = internal::DirectConvCallCount();
+  ExternStateSlot s1, s2, s3;
+  // NCHW activations.
+  const std::vector<ExternTensor> plain = {x_nchw.t, w.t};
+  ASSERT_TRUE(RunExtern("aten.convolution",
+                        ExternArgs{plain, out_nchw.t, ConvAttrs(1, 1, 16, false), 4, &s1, &pool})
+                  .ok());
+  // Weights computed at run time (not constant).
+  const std::vector<ExternTensor> runtime_w = {x_nhwc.t, w_runtime.t};
+  ASSERT_TRUE(RunExtern("aten.convolution", ExternArgs{runtime_w, out_nhwc.t,
+                                                       ConvAttrs(1, 1, 16, true), 4, &s2, &pool})
+                  .ok());
+  std::vector<double> want, scale;
+  Reference(s, x_nhwc.data, w_runtime.data, nullptr, {}, want, scale);
+  ExpectNear(out_nhwc.data, want, scale, "runtime weights through oneDNN or the reference");
+  // No pool.
+  const std::vector<ExternTensor> no_pool = {x_nhwc.t, w.t};
+  ASSERT_TRUE(RunExtern("aten.convolution",
+                        ExternArgs{no_pool, out_nhwc.t, ConvAttrs(1, 1, 16, true), 4, &s3, nullptr})
+                  .ok());
+  EXPECT_EQ(internal::DirectConvCallCount(), before);
+}
+
+}  // namespace
+}  // namespace coil::cpu

@@ -1,0 +1,347 @@
+// Direct depthwise and pointwise convolutions over NHWC activations (conv_direct.h).
+#include "runtime/cpu/internal/conv_direct.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "runtime/cpu/thread_pool.h"
+
+// As gemv.cc: GCC/clang vector types, the task functions compiled for AVX-512, AVX2 and the
+// baseline and picked at load time; the helpers they call are always inlined into each clone.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define COIL_CONV_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#elif defined(__x86_64__) && defined(__clang__) && __clang_major__ >= 14
+#define COIL_CONV_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define COIL_CONV_CLONES
+#endif
+#define COIL_INLINE inline __attribute__((always_inline))
+
+namespace coil::cpu::internal {
+namespace {
+
+typedef float V16 __attribute__((vector_size(64)));
+typedef float V8 __attribute__((vector_size(32)));
+
+constexpr int64_t kMaxDepthwiseKernel = 7;
+// Flops per thread a call should have (a few microseconds of work, about a pool wake-up).
+constexpr double kFlopsPerThread = 256e3;
+
+template <typename V>
+COIL_INLINE V Load(const float* p) {
+  V v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename V>
+COIL_INLINE void StoreV(float* p, V v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+template <typename V>
+COIL_INLINE V Splat(float f) {
+  return V{} + f;
+}
+template <>
+COIL_INLINE float Splat<float>(float f) {
+  return f;
+}
+
+// max(v, lo) and min(v, hi) as std::max / std::min compute them (a NaN v stays NaN).
+template <typename V>
+COIL_INLINE V MaxOf(V v, V lo) {
+  return v < lo ? lo : v;
+}
+template <typename V>
+COIL_INLINE V MinOf(V v, V hi) {
+  return hi < v ? hi : v;
+}
+
+// The epilogue steps on the results at output index `idx` (gemv.cc's Store, lane by lane).
+template <typename V>
+COIL_INLINE V Steps(V v, absl::Span<const ExternEpilogueStep> steps, int64_t idx) {
+  for (const ExternEpilogueStep& step : steps) {
+    switch (step.kind) {
+      case ExternEpilogueStep::kAdd:
+        v += Load<V>(reinterpret_cast<const float*>(step.other->data) + idx);
+        break;
+      case ExternEpilogueStep::kRelu:
+        v = MaxOf(v, Splat<V>(0.0f));
+        break;
+      case ExternEpilogueStep::kClip:
+        v = MinOf(MaxOf(v, Splat<V>(step.lo)), Splat<V>(step.hi));
+        break;
+      case ExternEpilogueStep::kHardswish:
+        v = v * MinOf(MaxOf(v + 3.0f, Splat<V>(0.0f)), Splat<V>(6.0f)) / 6.0f;
+        break;
+    }
+  }
+  return v;
+}
+
+struct Job {
+  const DirectConvShape* s;
+  const float* x;
+  const DirectConvWeights* w;
+  const float* bias;
+  absl::Span<const ExternEpilogueStep> steps;
+  float* out;
+};
+
+// ---- depthwise -------------------------------------------------------------------------------
+
+// Channels [c0, c0 + lanes of V) of output row (n, oh). KH / KW: the kernel's size when known
+// at compile time (weights kept in registers), 0 for any.
+template <typename V, int KH, int KW>
+COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
+  const DirectConvShape& s = *j.s;
+  const int64_t kh_n = KH > 0 ? KH : s.kh, kw_n = KW > 0 ? KW : s.kw, c = s.c;
+  const float* rows[kMaxDepthwiseKernel];
+  const int64_t ih0 = oh * s.stride_h - s.pad_h;
+  for (int64_t kh = 0; kh < kh_n; ++kh) {
+    const int64_t ih = ih0 + kh * s.dil_h;
+    rows[kh] = ih >= 0 && ih < s.h ? j.x + ((n * s.h + ih) * s.w) * c + c0 : nullptr;
+  }
+  const float* wp = j.w->depthwise() + c0;
+  const int64_t ws = j.w->depthwise_stride();
+  constexpr int kFixed = KH > 0 ? KH * KW : 1;
+  V wv[kFixed];
+  if (KH > 0) {
+    for (int t = 0; t < kFixed; ++t) wv[t] = Load<V>(wp + t * ws);
+  }
+  const V b = j.bias != nullptr ? Load<V>(j.bias + c0) : Splat<V>(0.0f);
+  const int64_t obase = ((n * s.oh + oh) * s.ow) * c + c0;
+  const int64_t span = (kw_n - 1) * s.dil_w;
+  for (int64_t ow = 0; ow < s.ow; ++ow) {
+    const int64_t iw0 = ow * s.stride_w - s.pad_w;
+    const bool inside = iw0 >= 0 && iw0 + span < s.w;
+    V acc = b;
+    for (int64_t kh = 0; kh < kh_n; ++kh) {
+      const float* r = rows[kh];
+      if (r == nullptr) continue;
+      for (int64_t kw = 0; kw < kw_n; ++kw) {
+        const int64_t iw = iw0 + kw * s.dil_w;
+        if (!inside && (iw < 0 || iw >= s.w)) continue;
+        const V wt = KH > 0 ? wv[KH > 0 ? kh * kw_n + kw : 0] : Load<V>(wp + (kh * kw_n + kw) * ws);
+        acc += Load<V>(r + iw * c) * wt;
+      }
+    }
+    const int64_t idx = obase + ow * c;
+    StoreV(j.out + idx, Steps(acc, j.steps, idx));
+  }
+}
+
+template <int KH, int KW>
+COIL_INLINE void DepthwiseRows(const Job& j, int64_t begin, int64_t end) {
+  const int64_t c = j.s->c;
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t n = row / j.s->oh, oh = row % j.s->oh;
+    int64_t c0 = 0;
+    for (; c0 + 16 <= c; c0 += 16) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
+    if (c0 + 8 <= c) {
+      DepthwiseRow<V8, KH, KW>(j, n, oh, c0);
+      c0 += 8;
+    }
+    for (; c0 < c; ++c0) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
+  }
+}
+
+COIL_CONV_CLONES void DepthwiseTask(const Job& j, int64_t begin, int64_t end) {
+  if (j.s->kh == 3 && j.s->kw == 3) {
+    DepthwiseRows<3, 3>(j, begin, end);
+  } else if (j.s->kh == 5 && j.s->kw == 5) {
+    DepthwiseRows<5, 5>(j, begin, end);
+  } else {
+    DepthwiseRows<0, 0>(j, begin, end);
+  }
+}
+
+// ---- pointwise -------------------------------------------------------------------------------
+
+constexpr int kBlockRows = 8;
+constexpr int64_t kTaskRows = 64;
+constexpr int64_t kTaskPanels = 4;
+
+// acc[r][q] = sum_c x[row r, c] * panel(q)[c]; rows past the last repeat it (not stored).
+template <int P>
+COIL_INLINE void PointwiseBlock(const Job& j, int64_t r0, const float* panel0,
+                                V16 (&acc)[kBlockRows][P]) {
+  const int64_t k = j.s->c, m = j.s->n * j.s->h * j.s->w;
+  const float* xr[kBlockRows];
+  for (int r = 0; r < kBlockRows; ++r) xr[r] = j.x + std::min(r0 + r, m - 1) * k;
+  for (int r = 0; r < kBlockRows; ++r) {
+    for (int q = 0; q < P; ++q) acc[r][q] = V16{};
+  }
+  const int64_t panel_stride = k * 16;
+  for (int64_t c = 0; c < k; ++c) {
+    V16 wv[P];
+    for (int q = 0; q < P; ++q) wv[q] = Load<V16>(panel0 + q * panel_stride + c * 16);
+    for (int r = 0; r < kBlockRows; ++r) {
+      const float xv = xr[r][c];
+      for (int q = 0; q < P; ++q) acc[r][q] += xv * wv[q];
+    }
+  }
+}
+
+template <int P>
+COIL_INLINE void PointwiseStore(const Job& j, int64_t r0, int64_t col0,
+                                V16 (&acc)[kBlockRows][P]) {
+  const int64_t n = j.s->oc, m = j.s->n * j.s->h * j.s->w;
+  const int rows = static_cast<int>(std::min<int64_t>(kBlockRows, m - r0));
+  for (int r = 0; r < rows; ++r) {
+    for (int q = 0; q < P; ++q) {
+      const int64_t col = col0 + 16 * q;
+      const int64_t idx = (r0 + r) * n + col;
+      if (col + 16 <= n) {
+        V16 v = acc[r][q];
+        if (j.bias != nullptr) v += Load<V16>(j.bias + col);
+        StoreV(j.out + idx, Steps(v, j.steps, idx));
+      } else {
+        alignas(64) float lanes[16];
+        std::memcpy(lanes, &acc[r][q], sizeof lanes);
+        for (int64_t t = 0; col + t < n; ++t) {
+          float v = lanes[t];
+          if (j.bias != nullptr) v += j.bias[col + t];
+          j.out[idx + t] = Steps(v, j.steps, idx + t);
+        }
+      }
+    }
+  }
+}
+
+// Tasks [begin, end): task t covers rows [64 * (t / groups), +64) and panels
+// [4 * (t % groups), +4), groups = ceil(panels / 4).
+COIL_CONV_CLONES void PointwiseTask(const Job& j, int64_t begin, int64_t end) {
+  const GemvWeights& w = j.w->panels();
+  const int64_t m = j.s->n * j.s->h * j.s->w, panels = w.panels();
+  const int64_t groups = (panels + kTaskPanels - 1) / kTaskPanels;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t row0 = (t / groups) * kTaskRows, row1 = std::min(m, row0 + kTaskRows);
+    const int64_t p0 = (t % groups) * kTaskPanels, p1 = std::min(panels, p0 + kTaskPanels);
+    for (int64_t p = p0; p < p1; p += 2) {
+      for (int64_t r0 = row0; r0 < row1; r0 += kBlockRows) {
+        if (p + 2 <= p1) {
+          V16 acc[kBlockRows][2];
+          PointwiseBlock<2>(j, r0, w.panel(p), acc);
+          PointwiseStore<2>(j, r0, p * 16, acc);
+        } else {
+          V16 acc[kBlockRows][1];
+          PointwiseBlock<1>(j, r0, w.panel(p), acc);
+          PointwiseStore<1>(j, r0, p * 16, acc);
+        }
+      }
+    }
+  }
+}
+
+std::atomic<int64_t> direct_calls{0};
+
+double Flops(const DirectConvShape& s) {
+  return 2.0 * s.n * s.oh * s.ow * s.oc * (s.c / s.groups) * s.kh * s.kw;
+}
+
+}  // namespace
+
+DirectConvKind ClassifyDirectConv(const DirectConvShape& s) {
+  if (s.n < 1 || s.c < 1 || s.h < 1 || s.w < 1 || s.oc < 1 || s.oh < 1 || s.ow < 1 ||
+      s.kh < 1 || s.kw < 1 || s.stride_h < 1 || s.stride_w < 1 || s.dil_h < 1 || s.dil_w < 1 ||
+      s.pad_h < 0 || s.pad_w < 0) {
+    return DirectConvKind::kNone;
+  }
+  if (s.groups == s.c && s.oc == s.c && s.kh <= kMaxDepthwiseKernel &&
+      s.kw <= kMaxDepthwiseKernel) {
+    return DirectConvKind::kDepthwise;
+  }
+  if (s.groups == 1 && s.kh == 1 && s.kw == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+      s.pad_h == 0 && s.pad_w == 0 && s.oh == s.h && s.ow == s.w) {
+    return DirectConvKind::kPointwise;
+  }
+  return DirectConvKind::kNone;
+}
+
+DirectConvMode GetDirectConvMode() {
+  static const DirectConvMode mode = [] {
+    const char* v = std::getenv("COIL_CONV_DIRECT");
+    if (v != nullptr && std::string(v) == "0") return DirectConvMode::kOff;
+    if (v != nullptr && std::string(v) == "1") return DirectConvMode::kAlways;
+    return DirectConvMode::kMeasure;
+  }();
+  return mode;
+}
+
+bool DirectConvWeights::Holds(const void* src, const DirectConvShape& s) const {
+  return kind_ != DirectConvKind::kNone && src_ == src && kind_ == ClassifyDirectConv(s) &&
+         c_ == s.c && oc_ == s.oc && kh_ == s.kh && kw_ == s.kw;
+}
+
+bool DirectConvWeights::Pack(const void* src, const DirectConvShape& s) {
+  const DirectConvKind kind = ClassifyDirectConv(s);
+  if (kind == DirectConvKind::kNone) return false;
+  if (kind == DirectConvKind::kPointwise) {
+    if (!panels_.Pack(src, s.c, s.oc, GemvWeights::kNK)) return false;
+    dw_.reset();
+  } else {
+    const int64_t stride = (s.c + 15) / 16 * 16, taps = s.kh * s.kw;
+    float* dst = static_cast<float*>(
+        std::aligned_alloc(64, static_cast<size_t>(taps * stride) * sizeof(float)));
+    if (dst == nullptr) return false;
+    const float* w = static_cast<const float*>(src);  // [c, 1, kh, kw]
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int64_t ch = 0; ch < stride; ++ch) dst[t * stride + ch] = ch < s.c ? w[ch * taps + t] : 0;
+    }
+    dw_.reset(dst);
+    dw_stride_ = stride;
+  }
+  kind_ = kind;
+  src_ = src;
+  c_ = s.c;
+  oc_ = s.oc;
+  kh_ = s.kh;
+  kw_ = s.kw;
+  return true;
+}
+
+int DirectConvThreads(const DirectConvShape& s, int threads) {
+  const double by_flops = Flops(s) / kFlopsPerThread;
+  return static_cast<int>(std::max(1.0, std::min<double>(by_flops, threads)));
+}
+
+void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWeights& w,
+                   const float* bias, absl::Span<const ExternEpilogueStep> steps, float* out,
+                   cpu::ThreadPool* pool) {
+  direct_calls.fetch_add(1, std::memory_order_relaxed);
+  const Job j{&s, x, &w, bias, steps, out};
+  int64_t tasks;
+  if (w.kind() == DirectConvKind::kDepthwise) {
+    tasks = s.n * s.oh;
+  } else {
+    const int64_t m = s.n * s.h * s.w;
+    tasks = (m + kTaskRows - 1) / kTaskRows *
+            ((w.panels().panels() + kTaskPanels - 1) / kTaskPanels);
+  }
+  const int64_t threads = std::min<int64_t>(
+      tasks, pool == nullptr ? 1 : DirectConvThreads(s, pool->num_threads()));
+  auto run = [&](int64_t begin, int64_t end) {
+    if (w.kind() == DirectConvKind::kDepthwise) {
+      DepthwiseTask(j, begin, end);
+    } else {
+      PointwiseTask(j, begin, end);
+    }
+  };
+  if (threads <= 1) {
+    run(0, tasks);
+    return;
+  }
+  // Chunks of a few tasks each, so that threads finishing early take more; with fewer threads
+  // than the pool's, one chunk per thread (the others find none).
+  const int64_t grain = threads < pool->num_threads()
+                            ? (tasks + threads - 1) / threads
+                            : std::max<int64_t>(1, tasks / (4 * threads));
+  pool->ParallelFor(tasks, grain, run);
+}
+
+int64_t DirectConvCallCount() { return direct_calls.load(std::memory_order_relaxed); }
+
+}  // namespace coil::cpu::internal

@@ -1,0 +1,88 @@
+// Direct f32 convolution kernels on the executable's thread pool, for the channels-last
+// activations of a CNN at small batch, where oneDNN's per-call cost (waking its passive OpenMP
+// team, or running a small call on one thread) exceeds the arithmetic:
+//   - depthwise: groups == input channels == output channels, kernels up to 7x7, any stride,
+//     padding and dilation: each output row of each image is one task; 16 channels per vector
+//     (then 8, then one at a time), the taps' weights held in registers for 3x3 and 5x5;
+//   - pointwise: a 1x1 kernel, stride 1, no padding, groups 1: a product of the [N*H*W, C]
+//     activation with the [C, OC] weight packed into 16-column panels (gemv.h's packing),
+//     register blocks of 8 rows x 32 columns, tasks of 64 rows x 64 columns.
+// Both need NHWC input and output (ir/channels_last.h) and constant weights (packed once per
+// call site); the bias and an ExternEpilogueStep chain are applied to the accumulators before
+// the store. dnnl_conv.cc offers them as one more candidate to its per-site measured choice
+// (COIL_CONV_DIRECT=0 never, =1 wherever they apply, else measured).
+//
+// Numerics: f32 products summed in f32 (fused multiply-adds where the CPU has them), taps in
+// (kh, kw) order, input channels in order: a library kernel's rounding, not the interpreter's.
+// Not an API: used by dnnl_conv.cc and conv_direct_test.cc.
+#ifndef COIL_RUNTIME_CPU_INTERNAL_CONV_DIRECT_H_
+#define COIL_RUNTIME_CPU_INTERNAL_CONV_DIRECT_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "absl/types/span.h"
+#include "runtime/cpu/externs.h"
+#include "runtime/cpu/internal/gemv.h"
+
+namespace coil::cpu::internal {
+
+// A 2-D convolution's sizes; activations are stored [n, h, w, c] / [n, oh, ow, oc].
+struct DirectConvShape {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  int64_t oc = 0, oh = 0, ow = 0;
+  int64_t kh = 0, kw = 0;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+  int64_t groups = 1;
+};
+
+enum class DirectConvKind { kNone, kDepthwise, kPointwise };
+
+// Which kernel covers `s` (kNone: neither). The caller checks NHWC, f32 and the output shape.
+DirectConvKind ClassifyDirectConv(const DirectConvShape& s);
+
+// COIL_CONV_DIRECT (read once per process): 0 never, 1 always where a kernel applies, anything
+// else (the default) lets the call site measure.
+enum class DirectConvMode { kOff, kAlways, kMeasure };
+DirectConvMode GetDirectConvMode();
+
+// A call site's constant weights in the kernel's layout: depthwise [kh * kw][c rounded up to
+// 16] (channels innermost), pointwise gemv.h's 16-column panels of W[oc, c].
+class DirectConvWeights {
+ public:
+  // Whether the packed copy is of these weights for this shape's kernel.
+  bool Holds(const void* src, const DirectConvShape& s) const;
+  // Packs `src` ([oc, c / groups, kh, kw] f32); false when memory runs out. `s` must classify.
+  bool Pack(const void* src, const DirectConvShape& s);
+
+  DirectConvKind kind() const { return kind_; }
+  const float* depthwise() const { return dw_.get(); }
+  int64_t depthwise_stride() const { return dw_stride_; }  // floats per tap
+  const GemvWeights& panels() const { return panels_; }
+
+ private:
+  DirectConvKind kind_ = DirectConvKind::kNone;
+  const void* src_ = nullptr;
+  int64_t c_ = 0, oc_ = 0, kh_ = 0, kw_ = 0;
+  std::unique_ptr<float, decltype(&std::free)> dw_{nullptr, &std::free};
+  int64_t dw_stride_ = 0;
+  GemvWeights panels_;
+};
+
+// out = steps(conv(x, w) + bias) for the shape `w` was packed for (its kind); `bias` may be
+// null; a kAdd step reads its `other` at the output's index. Split over `pool` (null: the
+// calling thread) on DirectConvThreads threads.
+void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWeights& w,
+                   const float* bias, absl::Span<const ExternEpilogueStep> steps, float* out,
+                   cpu::ThreadPool* pool);
+
+// The threads a call gets on a pool of `threads`: about one per 256K flops, at most `threads`.
+int DirectConvThreads(const DirectConvShape& s, int threads);
+
+// How many RunDirectConv calls this process made (for tests: which path a call took).
+int64_t DirectConvCallCount();
+
+}  // namespace coil::cpu::internal
+
+#endif  // COIL_RUNTIME_CPU_INTERNAL_CONV_DIRECT_H_
