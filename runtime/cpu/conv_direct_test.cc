@@ -138,6 +138,10 @@ const std::vector<DirectConvShape>& Shapes() {
       Pointwise(2, 3, 3, 16, 5),            // one partial panel
       Pointwise(1, 14, 14, 96, 160),        // 196 rows, 10 panels: several tasks
       Pointwise(3, 5, 7, 33, 129),          // odd everything
+      // On 4 threads these split finer than their default tasks: rows of 16 (49 rows, 10
+      // panels), and channels in two groups of 496 and 472 (16 * 29 + 8) per output row.
+      Pointwise(1, 7, 7, 960, 160),
+      Depthwise(1, 968, 7, 7, 5, 1, 2),
   };
   return *shapes;
 }
@@ -158,6 +162,15 @@ TEST(ConvDirectTest, Classify) {
   DirectConvShape multiplier = Depthwise(1, 16, 8, 8, 3, 1, 1);
   multiplier.oc = 32;  // a channel multiplier of 2
   EXPECT_EQ(internal::ClassifyDirectConv(multiplier), DirectConvKind::kNone);
+}
+
+TEST(ConvDirectTest, DefaultRule) {
+  EXPECT_TRUE(internal::UseDirectConv(Depthwise(16, 960, 7, 7, 5, 1, 2)));
+  EXPECT_TRUE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 256)));     // 103 MFLOP
+  EXPECT_FALSE(internal::UseDirectConv(Pointwise(16, 56, 56, 64, 256)));   // 1.6 GFLOP
+  DirectConvShape strided = Pointwise(1, 8, 8, 16, 16);
+  strided.stride_h = 2;
+  EXPECT_FALSE(internal::UseDirectConv(strided));
 }
 
 TEST(ConvDirectTest, KernelsMatchFloat64Convolution) {

@@ -88,6 +88,9 @@ struct Job {
   const float* bias;
   absl::Span<const ExternEpilogueStep> steps;
   float* out;
+  // How the work is cut into tasks (Partition): depthwise, channels per task (a multiple of
+  // 16, the last task of a row takes the rest); pointwise, rows and 16-column panels per task.
+  int64_t task_channels = 0, task_rows = 0, task_panels = 0;
 };
 
 // ---- depthwise -------------------------------------------------------------------------------
@@ -133,18 +136,21 @@ COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
   }
 }
 
+// Tasks [begin, end): task t is output row t / groups (of every image's rows) and channels
+// [task_channels * (t % groups), +task_channels), groups = ceil(c / task_channels).
 template <int KH, int KW>
 COIL_INLINE void DepthwiseRows(const Job& j, int64_t begin, int64_t end) {
-  const int64_t c = j.s->c;
-  for (int64_t row = begin; row < end; ++row) {
-    const int64_t n = row / j.s->oh, oh = row % j.s->oh;
-    int64_t c0 = 0;
-    for (; c0 + 16 <= c; c0 += 16) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
-    if (c0 + 8 <= c) {
+  const int64_t c = j.s->c, groups = (c + j.task_channels - 1) / j.task_channels;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t row = t / groups, n = row / j.s->oh, oh = row % j.s->oh;
+    const int64_t c1 = std::min(c, (t % groups + 1) * j.task_channels);
+    int64_t c0 = (t % groups) * j.task_channels;
+    for (; c0 + 16 <= c1; c0 += 16) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
+    if (c0 + 8 <= c1) {
       DepthwiseRow<V8, KH, KW>(j, n, oh, c0);
       c0 += 8;
     }
-    for (; c0 < c; ++c0) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
+    for (; c0 < c1; ++c0) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
   }
 }
 
@@ -161,8 +167,6 @@ COIL_CONV_CLONES void DepthwiseTask(const Job& j, int64_t begin, int64_t end) {
 // ---- pointwise -------------------------------------------------------------------------------
 
 constexpr int kBlockRows = 8;
-constexpr int64_t kTaskRows = 64;
-constexpr int64_t kTaskPanels = 4;
 
 // acc[r][q] = sum_c x[row r, c] * panel(q)[c]; rows past the last repeat it (not stored).
 template <int P>
@@ -211,15 +215,15 @@ COIL_INLINE void PointwiseStore(const Job& j, int64_t r0, int64_t col0,
   }
 }
 
-// Tasks [begin, end): task t covers rows [64 * (t / groups), +64) and panels
-// [4 * (t % groups), +4), groups = ceil(panels / 4).
+// Tasks [begin, end): task t covers rows [task_rows * (t / groups), +task_rows) and panels
+// [task_panels * (t % groups), +task_panels), groups = ceil(panels / task_panels).
 COIL_CONV_CLONES void PointwiseTask(const Job& j, int64_t begin, int64_t end) {
   const GemvWeights& w = j.w->panels();
   const int64_t m = j.s->n * j.s->h * j.s->w, panels = w.panels();
-  const int64_t groups = (panels + kTaskPanels - 1) / kTaskPanels;
+  const int64_t groups = (panels + j.task_panels - 1) / j.task_panels;
   for (int64_t t = begin; t < end; ++t) {
-    const int64_t row0 = (t / groups) * kTaskRows, row1 = std::min(m, row0 + kTaskRows);
-    const int64_t p0 = (t % groups) * kTaskPanels, p1 = std::min(panels, p0 + kTaskPanels);
+    const int64_t row0 = (t / groups) * j.task_rows, row1 = std::min(m, row0 + j.task_rows);
+    const int64_t p0 = (t % groups) * j.task_panels, p1 = std::min(panels, p0 + j.task_panels);
     for (int64_t p = p0; p < p1; p += 2) {
       for (int64_t r0 = row0; r0 < row1; r0 += kBlockRows) {
         if (p + 2 <= p1) {
@@ -237,6 +241,31 @@ COIL_CONV_CLONES void PointwiseTask(const Job& j, int64_t begin, int64_t end) {
 }
 
 std::atomic<int64_t> direct_calls{0};
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Cuts the work into tasks: the largest ones (depthwise: a whole row of channels; pointwise: 64
+// rows x 4 panels, which keeps a task's panels in L2 across its rows) that still give each of
+// `threads` threads two tasks, halving the channels / rows (down to 16 / 8) and then the panels
+// (down to 2) until they do. Returns the number of tasks.
+int64_t Partition(Job& j, int64_t threads) {
+  const DirectConvShape& s = *j.s;
+  if (j.w->kind() == DirectConvKind::kDepthwise) {
+    const int64_t rows = s.n * s.oh;
+    j.task_channels = CeilDiv(s.c, 16) * 16;
+    while (rows * CeilDiv(s.c, j.task_channels) < 2 * threads && j.task_channels > 16) {
+      j.task_channels = CeilDiv(j.task_channels / 2, 16) * 16;
+    }
+    return rows * CeilDiv(s.c, j.task_channels);
+  }
+  const int64_t m = s.n * s.h * s.w, panels = j.w->panels().panels();
+  j.task_rows = 64;
+  j.task_panels = 4;
+  auto tasks = [&] { return CeilDiv(m, j.task_rows) * CeilDiv(panels, j.task_panels); };
+  while (tasks() < 2 * threads && j.task_rows > kBlockRows) j.task_rows /= 2;
+  if (tasks() < 2 * threads) j.task_panels = 2;
+  return tasks();
+}
 
 double Flops(const DirectConvShape& s) {
   return 2.0 * s.n * s.oh * s.ow * s.oc * (s.c / s.groups) * s.kh * s.kw;
@@ -266,9 +295,22 @@ DirectConvMode GetDirectConvMode() {
     const char* v = std::getenv("COIL_CONV_DIRECT");
     if (v != nullptr && std::string(v) == "0") return DirectConvMode::kOff;
     if (v != nullptr && std::string(v) == "1") return DirectConvMode::kAlways;
-    return DirectConvMode::kMeasure;
+    if (v != nullptr && std::string(v) == "measure") return DirectConvMode::kMeasure;
+    return DirectConvMode::kRule;
   }();
   return mode;
+}
+
+bool UseDirectConv(const DirectConvShape& s) {
+  switch (ClassifyDirectConv(s)) {
+    case DirectConvKind::kDepthwise:
+      return true;
+    case DirectConvKind::kPointwise:
+      return Flops(s) <= kDirectPointwiseMaxFlops;
+    case DirectConvKind::kNone:
+      return false;
+  }
+  return false;
 }
 
 bool DirectConvWeights::Holds(const void* src, const DirectConvShape& s) const {
@@ -312,17 +354,10 @@ void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWei
                    const float* bias, absl::Span<const ExternEpilogueStep> steps, float* out,
                    cpu::ThreadPool* pool) {
   direct_calls.fetch_add(1, std::memory_order_relaxed);
-  const Job j{&s, x, &w, bias, steps, out};
-  int64_t tasks;
-  if (w.kind() == DirectConvKind::kDepthwise) {
-    tasks = s.n * s.oh;
-  } else {
-    const int64_t m = s.n * s.h * s.w;
-    tasks = (m + kTaskRows - 1) / kTaskRows *
-            ((w.panels().panels() + kTaskPanels - 1) / kTaskPanels);
-  }
-  const int64_t threads = std::min<int64_t>(
-      tasks, pool == nullptr ? 1 : DirectConvThreads(s, pool->num_threads()));
+  Job j{&s, x, &w, bias, steps, out};
+  const int64_t wanted = pool == nullptr ? 1 : DirectConvThreads(s, pool->num_threads());
+  const int64_t tasks = Partition(j, wanted);
+  const int64_t threads = std::min(tasks, wanted);
   auto run = [&](int64_t begin, int64_t end) {
     if (w.kind() == DirectConvKind::kDepthwise) {
       DepthwiseTask(j, begin, end);

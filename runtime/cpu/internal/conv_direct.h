@@ -9,8 +9,10 @@
 //     register blocks of 8 rows x 32 columns, tasks of 64 rows x 64 columns.
 // Both need NHWC input and output (ir/channels_last.h) and constant weights (packed once per
 // call site); the bias and an ExternEpilogueStep chain are applied to the accumulators before
-// the store. dnnl_conv.cc offers them as one more candidate to its per-site measured choice
-// (COIL_CONV_DIRECT=0 never, =1 wherever they apply, else measured).
+// the store. dnnl_conv.cc runs them by a fixed rule (UseDirectConv), not by its per-site timing
+// trials: on the 16-core Xeon, a network whose sites each took the faster of oneDNN and these in
+// three trials ran slower than either alone (docs/benchmarks.md, "Direct depthwise and pointwise
+// convolutions").
 //
 // Numerics: f32 products summed in f32 (fused multiply-adds where the CPU has them), taps in
 // (kh, kw) order, input channels in order: a library kernel's rounding, not the interpreter's.
@@ -42,10 +44,21 @@ enum class DirectConvKind { kNone, kDepthwise, kPointwise };
 // Which kernel covers `s` (kNone: neither). The caller checks NHWC, f32 and the output shape.
 DirectConvKind ClassifyDirectConv(const DirectConvShape& s);
 
-// COIL_CONV_DIRECT (read once per process): 0 never, 1 always where a kernel applies, anything
-// else (the default) lets the call site measure.
-enum class DirectConvMode { kOff, kAlways, kMeasure };
+// COIL_CONV_DIRECT (read once per process): 0 never, 1 always where a kernel applies, "measure"
+// as one more candidate of the call site's timing trials (dnnl_conv.cc), anything else (the
+// default) by UseDirectConv.
+enum class DirectConvMode { kOff, kAlways, kMeasure, kRule };
 DirectConvMode GetDirectConvMode();
+
+// Pointwise convolutions above this many flops stay with oneDNN by default: the kernel has no
+// cache blocking over the reduction, and larger ones (resnet50's 1x1s at batch 16, 0.4-1.6
+// GFLOP) were not measured against oneDNN's.
+constexpr double kDirectPointwiseMaxFlops = 256e6;
+
+// The default rule for a shape that classifies: every depthwise convolution (memory-bound;
+// oneDNN's cost per call is its OpenMP team's wake-up, or one thread), pointwise ones up to
+// kDirectPointwiseMaxFlops.
+bool UseDirectConv(const DirectConvShape& s);
 
 // A call site's constant weights in the kernel's layout: depthwise [kh * kw][c rounded up to
 // 16] (channels innermost), pointwise gemv.h's 16-column panels of W[oc, c].

@@ -398,16 +398,18 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
     return gemv;
   }
   const std::optional<internal::DirectConvShape> direct_shape = DirectShape(a, p);
+  const internal::DirectConvMode mode = internal::GetDirectConvMode();
   if (direct_shape.has_value() &&
-      (Dnnl() == nullptr || internal::GetDirectConvMode() == internal::DirectConvMode::kAlways) &&
+      (Dnnl() == nullptr || mode == internal::DirectConvMode::kAlways ||
+       (mode == internal::DirectConvMode::kRule && internal::UseDirectConv(*direct_shape))) &&
       RunDirect(a, *direct_shape, p.bias, epilogue)) {
     return true;
   }
   if (Dnnl() == nullptr) return false;
-  // The direct kernel as a candidate of the measured choice (its weights packed first, so that
-  // packing is not timed); null when it does not apply.
+  // COIL_CONV_DIRECT=measure: the direct kernel as a candidate of the measured choice (its
+  // weights packed first, so that packing is not timed); null when it does not apply.
   std::function<void()> direct_fn;
-  if (direct_shape.has_value()) {
+  if (direct_shape.has_value() && mode == internal::DirectConvMode::kMeasure) {
     ConvState* state = StateOf<ConvState>(a.state);
     if (state->direct.Holds(a.inputs[1].data, *direct_shape) ||
         state->direct.Pack(a.inputs[1].data, *direct_shape)) {
