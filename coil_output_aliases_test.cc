@@ -131,6 +131,20 @@ TEST(OutputAliases, ViewOfAMutatedInput) {
       0);
 }
 
+// A copy of an input taken before the function writes into that input keeps the old values
+// (inductor lowers the copy to a view of the input, so its OUTPUT copy must be made before the
+// write-back, inductor/passes/lower.cc); a view taken before the write sees the new ones.
+TEST(OutputAliases, ACopyTakenBeforeAnInPlaceWriteKeepsTheOldValues) {
+  ExpectAliasingAsEager(
+      [](const Tensor& x) {
+        Tensor before = x.clone();
+        Tensor view = x.t();
+        x.add_scalar_(10);
+        return std::vector<Tensor>{before, view, x.clone()};
+      },
+      0);
+}
+
 // A view result of an input that requires grad is an eager view on the tape: gradients through
 // it and through the compiled result reach the input, as eager's.
 TEST(OutputAliases, GradientsThroughAViewResultMatchEager) {

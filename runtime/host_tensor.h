@@ -70,6 +70,10 @@ class HostTensor {
   // The address of the element at `offset()` (storage is shared: writes through it are seen by
   // every tensor on that storage, as with StoreDouble). Null when undefined.
   uint8_t* RawData() const;
+  // Whether both are views of one storage (a write through one may be seen by the other).
+  bool SharesStorageWith(const HostTensor& other) const {
+    return storage_ != nullptr && storage_ == other.storage_;
+  }
 
   // A view sharing storage with new shape/strides/offset (in elements); CHECKs bounds.
   HostTensor View(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset) const;

@@ -246,6 +246,16 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
     if (absl::Status s = BindSymAttrs(attrs, *bindings); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(where(), ": ", s.message()));
     }
+    // A functionalized graph's write-back (prims.copy_to) comes after every read of the input's
+    // old value; a graph output that is that value (or a view of it) keeps it: copy it first.
+    if (n->op() == "prims.copy_to") {
+      for (const Value* out : graph.outputs()) {
+        auto it = env.find(out);
+        if (it != env.end() && it->second.SharesStorageWith(args[0])) {
+          it->second = it->second.To(it->second.dtype());
+        }
+      }
+    }
     KernelContext ctx{args, attrs, shapes, dtypes};
     absl::StatusOr<std::vector<HostTensor>> results = (*kernel)(ctx);
     if (!results.ok()) {

@@ -119,5 +119,19 @@ graph @inplace(%0 "x": f32[batch, 5], %1 "y": f32[batch, 5]) {
 )");
 }
 
+// Outputs that are copies (views after decomposition) of an input taken before the write-back:
+// they keep the input's old values (inductor/passes/lower.cc, outputs read before a write-back).
+TEST(ScheduleInterpreterE2ETest, OutputsReadBeforeTheWriteBack) {
+  CheckGraph(R"(
+graph @read_before_write(%0 "x": f32[batch, 5], %1 "y": f32[batch, 5]) {
+  symbol batch min 2 max 0 hint 8
+  %2: f32[batch, 5] = aten.clone(%0)
+  %3: f32[5, batch] = aten.transpose(%0) {dim0 = 0, dim1 = 1}
+  %4: f32[batch, 5] = aten.add_(%0, %1) {alpha = 1}
+  return %2, %3, %4
+}
+)");
+}
+
 }  // namespace
 }  // namespace coil

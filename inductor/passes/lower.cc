@@ -159,17 +159,36 @@ absl::Status LowerNode(LowerContext& ctx, const Node& node) {
   return NoLowering(node);
 }
 
+// [Note: outputs read before a write-back] A graph output that is (a view of) an
+// input which a later prims.copy_to overwrites holds the input's value from before
+// the write (`y = x.clone(); x.add_(1); return y`: clone is a view after
+// decomposition). Its OUTPUT copy is made just before the first such write, not
+// with the other outputs at the end; `early` records those buffers by output
+// position.
+void CopyOutputsReadBeforeWrite(LowerContext& ctx, const Node& copy_to,
+                                absl::flat_hash_map<size_t, int>& early) {
+  const int written = ctx.ViewOf(copy_to.input(0)).buffer;
+  const std::vector<Value*>& outputs = ctx.graph().outputs();
+  for (size_t p = 0; p < outputs.size(); ++p) {
+    const Value* v = outputs[p];
+    if (early.contains(p) || !ctx.IsLowered(v) || ctx.ViewOf(v).buffer != written) continue;
+    early[p] = ctx.Materialize(v, proto::Buffer::OUTPUT, v->producer());
+  }
+}
+
 // Graph outputs: a node's own buffer becomes OUTPUT; anything else (an input, a
 // constant, a view, a buffer already returned) is copied into a fresh OUTPUT
-// buffer.
-void LowerOutputs(LowerContext& ctx) {
+// buffer (`early`: copied already, see the note above).
+void LowerOutputs(LowerContext& ctx, const absl::flat_hash_map<size_t, int>& early) {
   Program& program = ctx.program();
   absl::flat_hash_set<int> claimed;
   const std::vector<Value*>& outputs = ctx.graph().outputs();
   for (size_t p = 0; p < outputs.size(); ++p) {
     const Value* v = outputs[p];
     int buf = ctx.ViewOf(v).buffer;
-    if (program.buffer(buf).kind == proto::Buffer::INTERMEDIATE && ctx.IsPlain(v) &&
+    if (auto it = early.find(p); it != early.end()) {
+      buf = it->second;
+    } else if (program.buffer(buf).kind == proto::Buffer::INTERMEDIATE && ctx.IsPlain(v) &&
         !claimed.contains(buf)) {
       program.buffer(buf).kind = proto::Buffer::OUTPUT;
     } else {
@@ -200,10 +219,14 @@ absl::StatusOr<Program> Lower(const Graph& graph) {
     int buf = ctx.NewBuffer(v, proto::Buffer::CONSTANT);
     ctx.SetView(v, {buf, lower_internal::IdentityIndex(v->type().rank())});
   }
+  absl::flat_hash_map<size_t, int> early_outputs;
   for (const Node* node : graph.nodes()) {
+    if (node->op() == "prims.copy_to" && ctx.IsLowered(node->input(0))) {
+      lower_internal::CopyOutputsReadBeforeWrite(ctx, *node, early_outputs);
+    }
     if (absl::Status s = lower_internal::LowerNode(ctx, *node); !s.ok()) return s;
   }
-  lower_internal::LowerOutputs(ctx);
+  lower_internal::LowerOutputs(ctx, early_outputs);
   program.kernels_unfused = static_cast<int>(program.kernels.size());
   int64_t bytes = 0;
   const std::vector<std::optional<int64_t>> sizes = program.SizeHints();

@@ -63,6 +63,7 @@ class LowerContext {
 
   // The view of a value lowered earlier (CHECKs that it was lowered: the graph is topologically sorted).
   const View& ViewOf(const Value* v) const;
+  bool IsLowered(const Value* v) const { return views_.contains(v->id()); }
   void SetView(const Value* v, View view) { views_[v->id()] = std::move(view); }
   // Whether `v` is its buffer exactly: identity index, same shape.
   bool IsPlain(const Value* v) const;
