@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codegen_cuda/internal/attention_source.h"
 #include "codegen_cuda/internal/conv_bias_source.h"
 #include "codegen_cuda/internal/index_source.h"
 #include "codegen_cuda/internal/kernel_source.h"
@@ -22,7 +23,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-8";
+constexpr char kGeneratorVersion[] = "coil-cuda-9";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -113,14 +114,23 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
   for (int d : distinct) absl::StrAppend(&compiled_source, "\n", s->kernels[d].second.text);
   absl::StrAppend(&program_source[0], s->conv_bias);
   absl::StrAppend(&compiled_source, s->conv_bias);
+  // The fused attention kernels its plans need (attention_source.h): a program of their own,
+  // the last image, compiled alongside the others.
+  const std::vector<std::pair<std::string, int>> attention =
+      codegen_cuda_internal::AttentionVariants(schedule);
+  if (!attention.empty()) {
+    const std::string src = codegen_cuda_internal::AttentionKernelsSource(attention);
+    program_source.push_back(src);
+    absl::StrAppend(&compiled_source, "\n", src);
+  }
   if (parts != nullptr) parts->push_back({"cuda_source", seconds_since(clock)});
   clock = std::chrono::steady_clock::now();
-  std::vector<absl::StatusOr<NvrtcResult>> results(programs.size(),
+  std::vector<absl::StatusOr<NvrtcResult>> results(program_source.size(),
                                                    absl::InternalError("not compiled"));
   const int threads = static_cast<int>(std::min<size_t>(
-      programs.size(), std::max(1u, std::thread::hardware_concurrency())));
+      program_source.size(), std::max(1u, std::thread::hardware_concurrency())));
   auto compile_some = [&](int first) {
-    for (size_t p = first; p < programs.size(); p += threads) {
+    for (size_t p = first; p < program_source.size(); p += threads) {
       results[p] = CompileCudaSource(program_source[p], absl::StrCat("coil_module_", p, ".cu"),
                                      options.arch);
     }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -25,7 +26,7 @@ bool SingleUse(const Graph& g, const Value* v) {
   return std::find(g.outputs().begin(), g.outputs().end(), v) == g.outputs().end();
 }
 
-// A one-element f32 / f64 constant's value.
+// A one-element f32 / f64 / f16 / bf16 constant's value.
 std::optional<double> ScalarConstant(const Value* v) {
   if (v->kind() != Value::Kind::kConstant) return std::nullopt;
   for (const SymExpr& d : v->type().shape) {
@@ -42,6 +43,24 @@ std::optional<double> ScalarConstant(const Value* v) {
     double d;
     std::memcpy(&d, c.raw.data(), 8);
     return d;
+  }
+  if ((v->type().dtype == proto::BFLOAT16 || v->type().dtype == proto::FLOAT16) &&
+      c.raw.size() == 2) {
+    uint16_t h;
+    std::memcpy(&h, c.raw.data(), 2);
+    if (v->type().dtype == proto::BFLOAT16) {
+      const uint32_t bits = uint32_t{h} << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    // IEEE half: sign, 5 exponent bits (bias 15), 10 mantissa bits.
+    const double sign = (h & 0x8000) != 0 ? -1.0 : 1.0;
+    const int e = (h >> 10) & 0x1f;
+    const int m = h & 0x3ff;
+    if (e == 0x1f) return m == 0 ? sign * HUGE_VAL : std::nan("");
+    if (e == 0) return sign * std::ldexp(m, -24);
+    return sign * std::ldexp(1024 + m, e - 25);
   }
   return std::nullopt;
 }
@@ -86,20 +105,25 @@ Node* Scaling(const Graph& g, Value* x, double& scale) {
 }
 
 // Tries the pattern ending at `out` = matmul(p, v); rewrites it and returns true on a match.
-bool MatchAt(Graph& g, Node* out_mm) {
+bool IsAttentionDType(DType t) {
+  return t == proto::FLOAT32 || t == proto::FLOAT16 || t == proto::BFLOAT16;
+}
+
+bool MatchAt(Graph& g, Node* out_mm, const AttentionFilter& keep) {
   if (out_mm->num_inputs() != 2) return false;
   Value* p = out_mm->input(0);
   Value* v = out_mm->input(1);
   Value* o = out_mm->output(0);
   const int64_t rank = o->type().rank();
-  if (rank < 3 || o->type().dtype != proto::FLOAT32 || v->type().rank() != rank) return false;
+  const DType dtype = o->type().dtype;
+  if (rank < 3 || !IsAttentionDType(dtype) || v->type().rank() != rank) return false;
   if (!IsOp(p, "aten.softmax") || !SingleUse(g, p)) return false;
   Node* sm = p->producer();
   absl::StatusOr<int64_t> dim = GetInt(sm->attrs(), "dim");
   if (!dim.ok() || (*dim != -1 && *dim != rank - 1)) return false;
   auto dt = sm->attrs().find("dtype");
   if (dt != sm->attrs().end() &&
-      !(std::holds_alternative<DType>(dt->second) && (std::get<DType>(dt->second) == proto::FLOAT32 ||
+      !(std::holds_alternative<DType>(dt->second) && (std::get<DType>(dt->second) == dtype ||
                                                    std::get<DType>(dt->second) ==
                                                        proto::DTYPE_UNSPECIFIED))) {
     return false;
@@ -130,8 +154,8 @@ bool MatchAt(Graph& g, Node* out_mm) {
   if (k_scaling != nullptr) kt = k_scaling->input(0);
   if (scaling == nullptr && q_scaling == nullptr && k_scaling == nullptr) return false;
   if (q->type().rank() != rank || kt->type().rank() != rank ||
-      q->type().dtype != proto::FLOAT32 || kt->type().dtype != proto::FLOAT32 ||
-      v->type().dtype != proto::FLOAT32) {
+      q->type().dtype != dtype || kt->type().dtype != dtype || v->type().dtype != dtype ||
+      sm->input(0)->type().dtype != dtype) {
     return false;
   }
   // The batch dims must agree exactly (the op broadcasts, matmul does too, but keep it plain).
@@ -144,25 +168,26 @@ bool MatchAt(Graph& g, Node* out_mm) {
   TensorType kt_t = kt->type();
   TensorType k_t(kt_t.dtype, kt_t.shape, kt_t.device);
   std::swap(k_t.shape[rank - 2], k_t.shape[rank - 1]);
-  Node* k = g.InsertNodeBefore(out_mm, "aten.transpose", {kt},
-                               {{"dim0", int64_t{-2}}, {"dim1", int64_t{-1}}}, {k_t});
-  std::vector<Value*> inputs{q, k->output(0), v};
   const bool causal = cond != nullptr && IsCausalCondition(cond) &&
                       q->type().shape[rank - 2] == cond->type().shape[0] &&
                       kt->type().shape[rank - 1] == cond->type().shape[1];
+  const AttrMap attrs = {{"dropout_p", 0.0},       {"is_causal", causal},
+                         {"scale", scale},         {"train", true},
+                         {"seed", int64_t{-1}},    {"offset", int64_t{0}}};
+  if (keep) {
+    std::vector<TensorType> types = {q->type(), k_t, v->type()};
+    if (cond != nullptr && !causal) types.push_back(cond->type());
+    if (!keep(types, attrs)) return false;
+  }
+  Node* k = g.InsertNodeBefore(out_mm, "aten.transpose", {kt},
+                               {{"dim0", int64_t{-2}}, {"dim1", int64_t{-1}}}, {k_t});
+  std::vector<Value*> inputs{q, k->output(0), v};
   if (cond != nullptr && !causal) {
     Node* keep = g.InsertNodeBefore(out_mm, "aten.logical_not", {cond}, {}, {cond->type()});
     inputs.push_back(keep->output(0));
   }
-  Node* attn = g.InsertNodeBefore(
-      out_mm, "aten.scaled_dot_product_attention", inputs,
-      {{"dropout_p", 0.0},
-       {"is_causal", causal},
-       {"scale", scale},
-       {"train", true},
-       {"seed", int64_t{-1}},
-       {"offset", int64_t{0}}},
-      {o->type()});
+  Node* attn = g.InsertNodeBefore(out_mm, "aten.scaled_dot_product_attention", inputs, attrs,
+                                  {o->type()});
   g.ReplaceAllUsesWith(o, attn->output(0));
   g.RemoveNode(out_mm);
   g.RemoveNode(sm);
@@ -176,7 +201,7 @@ bool MatchAt(Graph& g, Node* out_mm) {
 
 }  // namespace
 
-int MatchAttention(Graph& graph) {
+int MatchAttention(Graph& graph, const AttentionFilter& keep) {
   std::vector<Node*> candidates;
   for (Node* n : graph.nodes()) {
     if (n->op() == "aten.matmul") candidates.push_back(n);
@@ -185,7 +210,7 @@ int MatchAttention(Graph& graph) {
   // In topological order, a match's score matmul (removed by it) is visited before its output
   // matmul, so no candidate is visited after it is gone.
   for (Node* n : candidates) {
-    if (IsOp(n->input(0), "aten.softmax") && MatchAt(graph, n)) ++matched;
+    if (IsOp(n->input(0), "aten.softmax") && MatchAt(graph, n, keep)) ++matched;
   }
   return matched;
 }

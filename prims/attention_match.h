@@ -10,17 +10,27 @@
 //                                logical_not(cond)
 //   o = matmul(softmax(s, dim = last), v)
 //
-// q, kt, v f32 of the same rank >= 3; every intermediate used once and not a graph output.
-// Anything else is left alone. Precondition: the graph verifies; it still does afterwards.
+// q, kt, v of one floating dtype among f32, f16 and bf16 (the softmax in it too), of the same
+// rank >= 3; every intermediate used once and not a graph output. Anything else is left alone,
+// as is a match `keep` (when given) refuses: keep(inputs of the op it would build: q, k, v[,
+// mask], its attributes). Precondition: the graph verifies; it still does afterwards.
 #ifndef COIL_PRIMS_ATTENTION_MATCH_H_
 #define COIL_PRIMS_ATTENTION_MATCH_H_
 
+#include <functional>
+
+#include "absl/types/span.h"
 #include "ir/graph.h"
 
 namespace coil::prims {
 
+// Whether a backend keeps an aten.scaled_dot_product_attention with these input types and
+// attributes whole (its fused kernel runs it); null: every one.
+using AttentionFilter =
+    std::function<bool(absl::Span<const TensorType> inputs, const AttrMap& attrs)>;
+
 // Rewrites every match; returns how many.
-int MatchAttention(Graph& graph);
+int MatchAttention(Graph& graph, const AttentionFilter& keep = nullptr);
 
 }  // namespace coil::prims
 

@@ -28,9 +28,17 @@ bool KeptWhole(const DecomposeOptions& options, absl::string_view op, const Attr
          GetFloat(attrs, "dropout_p").value_or(0.0) == 0;
 }
 
+// An attention node the backend's filter (DecomposeOptions::keep_attention) refuses.
+bool RefusedAttention(const DecomposeOptions& options, const Node& n) {
+  if (!options.keep_attention || n.op() != "aten.scaled_dot_product_attention") return false;
+  std::vector<TensorType> types;
+  for (const Value* v : n.inputs()) types.push_back(v->type());
+  return !options.keep_attention(types, n.attrs());
+}
+
 bool NeedsDecomposition(const Graph& graph, const DecomposeOptions& options) {
   for (const Node* n : graph.nodes()) {
-    if (!KeptWhole(options, n->op(), n->attrs())) return true;
+    if (!KeptWhole(options, n->op(), n->attrs()) || RefusedAttention(options, *n)) return true;
   }
   return false;
 }
@@ -68,7 +76,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   // A backend that runs attention whole also gets the attention that ONNX exports spell out.
   if (std::find(options.keep.begin(), options.keep.end(), "aten.scaled_dot_product_attention") !=
       options.keep.end()) {
-    MatchAttention(graph);
+    MatchAttention(graph, options.keep_attention);
   }
   // Nothing to decompose: the graph's own prims (some added by functionalize after the
   // shape_guards pass) make their assumptions known the usual way.
@@ -97,9 +105,12 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
     for (const SymExpr& d : in->type().shape) symbolic = symbolic || !d.is_constant();
   }
   const DecompositionRegistry& table = DecompositionRegistry::Global();
+  // An attention node the backend's filter refuses decomposes (set per source node).
+  bool refuse_attention = false;
   Emitter e(
       out, [&table](absl::string_view op) { return table.Find(op); },
-      [&options](absl::string_view op, const AttrMap& attrs) {
+      [&options, &refuse_attention](absl::string_view op, const AttrMap& attrs) {
+        if (refuse_attention && op == "aten.scaled_dot_product_attention") return false;
         return KeptWhole(options, op, attrs);
       });
   if (symbolic) e.CollectAssumptions();
@@ -108,6 +119,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
     for (const Value* v : n->inputs()) inputs.push_back(e.Wrap(map.at(v)));
     e.set_loc(n->loc());
     e.set_name(n->name());
+    refuse_attention = RefusedAttention(options, *n);
     const int first = out.num_nodes();
     std::vector<Val> outs = e.Op(n->op(), std::move(inputs), n->attrs());
     if (!e.ok()) {
@@ -161,8 +173,9 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
     const bool attention =
         std::find(options.keep.begin(), options.keep.end(),
                   "aten.scaled_dot_product_attention") != options.keep.end();
-    p.Add("autocast", [precision = options.precision, attention](Graph& g) {
-      const bool matched = attention && MatchAttention(g) > 0;
+    p.Add("autocast", [precision = options.precision, attention,
+                       keep_attention = options.keep_attention](Graph& g) {
+      const bool matched = attention && MatchAttention(g, keep_attention) > 0;
       absl::StatusOr<bool> changed = Autocast(g, precision);
       if (!changed.ok()) return changed;
       return absl::StatusOr<bool>(*changed || matched);

@@ -18,6 +18,7 @@
 #include "ir/graph.h"
 #include "ir/pass_pipeline.h"
 #include "ir/proto/graph.pb.h"
+#include "prims/attention_match.h"
 #include "prims/autocast.h"
 
 namespace coil::prims {
@@ -26,6 +27,9 @@ struct DecomposeOptions {
   // Aten ops kept whole besides the externs, for a backend with its own kernel for them
   // (e.g. "aten.scaled_dot_product_attention").
   std::vector<std::string> keep;
+  // With "aten.scaled_dot_product_attention" in `keep`: which attention calls stay whole (the
+  // rest decompose; the attention matcher leaves the spelled-out ones alone). Null: all.
+  AttentionFilter keep_attention;
   // kBF16: the pipeline runs the autocast pass (prims/autocast.h) after functionalize.
   Precision precision = Precision::kF32;
 };

@@ -19,6 +19,7 @@
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cuda/attention_runner.h"
 #include "runtime/cuda/conv_runner.h"
 #include "runtime/cuda/cublaslt.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -131,6 +132,8 @@ struct CudaExecutable::Impl {
   CudaExecutable::GemmCounts gemm_counts;
   std::unique_ptr<ConvRunner> convs;  // aten.convolution through cuDNN (conv_runner.h)
   CudaExecutable::GemmCounts conv_counts;
+  std::unique_ptr<AttentionRunner> attention;  // fused attention kernels (attention_runner.h)
+  CudaExecutable::GemmCounts attention_counts;  // fused: on the GPU; host: on the host
   // Input and output buffers, kept from run to run: buffer id -> (address, capacity).
   absl::flat_hash_map<int, std::pair<CUdeviceptr, int64_t>> io;
   // Timing events: before the input copies, before the first kernel, after the last one; with
@@ -191,6 +194,14 @@ struct CudaExecutable::Impl {
   absl::StatusOr<std::optional<bool>> RunGemm(
       const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
       const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where);
+  // The fused attention kernel (attention_runner.h): nullopt when the host must run it.
+  absl::StatusOr<std::optional<bool>> RunAttention(
+      const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
+      const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where) {
+    absl::StatusOr<bool> ran = attention->Run(k, shapes, sizes, host_table, where);
+    if (!ran.ok()) return ran.status();
+    return *ran ? std::optional<bool>(false) : std::nullopt;
+  }
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
   absl::Status KernelError(const CoilCudaError& e) const { return KernelErrorStatus(module.schedule(), e); }
 };
@@ -330,6 +341,11 @@ absl::Status CudaExecutable::Impl::Setup() {
       d, s, mod, stream, options.use_cudnn, options.allow_tf32, options.conv_workspace_bytes);
   if (!cr.ok()) return cr.status();
   convs = *std::move(cr);
+  std::vector<CUmodule> images = {mod};
+  images.insert(images.end(), more_mods.begin(), more_mods.end());
+  absl::StatusOr<std::unique_ptr<AttentionRunner>> ar = AttentionRunner::Create(d, s, images, stream);
+  if (!ar.ok()) return ar.status();
+  attention = *std::move(ar);
   if (options.cuda_graphs) graphs = std::make_unique<CudaGraphs>(d, options.max_graphs);
   const int base = max_id + 1 + s.graph().symbols_size();
   for (auto& [id, off] : slot_offset) off += base;
@@ -554,12 +570,17 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     }
     bool epilogue_done = false;
     const bool conv = convs->planned(k.id());
+    const bool attn = attention->planned(k.id());
     absl::StatusOr<std::optional<bool>> on_gpu =
         k.kind() != proto::Kernel::EXTERN ? std::optional<bool>()
         : conv                            ? convs->Run(k, shapes, sizes, host_table, where)
+        : attn                            ? RunAttention(k, shapes, sizes, where)
                                           : RunGemm(k, shapes, sizes, where);
     if (!on_gpu.ok()) return on_gpu.status();
-    if (gemm_plans.contains(k.id()) || conv) {
+    if (attn) {
+      ++(on_gpu->has_value() ? attention_counts.fused : attention_counts.host);
+      if (profiling) absl::StrAppend(&kinds[ki], on_gpu->has_value() ? " (fused)" : " (host)");
+    } else if (gemm_plans.contains(k.id()) || conv) {
       CudaExecutable::GemmCounts& n = conv ? conv_counts : gemm_counts;
       ++(!on_gpu->has_value() ? n.host : **on_gpu ? n.fused : n.plain);
       if (profiling) {
@@ -754,6 +775,16 @@ const std::string& CudaExecutable::conv_library() const { return impl_->convs->l
 CudaExecutable::GemmCounts CudaExecutable::conv_counts() {
   absl::MutexLock lock(&mu_);
   return impl_->conv_counts;
+}
+
+CudaExecutable::GemmCounts CudaExecutable::attention_counts() {
+  absl::MutexLock lock(&mu_);
+  return impl_->attention_counts;
+}
+
+std::string CudaExecutable::attention_why_not() {
+  absl::MutexLock lock(&mu_);
+  return impl_->attention->why_not();
 }
 
 std::string CudaExecutable::conv_why_not() {

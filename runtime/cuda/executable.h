@@ -115,6 +115,11 @@ class CudaExecutable {
   const std::string& conv_library() const;
   GemmCounts conv_counts();
   std::string conv_why_not();
+  // aten.scaled_dot_product_attention: `fused` counts calls run by the fused attention kernel
+  // (runtime/cuda/attention_runner.h), `host` those run on the host; a replayed CUDA graph adds
+  // nothing. attention_why_not(): why the last host call was ("" if none).
+  GemmCounts attention_counts();
+  std::string attention_why_not();
 
   // Where the last Run's time went, from CUDA events on the stream (device time) and the host
   // clock: copy_in_ms from the first input copy to the first kernel (the table upload

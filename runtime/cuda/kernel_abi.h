@@ -106,6 +106,49 @@ inline int64_t CudaGridFor(int rows_per_block, int64_t count, int items_per_thre
 // bias round twice where the reference rounds once). Block kCudaBlockThreads, grid CudaGridFor(0, total), grid-stride.
 inline std::string ConvBiasSymbol(const std::string& dtype) { return "coil_conv_bias_" + dtype; }
 
+
+// Fused attention (EXTERN aten.scaled_dot_product_attention; runtime/cuda/attention_plan.h): a
+// module with such a kernel carries, for each (dtype, head dim D) its plans need,
+//
+//   __global__ void coil_attention_<dtype>_d<D>(CoilAttentionParams p);
+//
+// q [heads, L, D], k [heads, S, D], v [heads, S, D], out [heads, L, D] contiguous (the batch
+// dims flattened to `heads`), an optional mask read at mask + (batch offset) + i * mask_row +
+// j * mask_col (bool: nonzero attends; additive: the query's dtype), scores scaled by `scale`,
+// `causal` masking j > i. Softmax online (no [L, S] scores in memory). Grid
+// AttentionGrid(L, heads, D, dtype), block AttentionBlockThreads(dtype); the heads beyond
+// gridDim.y are grid-strided. f32: SIMT, f32 arithmetic; f16/bf16: mma.sync tensor cores with
+// f32 accumulation. Its own NVRTC program, compiled only when a plan asks for it.
+struct CoilAttentionParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* mask;  // null: none
+  void* out;
+  long long heads;   // the product of the batch dims
+  long long bdim[4];     // the output's batch dims, innermost last, padded in front with 1s
+  long long mstride[4];  // the mask's element stride along each of them (0: broadcast)
+  long long mask_row, mask_col;  // along L and S
+  int L, S;
+  float scale;
+  int causal;
+  int mask_kind;  // kAttentionMask*
+  int pad;
+};
+static_assert(sizeof(CoilAttentionParams) == 152, "the attention source declares this layout");
+inline constexpr int kAttentionMaskNone = 0;
+inline constexpr int kAttentionMaskBool = 1;
+inline constexpr int kAttentionMaskAdd = 2;
+
+// "f32", "f16", "bf16": the symbol's dtype part.
+inline std::string AttentionSymbol(const std::string& dtype, int head_dim) {
+  return "coil_attention_" + dtype + "_d" + std::to_string(head_dim);
+}
+// Query rows per block and threads per block: f32 (SIMT) 64 rows for D = 64, 32 for D = 128, 256
+// threads; f16 / bf16 (tensor cores) 64 rows, 128 threads (4 warps of 16 rows).
+inline int AttentionBlockRows(bool half, int head_dim) { return half || head_dim <= 64 ? 64 : 32; }
+inline int AttentionBlockThreads(bool half) { return half ? 128 : 256; }
+
 }  // namespace coil::cuda
 
 #endif  // COIL_RUNTIME_CUDA_KERNEL_ABI_H_

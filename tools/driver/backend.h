@@ -14,6 +14,7 @@
 #ifndef COIL_TOOLS_DRIVER_BACKEND_H_
 #define COIL_TOOLS_DRIVER_BACKEND_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "absl/types/span.h"
 #include "inductor/schedule.h"
 #include "ir/codegen_part.h"
+#include "ir/graph.h"
 #include "ir/proto/kernel_module.pb.h"
 #include "ir/proto/schedule.pb.h"
 #include "runtime/host_tensor.h"
@@ -35,6 +37,10 @@ struct BackendCapabilities {
   inductor::Capabilities inductor;
   // Extern ops the backend runs (GEMM, convolution, ...).
   std::vector<std::string> externs;
+  // With aten.scaled_dot_product_attention among `externs`: which calls (input types q, k,
+  // v[, mask] and attributes) it runs whole; the rest are decomposed (prims' DecomposeOptions::
+  // keep_attention). Null: all.
+  std::function<bool(absl::Span<const TensorType> inputs, const AttrMap& attrs)> keep_attention;
   // Width of the vector registers code is generated for (0: no vector code).
   int vector_bits = 0;
   // Byte alignment the backend guarantees for the buffers it allocates.

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/cuda/attention_plan.h"
 
 namespace coil::driver {
 namespace {
@@ -43,6 +44,13 @@ class CudaBackendImpl : public Backend {
     // runs on the host) are one generated kernel after the extern.
     c.inductor.extern_epilogues = {"aten.bmm", "aten.convolution", "aten.mm"};
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution"};
+    // Attention whole, run by the fused kernels (runtime/cuda/attention_plan.h decides which
+    // calls: the rest decompose into bmm + softmax + bmm). COIL_CUDA_ATTENTION=0 decomposes
+    // every call (comparisons; the keep list is in the compile cache key).
+    if (FusedAttention()) {
+      c.externs.push_back(cuda::kAttentionOp);
+      c.keep_attention = KeepAttention;
+    }
     c.vector_bits = 0;
     c.alignment = 256;  // cuMemAlloc
     // Activations between 2-D convolutions stored [N, H, W, C] (inductor's channels_last
@@ -93,6 +101,43 @@ class CudaBackendImpl : public Backend {
   }
 
  private:
+  bool FusedAttention() const {
+    if (options_.fused_attention.has_value()) return *options_.fused_attention;
+    const char* env = std::getenv("COIL_CUDA_ATTENTION");
+    return env == nullptr || std::string(env) != "0";
+  }
+
+  // The runtime's rule (attention_plan.h) on the op's input types before decomposition.
+  static bool KeepAttention(absl::Span<const TensorType> in, const AttrMap& attrs) {
+    if (in.size() < 3) return false;
+    cuda::AttentionShape s;
+    const TensorType &q = in[0], &k = in[1], &v = in[2];
+    s.dtype = q.dtype;
+    s.same_dtypes = k.dtype == q.dtype && v.dtype == q.dtype;
+    s.rank = q.rank();
+    s.same_ranks = k.rank() == s.rank && v.rank() == s.rank;
+    auto last = [](const TensorType& t) -> int64_t {
+      std::optional<int64_t> d = t.rank() > 0 ? t.shape.back().AsConstant() : std::nullopt;
+      return d.has_value() ? *d : -1;
+    };
+    if (s.same_ranks) {
+      for (int64_t d = 0; d + 2 < s.rank; ++d) {
+        s.same_batch_dims = s.same_batch_dims && k.shape[d] == q.shape[d] && v.shape[d] == q.shape[d];
+      }
+      if (s.rank >= 2) s.same_batch_dims = s.same_batch_dims && k.shape[s.rank - 2] == v.shape[s.rank - 2];
+    }
+    s.head_dim = last(q);
+    s.k_head_dim = last(k);
+    s.v_head_dim = last(v);
+    if (in.size() > 3) {
+      s.mask_dtype = in[3].dtype;
+      s.mask_rank = static_cast<int>(in[3].rank());
+    }
+    s.dropout_p = GetFloat(attrs, "dropout_p").value_or(0.0);
+    s.train = GetBool(attrs, "train").value_or(true);
+    return cuda::AttentionUnsupported(s).empty();
+  }
+
   CudaBackendOptions options_;
 };
 

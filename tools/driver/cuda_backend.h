@@ -1,7 +1,8 @@
 // The CUDA backend as a driver::Backend: codegen_cuda (Schedule -> CUDA C++ -> NVRTC CUBIN) and
 // runtime/cuda (CudaExecutable: driver API via dlopen, device arena, host copies at the edges,
 // aten.mm / aten.bmm through cuBLASLt with fused epilogues). Declares aten.mm, aten.bmm and
-// aten.convolution to inductor as externs with epilogues.
+// aten.convolution to inductor as externs with epilogues, and keeps aten.scaled_dot_product_attention
+// whole for its fused attention kernels where they fit.
 // Generate needs only NVRTC (no GPU: CI compiles every kernel); Load needs a CUDA driver and
 // GPU, and says "no CUDA driver" (FailedPrecondition) cleanly where there is none; without
 // cuBLASLt it loads anyway, GEMMs run on the host, and the first Load says so on stderr.
@@ -13,6 +14,7 @@
 #define COIL_TOOLS_DRIVER_CUDA_BACKEND_H_
 
 #include <memory>
+#include <optional>
 
 #include "codegen_cuda/codegen_cuda.h"
 #include "runtime/cuda/executable.h"
@@ -25,6 +27,10 @@ struct CudaBackendOptions {
   // Device, external data folder, per-kernel sync, CUDA graphs (runtime.cuda_graphs; the
   // environment's COIL_CUDA_GRAPHS=1 / 0 overrides it).
   cuda::CudaExecutableOptions runtime;
+  // aten.scaled_dot_product_attention kept whole where the fused kernels run it
+  // (runtime/cuda/attention_plan.h), the rest decomposed; unset: on unless the environment
+  // says COIL_CUDA_ATTENTION=0.
+  std::optional<bool> fused_attention;
 };
 
 std::shared_ptr<Backend> CudaBackend(const CudaBackendOptions& options = {});

@@ -444,10 +444,12 @@ std::string CacheKey(const Graph& graph, const DriverOptions& options,
 prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
   prims::DecomposeOptions d = o.decompose;
   d.precision = o.precision;
-  for (const std::string& op : o.backend->capabilities().externs) {
+  const BackendCapabilities caps = o.backend->capabilities();
+  for (const std::string& op : caps.externs) {
     if (op == "aten.mm" || op == "aten.bmm" || op == "aten.convolution") continue;
     if (std::find(d.keep.begin(), d.keep.end(), op) == d.keep.end()) d.keep.push_back(op);
   }
+  if (!d.keep_attention) d.keep_attention = caps.keep_attention;
   return d;
 }
 

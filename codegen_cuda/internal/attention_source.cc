@@ -1,0 +1,431 @@
+// Fused attention kernels (see attention_source.h).
+#include "codegen_cuda/internal/attention_source.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/cuda/attention_plan.h"
+#include "runtime/cuda/kernel_abi.h"
+
+namespace coil::codegen_cuda_internal {
+namespace {
+
+// Everything but the extern "C" entry points. Templates: only the variants a module names are
+// instantiated.
+constexpr char kCommon[] = R"CUDA(// coil fused attention (runtime/cuda/kernel_abi.h: CoilAttentionParams, AttentionSymbol)
+typedef unsigned int u32;
+typedef unsigned short u16;
+
+struct CoilAttentionParams {
+  const void* q; const void* k; const void* v; const void* mask; void* out;
+  long long heads; long long bdim[4]; long long mstride[4]; long long mask_row, mask_col;
+  int L, S; float scale; int causal; int mask_kind; int pad;
+};
+
+// DT: 0 f32, 1 f16, 2 bf16. Element i of a buffer as f32.
+template <int DT> __device__ __forceinline__ float coil_attn_elem(const void* p, long long i) {
+  if (DT == 0) return ((const float*)p)[i];
+  const u16 h = ((const u16*)p)[i];
+  if (DT == 1) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+  return __uint_as_float(((u32)h) << 16);
+}
+
+// The mask's element offset of flattened batch index bh.
+__device__ __forceinline__ long long coil_attn_mask_base(const CoilAttentionParams& p, long long bh) {
+  long long off = 0;
+#pragma unroll
+  for (int d = 3; d >= 0; --d) {
+    const long long n = p.bdim[d];
+    off += (bh % n) * p.mstride[d];
+    bh /= n;
+  }
+  return off;
+}
+
+// Scaled score x of query i and key j with the causal mask, the key bound and the mask applied.
+template <int DT>
+__device__ __forceinline__ float coil_attn_masked(const CoilAttentionParams& p, long long mbase,
+                                                  int i, int j, float x) {
+  const float ninf = __int_as_float(0xff800000);
+  if (j >= p.S || (p.causal && j > i)) return ninf;
+  if (p.mask_kind != 0 && i < p.L) {
+    const long long at = mbase + (long long)i * p.mask_row + (long long)j * p.mask_col;
+    if (p.mask_kind == 1) {
+      if (((const unsigned char*)p.mask)[at] == 0) return ninf;
+    } else {
+      x += coil_attn_elem<DT>(p.mask, at);
+    }
+  }
+  return x;
+}
+
+template <int N> __device__ __forceinline__ void coil_attn_lds(float* d, const float* s) {
+  if (N == 4) {
+    const float4 t = *(const float4*)s;
+    d[0] = t.x; d[1] = t.y; d[2] = t.z; d[3] = t.w;
+  } else if (N == 2) {
+    const float2 t = *(const float2*)s;
+    d[0] = t.x; d[1] = t.y;
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) d[i] = s[i];
+  }
+}
+template <int N> __device__ __forceinline__ void coil_attn_sts(float* d, const float* s) {
+  if (N == 4) {
+    *(float4*)d = make_float4(s[0], s[1], s[2], s[3]);
+  } else if (N == 2) {
+    *(float2*)d = make_float2(s[0], s[1]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) d[i] = s[i];
+  }
+}
+
+// f32, SIMT: 16 x 16 threads, each RM query rows x CN keys of a BR x BC score tile and RM rows x
+// D / 16 output columns. Shared: Q^T, then per key tile K^T (its space reused for P) and V.
+template <int D, int RM, int CN>
+__device__ __forceinline__ void coil_attn_f32(const CoilAttentionParams& p) {
+  constexpr int TX = 16, TY = 16, BR = TY * RM, BC = TX * CN, NT = TX * TY;
+  constexpr int OG = D / (4 * TX);
+  constexpr int KP = D * BC > BR * BC ? D * BC : BR * BC;
+  __shared__ __align__(16) float qs[D * BR];  // qs[d * BR + r]
+  __shared__ __align__(16) float kp[KP];      // K^T: kp[d * BC + c]; then P: kp[r * BC + c]
+  __shared__ __align__(16) float vs[BC * D];  // vs[c * D + e]
+  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+  const int L = p.L, S = p.S, i0 = blockIdx.x * BR;
+  const float ninf = __int_as_float(0xff800000);
+  for (long long bh = blockIdx.y; bh < p.heads; bh += gridDim.y) {
+    const float* q = (const float*)p.q + bh * L * D;
+    const float* k = (const float*)p.k + bh * S * D;
+    const float* v = (const float*)p.v + bh * S * D;
+    float* out = (float*)p.out + bh * L * D;
+    const long long mbase = p.mask_kind != 0 ? coil_attn_mask_base(p, bh) : 0;
+    __syncthreads();
+    for (int idx = tid; idx < BR * D / 4; idx += NT) {
+      const int r = idx % BR, d4 = idx / BR;
+      float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (i0 + r < L) x = *(const float4*)(q + (long long)(i0 + r) * D + d4 * 4);
+      qs[(d4 * 4 + 0) * BR + r] = x.x;
+      qs[(d4 * 4 + 1) * BR + r] = x.y;
+      qs[(d4 * 4 + 2) * BR + r] = x.z;
+      qs[(d4 * 4 + 3) * BR + r] = x.w;
+    }
+    float o[RM][OG * 4], m[RM], l[RM];
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      m[i] = ninf;
+      l[i] = 0.f;
+#pragma unroll
+      for (int e = 0; e < OG * 4; ++e) o[i][e] = 0.f;
+    }
+    const int kend = p.causal ? min(S, i0 + BR) : S;
+    for (int j0 = 0; j0 < kend; j0 += BC) {
+      __syncthreads();
+      for (int idx = tid; idx < BC * D / 4; idx += NT) {
+        const int c = idx % BC, d4 = idx / BC;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (j0 + c < S) x = *(const float4*)(k + (long long)(j0 + c) * D + d4 * 4);
+        kp[(d4 * 4 + 0) * BC + c] = x.x;
+        kp[(d4 * 4 + 1) * BC + c] = x.y;
+        kp[(d4 * 4 + 2) * BC + c] = x.z;
+        kp[(d4 * 4 + 3) * BC + c] = x.w;
+      }
+      for (int idx = tid; idx < BC * D / 4; idx += NT) {
+        const int c = idx / (D / 4), d4 = idx % (D / 4);
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (j0 + c < S) x = *(const float4*)(v + (long long)(j0 + c) * D + d4 * 4);
+        *(float4*)(vs + c * D + d4 * 4) = x;
+      }
+      __syncthreads();
+      float s[RM][CN];
+#pragma unroll
+      for (int i = 0; i < RM; ++i) {
+#pragma unroll
+        for (int j = 0; j < CN; ++j) s[i][j] = 0.f;
+      }
+#pragma unroll 8
+      for (int d = 0; d < D; ++d) {
+        float a[RM], b[CN];
+        coil_attn_lds<RM>(a, qs + d * BR + ty * RM);
+        coil_attn_lds<CN>(b, kp + d * BC + tx * CN);
+#pragma unroll
+        for (int i = 0; i < RM; ++i) {
+#pragma unroll
+          for (int j = 0; j < CN; ++j) s[i][j] = fmaf(a[i], b[j], s[i][j]);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < RM; ++i) {
+        const int row = i0 + ty * RM + i;
+        float mx = ninf;
+#pragma unroll
+        for (int j = 0; j < CN; ++j) {
+          s[i][j] = coil_attn_masked<0>(p, mbase, row, j0 + tx * CN + j, s[i][j] * p.scale);
+          mx = fmaxf(mx, s[i][j]);
+        }
+#pragma unroll
+        for (int off = TX / 2; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+        const float mn = fmaxf(m[i], mx);
+        const float base = mn == ninf ? 0.f : mn;
+        const float alpha = expf(m[i] - base);
+        m[i] = mn;
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < CN; ++j) {
+          s[i][j] = expf(s[i][j] - base);
+          sum += s[i][j];
+        }
+        l[i] = l[i] * alpha + sum;
+#pragma unroll
+        for (int e = 0; e < OG * 4; ++e) o[i][e] *= alpha;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < RM; ++i) coil_attn_sts<CN>(kp + (ty * RM + i) * BC + tx * CN, s[i]);
+      __syncthreads();
+#pragma unroll 2
+      for (int c = 0; c < BC; c += 4) {
+        float pr[RM][4];
+#pragma unroll
+        for (int i = 0; i < RM; ++i) coil_attn_lds<4>(pr[i], kp + (ty * RM + i) * BC + c);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+#pragma unroll
+          for (int g = 0; g < OG; ++g) {
+            float vv[4];
+            coil_attn_lds<4>(vv, vs + (c + u) * D + g * 4 * TX + tx * 4);
+#pragma unroll
+            for (int i = 0; i < RM; ++i) {
+#pragma unroll
+              for (int w = 0; w < 4; ++w) o[i][g * 4 + w] = fmaf(pr[i][u], vv[w], o[i][g * 4 + w]);
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      float tot = l[i];
+#pragma unroll
+      for (int off = TX / 2; off > 0; off /= 2) tot += __shfl_xor_sync(0xffffffffu, tot, off);
+      const int row = i0 + ty * RM + i;
+      if (row < L) {
+#pragma unroll
+        for (int g = 0; g < OG; ++g) {
+          float r[4];
+#pragma unroll
+          for (int w = 0; w < 4; ++w) r[w] = o[i][g * 4 + w] / tot;
+          coil_attn_sts<4>(out + (long long)row * D + g * 4 * TX + tx * 4, r);
+        }
+      }
+    }
+  }
+}
+
+// f16 / bf16 on tensor cores.
+template <int DT>
+__device__ __forceinline__ void coil_attn_mma(float* c, const u32* a, u32 b0, u32 b1) {
+  if (DT == 1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+__device__ __forceinline__ void coil_attn_ldsm4(u32* r, const u16* smem) {
+  const u32 addr = (u32)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+__device__ __forceinline__ void coil_attn_ldsm4_t(u32* r, const u16* smem) {
+  const u32 addr = (u32)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+// Two f32 as a pair of the input dtype (lo in the low half), rounded to nearest even.
+template <int DT> __device__ __forceinline__ u32 coil_attn_pack(float lo, float hi) {
+  u32 d;
+  if (DT == 1) {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  }
+  return d;
+}
+// Element (row, col) of a [rows][D] tile of 16-bit values: 16-byte chunks XOR row % 8, so that
+// ldmatrix's 8 rows of one chunk column hit 8 different bank groups.
+template <int D> __device__ __forceinline__ int coil_attn_swz(int row, int col) {
+  return row * D + ((((col >> 3) ^ (row & 7))) << 3) + (col & 7);
+}
+// 64 rows x D of src (row stride D) into a swizzled tile; rows >= rows_left are zeros.
+template <int D>
+__device__ __forceinline__ void coil_attn_tile(u16* dst, const u16* src, int rows_left, int tid) {
+  constexpr int CH = D / 8;
+  for (int idx = tid; idx < 64 * CH; idx += 128) {
+    const int r = idx / CH, ch = idx % CH;
+    uint4 x = make_uint4(0u, 0u, 0u, 0u);
+    if (r < rows_left) x = *(const uint4*)(src + (long long)r * D + ch * 8);
+    *(uint4*)(dst + coil_attn_swz<D>(r, ch * 8)) = x;
+  }
+}
+
+// 4 warps, each 16 query rows of a 64-row block; key tiles of 64. S = Q K^T and O += P V by
+// mma.sync m16n8k16; the softmax in the log2 domain on the accumulators (a thread holds rows
+// g and g + 8 of its warp's 16), P reused from the accumulator registers as the A operand.
+template <int D, int DT>
+__device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
+  constexpr int BR = 64, BC = 64, NB = BC / 8, KB = D / 16, DB = D / 8;
+  __shared__ __align__(128) u16 qs[BR * D];
+  __shared__ __align__(128) u16 ks[BC * D];
+  __shared__ __align__(128) u16 vs[BC * D];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tig = lane & 3;
+  const int L = p.L, S = p.S, i0 = blockIdx.x * BR;
+  const float ninf = __int_as_float(0xff800000);
+  const float log2e = 1.4426950408889634f;
+  for (long long bh = blockIdx.y; bh < p.heads; bh += gridDim.y) {
+    const u16* q = (const u16*)p.q + bh * L * D;
+    const u16* k = (const u16*)p.k + bh * S * D;
+    const u16* v = (const u16*)p.v + bh * S * D;
+    u16* out = (u16*)p.out + bh * L * D;
+    const long long mbase = p.mask_kind != 0 ? coil_attn_mask_base(p, bh) : 0;
+    __syncthreads();
+    coil_attn_tile<D>(qs, q + (long long)i0 * D, L - i0, tid);
+    __syncthreads();
+    u32 qf[KB][4];
+#pragma unroll
+    for (int kb = 0; kb < KB; ++kb) {
+      coil_attn_ldsm4(qf[kb], qs + coil_attn_swz<D>(warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                                     kb * 16 + (lane >> 4) * 8));
+    }
+    float o[DB][4];
+#pragma unroll
+    for (int db = 0; db < DB; ++db) o[db][0] = o[db][1] = o[db][2] = o[db][3] = 0.f;
+    float m[2] = {ninf, ninf}, l[2] = {0.f, 0.f};
+    const int kend = p.causal ? min(S, i0 + BR) : S;
+    const int r0 = i0 + warp * 16 + g;  // this thread's rows: r0 and r0 + 8
+    for (int j0 = 0; j0 < kend; j0 += BC) {
+      __syncthreads();
+      coil_attn_tile<D>(ks, k + (long long)j0 * D, S - j0, tid);
+      coil_attn_tile<D>(vs, v + (long long)j0 * D, S - j0, tid);
+      __syncthreads();
+      float s[NB][4];
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
+#pragma unroll
+      for (int kb = 0; kb < KB; ++kb) {
+#pragma unroll
+        for (int nb2 = 0; nb2 < NB / 2; ++nb2) {
+          u32 b[4];
+          coil_attn_ldsm4(b, ks + coil_attn_swz<D>(nb2 * 16 + (lane & 7) + (lane >> 4) * 8,
+                                                    kb * 16 + ((lane >> 3) & 1) * 8));
+          coil_attn_mma<DT>(s[2 * nb2], qf[kb], b[0], b[1]);
+          coil_attn_mma<DT>(s[2 * nb2 + 1], qf[kb], b[2], b[3]);
+        }
+      }
+      float mx[2] = {ninf, ninf};
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = r0 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
+          s[nb][e] = coil_attn_masked<DT>(p, mbase, row, col, s[nb][e] * p.scale) * log2e;
+          mx[e >> 1] = fmaxf(mx[e >> 1], s[nb][e]);
+        }
+      }
+      float base[2], alpha[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        const float mn = fmaxf(m[h], mx[h]);
+        base[h] = mn == ninf ? 0.f : mn;
+        alpha[h] = exp2f(m[h] - base[h]);
+        m[h] = mn;
+      }
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[nb][e] = exp2f(s[nb][e] - base[e >> 1]);
+          sum[e >> 1] += s[nb][e];
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l[h] = l[h] * alpha[h] + sum[h];
+#pragma unroll
+      for (int db = 0; db < DB; ++db) {
+        o[db][0] *= alpha[0]; o[db][1] *= alpha[0];
+        o[db][2] *= alpha[1]; o[db][3] *= alpha[1];
+      }
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        u32 a[4];
+        a[0] = coil_attn_pack<DT>(s[2 * kk][0], s[2 * kk][1]);
+        a[1] = coil_attn_pack<DT>(s[2 * kk][2], s[2 * kk][3]);
+        a[2] = coil_attn_pack<DT>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+        a[3] = coil_attn_pack<DT>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+        for (int db2 = 0; db2 < D / 16; ++db2) {
+          u32 b[4];
+          coil_attn_ldsm4_t(b, vs + coil_attn_swz<D>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                                      db2 * 16 + (lane >> 4) * 8));
+          coil_attn_mma<DT>(o[2 * db2], a, b[0], b[1]);
+          coil_attn_mma<DT>(o[2 * db2 + 1], a, b[2], b[3]);
+        }
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+      const int row = r0 + h * 8;
+      if (row < L) {
+#pragma unroll
+        for (int db = 0; db < DB; ++db) {
+          *(u32*)(out + (long long)row * D + db * 8 + tig * 2) =
+              coil_attn_pack<DT>(o[db][2 * h] / l[h], o[db][2 * h + 1] / l[h]);
+        }
+      }
+    }
+  }
+}
+)CUDA";
+
+}  // namespace
+
+std::vector<std::pair<std::string, int>> AttentionVariants(const proto::Schedule& schedule) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const proto::Kernel& k : schedule.kernels()) {
+    std::optional<cuda::AttentionPlan> p = cuda::PlanAttention(schedule, k);
+    if (!p.has_value() || !p->unsupported.empty()) continue;
+    out.push_back({cuda::AttentionDTypeName(p->dtype), static_cast<int>(p->head_dim)});
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string AttentionKernelsSource(const std::vector<std::pair<std::string, int>>& variants) {
+  std::string out = kCommon;
+  for (const auto& [dtype, d] : variants) {
+    const bool half = dtype != "f32";
+    std::string body;
+    if (!half) {
+      body = d <= 64 ? absl::StrCat("coil_attn_f32<", d, ", 4, 4>(p);")
+                     : absl::StrCat("coil_attn_f32<", d, ", 2, 2>(p);");
+    } else {
+      body = absl::StrCat("coil_attn_tc<", d, ", ", dtype == "f16" ? 1 : 2, ">(p);");
+    }
+    absl::StrAppend(&out, "extern \"C\" __global__ void __launch_bounds__(",
+                    cuda::AttentionBlockThreads(half), ") ", cuda::AttentionSymbol(dtype, d),
+                    "(CoilAttentionParams p) { ", body, " }\n");
+  }
+  return out;
+}
+
+}  // namespace coil::codegen_cuda_internal
