@@ -148,6 +148,30 @@ TEST(CompiledTape, CompiledGradientsMatchEagerTape) {
   }
 }
 
+// A compiled function that writes into an input after its forward read it: the compiled
+// function is functional, so the gradient uses the value from before the write (the eager tape
+// refuses the same program: TapeErrors.SavedTensorModifiedInPlace) and the write reaches the
+// caller's tensor. Oracle: d/dw sum(w * x) = x as it was at the call.
+TEST(CompiledTape, InputWrittenAfterItsForwardReadGivesTheOldValuesGradient) {
+  auto f = compile([](const Tensor& w, const Tensor& x) {
+    Tensor loss = (w * x).sum();
+    x.add_(Tensor::Scalar(1.0, proto::FLOAT32));
+    return loss;
+  });
+  Tensor w = Param({5}, 30, proto::FLOAT32);
+  for (int call = 0; call < 2; ++call) {
+    Tensor x = Tensor::Randn({5}, 31 + call);
+    std::vector<double> before = x.tolist();
+    f(w, x).backward();
+    EXPECT_EQ(w.grad().tolist(), before) << "call " << call;
+    for (size_t i = 0; i < before.size(); ++i) {
+      EXPECT_FLOAT_EQ(x.tolist()[i], before[i] + 1.0) << "call " << call;
+    }
+    zero_grad({w});
+  }
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
 TEST(CompiledTape, EmbeddingWithRepeatedIndicesAccumulates) {
   Tensor idx = Tensor::FromValues({3, 1, 3, 0, 3, 1}, {2, 3}, proto::INT64);
   Tensor w = Param({4, 2}, 19, proto::FLOAT32);

@@ -310,17 +310,12 @@ absl::StatusOr<Partition> PartitionJoint(const JointGraph& joint, const Partitio
                                  g.outputs().begin() + joint.num_forward_outputs);
   for (const Value* v : saved) fw_outputs.push_back(const_cast<Value*>(v));
   // The forward's writes into its inputs (a batch_norm's running statistics) run in the
-  // forward graph; a backward reading such an input would see the written value, so a saved
-  // input that the forward overwrites is refused.
+  // forward graph. A saved input (or view of one) that the forward overwrites is a forward
+  // output, copied before the write (inductor/passes/lower.cc, outputs read before a
+  // write-back), so the backward reads the value from before it.
   std::vector<Value*> writes;
   for (const Node* n : g.nodes()) {
-    if (n->op() != "prims.copy_to") continue;
-    if (std::find(saved.begin(), saved.end(), n->input(0)) != saved.end()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "partition: the backward reads input '", n->input(0)->name(),
-          "', which the forward overwrites (prims.copy_to); not supported"));
-    }
-    writes.push_back(const_cast<Value*>(n->output(0)));
+    if (n->op() == "prims.copy_to") writes.push_back(const_cast<Value*>(n->output(0)));
   }
   absl::StatusOr<Graph> forward =
       Extract(g, absl::StrCat(g.name(), "_forward"), primals, fw_outputs, nullptr, writes);

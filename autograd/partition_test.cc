@@ -360,7 +360,7 @@ TEST(Partition, BudgetOutOfRangeIsAnError) {
 
 // Writes into inputs stay in the forward: s <- s * 0.9 + mean(x) (a running statistic) while
 // y = x * w. The forward graph performs the write; the backward has no copy. A forward that
-// overwrites w, which the backward reads for dL/dx, is refused.
+// overwrites w, which the backward reads for dL/dx, saves w's value from before the write.
 TEST(Partition, ForwardKeepsItsInputWrites) {
   auto build = [](bool overwrite_w) {
     Graph g("writes");
@@ -396,14 +396,29 @@ TEST(Partition, ForwardKeepsItsInputWrites) {
   ASSERT_TRUE(Interpret(p->forward, {x, w, s}, F32Mode()).ok());
   EXPECT_NEAR(s.LoadDouble(0), 9.0 + 2.5, 1e-6);
 
-  absl::StatusOr<JointGraph> bad = BuildJointGraph(build(true), {true, false, false});
-  ASSERT_TRUE(bad.ok()) << bad.status();
-  ASSERT_TRUE(prims::Decompose(bad->graph).ok());
-  absl::StatusOr<Partition> refused = PartitionJoint(*bad, {});
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("reads input 'w', which the forward overwrites"),
-            std::string::npos)
-      << refused.status();
+  // w <- x * w: dL/dx = dL/dy * w from before the write, whichever strategy saves it.
+  for (PartitionStrategy strategy : {PartitionStrategy::kMinCut, PartitionStrategy::kSaveEverything}) {
+    absl::StatusOr<JointGraph> j = BuildJointGraph(build(true), {true, false, false});
+    ASSERT_TRUE(j.ok()) << j.status();
+    ASSERT_TRUE(prims::Decompose(j->graph).ok());
+    absl::StatusOr<Partition> q = PartitionJoint(*j, {strategy});
+    ASSERT_TRUE(q.ok()) << q.status();
+    HostTensor wx = HostTensor::Zeros(proto::FLOAT32, {4});
+    for (int i = 0; i < 4; ++i) wx.StoreDouble(i, 2.0 - i);
+    absl::StatusOr<std::vector<HostTensor>> fw = Interpret(q->forward, {x, wx, s}, F32Mode());
+    ASSERT_TRUE(fw.ok()) << fw.status();
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(wx.LoadDouble(i), (i + 1.0) * (2.0 - i));  // written
+    std::vector<HostTensor> bw_in(fw->begin() + q->num_forward_outputs, fw->end());
+    HostTensor tangent = HostTensor::Zeros(proto::FLOAT32, {4});
+    for (int i = 0; i < 4; ++i) tangent.StoreDouble(i, 1.0 + 0.5 * i);
+    bw_in.push_back(tangent);
+    absl::StatusOr<std::vector<HostTensor>> grads = Interpret(q->backward, bw_in, F32Mode());
+    ASSERT_TRUE(grads.ok()) << grads.status();
+    ASSERT_EQ(grads->size(), 1u);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ((*grads)[0].LoadDouble(i), (1.0 + 0.5 * i) * (2.0 - i)) << "dL/dx[" << i << "]";
+    }
+  }
 }
 
 }  // namespace

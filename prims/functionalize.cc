@@ -441,10 +441,17 @@ class Functionalizer {
   absl::flat_hash_map<const Value*, Cached> cache_;
 };
 
+// Whether the graph has an in-place op. prims.copy_to alone is not one: it is a functional
+// graph's write-back, after every other read of its dst, and a graph output that is its dst
+// keeps the value from before the write (a partitioned forward's saved input, or what
+// `y = x.clone(); x.add_(1)` returns as y); functionalizing it again as the copy_ it came from
+// would make such an output the written value.
 bool HasMutation(const Graph& graph) {
   for (const Node* n : graph.nodes()) {
     const OpSchema* schema = OpRegistry::Global().Find(n->op());
-    if (schema != nullptr && schema->mutated_input >= 0) return true;
+    if (schema != nullptr && schema->mutated_input >= 0 && n->op() != "prims.copy_to") {
+      return true;
+    }
   }
   return false;
 }

@@ -19,7 +19,8 @@
 //
 //   absl::StatusOr<bool> changed = prims::Functionalize(graph);
 //
-// A graph without in-place ops is left unchanged (false). Errors are InvalidArgument naming
+// A graph without in-place ops (prims.copy_to write-backs alone do not count: such a graph is
+// functional already) is left unchanged (false). Errors are InvalidArgument naming
 // the node: a mutation through an expanded (broadcast) view, an in-place result that cannot
 // be cast to self's dtype or shape, a view chain it cannot invert (diagonal) or whose
 // aliasing it cannot decide (a reshape of a view with symbolic sizes).

@@ -255,6 +255,23 @@ TEST(Functionalize, GraphWithoutMutationIsUnchanged) {
   EXPECT_EQ(p->SerializeAsString(), before);
 }
 
+// A functional graph's write-back (prims.copy_to, what functionalization ends with) is no
+// in-place op: functionalizing again leaves the graph as it is, so an output that is the
+// written input keeps the value from before the write (before: it became the written value).
+TEST(Functionalize, WriteBacksAloneAreFunctionalAlready) {
+  Graph g("f");
+  GraphBuilder b(g);
+  Value* x = b.Input(F32({2, 3}), "x");
+  Value* y = Op(b, "aten.relu", {x});
+  b.OpMulti("prims.copy_to", {x, y}).value();
+  g.SetOutputs({y, x});
+  std::string before = g.ToProto().SerializeAsString();
+  absl::StatusOr<bool> changed = Functionalize(g);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(g.ToProto().SerializeAsString(), before);
+}
+
 std::string ErrorOf(Graph& g) {
   absl::StatusOr<bool> changed = Functionalize(g);
   EXPECT_FALSE(changed.ok());
