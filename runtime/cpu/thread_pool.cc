@@ -33,19 +33,29 @@ int SpinMicros(int num_threads, int spin_us) {
 
 ThreadPool::ThreadPool(int num_threads, int spin_us, const ThreadTeam* team)
     : team_(team != nullptr && team->run != nullptr ? team : nullptr),
-      threads_(num_threads > 0 ? num_threads : Cores()),
+      // The job word holds a participant count below 2^kParticipantBits.
+      threads_(std::min(num_threads > 0 ? num_threads : Cores(), (1 << kParticipantBits) - 1)),
       spin_us_(SpinMicros(num_threads, spin_us)) {
   if (team_ != nullptr) return;
   num_threads = threads_;
+  slots_ = std::make_unique<WorkerSlot[]>(num_threads - 1);
   workers_.reserve(num_threads - 1);
-  for (int i = 0; i + 1 < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 0; i + 1 < num_threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
   stop_.store(true);
-  { std::lock_guard<std::mutex> lock(mu_); }
-  work_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < workers_.size(); ++i) slots_[i].cv.notify_all();
+  }
   for (std::thread& t : workers_) t.join();
+}
+
+std::vector<int64_t> ThreadPool::JobsPerWorker() const {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < workers_.size(); ++i) out.push_back(slots_[i].jobs.load());
+  return out;
 }
 
 template <typename Done>
@@ -76,22 +86,40 @@ void ThreadPool::TeamEntry(void* self) {
   in_parallel_region = was;
 }
 
-void ThreadPool::WorkerLoop() {
+// [Note: waking only the participants]
+// A job of C chunks can use C - 1 workers beside the caller; waking the others (every worker,
+// as this pool once did) costs a futex wake-up per sleeping worker and makes the caller wait
+// for the slowest of them to be scheduled, check in and leave: on 16 threads, for a kernel
+// of 2 to 4 chunks, that was most of the kernel's time. Now the caller publishes the job word
+// (generation, participants P) after the job's fields and busy_workers_ = P, and wakes
+// workers 0 .. P - 1 only (those marked sleeping). A worker that sees a new word takes part
+// if its index is below P, else records the word and goes back to waiting. Why this is safe:
+// - A participant of job g cannot miss it: the word stays g until busy_workers_ reaches 0,
+//   which needs this participant's own decrement.
+// - A non-participant may read a later word than the one that woke it (it then judges that
+//   one, which is the current job) or skip a job entirely: it owes that job nothing.
+// - Generation and count are one atomic, so no worker pairs g's count with g + 1's job.
+// - The job's fields are written before the seq_cst word store and read after the worker's
+//   seq_cst load of it; the caller reuses them only after every participant's decrement.
+void ThreadPool::WorkerLoop(int index) {
   in_parallel_region = true;
+  WorkerSlot& slot = slots_[index];
   uint64_t seen = 0;
-  auto ready = [&] { return stop_.load() || generation_.load() != seen; };
+  auto ready = [&] { return stop_.load() || job_.load() != seen; };
   while (true) {
     if (!SpinUntil(ready)) {
       std::unique_lock<std::mutex> lock(mu_);
-      sleepers_.fetch_add(1);
-      work_cv_.wait(lock, ready);
-      sleepers_.fetch_sub(1);
+      slot.sleeping.store(true);
+      slot.cv.wait(lock, ready);
+      slot.sleeping.store(false);
     }
     if (stop_.load()) return;
-    seen = generation_.load();
+    seen = job_.load();
+    if (static_cast<uint64_t>(index) >= Participants(seen)) continue;  // not in this job
+    slot.jobs.store(slot.jobs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     RunChunks();
-    // The last worker out wakes the caller if it sleeps.
-    if (busy_workers_.fetch_sub(1) == 1 && sleepers_.load() > 0) {
+    // The last participant out wakes the caller if it sleeps.
+    if (busy_workers_.fetch_sub(1) == 1 && caller_sleeping_.load() > 0) {
       { std::lock_guard<std::mutex> lock(mu_); }
       done_cv_.notify_all();
     }
@@ -110,33 +138,39 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   // About four chunks per thread balance uneven rows without much counter traffic.
   const int64_t threads = num_threads();
   const int64_t chunk = std::max(grain, (n + 4 * threads - 1) / (4 * threads));
+  const int64_t chunks = (n + chunk - 1) / chunk;
   fn_ = &fn;
   n_ = n;
   chunk_ = chunk;
   next_.store(0, std::memory_order_relaxed);
   if (team_ != nullptr) {
     // No more threads than chunks: a team thread without a chunk would only be woken.
-    const int64_t chunks = (n + chunk - 1) / chunk;
     team_->run(&TeamEntry, this, static_cast<unsigned>(std::min(threads, chunks)));
     fn_ = nullptr;
     return;
   }
-  busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-  generation_.fetch_add(1);  // publishes the job
-  if (sleepers_.load() > 0) {
-    { std::lock_guard<std::mutex> lock(mu_); }
-    work_cv_.notify_all();
+  // The caller takes chunks too: chunks - 1 workers at most.
+  const int participants =
+      static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), chunks - 1));
+  busy_workers_.store(participants, std::memory_order_relaxed);
+  const uint64_t generation = (job_.load() >> kParticipantBits) + 1;
+  job_.store((generation << kParticipantBits) | static_cast<uint64_t>(participants));
+  for (int i = 0; i < participants; ++i) {
+    if (slots_[i].sleeping.load()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      slots_[i].cv.notify_one();
+    }
   }
   in_parallel_region = true;
   RunChunks();
   in_parallel_region = false;
-  // Every worker must have left this job before its state is reused.
+  // Every participant must have left this job before its state is reused.
   auto done = [&] { return busy_workers_.load() == 0; };
   if (!SpinUntil(done)) {
     std::unique_lock<std::mutex> lock(mu_);
-    sleepers_.fetch_add(1);
+    caller_sleeping_.fetch_add(1);
     done_cv_.wait(lock, done);
-    sleepers_.fetch_sub(1);
+    caller_sleeping_.fetch_sub(1);
   }
   fn_ = nullptr;
 }

@@ -14,6 +14,12 @@
 // variable. The spin is short and bounded: a pool between runs, or next to oneDNN's OpenMP
 // threads during a convolution, costs (almost) nothing.
 //
+// Waking: a job wakes only the workers it can use: with C chunks, C - 1 workers (the caller
+// takes chunks too), the lowest-numbered first, and the caller waits only for those. A job
+// word (generation and participant count in one atomic) tells each worker whether it is in;
+// the others do not wake, or go back to waiting ([Note: waking only the participants] in
+// thread_pool.cc).
+//
 // A pool made with a ThreadTeam starts no workers: each job runs on the team's threads
 // instead (libgomp's, which oneDNN uses: dnnl_api.h's OpenMpTeam), so that the generated
 // kernels and the externs share one set of threads and one wait policy.
@@ -23,6 +29,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -50,6 +57,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return threads_; }
+  // How many jobs each worker (not the calling thread) has taken part in, worker 0 first:
+  // for tests of which workers a job wakes. Empty on a team.
+  std::vector<int64_t> JobsPerWorker() const;
   // Whether jobs run on another library's team (the constructor's `team`).
   bool on_team() const { return team_ != nullptr; }
 
@@ -59,7 +69,7 @@ class ThreadPool {
   void ParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn);
 
  private:
-  void WorkerLoop();
+  void WorkerLoop(int index);
   // A team thread's part of the current job (`self` is the pool).
   static void TeamEntry(void* self);
   // Takes chunks of the current job until none is left.
@@ -74,16 +84,31 @@ class ThreadPool {
   const int spin_us_;
   std::mutex call_mu_;  // one ParallelFor at a time
 
-  // Sleeping and waking: a waiter registers in `sleepers_` under mu_ before it blocks, and a
-  // notifier that changed the watched atomic takes mu_ before notifying when there is one
+  // The job word: (generation << kParticipantBits) | participants, workers 0 .. participants
+  // - 1 take part. One atomic, so a worker never pairs one job's generation with another's
+  // count.
+  static constexpr int kParticipantBits = 16;
+  static uint64_t Participants(uint64_t word) {
+    return word & ((uint64_t{1} << kParticipantBits) - 1);
+  }
+
+  // One worker's wait: its own condition variable, so a job wakes only its participants.
+  struct alignas(64) WorkerSlot {
+    std::condition_variable cv;      // a job that includes this worker, or stop
+    std::atomic<bool> sleeping{false};
+    std::atomic<int64_t> jobs{0};    // JobsPerWorker (written by this worker only)
+  };
+
+  // Sleeping and waking: a waiter marks itself sleeping under mu_ before it blocks, and a
+  // notifier that changed the watched atomic takes mu_ before notifying when it is marked
   // (both seq_cst, so one of the two sees the other's write).
   std::mutex mu_;
-  std::condition_variable work_cv_;  // a new job or stop
-  std::condition_variable done_cv_;  // the last worker left the job
-  std::atomic<int> sleepers_{0};
-  std::atomic<uint64_t> generation_{0};  // bumped per job
+  std::unique_ptr<WorkerSlot[]> slots_;  // one per worker
+  std::condition_variable done_cv_;      // the last participant left the job
+  std::atomic<int> caller_sleeping_{0};
+  std::atomic<uint64_t> job_{0};         // the job word, a new generation per job
   std::atomic<bool> stop_{false};
-  std::atomic<int> busy_workers_{0};     // workers not yet done with the current job
+  std::atomic<int> busy_workers_{0};     // participants not yet done with the current job
 
   // The current job (written by the caller before generation_ changes).
   absl::FunctionRef<void(int64_t, int64_t)>* fn_ = nullptr;

@@ -122,6 +122,61 @@ TEST(ThreadPoolTest, SpinningAndSleepingWorkersTakeEveryJob) {
   }
 }
 
+// A job of C chunks wakes C - 1 workers, the lowest-numbered: with 2 chunks only worker 0
+// ever takes part, however many workers wait (spinning or asleep), and the others none.
+TEST(ThreadPoolTest, AJobWakesOnlyTheWorkersItsChunksCanUse) {
+  for (int spin_us : {0, 20}) {
+    ThreadPool pool(8, spin_us);
+    // n = 2 * grain: chunk = grain (n / 32 < grain), so 2 chunks: the caller and worker 0.
+    for (int round = 0; round < 300; ++round) {
+      CheckCover(pool, 200, 100);
+      if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::vector<int64_t> jobs = pool.JobsPerWorker();
+    ASSERT_EQ(jobs.size(), 7u);
+    EXPECT_EQ(jobs[0], 300) << "spin_us " << spin_us;
+    for (size_t w = 1; w < jobs.size(); ++w) EXPECT_EQ(jobs[w], 0) << "worker " << w;
+    // 4 chunks: workers 0-2.
+    for (int round = 0; round < 100; ++round) CheckCover(pool, 400, 100);
+    jobs = pool.JobsPerWorker();
+    EXPECT_EQ(jobs[1], 100);
+    EXPECT_EQ(jobs[2], 100);
+    for (size_t w = 3; w < jobs.size(); ++w) EXPECT_EQ(jobs[w], 0) << "worker " << w;
+  }
+}
+
+// Jobs of every participant count back to back, from several callers, with the workers
+// spinning, asleep or in between: every index exactly once every time, and a caller never
+// returns before its job's participants are done (the chunks write a per-call vector that
+// the caller checks and frees right after).
+TEST(ThreadPoolTest, StressMixedParticipantCounts) {
+  for (int spin_us : {0, 5, 20}) {
+    ThreadPool pool(6, spin_us);
+    constexpr int kCallers = 3, kRounds = 400;
+    std::atomic<int64_t> errors{0};
+    std::vector<std::thread> callers;
+    for (int c = 0; c < kCallers; ++c) {
+      callers.emplace_back([&, c] {
+        for (int r = 0; r < kRounds; ++r) {
+          const int64_t grain = 1 + (r * 7 + c) % 50;
+          const int64_t n = grain + 1 + (r * 131 + c * 17) % (7 * grain);  // 2 .. 8 chunks
+          auto hits = std::make_unique<std::vector<int>>(n, 0);
+          pool.ParallelFor(n, grain, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) ++(*hits)[i];
+          });
+          for (int64_t i = 0; i < n; ++i) {
+            if ((*hits)[i] != 1) errors.fetch_add(1);
+          }
+          hits.reset();
+          if (r % 97 == c) std::this_thread::sleep_for(std::chrono::microseconds(300));
+        }
+      });
+    }
+    for (std::thread& t : callers) t.join();
+    EXPECT_EQ(errors.load(), 0) << "spin_us " << spin_us;
+  }
+}
+
 TEST(ThreadPoolTest, ManyPoolsStartAndStop) {
   for (int i = 0; i < 20; ++i) {
     auto pool = std::make_unique<ThreadPool>(1 + i % 4);
