@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -19,6 +20,7 @@
 #include "runtime/cpu/internal/extern_epilogue.h"
 #include "runtime/cpu/internal/layout.h"
 #include "runtime/cpu/internal/schedule_validation.h"
+#include "runtime/cpu/internal/transposed_operand.h"
 #include "runtime/cpu/kernel_error.h"
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/interpreter.h"
@@ -87,6 +89,11 @@ struct CpuExecutable::Impl {
   enum Choice : int8_t { kUnmeasured, kFused, kUnfused };
   absl::flat_hash_map<std::vector<int64_t>, std::vector<Choice>> post_op_choices;
   bool measure_post_ops = true;  // false: the post-op path whenever it is possible
+  // Transposing copies whose aten.mm reads their source as a transposed operand instead
+  // (transposed_operand.h): per kernel index, whether it is such a copy (skipped in order),
+  // and for each aten.mm its operands read that way.
+  std::vector<bool> skipped_copy;
+  std::vector<std::vector<TransposedOperand>> transposed_operands;
   // Per-run scratch, kept to avoid allocations (runs are serialized).
   std::vector<char*> ptrs;
   std::vector<int64_t> symbols;
@@ -113,6 +120,9 @@ struct CpuExecutable::Impl {
   absl::StatusOr<bool> UsePostOps(const Layout& l, size_t ki, const ExternCall& call);
   // Kernel `ki`'s extern alone (the library or the reference kernel).
   absl::Status RunPlainExtern(size_t ki, const ExternCall& call);
+  // Kernel `ki`'s aten.mm with its transposed operands (transposed_operands[ki]) read in
+  // place; if the library declines, their copies run first and then the plain extern.
+  absl::Status RunWithTransposedOperands(const Layout& l, size_t ki, ExternCall& call);
   // Kernel `ki`'s generated function (the body, or the extern's epilogue) over the pool.
   absl::Status RunGenerated(const Layout& l, size_t ki);
 };
@@ -125,6 +135,36 @@ absl::Status CpuExecutable::Impl::RunPlainExtern(size_t ki, const ExternCall& ca
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
                                              "): ", s.message()));
+}
+
+absl::Status CpuExecutable::Impl::RunWithTransposedOperands(const Layout& l, size_t ki,
+                                                             ExternCall& call) {
+  const KernelInfo& k = checked.kernels[ki];
+  for (const TransposedOperand& t : transposed_operands[ki]) {
+    call.inputs[t.operand].data = ptrs[t.source_buffer];
+    call.inputs[t.operand].transposed = true;
+  }
+  absl::StatusOr<bool> done = false;
+  if (const ExternImpl* impl = ExternRegistry::Default().Find(k.proto->extern_op())) {
+    done = (*impl)(ExternArgs{call.inputs, call.output, call.attrs, pool->num_threads(),
+                              &extern_states[ki], pool.get()});
+  }
+  for (const TransposedOperand& t : transposed_operands[ki]) {
+    call.inputs[t.operand].data = ptrs[k.proto->extern_inputs(t.operand)];
+    call.inputs[t.operand].transposed = false;
+  }
+  if (!done.ok()) {
+    return absl::Status(done.status().code(), absl::StrCat(k.where, " (extern ",
+                                                           k.proto->extern_op(),
+                                                           "): ", done.status().message()));
+  }
+  if (*done) return absl::OkStatus();
+  // Declined: the copies now (their sources are unwritten inputs, their results live until
+  // this kernel), then the extern as usual.
+  for (const TransposedOperand& t : transposed_operands[ki]) {
+    if (absl::Status s = RunGenerated(l, t.copy_kernel); !s.ok()) return s;
+  }
+  return RunPlainExtern(ki, call);
 }
 
 absl::Status CpuExecutable::Impl::RunGenerated(const Layout& l, size_t ki) {
@@ -215,6 +255,17 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
   extern_states.resize(checked.kernels.size());
   post_ops.resize(checked.kernels.size());
   fused_last_run.assign(checked.kernels.size(), false);
+  skipped_copy.assign(checked.kernels.size(), false);
+  transposed_operands.assign(checked.kernels.size(), {});
+  // COIL_MM_TRANSPOSED=0 (read when the executable is made) keeps every transposing copy.
+  const char* transposed_env = std::getenv("COIL_MM_TRANSPOSED");
+  if (transposed_env == nullptr || std::string(transposed_env) != "0") {
+    for (const TransposedOperand& t : FindTransposedOperands(schedule)) {
+      if (checked.kernels[t.copy_kernel].fn == nullptr) continue;
+      skipped_copy[t.copy_kernel] = true;
+      transposed_operands[t.extern_kernel].push_back(t);
+    }
+  }
   // COIL_CONV_POST_OPS (read when the executable is made): unset, the post-op path where it
   // was measured faster (UsePostOps); =1 wherever possible, unmeasured; =all also with
   // residual adds (slow in oneDNN 2.6: extern_epilogue.h); =0 never.
@@ -337,16 +388,21 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
       }
       fused_last_run[ki] = *fused;
       if (!*fused) {
-        if (absl::Status s = RunPlainExtern(ki, call); !s.ok()) return s;
+        absl::Status s = transposed_operands[ki].empty()
+                             ? RunPlainExtern(ki, call)
+                             : RunWithTransposedOperands(l, ki, call);
+        if (!s.ok()) return s;
       }
     }
-    if (!fused_last_run[ki]) {
+    if (!fused_last_run[ki] && !skipped_copy[ki]) {
       if (absl::Status s = RunGenerated(l, ki); !s.ok()) return s;
     }
     if (profiling) {
       if (k.proto->kind() == proto::Kernel::EXTERN) {
         times[ki].kind = absl::StrCat("extern ", k.proto->extern_op(),
-                                      fused_last_run[ki] ? " + post-ops" : "");
+                                      fused_last_run[ki] ? " + post-ops" : "",
+                                      transposed_operands[ki].empty() ? ""
+                                                                      : " (transposed operand)");
       }
       times[ki].calls += 1;
       times[ki].total_ms += std::chrono::duration<double, std::milli>(
@@ -458,6 +514,7 @@ void CpuExecutable::SetProfiling(bool on) {
     t.kind = k.kind() == proto::Kernel::EXTERN    ? absl::StrCat("extern ", k.extern_op())
              : k.kind() == proto::Kernel::REDUCTION ? "reduction"
                                                     : "pointwise";
+    if (impl_->skipped_copy[i]) t.kind = "skipped (mm operand)";
   }
 }
 

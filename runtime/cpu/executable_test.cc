@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "ir/parser.h"
+#include "runtime/cpu/internal/transposed_operand.h"
 #include "runtime/interpreter.h"
 #include "runtime/schedule_interpreter.h"
 #include "runtime/testing/test_kit.h"
@@ -568,6 +570,121 @@ TEST(CpuExecutableTest, ExternSchedulesFromThePipeline) {
   %2: f32[batch, 2, 3, 5] = aten.matmul(%0, %1)
   return %2
 })", false);
+}
+
+// ---- Transposed mm operands (internal/transposed_operand.h).
+std::atomic<int> transposes_run{0};
+
+// buf3[5, 6] = a[6, 5]^T and buf4[6, 3] = w[3, 6]^T, row by row.
+extern "C" void TransposeA(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                           CoilKernelError*) {
+  transposes_run.fetch_add(1);
+  const float* a = reinterpret_cast<const float*>(bufs[1]);
+  float* t = reinterpret_cast<float*>(bufs[3]);
+  for (int64_t r = b; r < e; ++r) {
+    for (int j = 0; j < 6; ++j) t[r * 6 + j] = a[j * 5 + r];
+  }
+}
+extern "C" void TransposeW(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                           CoilKernelError*) {
+  transposes_run.fetch_add(1);
+  const float* w = reinterpret_cast<const float*>(bufs[2]);
+  float* t = reinterpret_cast<float*>(bufs[4]);
+  for (int64_t r = b; r < e; ++r) {
+    for (int j = 0; j < 3; ++j) t[r * 3 + j] = w[j * 6 + r];
+  }
+}
+
+// out[5, 3] = a^T @ w^T with a [6, 5] and w [3, 6] inputs: two transposing copies, then mm.
+proto::Schedule TransposedMmSchedule() {
+  proto::Schedule s = FromGraph(R"(graph @g(%0 "a": f32[6, 5], %1 "w": f32[3, 6]) {
+  %2: f32[5, 6] = prims.permute(%0) {dims = [1, 0]}
+  %3: f32[6, 3] = prims.permute(%1) {dims = [1, 0]}
+  %4: f32[5, 3] = aten.mm(%2, %3)
+  return %4
+})");
+  AddBuffer(s, 1, proto::Buffer::INPUT, {6, 5}, 0);
+  AddBuffer(s, 2, proto::Buffer::INPUT, {3, 6}, 1);
+  AddBuffer(s, 3, proto::Buffer::INTERMEDIATE, {5, 6}, 2, SymExpr(0));
+  AddBuffer(s, 4, proto::Buffer::INTERMEDIATE, {6, 3}, 3, SymExpr(128));
+  AddBuffer(s, 5, proto::Buffer::OUTPUT, {5, 3}, 4);
+  *s.mutable_memory_plan()->mutable_arena_bytes() = SymExpr(256).ToProto();
+  s.add_outputs(5);
+  proto::Loop* l = AddKernel(s, 1, proto::Kernel::POINTWISE, {5, 6})->add_loops();
+  Load(l, 1, 1, {I(1), I(0)});
+  Store(l, 2, 3, {I(0), I(1)}, 1);
+  l = AddKernel(s, 2, proto::Kernel::POINTWISE, {6, 3})->add_loops();
+  Load(l, 1, 2, {I(1), I(0)});
+  Store(l, 2, 4, {I(0), I(1)}, 1);
+  proto::Kernel* mm = AddKernel(s, 3, proto::Kernel::EXTERN, {5, 3});
+  mm->set_extern_op("aten.mm");
+  mm->add_extern_inputs(3);
+  mm->add_extern_inputs(4);
+  mm->set_extern_output(5);
+  return s;
+}
+
+// The aten.mm reads both inputs transposed in place: the copies do not run (with oneDNN; a
+// library that declines gets them run late), the result matches the Schedule interpreter
+// (which runs the copies), and COIL_MM_TRANSPOSED=0 keeps the copies.
+TEST(CpuExecutableTest, MmReadsTransposedInputsWithoutTheirCopies) {
+  const proto::Schedule s = TransposedMmSchedule();
+  std::vector<HostTensor> in = {Random({6, 5}, 7), Random({3, 6}, 8)};
+  absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (const char* env : {"", "0"}) {
+    if (*env != 0) setenv("COIL_MM_TRANSPOSED", env, 1);
+    std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &TransposeA}, {2, &TransposeW}}, 2);
+    unsetenv("COIL_MM_TRANSPOSED");
+    exe->SetProfiling(true);
+    transposes_run = 0;
+    for (int run = 0; run < 3; ++run) {
+      absl::StatusOr<std::vector<HostTensor>> got = exe->Run(in);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ExpectClose((*want)[0], (*got)[0], Tol(1e-5), absl::StrCat("a^T w^T, env '", env, "'"));
+    }
+    std::vector<CpuExecutable::KernelTime> p = exe->Profile();
+    ASSERT_EQ(p.size(), 3u);
+    if (*env == 0) {
+      EXPECT_EQ(transposes_run.load(), 0);
+      EXPECT_EQ(p[0].kind, "skipped (mm operand)");
+      EXPECT_EQ(p[1].kind, "skipped (mm operand)");
+      EXPECT_EQ(p[2].kind, "extern aten.mm (transposed operand)");
+    } else {
+      EXPECT_EQ(transposes_run.load(), 6);  // each copy once per run, inline (tiny)
+      EXPECT_EQ(p[0].kind, "pointwise");
+      EXPECT_EQ(p[2].kind, "extern aten.mm");
+    }
+  }
+}
+
+// What does not qualify: a source some kernel writes, a copy result read twice, or returned.
+TEST(CpuExecutableTest, TransposedOperandsOnlyWhereTheCopyIsPrivate) {
+  proto::Schedule s = TransposedMmSchedule();
+  EXPECT_EQ(FindTransposedOperands(s).size(), 2u);
+  {
+    proto::Schedule t = s;  // the mm reads buf3 twice: mm(buf3^T... , buf3)
+    t.mutable_kernels(2)->set_extern_inputs(1, 3);
+    std::vector<TransposedOperand> f = FindTransposedOperands(t);
+    EXPECT_TRUE(f.empty());
+  }
+  {
+    proto::Schedule t = s;  // buf4 is also returned
+    t.add_outputs(4);
+    std::vector<TransposedOperand> f = FindTransposedOperands(t);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].operand, 0);
+    EXPECT_EQ(f[0].source_buffer, 1);
+  }
+  {
+    proto::Schedule t = s;  // a kernel writes the input w
+    proto::Loop* l = AddKernel(t, 4, proto::Kernel::POINTWISE, {3, 6})->add_loops();
+    Load(l, 1, 2, {I(0), I(1)});
+    Store(l, 2, 2, {I(0), I(1)}, 1);
+    std::vector<TransposedOperand> f = FindTransposedOperands(t);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].source_buffer, 1);
+  }
 }
 
 // A convolution whose weights are a CONSTANT buffer: the extern keeps its primitives per batch

@@ -58,6 +58,10 @@ struct ExternTensor {
   // A CONSTANT buffer of the schedule: the same bytes at the same address on every call of
   // this call site, so a library may keep a transformed copy (reordered weights) in its state.
   bool constant = false;
+  // aten.mm's operands only (runtime/cpu/internal/transposed_operand.h): the bytes at `data`
+  // are the row-major [shape[1], shape[0]] transpose of this 2-D tensor. An implementation
+  // that does not read it so must decline the call (the executable then copies).
+  bool transposed = false;
   int64_t numel() const;
 };
 

@@ -51,8 +51,10 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
     std::memset(out.data, 0, m * n * sizeof(float));
     return true;
   }
+  // A transposed operand (transposed_operand.h): sgemm reads it with 'T'.
+  const bool xt = x.transposed, yt = y.transposed;
   // Small M against constant weights: split over the executable's pool at memory bandwidth.
-  if (y.constant && a.state != nullptr && a.pool != nullptr &&
+  if (!xt && !yt && y.constant && a.state != nullptr && a.pool != nullptr &&
       internal::UseGemv(m, k, n, a.pool->num_threads())) {
     MmState* state = StateOf<MmState>(a.state);
     if (!state->gemv.Holds(y.data, k, n, internal::GemvWeights::kKN) &&
@@ -67,12 +69,13 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
   if (Dnnl() == nullptr) return false;
   const int threads = ThreadsFor(a, 2.0 * m * n * k);
   Api().omp_set_num_threads(threads);
-  MmState* state = y.constant ? StateOf<MmState>(a.state) : nullptr;
+  MmState* state = y.constant && !xt && !yt ? StateOf<MmState>(a.state) : nullptr;
   if (state == nullptr) {
     // Weights computed at run time: a plain GEMM, nothing to keep.
     dnnl_status_t s =
-        Api().sgemm('N', 'N', m, n, k, 1.0f, reinterpret_cast<const float*>(x.data), k,
-                    reinterpret_cast<const float*>(y.data), n, 0.0f,
+        Api().sgemm(xt ? 'T' : 'N', yt ? 'T' : 'N', m, n, k, 1.0f,
+                    reinterpret_cast<const float*>(x.data), xt ? m : k,
+                    reinterpret_cast<const float*>(y.data), yt ? k : n, 0.0f,
                     reinterpret_cast<float*>(out.data), n);
     if (s != dnnl_success) return absl::InternalError(absl::StrCat("dnnl_sgemm failed: ", s));
     return true;
