@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -35,7 +36,11 @@ ThreadPool::ThreadPool(int num_threads, int spin_us, const ThreadTeam* team)
     : team_(team != nullptr && team->run != nullptr ? team : nullptr),
       // The job word holds a participant count below 2^kParticipantBits.
       threads_(std::min(num_threads > 0 ? num_threads : Cores(), (1 << kParticipantBits) - 1)),
-      spin_us_(SpinMicros(num_threads, spin_us)) {
+      spin_us_(SpinMicros(num_threads, spin_us)),
+      wake_all_([] {
+        const char* v = std::getenv("COIL_POOL_WAKE_ALL");
+        return v != nullptr && v[0] == '1';
+      }()) {
   if (team_ != nullptr) return;
   num_threads = threads_;
   slots_ = std::make_unique<WorkerSlot[]>(num_threads - 1);
@@ -150,8 +155,8 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     return;
   }
   // The caller takes chunks too: chunks - 1 workers at most.
-  const int participants =
-      static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), chunks - 1));
+  const int participants = static_cast<int>(std::min<int64_t>(
+      static_cast<int64_t>(workers_.size()), wake_all_ ? threads : chunks - 1));
   busy_workers_.store(participants, std::memory_order_relaxed);
   const uint64_t generation = (job_.load() >> kParticipantBits) + 1;
   job_.store((generation << kParticipantBits) | static_cast<uint64_t>(participants));

@@ -82,6 +82,9 @@ class ThreadPool {
   const ThreadTeam* const team_;
   const int threads_;
   const int spin_us_;
+  // COIL_POOL_WAKE_ALL=1 (read at construction): every job wakes every worker, as before the
+  // participant count (for A/B measurements).
+  const bool wake_all_;
   std::mutex call_mu_;  // one ParallelFor at a time
 
   // The job word: (generation << kParticipantBits) | participants, workers 0 .. participants
