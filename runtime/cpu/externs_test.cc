@@ -189,6 +189,41 @@ TEST(ExternsTest, ScatterMatchesReference) {
       }
     }
   }
+  // An embedding's gradient: rows of equal indices along dim 0 (the row-at-once path), some
+  // rows repeated, mixed with rows of differing indices; i32 indices too.
+  for (DType index_dtype : {proto::INT64, proto::INT32}) {
+    for (const char* reduce : {"none", "add"}) {
+      const std::vector<int64_t> out_shape = {7, 33}, index_shape = {12, 33};
+      Buf index(index_dtype, index_shape, seed++);
+      for (int64_t r = 0; r < 12; ++r) {
+        for (int64_t j = 0; j < 33; ++j) {
+          const int64_t v = r % 4 == 3 ? (r + j) % 7 : (r * 5) % 7;  // every 4th row differs
+          if (index_dtype == proto::INT64) {
+            reinterpret_cast<int64_t*>(index.t.data)[r * 33 + j] = v;
+          } else {
+            reinterpret_cast<int32_t*>(index.t.data)[r * 33 + j] = static_cast<int32_t>(v);
+          }
+        }
+      }
+      std::vector<Buf> in = {Buf(proto::FLOAT32, out_shape, seed++), index,
+                             Buf(proto::FLOAT32, index_shape, seed++)};
+      SCOPED_TRACE(absl::StrCat("equal-index rows, ", DTypeName(index_dtype), " ", reduce));
+      const AttrMap attrs = {{"dim", int64_t{0}}, {"reduce", std::string(reduce)}};
+      Compare("prims.scatter", in, proto::FLOAT32, out_shape, attrs,
+              std::string(reduce) == "add" ? 1e-6 : 0);
+    }
+  }
+  {
+    // An out-of-range index in an equal-index row: the reference kernel's error.
+    Buf index(proto::INT64, {2, 3}, 1), x(proto::FLOAT32, {3, 3}, 2);
+    Buf src(proto::FLOAT32, {2, 3}, 3), out(proto::FLOAT32, {3, 3}, 4);
+    for (int64_t i = 0; i < 6; ++i) reinterpret_cast<int64_t*>(index.t.data)[i] = i < 3 ? 1 : 5;
+    std::vector<ExternTensor> args = {x.t, index.t, src.t};
+    const AttrMap attrs = {{"dim", int64_t{0}}, {"reduce", std::string("add")}};
+    absl::Status s = RunExtern("prims.scatter", ExternArgs{args, out.t, attrs, 1});
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("index 5 is out of bounds"), std::string::npos) << s;
+  }
   Buf index(proto::INT64, {2, 2}, 1);
   for (int64_t i = 0; i < 4; ++i) reinterpret_cast<int64_t*>(index.t.data)[i] = i == 3 ? 7 : i;
   Buf x(proto::FLOAT32, {3, 2}, 2), src(proto::FLOAT32, {2, 2}, 3), out(proto::FLOAT32, {3, 2}, 4);

@@ -59,12 +59,29 @@ bool ScatterTyped(const ExternTensor& index, const ExternTensor& src, const Exte
       if (d != dim) base += pos[d] * out_strides[d];
     }
     const int64_t last_stride = out_strides[rank - 1];
-    for (int64_t j = 0; j < inner; ++j) {
-      const int64_t k = static_cast<int64_t>(idx[row + j]);
+    // A row whose indices are all equal and land on a contiguous output row (an embedding's
+    // gradient: one token's row, [tokens, E] into [vocab, E] along dim 0): one vectorizable
+    // row update, the same element operations in the same order.
+    bool same = dim != rank - 1 && last_stride == 1;
+    for (int64_t j = 1; same && j < inner; ++j) same = idx[row + j] == idx[row];
+    if (same) {
+      const int64_t k = static_cast<int64_t>(idx[row]);
       if (k < 0 || k >= size) return false;
-      int64_t off = base + k * dim_stride;
-      if (dim != rank - 1) off += j * last_stride;
-      o[off] = add ? AddValues(o[off], s[row + j]) : s[row + j];
+      T* __restrict orow = o + base + k * dim_stride;
+      const T* __restrict srow = s + row;
+      if (add) {
+        for (int64_t j = 0; j < inner; ++j) orow[j] = AddValues(orow[j], srow[j]);
+      } else {
+        for (int64_t j = 0; j < inner; ++j) orow[j] = srow[j];
+      }
+    } else {
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t k = static_cast<int64_t>(idx[row + j]);
+        if (k < 0 || k >= size) return false;
+        int64_t off = base + k * dim_stride;
+        if (dim != rank - 1) off += j * last_stride;
+        o[off] = add ? AddValues(o[off], s[row + j]) : s[row + j];
+      }
     }
     for (int64_t d = rank - 2; d >= 0; --d) {  // next row
       if (++pos[d] < shape[d]) break;
