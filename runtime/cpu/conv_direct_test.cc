@@ -34,7 +34,8 @@ std::vector<float> Random(int64_t size, int seed) {
   return v;
 }
 
-// The float64 oracle over NHWC activations and an [oc, c / groups, kh, kw] weight; `scale` per
+// The float64 oracle over NHWC activations (the input NCHW where the shape says so) and an
+// [oc, c / groups, kh, kw] weight; `scale` per
 // element is the sum of |terms| + 1 (the tolerance's scale).
 void Reference(const DirectConvShape& s, const std::vector<float>& x, const std::vector<float>& w,
                const float* bias, const std::vector<ExternEpilogueStep>& steps,
@@ -54,9 +55,11 @@ void Reference(const DirectConvShape& s, const std::vector<float>& x, const std:
                 const int64_t ih = oh * s.stride_h - s.pad_h + kh * s.dil_h;
                 const int64_t iw = ow * s.stride_w - s.pad_w + kw * s.dil_w;
                 if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+                const int64_t ch = g * cg + ci;
+                const int64_t xi = s.input_nchw ? ((n * s.c + ch) * s.h + ih) * s.w + iw
+                                                : ((n * s.h + ih) * s.w + iw) * s.c + ch;
                 const double t =
-                    static_cast<double>(x[((n * s.h + ih) * s.w + iw) * s.c + g * cg + ci]) *
-                    w[((o * cg + ci) * s.kh + kh) * s.kw + kw];
+                    static_cast<double>(x[xi]) * w[((o * cg + ci) * s.kh + kh) * s.kw + kw];
                 v += t;
                 a += std::abs(t);
               }
@@ -125,6 +128,15 @@ DirectConvShape Pointwise(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oc
   return s;
 }
 
+DirectConvShape Few(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t k,
+                    int64_t stride, int64_t pad, bool nchw, int64_t dil = 1) {
+  DirectConvShape s = Depthwise(n, c, h, w, k, stride, pad, dil);
+  s.oc = oc;
+  s.groups = 1;
+  s.input_nchw = nchw;
+  return s;
+}
+
 const std::vector<DirectConvShape>& Shapes() {
   static const auto* shapes = new std::vector<DirectConvShape>{
       Depthwise(1, 72, 13, 13, 3, 1, 1),    // 16 + 16 + 16 + 16 + 8 channels
@@ -142,6 +154,10 @@ const std::vector<DirectConvShape>& Shapes() {
       // panels), and channels in two groups of 496 and 472 (16 * 29 + 8) per output row.
       Pointwise(1, 7, 7, 960, 160),
       Depthwise(1, 968, 7, 7, 5, 1, 2),
+      Few(1, 3, 10, 12, 16, 3, 2, 1, /*nchw=*/true),   // mobilenet's first convolution, small
+      Few(2, 3, 9, 9, 24, 7, 2, 3, /*nchw=*/false),    // 16 + 8 output channels, NHWC input
+      Few(1, 1, 8, 8, 5, 5, 1, 4, /*nchw=*/true, 2),   // one channel, dilated, 5 lanes
+      Few(1, 3, 20, 20, 64, 3, 1, 1, /*nchw=*/true),   // 4 threads
   };
   return *shapes;
 }
@@ -162,12 +178,24 @@ TEST(ConvDirectTest, Classify) {
   DirectConvShape multiplier = Depthwise(1, 16, 8, 8, 3, 1, 1);
   multiplier.oc = 32;  // a channel multiplier of 2
   EXPECT_EQ(internal::ClassifyDirectConv(multiplier), DirectConvKind::kNone);
+  EXPECT_EQ(internal::ClassifyDirectConv(Few(1, 3, 16, 16, 16, 3, 2, 1, true)),
+            DirectConvKind::kFewChannels);
+  EXPECT_EQ(internal::ClassifyDirectConv(Few(1, 4, 16, 16, 16, 7, 2, 3, false)),
+            DirectConvKind::kFewChannels);
+  EXPECT_EQ(internal::ClassifyDirectConv(Few(1, 5, 16, 16, 16, 3, 1, 1, false)),
+            DirectConvKind::kNone);  // more than kDirectFewChannels
+  // An NCHW input is taken by the few-channel kernel only.
+  DirectConvShape nchw_depthwise = Depthwise(1, 16, 8, 8, 3, 1, 1);
+  nchw_depthwise.input_nchw = true;
+  EXPECT_EQ(internal::ClassifyDirectConv(nchw_depthwise), DirectConvKind::kNone);
 }
 
 TEST(ConvDirectTest, DefaultRule) {
   EXPECT_TRUE(internal::UseDirectConv(Depthwise(16, 960, 7, 7, 5, 1, 2)));
   EXPECT_TRUE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 256)));     // 103 MFLOP
   EXPECT_FALSE(internal::UseDirectConv(Pointwise(16, 56, 56, 64, 256)));   // 1.6 GFLOP
+  EXPECT_TRUE(internal::UseDirectConv(Few(1, 3, 224, 224, 16, 3, 2, 1, true)));    // 11 MFLOP
+  EXPECT_FALSE(internal::UseDirectConv(Few(1, 3, 224, 224, 64, 7, 2, 3, true)));   // 118 MFLOP
   DirectConvShape strided = Pointwise(1, 8, 8, 16, 16);
   strided.stride_h = 2;
   EXPECT_FALSE(internal::UseDirectConv(strided));
@@ -241,21 +269,29 @@ struct Tensor {
   ExternTensor t;
 };
 
-AttrMap ConvAttrs(int64_t stride, int64_t pad, int64_t groups, bool channels_last) {
+AttrMap ConvAttrs(int64_t stride, int64_t pad, int64_t groups, bool channels_last,
+                  bool input_channels_last = true) {
   AttrMap a = {{"stride", IntList{stride}},  {"padding", IntList{pad}},
                {"dilation", IntList{1}},     {"transposed", false},
                {"groups", groups},           {"output_padding", IntList{0}}};
-  if (channels_last) a["coil.channels_last"] = IntList{1, 1};
+  if (channels_last) a["coil.channels_last"] = IntList{input_channels_last ? 1 : 0, 1};
   return a;
 }
 
 TEST(ConvDirectTest, ConvolutionsRouteToTheKernels) {
   ThreadPool pool(4);
-  for (const DirectConvShape& s : {Depthwise(1, 40, 10, 10, 3, 2, 1), Pointwise(2, 6, 5, 24, 40)}) {
-    const bool dw = s.groups > 1;
-    Tensor x({s.n, s.h, s.w, s.c}, 21), w({s.oc, s.c / s.groups, s.kh, s.kw}, 22, true),
-        bias({s.oc}, 23, true), out({s.n, s.oh, s.ow, s.oc}, 24), residual({s.n, s.oh, s.ow, s.oc}, 25);
-    const AttrMap attrs = ConvAttrs(s.stride_h, s.pad_h, s.groups, /*channels_last=*/true);
+  for (const DirectConvShape& s : {Depthwise(1, 40, 10, 10, 3, 2, 1), Pointwise(2, 6, 5, 24, 40),
+                                   Few(1, 3, 12, 12, 16, 3, 2, 1, /*nchw=*/true)}) {
+    const std::string dw = internal::ClassifyDirectConv(s) == DirectConvKind::kDepthwise
+                               ? "depthwise"
+                               : s.input_nchw ? "few channels" : "pointwise";
+    Tensor x(s.input_nchw ? std::vector<int64_t>{s.n, s.c, s.h, s.w}
+                          : std::vector<int64_t>{s.n, s.h, s.w, s.c},
+             21),
+        w({s.oc, s.c / s.groups, s.kh, s.kw}, 22, true), bias({s.oc}, 23, true),
+        out({s.n, s.oh, s.ow, s.oc}, 24), residual({s.n, s.oh, s.ow, s.oc}, 25);
+    const AttrMap attrs = ConvAttrs(s.stride_h, s.pad_h, s.groups, /*channels_last=*/true,
+                                    /*input_channels_last=*/!s.input_nchw);
     const std::vector<ExternTensor> in = {x.t, w.t, bias.t};
     ExternStateSlot state;
     std::vector<double> want, scale;
@@ -263,8 +299,8 @@ TEST(ConvDirectTest, ConvolutionsRouteToTheKernels) {
     int64_t before = internal::DirectConvCallCount();
     absl::Status st = RunExtern("aten.convolution", ExternArgs{in, out.t, attrs, 4, &state, &pool});
     ASSERT_TRUE(st.ok()) << st;
-    EXPECT_EQ(internal::DirectConvCallCount() - before, 1) << (dw ? "depthwise" : "pointwise");
-    ExpectNear(out.data, want, scale, dw ? "depthwise" : "pointwise");
+    EXPECT_EQ(internal::DirectConvCallCount() - before, 1) << dw;
+    ExpectNear(out.data, want, scale, dw);
     const std::vector<ExternEpilogueStep> steps = {{ExternEpilogueStep::kAdd, 0, 0, &residual.t},
                                                    {ExternEpilogueStep::kHardswish}};
     Reference(s, x.data, w.data, bias.data.data(), steps, want, scale);
@@ -274,7 +310,7 @@ TEST(ConvDirectTest, ConvolutionsRouteToTheKernels) {
     ASSERT_TRUE(fused.ok()) << fused.status();
     EXPECT_TRUE(*fused);
     EXPECT_EQ(internal::DirectConvCallCount() - before, 1);
-    ExpectNear(out.data, want, scale, dw ? "depthwise + add + hardswish" : "pointwise + add");
+    ExpectNear(out.data, want, scale, dw + " + add + hardswish");
   }
 }
 

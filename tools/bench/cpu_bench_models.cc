@@ -10,6 +10,7 @@
 #include "tests/onnx_conformance/onnx_tensor.h"
 #include "tools/bench/cpu_bench_compare.h"
 #include "tools/bench/cpu_bench_compile.h"
+#include "tools/bench/cpu_bench_cpu_share.h"
 #include "tools/bench/cpu_bench_peers.h"
 
 namespace coil::bench {
@@ -58,6 +59,7 @@ void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const Tor
   CheckOutputs(*got, *want, row.tolerance(), row);
   if (!row.matches()) return;  // a wrong answer gets no time
   std::vector<double> device_ms;
+  const CpuTimes cpu_before = ReadCpuTimes();
   absl::StatusOr<Timing> t = TimeRuns(options.timing, [&]() {
     absl::Status s = program.Run(inputs).status();
     if (cuda != nullptr) device_ms.push_back(cuda->last_run_times().device_ms);
@@ -68,6 +70,9 @@ void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const Tor
     row.set_matches(false);
     return;
   }
+  const CpuShares shares = SharesBetween(cpu_before, ReadCpuTimes());
+  row.set_other_cpu_share(cuda == nullptr && shares.valid ? shares.other : -1);
+  row.set_steal_cpu_share(cuda == nullptr && shares.valid ? shares.steal : -1);
   if (cuda != nullptr && cuda->graph_counts().replayed > 0) {
     // CUDA graphs (COIL_CUDA_GRAPHS=1): the timed runs replayed a graph; check a replay's output
     // too (the first run above was eager).

@@ -1,6 +1,7 @@
 // SetPeerRatios / SummarizePeers / AppendPeersReport (see cpu_bench_peers.h).
 #include "tools/bench/cpu_bench_peers.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,9 @@
 
 namespace coil::bench {
 namespace {
+
+// Above this share of the CPUs taken by others during coil's timed runs, the row says so.
+constexpr double kSharedCpuShare = 0.05;
 
 // The tolerance the row's output was checked with (kModelTolerance when not recorded).
 double Tolerance(const ModelRow& m) {
@@ -165,6 +169,13 @@ void AppendPeersReport(const CpuBenchResults& r, std::string& out) {
                           m.matches() ? absl::StrFormat("%.2g", m.max_relative_error()) : "-");
     if (!m.matches()) {
       absl::StrAppendFormat(&problems, "ERROR %s batch %d: %s\n", m.model(), m.batch(), m.error());
+    }
+    if (m.other_cpu_share() > kSharedCpuShare || m.steal_cpu_share() > kSharedCpuShare) {
+      absl::StrAppendFormat(&problems,
+                            "BUSY %s batch %d: during coil's timed runs other processes used "
+                            "%.0f%% and the hypervisor %.0f%% of the CPUs\n",
+                            m.model(), m.batch(), 100 * m.other_cpu_share(),
+                            100 * std::max(0.0, m.steal_cpu_share()));
     }
     if (compiled_ran && !PeerProblem(m.compiled(), Tolerance(m)).empty()) {
       absl::StrAppendFormat(&problems, "PEER torch.compile %s batch %d: %s\n", m.model(), m.batch(),

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/bench/cpu_bench_cpu_share.h"
 #include "tools/bench/cpu_bench_models.h"
 #include "tools/bench/cpu_bench_report.h"
 #include "tools/bench/cpu_bench_torch.h"
@@ -124,6 +125,42 @@ TEST(AppendPeersReport, AbsentPeersAreSaidAbsentNeverTimed) {
   EXPECT_THAT(out, HasSubstr("geomean vs onnxruntime: absent (onnxruntime is not importable"));
   EXPECT_THAT(out, HasSubstr("vs torch.compile: not measured"));
   EXPECT_THAT(out, Not(HasSubstr("PEER")));
+}
+
+TEST(AppendPeersReport, RowsThatSharedTheCpusSaySo) {
+  CpuBenchResults r = Sample();
+  r.mutable_models(0)->set_other_cpu_share(0.25);
+  r.mutable_models(0)->set_steal_cpu_share(0.01);
+  const std::string out = FormatReport(r);
+  EXPECT_THAT(out, HasSubstr("BUSY resnet50 batch 1: during coil's timed runs other processes "
+                             "used 25% and the hypervisor 1% of the CPUs"));
+  // Unmeasured (-1) or quiet rows say nothing.
+  r.mutable_models(0)->set_other_cpu_share(-1);
+  r.mutable_models(0)->set_steal_cpu_share(0.02);
+  EXPECT_THAT(FormatReport(r), Not(HasSubstr("BUSY")));
+}
+
+TEST(CpuShares, FromProcStatAndSelfStat) {
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice
+  CpuTimes a = ParseProcStat("cpu  100 0 50 800 10 5 5 30 0 0\ncpu0 1 2 3 4 5 6 7 8\n");
+  ASSERT_TRUE(a.valid);
+  EXPECT_EQ(a.busy, 160);
+  EXPECT_EQ(a.steal, 30);
+  EXPECT_EQ(a.total, 1000);
+  EXPECT_FALSE(ParseProcStat("cpu  1 2 3\n").valid);
+  EXPECT_FALSE(ParseProcStat("intr 5\n").valid);
+  // A command name with spaces and parentheses; utime 70, stime 12.
+  EXPECT_EQ(ParseSelfTicks("42 (a (b) c) R 1 42 42 0 -1 4194304 100 0 0 0 70 12 0 0 20 0 17"),
+            82);
+  EXPECT_EQ(ParseSelfTicks("garbage"), -1);
+  CpuTimes b = ParseProcStat("cpu  300 0 110 1400 10 5 5 130 0 0\n");
+  a.self = 0;
+  b.self = 100;  // of the 260 busy ticks in between, 100 were this process's
+  const CpuShares s = SharesBetween(a, b);
+  ASSERT_TRUE(s.valid);
+  EXPECT_DOUBLE_EQ(s.other, 160.0 / 960);  // 960 ticks of all CPUs in between
+  EXPECT_DOUBLE_EQ(s.steal, 100.0 / 960);
+  EXPECT_FALSE(SharesBetween(CpuTimes(), b).valid);
 }
 
 constexpr char kPeersJson[] = R"({

@@ -107,8 +107,8 @@ COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
     const int64_t ih = ih0 + kh * s.dil_h;
     rows[kh] = ih >= 0 && ih < s.h ? j.x + ((n * s.h + ih) * s.w) * c + c0 : nullptr;
   }
-  const float* wp = j.w->depthwise() + c0;
-  const int64_t ws = j.w->depthwise_stride();
+  const float* wp = j.w->taps() + c0;
+  const int64_t ws = j.w->tap_stride();
   constexpr int kFixed = KH > 0 ? KH * KW : 1;
   V wv[kFixed];
   if (KH > 0) {
@@ -161,6 +161,58 @@ COIL_CONV_CLONES void DepthwiseTask(const Job& j, int64_t begin, int64_t end) {
     DepthwiseRows<5, 5>(j, begin, end);
   } else {
     DepthwiseRows<0, 0>(j, begin, end);
+  }
+}
+
+// ---- few input channels --------------------------------------------------------------------
+
+// Output channels [o0, o0 + lanes of V) of output row (n, oh): every tap (c, kh, kw) is one
+// input value times the tap's weight vector.
+template <typename V>
+COIL_INLINE void FewChannelsRow(const Job& j, int64_t n, int64_t oh, int64_t o0) {
+  const DirectConvShape& s = *j.s;
+  const float* wp = j.w->taps() + o0;
+  const int64_t ws = j.w->tap_stride();
+  const V b = j.bias != nullptr ? Load<V>(j.bias + o0) : Splat<V>(0.0f);
+  const int64_t ih0 = oh * s.stride_h - s.pad_h;
+  // Element (c, ih, iw) of image n is at x[base + c * cs + ih * hs + iw * ws_x].
+  const int64_t cs = s.input_nchw ? s.h * s.w : 1, hs = s.input_nchw ? s.w : s.w * s.c,
+                xs = s.input_nchw ? 1 : s.c;
+  const float* image = j.x + n * s.c * s.h * s.w;
+  for (int64_t ow = 0; ow < s.ow; ++ow) {
+    const int64_t iw0 = ow * s.stride_w - s.pad_w;
+    V acc = b;
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (int64_t kh = 0; kh < s.kh; ++kh) {
+        const int64_t ih = ih0 + kh * s.dil_h;
+        if (ih < 0 || ih >= s.h) continue;
+        const float* row = image + c * cs + ih * hs;
+        const float* wrow = wp + ((c * s.kh + kh) * s.kw) * ws;
+        for (int64_t kw = 0; kw < s.kw; ++kw) {
+          const int64_t iw = iw0 + kw * s.dil_w;
+          if (iw < 0 || iw >= s.w) continue;
+          acc += row[iw * xs] * Load<V>(wrow + kw * ws);
+        }
+      }
+    }
+    const int64_t idx = ((n * s.oh + oh) * s.ow + ow) * s.oc + o0;
+    StoreV(j.out + idx, Steps(acc, j.steps, idx));
+  }
+}
+
+// Tasks as DepthwiseRows', over output channels.
+COIL_CONV_CLONES void FewChannelsTask(const Job& j, int64_t begin, int64_t end) {
+  const int64_t oc = j.s->oc, groups = (oc + j.task_channels - 1) / j.task_channels;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t row = t / groups, n = row / j.s->oh, oh = row % j.s->oh;
+    const int64_t o1 = std::min(oc, (t % groups + 1) * j.task_channels);
+    int64_t o0 = (t % groups) * j.task_channels;
+    for (; o0 + 16 <= o1; o0 += 16) FewChannelsRow<V16>(j, n, oh, o0);
+    if (o0 + 8 <= o1) {
+      FewChannelsRow<V8>(j, n, oh, o0);
+      o0 += 8;
+    }
+    for (; o0 < o1; ++o0) FewChannelsRow<float>(j, n, oh, o0);
   }
 }
 
@@ -250,13 +302,14 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // (down to 2) until they do. Returns the number of tasks.
 int64_t Partition(Job& j, int64_t threads) {
   const DirectConvShape& s = *j.s;
-  if (j.w->kind() == DirectConvKind::kDepthwise) {
-    const int64_t rows = s.n * s.oh;
-    j.task_channels = CeilDiv(s.c, 16) * 16;
-    while (rows * CeilDiv(s.c, j.task_channels) < 2 * threads && j.task_channels > 16) {
+  if (j.w->kind() != DirectConvKind::kPointwise) {
+    // Rows of output channels (the input's too for depthwise).
+    const int64_t rows = s.n * s.oh, ch = s.oc;
+    j.task_channels = CeilDiv(ch, 16) * 16;
+    while (rows * CeilDiv(ch, j.task_channels) < 2 * threads && j.task_channels > 16) {
       j.task_channels = CeilDiv(j.task_channels / 2, 16) * 16;
     }
-    return rows * CeilDiv(s.c, j.task_channels);
+    return rows * CeilDiv(ch, j.task_channels);
   }
   const int64_t m = s.n * s.h * s.w, panels = j.w->panels().panels();
   j.task_rows = 64;
@@ -279,7 +332,10 @@ DirectConvKind ClassifyDirectConv(const DirectConvShape& s) {
       s.pad_h < 0 || s.pad_w < 0) {
     return DirectConvKind::kNone;
   }
-  if (s.groups == s.c && s.oc == s.c && s.kh <= kMaxDepthwiseKernel &&
+  const bool few = s.groups == 1 && s.c <= kDirectFewChannels &&
+                   s.kh <= kMaxDepthwiseKernel && s.kw <= kMaxDepthwiseKernel;
+  if (s.input_nchw) return few ? DirectConvKind::kFewChannels : DirectConvKind::kNone;
+  if (s.groups == s.c && s.oc == s.c && s.c > 1 && s.kh <= kMaxDepthwiseKernel &&
       s.kw <= kMaxDepthwiseKernel) {
     return DirectConvKind::kDepthwise;
   }
@@ -287,7 +343,7 @@ DirectConvKind ClassifyDirectConv(const DirectConvShape& s) {
       s.pad_h == 0 && s.pad_w == 0 && s.oh == s.h && s.ow == s.w) {
     return DirectConvKind::kPointwise;
   }
-  return DirectConvKind::kNone;
+  return few ? DirectConvKind::kFewChannels : DirectConvKind::kNone;
 }
 
 DirectConvMode GetDirectConvMode() {
@@ -307,6 +363,8 @@ bool UseDirectConv(const DirectConvShape& s) {
       return true;
     case DirectConvKind::kPointwise:
       return Flops(s) <= kDirectPointwiseMaxFlops;
+    case DirectConvKind::kFewChannels:
+      return Flops(s) <= kDirectFewChannelsMaxFlops;
     case DirectConvKind::kNone:
       return false;
   }
@@ -325,13 +383,16 @@ bool DirectConvWeights::Pack(const void* src, const DirectConvShape& s) {
     if (!panels_.Pack(src, s.c, s.oc, GemvWeights::kNK)) return false;
     dw_.reset();
   } else {
-    const int64_t stride = (s.c + 15) / 16 * 16, taps = s.kh * s.kw;
+    // W is [oc, taps] (depthwise [c, 1, kh, kw], few channels [oc, c, kh, kw]); the copy is
+    // [taps][oc rounded up to 16].
+    const int64_t stride = (s.oc + 15) / 16 * 16,
+                  taps = (kind == DirectConvKind::kFewChannels ? s.c : 1) * s.kh * s.kw;
     float* dst = static_cast<float*>(
         std::aligned_alloc(64, static_cast<size_t>(taps * stride) * sizeof(float)));
     if (dst == nullptr) return false;
-    const float* w = static_cast<const float*>(src);  // [c, 1, kh, kw]
+    const float* w = static_cast<const float*>(src);
     for (int64_t t = 0; t < taps; ++t) {
-      for (int64_t ch = 0; ch < stride; ++ch) dst[t * stride + ch] = ch < s.c ? w[ch * taps + t] : 0;
+      for (int64_t o = 0; o < stride; ++o) dst[t * stride + o] = o < s.oc ? w[o * taps + t] : 0;
     }
     dw_.reset(dst);
     dw_stride_ = stride;
@@ -361,6 +422,8 @@ void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWei
   auto run = [&](int64_t begin, int64_t end) {
     if (w.kind() == DirectConvKind::kDepthwise) {
       DepthwiseTask(j, begin, end);
+    } else if (w.kind() == DirectConvKind::kFewChannels) {
+      FewChannelsTask(j, begin, end);
     } else {
       PointwiseTask(j, begin, end);
     }

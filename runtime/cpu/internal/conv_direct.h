@@ -6,10 +6,13 @@
 //     (then 8, then one at a time), the taps' weights held in registers for 3x3 and 5x5;
 //   - pointwise: a 1x1 kernel, stride 1, no padding, groups 1: a product of the [N*H*W, C]
 //     activation with the [C, OC] weight packed into 16-column panels (gemv.h's packing),
-//     register blocks of 8 rows x 32 columns, tasks of 64 rows x 64 columns.
-// Both need NHWC input and output (ir/channels_last.h) and constant weights (packed once per
-// call site); the bias and an ExternEpilogueStep chain are applied to the accumulators before
-// the store. dnnl_conv.cc runs them by a fixed rule (UseDirectConv), not by its per-site timing
+//     register blocks of 8 rows x 32 columns, tasks of 64 rows x 64 columns;
+//   - few channels: groups 1, at most kDirectFewChannels input channels (a network's first
+//     convolution, whose input is the model's NCHW image), kernels up to 7x7: each output row
+//     is a task, 16 output channels per vector, every tap an input value times a weight vector.
+// They need an NHWC output (ir/channels_last.h), an NHWC input (NCHW too for few channels) and
+// constant weights (packed once per call site); the bias and an ExternEpilogueStep chain are
+// applied to the accumulators before the store. dnnl_conv.cc runs them by a fixed rule (UseDirectConv), not by its per-site timing
 // trials: on the 16-core Xeon, a network whose sites each took the faster of oneDNN and these in
 // three trials ran slower than either alone (docs/benchmarks.md, "Direct depthwise and pointwise
 // convolutions").
@@ -37,9 +40,13 @@ struct DirectConvShape {
   int64_t kh = 0, kw = 0;
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
   int64_t groups = 1;
+  bool input_nchw = false;  // the input is stored [n, c, h, w] (only kFewChannels takes it)
 };
 
-enum class DirectConvKind { kNone, kDepthwise, kPointwise };
+enum class DirectConvKind { kNone, kDepthwise, kPointwise, kFewChannels };
+
+// The most input channels of a kFewChannels convolution.
+constexpr int64_t kDirectFewChannels = 4;
 
 // Which kernel covers `s` (kNone: neither). The caller checks NHWC, f32 and the output shape.
 DirectConvKind ClassifyDirectConv(const DirectConvShape& s);
@@ -54,14 +61,19 @@ DirectConvMode GetDirectConvMode();
 // cache blocking over the reduction, and larger ones (resnet50's 1x1s at batch 16, 0.4-1.6
 // GFLOP) were not measured against oneDNN's.
 constexpr double kDirectPointwiseMaxFlops = 256e6;
+// Few-channel convolutions above this many flops stay with oneDNN by default (the kernel does
+// one multiply-add per weight vector load: fine for mobilenet's 11 MFLOP first convolution at
+// batch 1, not measured against oneDNN for resnet50's 118 MFLOP one).
+constexpr double kDirectFewChannelsMaxFlops = 32e6;
 
 // The default rule for a shape that classifies: every depthwise convolution (memory-bound;
 // oneDNN's cost per call is its OpenMP team's wake-up, or one thread), pointwise ones up to
-// kDirectPointwiseMaxFlops.
+// kDirectPointwiseMaxFlops, few-channel ones up to kDirectFewChannelsMaxFlops.
 bool UseDirectConv(const DirectConvShape& s);
 
 // A call site's constant weights in the kernel's layout: depthwise [kh * kw][c rounded up to
-// 16] (channels innermost), pointwise gemv.h's 16-column panels of W[oc, c].
+// 16] (channels innermost), few channels [c * kh * kw][oc rounded up to 16], pointwise
+// gemv.h's 16-column panels of W[oc, c].
 class DirectConvWeights {
  public:
   // Whether the packed copy is of these weights for this shape's kernel.
@@ -70,8 +82,9 @@ class DirectConvWeights {
   bool Pack(const void* src, const DirectConvShape& s);
 
   DirectConvKind kind() const { return kind_; }
-  const float* depthwise() const { return dw_.get(); }
-  int64_t depthwise_stride() const { return dw_stride_; }  // floats per tap
+  // Depthwise and few channels: a row of weights per tap.
+  const float* taps() const { return dw_.get(); }
+  int64_t tap_stride() const { return dw_stride_; }  // floats per tap
   const GemvWeights& panels() const { return panels_; }
 
  private:

@@ -63,10 +63,11 @@ struct ConvState : ExternState {
   internal::DirectConvWeights direct;  // depthwise and pointwise NHWC ones (conv_direct.h)
 };
 
-// The shape conv_direct.h's kernels see, when one of them applies to this call: 2-D, NHWC in
-// and out, constant weights, a call site with state and a pool.
+// The shape conv_direct.h's kernels see, when one of them applies to this call: 2-D, an NHWC
+// output, constant weights, a call site with state and a pool (ClassifyDirectConv decides
+// whether an NCHW input is taken).
 std::optional<internal::DirectConvShape> DirectShape(const ExternArgs& a, const ConvParams& p) {
-  if (p.d != 2 || !p.x_nhwc || !p.o_nhwc || !a.inputs[1].constant || a.state == nullptr ||
+  if (p.d != 2 || !p.o_nhwc || !a.inputs[1].constant || a.state == nullptr ||
       a.pool == nullptr || internal::GetDirectConvMode() == internal::DirectConvMode::kOff) {
     return std::nullopt;
   }
@@ -87,6 +88,7 @@ std::optional<internal::DirectConvShape> DirectShape(const ExternArgs& a, const 
   s.dil_h = p.dilation[0];
   s.dil_w = p.dilation[1];
   s.groups = p.groups;
+  s.input_nchw = !p.x_nhwc;
   if (internal::ClassifyDirectConv(s) == internal::DirectConvKind::kNone) return std::nullopt;
   return s;
 }
