@@ -3,6 +3,7 @@
 #include "runtime/cpu/internal/layout.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -23,6 +24,19 @@ constexpr int64_t kGrainWork = 16384;
 // several microseconds (more on a loaded machine), as much as this work (docs/cpu_backend.md,
 // "Runtime performance").
 constexpr int64_t kMinParallelWork = 65536;
+
+// kMinParallelWork, or COIL_CPU_MIN_PARALLEL_WORK when it holds a number >= 1 (read once; for
+// A/B measurements).
+int64_t MinParallelWork() {
+  static const int64_t v = [] {
+    const char* text = std::getenv("COIL_CPU_MIN_PARALLEL_WORK");
+    if (text == nullptr) return kMinParallelWork;
+    char* end = nullptr;
+    const long long n = std::strtoll(text, &end, 10);
+    return end != text && *end == '\0' && n >= 1 ? static_cast<int64_t>(n) : kMinParallelWork;
+  }();
+  return v;
+}
 
 absl::StatusOr<int64_t> Product(absl::Span<const int64_t> dims, int64_t init = 1) {
   int64_t n = init;
@@ -129,7 +143,7 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
                                                  std::max<int64_t>(loop_work, 1));
     l.parallel.push_back(*p);
     // Too little work in all to pay for waking the pool: one chunk on the calling thread.
-    const bool tiny = *p <= kMinParallelWork / row;
+    const bool tiny = *p <= MinParallelWork() / row;
     l.grain.push_back(tiny ? std::max<int64_t>(*p, 1) : std::max<int64_t>(1, kGrainWork / row));
     l.externs.emplace_back();
     if (k.proto->kind() != proto::Kernel::EXTERN) continue;
