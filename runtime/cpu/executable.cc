@@ -493,7 +493,12 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Finish(
   const bool has_extern = std::any_of(
       impl->checked.kernels.begin(), impl->checked.kernels.end(),
       [](const KernelInfo& k) { return k.proto->kind() == proto::Kernel::EXTERN; });
-  impl->pool = std::make_unique<ThreadPool>(options.num_threads, /*spin_us=*/20,
+  // COIL_POOL_SPIN_US (read per executable; for A/B measurements) overrides the 20 us spin.
+  int spin_us = 20;
+  if (const char* v = std::getenv("COIL_POOL_SPIN_US"); v != nullptr && *v != 0) {
+    spin_us = std::max(0, std::atoi(v));
+  }
+  impl->pool = std::make_unique<ThreadPool>(options.num_threads, spin_us,
                                             has_extern ? ExternThreadTeam() : nullptr);
   return std::unique_ptr<CpuExecutable>(new CpuExecutable(std::move(impl)));
 }
