@@ -286,7 +286,7 @@ absl::StatusOr<Layout*> CpuExecutable::Impl::LayoutFor(const Bindings& b) {
   std::vector<int64_t> key = LayoutKey(graph, b);
   if (layout.has_value() && layout->key == key) return &*layout;
   layout.reset();
-  absl::StatusOr<Layout> l = ComputeLayout(checked, std::move(key), b);
+  absl::StatusOr<Layout> l = ComputeLayout(checked, std::move(key), b, pool->num_threads());
   if (!l.ok()) return l.status();
   layout = *std::move(l);
   return &*layout;

@@ -727,22 +727,25 @@ extern "C" void RecordedAddRows(int64_t b, int64_t e, char* const* bufs, const i
   AddRows(b, e, bufs, syms, nullptr);
 }
 
-// Waking the pool costs more than a small kernel's work: below ~64K iterations a kernel is one
-// call on the calling thread; above, it is split into chunks.
+// Waking the pool costs more than a small kernel's work: a kernel of at most 16,384 iterations
+// (65,536 on 2 or 3 threads) is one call on the calling thread; above, it is split into chunks.
 TEST(CpuExecutableTest, SmallKernelsRunInlineLargeOnesSplit) {
-  std::unique_ptr<CpuExecutable> exe =
-      MustCreate(PointwiseChain(), {{1, &RecordedAddRows}, {2, &SquareRows}}, 4);
-  for (int64_t batch : {1, 1000, 16000, 40000}) {
-    calls.clear();
-    std::vector<HostTensor> in = {Random({batch, 4}, 1), Random({batch, 4}, 2)};
-    ASSERT_TRUE(exe->Run(in).ok());
-    const bool small = batch * 4 <= 65536;
-    if (small) {
-      ASSERT_EQ(calls.size(), 1u) << "batch " << batch;
-      EXPECT_EQ(calls[0].first, std::this_thread::get_id());
-      EXPECT_EQ(calls[0].second, batch);
-    } else {
-      EXPECT_GT(calls.size(), 1u) << "batch " << batch;
+  for (int threads : {2, 4}) {
+    std::unique_ptr<CpuExecutable> exe =
+        MustCreate(PointwiseChain(), {{1, &RecordedAddRows}, {2, &SquareRows}}, threads);
+    for (int64_t batch : {1, 1000, 4096, 4097, 10000, 16000, 16385, 40000}) {
+      SCOPED_TRACE(absl::StrCat(threads, " threads"));
+      calls.clear();
+      std::vector<HostTensor> in = {Random({batch, 4}, 1), Random({batch, 4}, 2)};
+      ASSERT_TRUE(exe->Run(in).ok());
+      const bool small = batch * 4 <= (threads >= 4 ? 16384 : 65536);
+      if (small) {
+        ASSERT_EQ(calls.size(), 1u) << "batch " << batch;
+        EXPECT_EQ(calls[0].first, std::this_thread::get_id());
+        EXPECT_EQ(calls[0].second, batch);
+      } else {
+        EXPECT_GT(calls.size(), 1u) << "batch " << batch;
+      }
     }
   }
 }

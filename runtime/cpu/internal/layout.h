@@ -4,7 +4,7 @@
 // Not an API: used by executable.cc.
 //
 //   std::vector<int64_t> key = LayoutKey(graph, bindings);
-//   absl::StatusOr<Layout> l = ComputeLayout(validated, std::move(key), bindings);
+//   absl::StatusOr<Layout> l = ComputeLayout(validated, std::move(key), bindings, threads);
 #ifndef COIL_RUNTIME_CPU_INTERNAL_LAYOUT_H_
 #define COIL_RUNTIME_CPU_INTERNAL_LAYOUT_H_
 
@@ -48,8 +48,10 @@ std::vector<int64_t> LayoutKey(const Graph& graph,
 // The layout of `schedule` under `bindings` (whose LayoutKey is `key`). Errors
 // (InvalidArgument naming the buffer or kernel): sizes that do not evaluate, are negative or
 // overflow; intermediates outside the arena; extern attributes that do not bind.
+// `threads`: the pool's, which sets how small a kernel runs on the calling thread alone.
 absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vector<int64_t> key,
-                                     const absl::flat_hash_map<std::string, int64_t>& bindings);
+                                     const absl::flat_hash_map<std::string, int64_t>& bindings,
+                                     int threads);
 
 }  // namespace coil::cpu
 
