@@ -216,7 +216,10 @@ absl::StatusOr<CoilRun> TimeCoil(const ModelCase& c, autograd::PartitionStrategy
   auto cpu_backend = std::make_shared<ProfilingBackend>(driver::CpuBackend(cpu));
   std::shared_ptr<Backend> backend =
       driver::CaptureBackend(cpu_backend, {}, {.strategy = strategy});
-  const std::string log_path = absl::StrCat("/tmp/coil_bench_train_", c.name, ".log");
+  // One log per model and partition (kept after the run: its graphs are the ones timed).
+  const std::string log_path = absl::StrCat(
+      "/tmp/coil_bench_train_", c.name,
+      strategy == autograd::PartitionStrategy::kMinCut ? "_mincut" : "_save_everything", ".log");
   std::remove(log_path.c_str());  // the log appends; this run's compile must be its first line
   CoilRun run;
   try {
