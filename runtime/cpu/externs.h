@@ -12,8 +12,11 @@
 //   aten.bmm          f32: a batched oneDNN matmul primitive
 //   aten.convolution  f32, not transposed, 1-3 spatial dims, any stride / padding / dilation /
 //                     groups, optional f32 bias: oneDNN convolution (blocked layouts, reorders;
-//                     constant weights reordered once per call site); transposed: oneDNN
-//                     deconvolution (internal/dnnl_deconv.h)
+//                     constant weights reordered once per call site), or, for channels-last
+//                     depthwise, small pointwise and few-input-channel ones with constant
+//                     weights, coil's own kernels on the executable's pool
+//                     (internal/conv_direct.h); transposed: oneDNN deconvolution
+//                     (internal/dnnl_deconv.h)
 //   aten.convolution_backward_weight
 //                     f32, 1-3 spatial dims, any stride / padding / dilation / groups: oneDNN's
 //                     convolution backward-weights primitive (internal/dnnl_conv_weight_grad.h)

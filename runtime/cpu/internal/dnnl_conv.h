@@ -4,7 +4,9 @@
 // blocked or =plain forces one); constant weights are reordered once per call site.
 // A 1x1 convolution of a 1x1 input (groups 1, no padding, constant weights, batch <= 8) is a
 // small-M product and runs gemv.h's kernel on the executable's pool where UseGemv says so,
-// with the bias and any epilogue applied there.
+// with the bias and any epilogue applied there. Channels-last depthwise, small pointwise and
+// few-input-channel convolutions with constant weights run conv_direct.h's kernels on the pool
+// (UseDirectConv; COIL_CONV_DIRECT overrides).
 // Unsupported dtypes, variants or sizes, or no oneDNN: false (the reference kernel runs).
 // ConvolutionWithEpilogue also applies a pointwise epilogue (relu, clip, hardswish, residual
 // add) as oneDNN post-ops.
