@@ -191,14 +191,17 @@ TEST(ConvDirectTest, Classify) {
 }
 
 TEST(ConvDirectTest, DefaultRule) {
-  EXPECT_TRUE(internal::UseDirectConv(Depthwise(16, 960, 7, 7, 5, 1, 2)));
-  EXPECT_TRUE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 256)));     // 103 MFLOP
-  EXPECT_FALSE(internal::UseDirectConv(Pointwise(16, 56, 56, 64, 256)));   // 1.6 GFLOP
-  EXPECT_TRUE(internal::UseDirectConv(Few(1, 3, 224, 224, 16, 3, 2, 1, true)));    // 11 MFLOP
-  EXPECT_FALSE(internal::UseDirectConv(Few(1, 3, 224, 224, 64, 7, 2, 3, true)));   // 118 MFLOP
+  EXPECT_TRUE(internal::UseDirectConv(Depthwise(16, 960, 7, 7, 5, 1, 2), 16));
+  EXPECT_TRUE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 256), 16));     // 103 MFLOP
+  EXPECT_FALSE(internal::UseDirectConv(Pointwise(16, 56, 56, 64, 256), 16));   // 1.6 GFLOP
+  EXPECT_TRUE(internal::UseDirectConv(Few(1, 3, 224, 224, 16, 3, 2, 1, true), 4));    // 11 MFLOP
+  EXPECT_FALSE(internal::UseDirectConv(Few(1, 3, 224, 224, 64, 7, 2, 3, true), 16));   // 118 MFLOP
   DirectConvShape strided = Pointwise(1, 8, 8, 16, 16);
   strided.stride_h = 2;
-  EXPECT_FALSE(internal::UseDirectConv(strided));
+  EXPECT_FALSE(internal::UseDirectConv(strided, 16));
+  // Under kDirectMinThreads threads oneDNN keeps every call.
+  EXPECT_FALSE(internal::UseDirectConv(Depthwise(1, 96, 56, 56, 3, 1, 1), 2));
+  EXPECT_FALSE(internal::UseDirectConv(Pointwise(1, 14, 14, 80, 480), 3));
 }
 
 TEST(ConvDirectTest, KernelsMatchFloat64Convolution) {

@@ -357,7 +357,8 @@ DirectConvMode GetDirectConvMode() {
   return mode;
 }
 
-bool UseDirectConv(const DirectConvShape& s) {
+bool UseDirectConv(const DirectConvShape& s, int threads) {
+  if (threads < kDirectMinThreads) return false;
   switch (ClassifyDirectConv(s)) {
     case DirectConvKind::kDepthwise:
       return true;

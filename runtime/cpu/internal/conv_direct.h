@@ -66,10 +66,16 @@ constexpr double kDirectPointwiseMaxFlops = 256e6;
 // batch 1, not measured against oneDNN for resnet50's 118 MFLOP one).
 constexpr double kDirectFewChannelsMaxFlops = 32e6;
 
-// The default rule for a shape that classifies: every depthwise convolution (memory-bound;
-// oneDNN's cost per call is its OpenMP team's wake-up, or one thread), pointwise ones up to
-// kDirectPointwiseMaxFlops, few-channel ones up to kDirectFewChannelsMaxFlops.
-bool UseDirectConv(const DirectConvShape& s);
+// The fewest pool threads for which the default rule takes the kernels: on the 2-core Zen 4
+// machine at 2 threads, where oneDNN's calls have no team to wake, they were slower than
+// oneDNN's (`coil bench cpu` mobilenet_v2 224 batch 8: 105-114 ms against 65 ms; batch 1 +25%).
+constexpr int kDirectMinThreads = 4;
+
+// The default rule for a shape that classifies, on a pool of `threads`: at least
+// kDirectMinThreads, and then every depthwise convolution (memory-bound; oneDNN's cost per call
+// is its OpenMP team's wake-up, or one thread), pointwise ones up to kDirectPointwiseMaxFlops,
+// few-channel ones up to kDirectFewChannelsMaxFlops.
+bool UseDirectConv(const DirectConvShape& s, int threads);
 
 // A call site's constant weights in the kernel's layout: depthwise [kh * kw][c rounded up to
 // 16] (channels innermost), few channels [c * kh * kw][oc rounded up to 16], pointwise

@@ -403,7 +403,8 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
   const internal::DirectConvMode mode = internal::GetDirectConvMode();
   if (direct_shape.has_value() &&
       (Dnnl() == nullptr || mode == internal::DirectConvMode::kAlways ||
-       (mode == internal::DirectConvMode::kRule && internal::UseDirectConv(*direct_shape))) &&
+       (mode == internal::DirectConvMode::kRule &&
+        internal::UseDirectConv(*direct_shape, a.pool->num_threads()))) &&
       RunDirect(a, *direct_shape, p.bias, epilogue)) {
     return true;
   }
