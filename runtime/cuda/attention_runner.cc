@@ -38,16 +38,16 @@ absl::StatusOr<std::unique_ptr<AttentionRunner>> AttentionRunner::Create(
   return r;
 }
 
-absl::StatusOr<bool> AttentionRunner::Run(
+absl::StatusOr<std::optional<bool>> AttentionRunner::Run(
     const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
     const absl::flat_hash_map<int, int64_t>& sizes, const std::vector<uint64_t>& address,
     const std::string& where) {
   auto it = plans_.find(k.id());
-  if (it == plans_.end()) return false;
+  if (it == plans_.end()) return std::nullopt;
   const AttentionPlan& p = it->second;
   if (!p.unsupported.empty()) {
     why_not_ = absl::StrCat(where, ": ", p.unsupported);
-    return false;
+    return std::nullopt;
   }
   const std::vector<int64_t>& out = shapes.at(p.out);
   const std::vector<int64_t>& ks = shapes.at(p.k);
@@ -58,7 +58,7 @@ absl::StatusOr<bool> AttentionRunner::Run(
   const int64_t limit = int64_t{1} << 31;
   if (l >= limit || s >= limit) {
     why_not_ = absl::StrCat(where, ": sequence lengths of 2^31 or more");
-    return false;
+    return std::nullopt;
   }
   CoilAttentionParams a{};
   a.q = reinterpret_cast<const void*>(address[p.q]);
@@ -84,7 +84,7 @@ absl::StatusOr<bool> AttentionRunner::Run(
     for (int d = rank - 1; d >= 0; --d) {
       if (full[d] != 1 && full[d] != want[d]) {
         why_not_ = absl::StrCat(where, ": the mask does not broadcast to the scores");
-        return false;
+        return std::nullopt;
       }
       stride[d] = full[d] == 1 ? 0 : st;
       st *= full[d];
@@ -104,9 +104,9 @@ absl::StatusOr<bool> AttentionRunner::Run(
   if (overlaps(p.out, p.q) || overlaps(p.out, p.k) || overlaps(p.out, p.v) ||
       (p.mask != 0 && overlaps(p.out, p.mask))) {
     why_not_ = absl::StrCat(where, ": the output overlaps an input");
-    return false;
+    return std::nullopt;
   }
-  if (heads == 0 || l == 0) return true;
+  if (heads == 0 || l == 0) return false;
   const bool half = p.dtype != proto::FLOAT32;
   const int rows = AttentionBlockRows(half, static_cast<int>(p.head_dim));
   const unsigned gx = static_cast<unsigned>((l + rows - 1) / rows);
@@ -119,7 +119,7 @@ absl::StatusOr<bool> AttentionRunner::Run(
       !st.ok()) {
     return st;
   }
-  return true;
+  return false;
 }
 
 }  // namespace coil::cuda

@@ -29,10 +29,11 @@ class AttentionRunner {
       const CudaDriver* d, const proto::Schedule& schedule, const std::vector<CUmodule>& modules,
       CUstream stream);
 
-  // Launches attention kernel `k`: false when it cannot (the caller runs it on the host), true
-  // when it was launched. `shapes` are every buffer's at this run, `address` its device
-  // address by id, `sizes` its bytes.
-  absl::StatusOr<bool> Run(const proto::Kernel& k,
+  // Launches attention kernel `k`: nullopt when it cannot (the caller runs it on the host),
+  // false (no epilogue ran fused: there is none) when it was launched, as ConvRunner::Run.
+  // `shapes` are every buffer's at this run, `address` its device address by id, `sizes` its
+  // bytes.
+  absl::StatusOr<std::optional<bool>> Run(const proto::Kernel& k,
                            const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
                            const absl::flat_hash_map<int, int64_t>& sizes,
                            const std::vector<uint64_t>& address, const std::string& where);

@@ -194,14 +194,6 @@ struct CudaExecutable::Impl {
   absl::StatusOr<std::optional<bool>> RunGemm(
       const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
       const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where);
-  // The fused attention kernel (attention_runner.h): nullopt when the host must run it.
-  absl::StatusOr<std::optional<bool>> RunAttention(
-      const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
-      const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where) {
-    absl::StatusOr<bool> ran = attention->Run(k, shapes, sizes, host_table, where);
-    if (!ran.ok()) return ran.status();
-    return *ran ? std::optional<bool>(false) : std::nullopt;
-  }
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
   absl::Status KernelError(const CoilCudaError& e) const { return KernelErrorStatus(module.schedule(), e); }
 };
@@ -574,7 +566,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     absl::StatusOr<std::optional<bool>> on_gpu =
         k.kind() != proto::Kernel::EXTERN ? std::optional<bool>()
         : conv                            ? convs->Run(k, shapes, sizes, host_table, where)
-        : attn                            ? RunAttention(k, shapes, sizes, where)
+        : attn                            ? attention->Run(k, shapes, sizes, host_table, where)
                                           : RunGemm(k, shapes, sizes, where);
     if (!on_gpu.ok()) return on_gpu.status();
     if (attn) {
