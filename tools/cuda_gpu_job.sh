@@ -1,7 +1,7 @@
 #!/bin/bash
 # The CUDA backend's checks on a GPU machine that has only the carried files (no Bazel, no Debian
-# packages): the GPU test binaries (cuda_gpu_test; training_cuda_test: compiled training
-# steps against torch 1.13's numbers), the ONNX conformance suites through `coil conformance` with the
+# packages): the GPU test binaries (cuda_gpu_test; cuda_attention_gpu_test: fused attention;
+# training_cuda_test: compiled training steps against torch 1.13's numbers), the ONNX conformance suites through `coil conformance` with the
 # cpu and cuda backends (every test that passes on cpu must pass on cuda), and compute-sanitizer
 # memcheck over the GPU tests, and the GEMM-heavy models and resnets against torch
 # (tools/cuda_gpu_bench.py; COIL_BENCH_ROWS="resnet18 resnet50" picks rows).
@@ -50,6 +50,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 if [[ $PHASES == *" tests "* ]]; then
 echo "== GPU tests"
 timeout 240 ./cuda_gpu_test 2>&1 | tee "$R/cuda_gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" | head -40
+echo "== fused attention on the GPU (against the Schedule interpreter)"
+timeout 240 ./cuda_attention_gpu_test 2>&1 | tee "$R/cuda_attention_gpu_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" | head -40
 echo "== training on the GPU (MLP, CNN, optimizers against torch 1.13's numbers)"
 timeout 240 ./training_cuda_test training_mlp.txt training_optim.txt training_cnn.txt 2>&1 |
   tee "$R/training_cuda_test.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" | head -40

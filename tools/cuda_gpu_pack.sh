@@ -1,8 +1,8 @@
 #!/bin/bash
 # Builds what tools/cuda_gpu_job.sh runs on the GPU machine and packs it into DIR (default .gpu,
 # which .git/info/exclude should ignore): portable opt binaries (coil, cuda_gpu_test,
-# training_cuda_test with its torch 1.13 data) compressed with zstd, Debian's ONNX conformance
-# data, and Debian's static zstd to unpack them there.
+# cuda_attention_gpu_test, training_cuda_test with its torch 1.13 data) compressed with zstd,
+# Debian's ONNX conformance data, and Debian's static zstd to unpack them there.
 #
 #   tools/cuda_gpu_pack.sh [DIR]      then: device run --carry DIR  tools/cuda_gpu_job.sh DIR
 # COIL_OUTPUT_BASE=/root/.cache/bazel_portable builds in that output base (its own server), so
@@ -13,14 +13,16 @@ DIR=$(mkdir -p "$DIR" && cd "$DIR" && pwd)
 cd "$(dirname "$0")/.."
 B="bazel ${COIL_OUTPUT_BASE:+--output_base=$COIL_OUTPUT_BASE}"
 $B build --jobs=2 --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test \
-  //tools/driver:training_cuda_test
+  //tests/cuda:cuda_attention_gpu_test //tools/driver:training_cuda_test
 # bazel-bin may point at another output base: ask Bazel where this build's outputs are.
 BIN=$($B info --config=opt --config=portable bazel-bin)
 rm -rf /tmp/cuda_gpu_bin && mkdir -p /tmp/cuda_gpu_bin/lib
-cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tools/driver/training_cuda_test" \
+cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tests/cuda/cuda_attention_gpu_test" \
+  "$BIN/tools/driver/training_cuda_test" \
   "$BIN"/tools/driver/training_{mlp,optim,cnn}.txt /tmp/cuda_gpu_bin/
 # Test binaries link their libraries dynamically (the _solib_k8 ones are the project's own).
-ldd "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tools/driver/training_cuda_test" |
+ldd "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tests/cuda/cuda_attention_gpu_test" \
+  "$BIN/tools/driver/training_cuda_test" |
   awk '/_solib_k8/{print $3}' | sort -u | xargs -I{} cp -f {} /tmp/cuda_gpu_bin/lib/
 tar -C /tmp/cuda_gpu_bin -cf - . | zstd -q -f -10 -T2 -o "$DIR/bin.tar.zst"
 [ -f "$DIR/onnxdata.tar.zst" ] ||
