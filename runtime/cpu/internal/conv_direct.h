@@ -68,7 +68,8 @@ constexpr double kDirectFewChannelsMaxFlops = 32e6;
 
 // The fewest pool threads for which the default rule takes the kernels: on the 2-core Zen 4
 // machine at 2 threads, where oneDNN's calls have no team to wake, they were slower than
-// oneDNN's (`coil bench cpu` mobilenet_v2 224 batch 8: 105-114 ms against 65 ms; batch 1 +25%).
+// oneDNN's (opt build, `coil bench cpu` mobilenet_v2 224 batch 8: 96.5 ms against 57-61 ms;
+// batch 1 about even).
 constexpr int kDirectMinThreads = 4;
 
 // The default rule for a shape that classifies, on a pool of `threads`: at least
