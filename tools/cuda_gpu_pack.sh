@@ -7,12 +7,13 @@
 #   tools/cuda_gpu_pack.sh [DIR]      then: device run --carry DIR  tools/cuda_gpu_job.sh DIR
 # COIL_OUTPUT_BASE=/root/.cache/bazel_portable builds in that output base (its own server), so
 # that the portable configuration does not evict the shared server's analysis cache.
+# COIL_PACK_JOBS=1 builds with one job (beside another build or a test run).
 set -eu
 DIR=${1:-.gpu}
 DIR=$(mkdir -p "$DIR" && cd "$DIR" && pwd)
 cd "$(dirname "$0")/.."
 B="bazel ${COIL_OUTPUT_BASE:+--output_base=$COIL_OUTPUT_BASE}"
-$B build --jobs=2 --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test \
+$B build --jobs=${COIL_PACK_JOBS:-2} --config=opt --config=portable //tools/coil:coil //tests/cuda:cuda_gpu_test \
   //tests/cuda:cuda_attention_gpu_test //tools/driver:training_cuda_test
 # bazel-bin may point at another output base: ask Bazel where this build's outputs are.
 BIN=$($B info --config=opt --config=portable bazel-bin)
