@@ -33,6 +33,8 @@ struct ConvParams {
   // (ir/channels_last.h: the buffer's shape is then [N, H, W, C]).
   std::vector<int64_t> x_dims, o_dims;
   bool x_nhwc = false, o_nhwc = false;
+  // Element types (dnnl_plans.h): all f32, or bf16 operands with a bf16 or f32 output and bias.
+  PrimitiveTypes types;
 };
 
 // One way to run the convolution: activations in oneDNN's blocked layouts (reordered in and
@@ -49,8 +51,9 @@ struct ConvPlan {
   DnnlMemory bias;
   // Fused epilogue (post-ops): each residual's memory (plain layout) and post-op index.
   std::vector<std::pair<int, DnnlMemory>> residuals;
-  // An epilogue was asked for and no implementation (other than oneDNN's reference) takes
-  // it: the call declines and the generated epilogue runs (unless a direct kernel applies).
+  // An epilogue was asked for, or the call is bf16, and no implementation (other than
+  // oneDNN's reference) takes it: the call declines and the generated epilogue (or the
+  // reference kernel) runs, unless a direct kernel applies.
   bool unfusable = false;
   // conv_direct.h's kernel was measured faster than every oneDNN variant (which are dropped).
   bool direct = false;
@@ -67,7 +70,7 @@ struct ConvState : ExternState {
 // output, constant weights, a call site with state and a pool (ClassifyDirectConv decides
 // whether an NCHW input is taken).
 std::optional<internal::DirectConvShape> DirectShape(const ExternArgs& a, const ConvParams& p) {
-  if (p.d != 2 || !p.o_nhwc || !a.inputs[1].constant || a.state == nullptr ||
+  if (p.d != 2 || !p.o_nhwc || !p.types.f32() || !a.inputs[1].constant || a.state == nullptr ||
       a.pool == nullptr || internal::GetDirectConvMode() == internal::DirectConvMode::kOff) {
     return std::nullopt;
   }
@@ -113,7 +116,10 @@ bool RunDirect(const ExternArgs& a, const internal::DirectConvShape& s, bool bia
 absl::StatusOr<bool> ConvolutionAsGemv(const ExternArgs& a, const ConvParams& p,
                                        absl::Span<const ExternEpilogueStep> epilogue) {
   const ExternTensor &x = a.inputs[0], &w = a.inputs[1];
-  if (p.groups != 1 || !w.constant || a.state == nullptr || a.pool == nullptr) return false;
+  if (p.groups != 1 || !p.types.f32() || !w.constant || a.state == nullptr ||
+      a.pool == nullptr) {
+    return false;
+  }
   for (size_t i = 0; i < p.d; ++i) {
     if (p.x_dims[2 + i] != 1 || w.shape[2 + i] != 1 || p.padding[i] != 0) return false;
   }
@@ -175,15 +181,6 @@ DnnlAttr PostOpsAttr(absl::Span<const ExternEpilogueStep> epilogue,
   return attr;
 }
 
-std::string ImplName(dnnl_primitive_desc_t pd) {
-  const char* name = nullptr;
-  if (Api().primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success ||
-      name == nullptr) {
-    return "?";
-  }
-  return name;
-}
-
 // The variant whose activations are described by `x_desc` / `o_desc` (format `any`: blocked),
 // or none when oneDNN has only its reference implementation for it.
 std::optional<ConvVariant> MakeVariant(const ExternArgs& a, const ConvParams& p,
@@ -195,7 +192,8 @@ std::optional<ConvVariant> MakeVariant(const ExternArgs& a, const ConvParams& p,
                                        const_dnnl_primitive_attr_t attr, const char* name) {
   const int64_t oc = a.inputs[1].shape[0];
   std::vector<int64_t> wdims(w_plain.dims, w_plain.dims + w_plain.ndims);
-  const dnnl_memory_desc_t w_any = Desc(wdims, dnnl_format_tag_any), b_desc = Desc({oc}, dnnl_x);
+  const dnnl_memory_desc_t w_any = Desc(wdims, dnnl_format_tag_any, p.types.src),
+                           b_desc = Desc({oc}, dnnl_x, p.types.bias);
   dnnl_dims_t strides, dilates, pad;
   for (size_t i = 0; i < p.d; ++i) {
     strides[i] = p.stride[i];
@@ -207,13 +205,9 @@ std::optional<ConvVariant> MakeVariant(const ExternArgs& a, const ConvParams& p,
             &desc, dnnl_forward_inference, dnnl_convolution_direct, &x_desc, &w_any,
             p.bias ? &b_desc : nullptr, &o_desc, strides, dilates, pad, pad),
         "dilated_convolution_forward_desc_init");
-  dnnl_primitive_desc_t raw = nullptr;
-  if (Api().primitive_desc_create(&raw, &desc, attr, Api().engine, nullptr) != dnnl_success) {
-    return std::nullopt;
-  }
-  DnnlPrimitiveDesc pd(raw);
-  const std::string impl = ImplName(pd.get());
-  if (impl.rfind("ref", 0) == 0) return std::nullopt;
+  std::string impl;
+  DnnlPrimitiveDesc pd = FastPrimitiveDesc(&desc, attr, &impl);
+  if (pd == nullptr) return std::nullopt;
   ConvVariant v;
   v.name = absl::StrCat(name, " (", impl, ")");
   dnnl_primitive_t prim = nullptr;
@@ -240,15 +234,17 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
   const dnnl_format_tag_t w_tag = g > 1 ? kGroupWeights[p.d - 1] : kWeights[p.d - 1];
   // "plain": the activations as the schedule stores them (NC[D]HW, or NHWC for channels-last
   // buffers, which is also oneDNN's own layout for f32 on AVX-512).
-  const dnnl_memory_desc_t x_plain = Desc(p.x_dims, p.x_nhwc ? dnnl_nhwc : kData[p.d - 1]),
-                           w_plain = Desc(wdims, w_tag),
-                           o_plain = Desc(p.o_dims, p.o_nhwc ? dnnl_nhwc : kData[p.d - 1]);
+  const PrimitiveTypes& t = p.types;
+  const dnnl_memory_desc_t x_plain = Desc(p.x_dims, p.x_nhwc ? dnnl_nhwc : kData[p.d - 1], t.src),
+                           w_plain = Desc(wdims, w_tag, t.src),
+                           o_plain = Desc(p.o_dims, p.o_nhwc ? dnnl_nhwc : kData[p.d - 1], t.dst);
   auto plan = std::make_unique<ConvPlan>();
   const DnnlAttr attr = PostOpsAttr(epilogue, o_plain);
   if (choice != LayoutChoice::kPlain) {
     std::optional<ConvVariant> blocked =
-        MakeVariant(a, p, Desc(p.x_dims, dnnl_format_tag_any), Desc(p.o_dims, dnnl_format_tag_any),
-                    x_plain, w_plain, o_plain, attr.get(), "blocked");
+        MakeVariant(a, p, Desc(p.x_dims, dnnl_format_tag_any, t.src),
+                    Desc(p.o_dims, dnnl_format_tag_any, t.dst), x_plain, w_plain, o_plain,
+                    attr.get(), "blocked");
     if (blocked.has_value()) plan->variants.push_back(*std::move(blocked));
   }
   if (choice != LayoutChoice::kBlocked) {
@@ -256,7 +252,8 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
         MakeVariant(a, p, x_plain, o_plain, x_plain, w_plain, o_plain, attr.get(), "plain");
     if (plain.has_value()) plan->variants.push_back(*std::move(plain));
   }
-  if (plan->variants.empty() && attr != nullptr) {
+  // bf16 with no fast implementation (a CPU without AVX-512) declines as an epilogue does.
+  if (plan->variants.empty() && (attr != nullptr || !t.f32())) {
     plan->unfusable = true;
     return plan;
   }
@@ -274,7 +271,7 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
     if (!any.has_value()) throw DnnlFailure{"no convolution implementation"};
     plan->variants.push_back(*std::move(any));
   }
-  if (p.bias) plan->bias = Memory(Desc({oc}, dnnl_x), DNNL_MEMORY_NONE);
+  if (p.bias) plan->bias = Memory(Desc({oc}, dnnl_x, t.bias), DNNL_MEMORY_NONE);
   return plan;
 }
 
@@ -343,14 +340,14 @@ void ChooseVariant(ConvPlan& plan, const ExternArgs& a,
 // The convolution, with `epilogue` as post-ops when it is not empty (false: nothing ran).
 absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
                                     absl::Span<const ExternEpilogueStep> epilogue) {
-  if (a.inputs.size() < 2 || a.inputs.size() > 3 || !AllF32(a)) return false;
+  ConvParams p;
+  if (a.inputs.size() < 2 || a.inputs.size() > 3 || !GetPrimitiveTypes(a, p.types)) return false;
   absl::StatusOr<bool> transposed = GetBool(a.attrs, "transposed");
   absl::StatusOr<int64_t> groups = GetInt(a.attrs, "groups");
   if (!transposed.ok() || *transposed || !groups.ok() || *groups < 1) return false;
   const ExternTensor &x = a.inputs[0], &w = a.inputs[1], &out = a.output;
   const size_t rank = w.shape.size();
   if (rank < 3 || rank > 5 || x.shape.size() != rank || out.shape.size() != rank) return false;
-  ConvParams p;
   if (HasAttr(a.attrs, kChannelsLastAttr)) {
     AttrMap attrs = a.attrs;
     absl::StatusOr<ChannelsLast> cl = TakeChannelsLast(attrs);
@@ -388,7 +385,7 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
   if (!ok) return ShapeError("aten.convolution", a);
   for (const ExternEpilogueStep& step : epilogue) {
     if (step.kind != ExternEpilogueStep::kAdd) continue;
-    if (step.other == nullptr || step.other->dtype != proto::FLOAT32 ||
+    if (step.other == nullptr || step.other->dtype != out.dtype ||
         step.other->shape != out.shape) {
       return absl::InvalidArgumentError(absl::StrCat(
           "aten.convolution: a fused residual of ",
@@ -431,7 +428,8 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
     AppendKey(key, p.stride);
     AppendKey(key, p.padding);
     AppendKey(key, p.dilation);
-    key.insert(key.end(), {g, p.bias, threads, p.x_nhwc, p.o_nhwc});
+    key.insert(key.end(), {g, p.bias, threads, p.x_nhwc, p.o_nhwc, p.types.src, p.types.dst,
+                           p.types.bias});
     for (const ExternEpilogueStep& step : epilogue) {
       key.insert(key.end(), {step.kind, static_cast<int64_t>(absl::bit_cast<uint32_t>(step.lo)),
                              static_cast<int64_t>(absl::bit_cast<uint32_t>(step.hi))});

@@ -15,7 +15,7 @@ namespace {
 // ---- aten.mm: x[m, k] @ y[k, n].
 
 struct MmPlan {
-  DnnlPrimitive prim;
+  DnnlPrimitive prim;  // bf16 plans: null when oneDNN has no fast implementation (declined)
   std::unique_ptr<Operand> x, y, out;
 };
 
@@ -28,7 +28,7 @@ struct MmState : ExternState {
 // ---- aten.bmm: x[b, m, k] @ y[b, k, n].
 
 struct BmmPlan {
-  DnnlPrimitive prim;
+  DnnlPrimitive prim;  // bf16 plans: null when oneDNN has no fast implementation (declined)
   DnnlMemory x, y, out;
 };
 
@@ -36,10 +36,71 @@ struct BmmState : ExternState {
   PlanCache<BmmPlan> plans;
 };
 
+// The primitive of a matmul descriptor and its weights' layout, or a null primitive when oneDNN
+// has only its reference implementation (bf16 on a CPU without AVX-512).
+DnnlPrimitive MatmulPrimitive(const dnnl_memory_desc_t& x, const dnnl_memory_desc_t& y,
+                              const dnnl_memory_desc_t& out, dnnl_memory_desc_t* y_layout) {
+  dnnl_matmul_desc_t desc;
+  Check(Api().matmul_desc_init(&desc, &x, &y, nullptr, &out), "matmul_desc_init");
+  DnnlPrimitiveDesc pd = FastPrimitiveDesc(&desc, nullptr);
+  if (pd == nullptr) return nullptr;
+  if (y_layout != nullptr) *y_layout = QueryMd(pd.get(), dnnl_query_weights_md);
+  dnnl_primitive_t p = nullptr;
+  Check(Api().primitive_create(&p, pd.get()), "primitive_create");
+  return DnnlPrimitive(p);
+}
+
+// aten.mm of bf16 operands (bf16 or f32 output) through a matmul primitive: f32 accumulation
+// inside oneDNN, transposed operands read through a transposed layout, constant weights packed
+// once per call site as for f32. False (the reference kernel runs) when oneDNN has no fast
+// implementation.
+absl::StatusOr<bool> MmBf16(const ExternArgs& a, const PrimitiveTypes& t) {
+  const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
+  const int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
+  if (Dnnl() == nullptr) return false;
+  const int threads = ThreadsFor(a, 2.0 * m * n * k);
+  Api().omp_set_num_threads(threads);
+  const bool xt = x.transposed, yt = y.transposed;
+  MmState* state = StateOf<MmState>(a.state);
+  const bool pack = y.constant && state != nullptr;
+  bool ran = true;
+  absl::StatusOr<bool> status = Guarded("aten.mm", [&] {
+    std::unique_ptr<MmPlan> one_off;
+    MmPlan* plan = FindPlan(state, {m, k, n, threads, xt, yt, t.src, t.dst, pack}, one_off, [&] {
+      const dnnl_memory_desc_t xd = Desc({m, k}, xt ? dnnl_ba : dnnl_ab, t.src),
+                               yd = Desc({k, n}, yt ? dnnl_ba : dnnl_ab, t.src),
+                               od = Desc({m, n}, dnnl_ab, t.dst);
+      auto p = std::make_unique<MmPlan>();
+      dnnl_memory_desc_t yw = yd;
+      p->prim = MatmulPrimitive(xd, pack ? Desc({k, n}, dnnl_format_tag_any, t.src) : yd, od,
+                                &yw);
+      if (p->prim == nullptr) return p;
+      p->x = std::make_unique<Operand>(xd, xd, false);
+      p->y = std::make_unique<Operand>(yd, yw, false);
+      p->out = std::make_unique<Operand>(od, od, true);
+      return p;
+    });
+    if (plan->prim == nullptr) {
+      ran = false;
+      return;
+    }
+    plan->x->Bind(x.data, kScratchSrc);
+    plan->out->Bind(out.data, kScratchDst);
+    dnnl_memory_t w = Weights(*plan->y, y, pack ? &state->weights : nullptr);
+    Execute(plan->prim.get(), {{DNNL_ARG_SRC, plan->x->inner()},
+                               {DNNL_ARG_WEIGHTS, w},
+                               {DNNL_ARG_DST, plan->out->inner()}});
+    Check(Api().stream_wait(Stream()), "stream_wait");
+  });
+  if (!status.ok()) return status;
+  return ran;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> Mm(const ExternArgs& a) {
-  if (a.inputs.size() != 2 || !AllF32(a)) return false;
+  PrimitiveTypes types;
+  if (a.inputs.size() != 2 || !GetPrimitiveTypes(a, types)) return false;
   const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
   if (x.shape.size() != 2 || y.shape.size() != 2 || out.shape.size() != 2 ||
       x.shape[1] != y.shape[0] || out.shape[0] != x.shape[0] || out.shape[1] != y.shape[1]) {
@@ -48,9 +109,10 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
   const int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
   if (m == 0 || n == 0) return true;
   if (k == 0) {
-    std::memset(out.data, 0, m * n * sizeof(float));
+    std::memset(out.data, 0, m * n * ElementSize(out.dtype));  // +0.0 in f32 and bf16 alike
     return true;
   }
+  if (!types.f32()) return MmBf16(a, types);
   // A transposed operand (transposed_operand.h): sgemm reads it with 'T'.
   const bool xt = x.transposed, yt = y.transposed;
   // Small M against constant weights: split over the executable's pool at memory bandwidth.
@@ -107,7 +169,8 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
 }
 
 absl::StatusOr<bool> Bmm(const ExternArgs& a) {
-  if (a.inputs.size() != 2 || !AllF32(a)) return false;
+  PrimitiveTypes t;
+  if (a.inputs.size() != 2 || !GetPrimitiveTypes(a, t)) return false;
   const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
   if (x.shape.size() != 3 || y.shape.size() != 3 || out.shape.size() != 3 ||
       x.shape[0] != y.shape[0] || x.shape[2] != y.shape[1] || out.shape[0] != x.shape[0] ||
@@ -117,27 +180,38 @@ absl::StatusOr<bool> Bmm(const ExternArgs& a) {
   const int64_t b = x.shape[0], m = x.shape[1], k = x.shape[2], n = y.shape[2];
   if (b == 0 || m == 0 || n == 0) return true;
   if (k == 0) {
-    std::memset(out.data, 0, b * m * n * sizeof(float));
+    std::memset(out.data, 0, b * m * n * ElementSize(out.dtype));
     return true;
   }
   if (Dnnl() == nullptr) return false;
   const int threads = ThreadsFor(a, 2.0 * b * m * n * k);
   Api().omp_set_num_threads(threads);
-  return Guarded("aten.bmm", [&] {
+  bool ran = true;
+  absl::StatusOr<bool> status = Guarded("aten.bmm", [&] {
     std::unique_ptr<BmmPlan> one_off;
-    BmmPlan* plan = FindPlan(StateOf<BmmState>(a.state), {b, m, k, n, threads}, one_off,
-                             [&] {
-      const dnnl_memory_desc_t xd = Desc({b, m, k}, dnnl_abc), yd = Desc({b, k, n}, dnnl_abc),
-                               od = Desc({b, m, n}, dnnl_abc);
-      dnnl_matmul_desc_t desc;
-      Check(Api().matmul_desc_init(&desc, &xd, &yd, nullptr, &od), "matmul_desc_init");
+    BmmPlan* plan = FindPlan(StateOf<BmmState>(a.state), {b, m, k, n, threads, t.src, t.dst},
+                             one_off, [&] {
+      const dnnl_memory_desc_t xd = Desc({b, m, k}, dnnl_abc, t.src),
+                               yd = Desc({b, k, n}, dnnl_abc, t.src),
+                               od = Desc({b, m, n}, dnnl_abc, t.dst);
       auto p = std::make_unique<BmmPlan>();
-      p->prim = Primitive(&desc);
+      if (t.f32()) {
+        dnnl_matmul_desc_t desc;
+        Check(Api().matmul_desc_init(&desc, &xd, &yd, nullptr, &od), "matmul_desc_init");
+        p->prim = Primitive(&desc);
+      } else {
+        p->prim = MatmulPrimitive(xd, yd, od, nullptr);
+        if (p->prim == nullptr) return p;
+      }
       p->x = Memory(xd, DNNL_MEMORY_NONE);
       p->y = Memory(yd, DNNL_MEMORY_NONE);
       p->out = Memory(od, DNNL_MEMORY_NONE);
       return p;
     });
+    if (plan->prim == nullptr) {
+      ran = false;
+      return;
+    }
     SetData(plan->x.get(), x.data);
     SetData(plan->y.get(), y.data);
     SetData(plan->out.get(), out.data);
@@ -146,6 +220,8 @@ absl::StatusOr<bool> Bmm(const ExternArgs& a) {
                                {DNNL_ARG_DST, plan->out.get()}});
     Check(Api().stream_wait(Stream()), "stream_wait");
   });
+  if (!status.ok()) return status;
+  return ran;
 }
 
 }  // namespace coil::cpu::dnnl_internal

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_join.h"
+#include "ir/dtype.h"
 
 namespace coil::cpu::dnnl_internal {
 namespace {
@@ -39,8 +40,10 @@ int ThreadsFor(const ExternArgs& a, double flops) {
     b.flops_per_thread = Bound("COIL_DNNL_FLOPS_PER_THREAD", b.flops_per_thread);
     return b;
   }();
-  double bytes = 4.0 * a.output.numel();
-  for (const ExternTensor& t : a.inputs) bytes += 4.0 * t.numel();
+  double bytes = static_cast<double>(ElementSize(a.output.dtype)) * a.output.numel();
+  for (const ExternTensor& t : a.inputs) {
+    bytes += static_cast<double>(ElementSize(t.dtype)) * t.numel();
+  }
   return ThreadsForCall(flops, bytes, a.num_threads, bounds);
 }
 
@@ -107,11 +110,12 @@ void* Scratch(ScratchSlot slot, size_t bytes) {
   return b.data.get();
 }
 
-dnnl_memory_desc_t Desc(absl::Span<const int64_t> dims, dnnl_format_tag_t tag) {
+dnnl_memory_desc_t Desc(absl::Span<const int64_t> dims, dnnl_format_tag_t tag,
+                        dnnl_data_type_t type) {
   dnnl_memory_desc_t md;
   dnnl_dims_t d;
   std::copy(dims.begin(), dims.end(), d);
-  Check(Api().memory_desc_init_by_tag(&md, static_cast<int>(dims.size()), d, dnnl_f32, tag),
+  Check(Api().memory_desc_init_by_tag(&md, static_cast<int>(dims.size()), d, type, tag),
         "memory_desc_init_by_tag");
   return md;
 }
@@ -156,6 +160,30 @@ dnnl_memory_desc_t QueryDesc(const void* op_desc, dnnl_query_t what, DnnlPrimiti
   return *md;
 }
 
+std::string ImplName(const_dnnl_primitive_desc_t pd) {
+  const char* name = nullptr;
+  if (Api().primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success ||
+      name == nullptr) {
+    return "?";
+  }
+  return name;
+}
+
+DnnlPrimitiveDesc FastPrimitiveDesc(const void* op_desc, const_dnnl_primitive_attr_t attr,
+                                    std::string* impl) {
+  dnnl_primitive_desc_t raw = nullptr;
+  if (Api().primitive_desc_create(&raw, op_desc, attr, Api().engine, nullptr) != dnnl_success) {
+    return nullptr;
+  }
+  DnnlPrimitiveDesc pd(raw);
+  std::string name = ImplName(pd.get());
+  // oneDNN's reference kernels (plain loops; for bf16 the only ones before AVX-512) are no
+  // faster than coil's own reference kernel.
+  if (name.rfind("ref", 0) == 0) return nullptr;
+  if (impl != nullptr) *impl = std::move(name);
+  return pd;
+}
+
 DnnlPrimitive Reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to) {
   dnnl_primitive_desc_t pd = nullptr;
   Check(Api().reorder_primitive_desc_create(&pd, &from, Api().engine, &to, Api().engine,
@@ -194,6 +222,28 @@ bool AllF32(const ExternArgs& a) {
     if (t.dtype != proto::FLOAT32) return false;
   }
   return true;
+}
+
+dnnl_data_type_t DnnlType(DType t) {
+  switch (t) {
+    case proto::FLOAT32:
+      return dnnl_f32;
+    case proto::BFLOAT16:
+      return dnnl_bf16;
+    default:
+      return dnnl_data_type_undef;
+  }
+}
+
+bool GetPrimitiveTypes(const ExternArgs& a, PrimitiveTypes& types) {
+  if (a.inputs.size() < 2) return false;
+  types.src = DnnlType(a.inputs[0].dtype);
+  types.dst = DnnlType(a.output.dtype);
+  types.bias = a.inputs.size() > 2 ? DnnlType(a.inputs[2].dtype) : types.src;
+  if (DnnlType(a.inputs[1].dtype) != types.src) return false;
+  if (types.src == dnnl_f32) return types.dst == dnnl_f32 && types.bias == dnnl_f32;
+  return types.src == dnnl_bf16 && (types.dst == dnnl_f32 || types.dst == dnnl_bf16) &&
+         (types.bias == dnnl_f32 || types.bias == dnnl_bf16);
 }
 
 std::string Shape(const ExternTensor& t) {

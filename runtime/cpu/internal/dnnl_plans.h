@@ -98,8 +98,9 @@ void* Scratch(ScratchSlot slot, size_t bytes);
 
 // ---- Thin helpers over the C API (each throws DnnlFailure on failure).
 
-// An f32 memory descriptor of `dims` in format `tag`.
-dnnl_memory_desc_t Desc(absl::Span<const int64_t> dims, dnnl_format_tag_t tag);
+// A memory descriptor of `dims` in format `tag` with elements of `type` (f32 unless given).
+dnnl_memory_desc_t Desc(absl::Span<const int64_t> dims, dnnl_format_tag_t tag,
+                        dnnl_data_type_t type = dnnl_f32);
 // Whether two descriptors describe the same layout.
 bool Same(const dnnl_memory_desc_t& a, const dnnl_memory_desc_t& b);
 // A memory object of `md` over `handle` (DNNL_MEMORY_NONE: data set later).
@@ -109,6 +110,12 @@ void SetData(dnnl_memory_t m, void* data);
 DnnlPrimitive Primitive(const void* op_desc);
 // The primitive's layout for one of its arguments (`out` receives the primitive when empty).
 dnnl_memory_desc_t QueryDesc(const void* op_desc, dnnl_query_t what, DnnlPrimitive& out);
+// The primitive descriptor of `op_desc` with `attr` (may be null), or null when oneDNN has no
+// implementation for it or only its reference one (`impl` receives the implementation's name).
+DnnlPrimitiveDesc FastPrimitiveDesc(const void* op_desc, const_dnnl_primitive_attr_t attr,
+                                    std::string* impl = nullptr);
+// The implementation's name oneDNN reports ("?" when it does not).
+std::string ImplName(const_dnnl_primitive_desc_t pd);
 // A reorder primitive between two layouts.
 DnnlPrimitive Reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to);
 // Runs `p` on this thread's stream.
@@ -237,6 +244,21 @@ S* StateOf(ExternStateSlot* slot) {
 
 // Whether every input and the output are f32.
 bool AllF32(const ExternArgs& a);
+
+// The oneDNN element type of `t`: f32 or bf16, dnnl_data_type_undef for any other.
+dnnl_data_type_t DnnlType(DType t);
+
+// The element types of a matmul or convolution call: every tensor f32, or bf16 inputs (the
+// operands; a convolution's bias, input 2, bf16 or f32) with a bf16 or f32 output (autocast's
+// products: bf16 in, f32 accumulation inside oneDNN, the graph's output type out).
+struct PrimitiveTypes {
+  dnnl_data_type_t src = dnnl_f32;   // inputs 0 and 1
+  dnnl_data_type_t dst = dnnl_f32;   // the output
+  dnnl_data_type_t bias = dnnl_f32;  // input 2, when there is one
+  bool f32() const { return src == dnnl_f32 && dst == dnnl_f32 && bias == dnnl_f32; }
+};
+// The call's types, or false for any other combination (the reference kernel runs it).
+bool GetPrimitiveTypes(const ExternArgs& a, PrimitiveTypes& types);
 
 // "[2, 3]".
 std::string Shape(const ExternTensor& t);
