@@ -239,7 +239,7 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
     if (run.compiled) ++stats.graphs_compiled;
     std::vector<Tensor> out = Wrap(std::move(run.outputs), e.num_results);
     for (int i = 0; i < e.num_results; ++i) SetGradFn(out[i].impl(), run.node, i);
-    RestoreOutputAliases(e.aliases, SourceTensors(e.inputs, args), out);
+    RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), out);
     return out;
   }
   if (e.compiled == nullptr) {  // it ran for training only so far
@@ -258,7 +258,7 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
                              absl::StrCat(options.name, ": ", out.status().message())));
   }
   std::vector<Tensor> results = Wrap(*std::move(out), e.num_results);
-  RestoreOutputAliases(e.aliases, SourceTensors(e.inputs, args), results);
+  RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), results);
   return results;
 }
 
@@ -432,7 +432,7 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
     e.graph = trace.last_segment().graph;
     e.key = trace.last_segment().key;
     e.aliases = capture_internal::FindOutputAliases(*e.graph, e.num_results);
-    RestoreOutputAliases(e.aliases, SourceTensors(e.inputs, args), out);
+    RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), out);
   }
 
   ++stats.compiles;

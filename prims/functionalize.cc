@@ -48,6 +48,12 @@ bool IsReshapeLike(absl::string_view op) {
          op == "aten.unflatten" || op == "aten.squeeze" || op == "aten.unsqueeze";
 }
 
+// Reshape-like ops that never copy: a view (or an error, which the trace has ruled out)
+// whatever the strides, so they alias even where symbolic sizes hide the strides.
+bool AlwaysViews(absl::string_view op) {
+  return op == "aten.view" || op == "aten.squeeze" || op == "aten.unsqueeze";
+}
+
 std::optional<std::vector<int64_t>> StaticShape(const TensorType& t) {
   std::vector<int64_t> s;
   for (const SymExpr& d : t.shape) {
@@ -316,7 +322,7 @@ class Functionalizer {
         strides = ViewStrides(*in_shape, s, *out_shape);
         if (!strides) return false;  // torch.reshape copies: a new root
       }
-    } else if (IsReshapeLike(op) && !base.chain.empty()) {
+    } else if (IsReshapeLike(op) && !base.chain.empty() && !AlwaysViews(op)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unsupported view chain: cannot decide whether ", op,
           " of a view with symbolic sizes aliases its input"));

@@ -2,11 +2,15 @@
 #include "capture/internal/output_aliases.h"
 
 #include <algorithm>
+#include <optional>
 #include <source_location>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "capture/dispatch.h"
+#include "ir/check.h"
 #include "ir/op_registry.h"
+#include "runtime/interpreter.h"
 
 namespace coil::capture_internal {
 namespace {
@@ -22,13 +26,28 @@ const Value* AliasedBase(const Value* v, bool& view) {
     view = false;
     return p->input(schema->mutated_input);
   }
-  // Replayable views: one tensor input (the base), static types.
-  if (schema->is_view && p->num_inputs() == 1 && v->type().IsStatic() &&
-      p->input(0)->type().IsStatic()) {
+  // Replayable views: one tensor input (the base). Symbolic sizes in their attributes are
+  // bound from the inputs at replay (RestoreOutputAliases).
+  if (schema->is_view && p->num_inputs() == 1) {
     view = true;
     return p->input(0);
   }
   return nullptr;
+}
+
+// Whether a sym / syms attribute is not a constant.
+bool NamesSymbols(const AttrMap& attrs) {
+  for (const auto& [name, value] : attrs) {
+    if (const SymExpr* e = std::get_if<SymExpr>(&value); e != nullptr && !e->is_constant()) {
+      return true;
+    }
+    if (const SymList* l = std::get_if<SymList>(&value)) {
+      for (const SymExpr& e : *l) {
+        if (!e.is_constant()) return true;
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -82,12 +101,28 @@ std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) 
   return found;
 }
 
-void RestoreOutputAliases(const std::vector<OutputAlias>& aliases,
+void RestoreOutputAliases(const std::vector<OutputAlias>& aliases, const Graph& graph,
                           const std::vector<Tensor>& inputs, std::vector<Tensor>& results) {
+  // The symbols' values in this call, bound from the inputs' sizes the first time a view's
+  // attribute names one (a reshape to [s0, 4], a slice ending at s0).
+  std::optional<absl::flat_hash_map<std::string, int64_t>> bindings;
   for (const OutputAlias& a : aliases) {
     Tensor t = a.base_input >= 0 ? inputs[a.base_input] : results[a.base_result];
     for (const Node* n : a.chain) {
-      t = Dispatch(n->op(), {t}, n->attrs(), std::source_location::current())[0];
+      AttrMap attrs = n->attrs();
+      if (NamesSymbols(attrs)) {
+        if (!bindings.has_value()) {
+          std::vector<HostTensor> hosts;
+          for (const Tensor& in : inputs) hosts.push_back(in.host());
+          absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> b = BindSymbols(graph, hosts);
+          // The graph has just run on these inputs, which bound the same symbols.
+          COIL_CHECK(b.ok()) << b.status();
+          bindings = *std::move(b);
+        }
+        absl::Status bound = BindSymAttrs(attrs, *bindings);
+        COIL_CHECK(bound.ok()) << bound;
+      }
+      t = Dispatch(n->op(), {t}, std::move(attrs), std::source_location::current())[0];
     }
     results[a.result] = t;
   }

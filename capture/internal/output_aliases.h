@@ -10,8 +10,8 @@
 //   std::vector<OutputAlias> aliases = FindOutputAliases(graph, num_results);
 //   RestoreOutputAliases(aliases, graph_input_tensors, results);  // after running the graph
 //
-// Chains through a symbolic shape are left alone (their attributes may name symbols); the
-// output stays a copy.
+// A view whose attributes name symbols (a reshape to [s0, 4]) is replayed with the symbols'
+// values in this call, bound from the inputs' sizes.
 #ifndef COIL_CAPTURE_INTERNAL_OUTPUT_ALIASES_H_
 #define COIL_CAPTURE_INTERNAL_OUTPUT_ALIASES_H_
 
@@ -34,9 +34,9 @@ struct OutputAlias {
 std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results);
 
 // Replaces each aliasing result by its chain replayed (eagerly, on the autograd tape when the
-// base requires grad) on `inputs[base_input]` (the caller's tensors, in graph input order) or
-// on the already restored result.
-void RestoreOutputAliases(const std::vector<OutputAlias>& aliases,
+// base requires grad) on `inputs[base_input]` (the caller's tensors, in `graph`'s input order,
+// which the graph has just run on) or on the already restored result.
+void RestoreOutputAliases(const std::vector<OutputAlias>& aliases, const Graph& graph,
                           const std::vector<Tensor>& inputs, std::vector<Tensor>& results);
 
 }  // namespace coil::capture_internal
