@@ -1,6 +1,7 @@
 // CpuBackend: GenerateCpu + CpuProgram::Load behind the driver::Backend interface.
 #include "tools/driver/cpu_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -33,6 +34,15 @@ class CpuBackendImpl : public Backend {
   BackendCapabilities capabilities() const override {
     BackendCapabilities c;
     c.inductor = CpuCapabilities();
+    // bf16 convolutions (--precision bf16) read and write channels-last activations too:
+    // oneDNN's bf16 kernels (brgconv on AVX512-BF16 / AMX) want NHWC, so NCHW costs a reorder
+    // each way (COIL_CHANNELS_LAST_BF16=0 keeps bf16 NCHW; COIL_CHANNELS_LAST=0 both).
+    const char* bf16_cl = std::getenv("COIL_CHANNELS_LAST_BF16");
+    if (std::find(c.inductor.channels_last.begin(), c.inductor.channels_last.end(),
+                  proto::FLOAT32) != c.inductor.channels_last.end() &&
+        (bf16_cl == nullptr || std::string(bf16_cl) != "0")) {
+      c.inductor.channels_last.push_back(proto::BFLOAT16);
+    }
     if (options_.extern_epilogues.has_value()) {
       c.inductor.extern_epilogues = *options_.extern_epilogues;
     }
