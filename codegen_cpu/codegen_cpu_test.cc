@@ -145,6 +145,33 @@ graph @nan(%0 "x": f32[batch, 33]) {
 )", spec);
 }
 
+// Reductions over the rows of a row-major tensor into its columns (kernel_emitter.cc, [Note:
+// column reductions]): the average pool of an NHWC activation ([batch, H, W, C] -> [batch, C]),
+// odd channel counts, more channels than one tile (256: 300 and 600 make a partial second and
+// third tile), 1x2 and 1x1 rows, every REDUCE op the path takes, a reduction over the batch too
+// (a rank-1 kernel: the parallel range is the columns), with and without NaN inputs.
+TEST(CodegenCpuTest, ColumnReductions) {
+  const std::string text = R"(
+graph @pool(%0 "x": f32[batch, 5, 7, 37], %1 "y": f32[batch, 1, 2, 300], %2 "z": f32[batch, 2, 3, 19], %3 "w": f32[batch, 3, 1, 600]) {
+  symbol batch min 2 max 0 hint 4
+  %4: f32[batch, 37] = aten.mean(%0) {dim = [1, 2], keepdim = false, dtype = none}
+  %5: f32[batch, 300] = aten.sum(%1) {dim = [1, 2], keepdim = false, dtype = none}
+  %6: f32[batch, 19] = aten.amax(%2) {dim = [1, 2], keepdim = false}
+  %7: f32[batch, 19] = aten.amin(%2) {dim = [1, 2], keepdim = false}
+  %8: f32[batch, 3, 19] = aten.prod(%2) {dim = [1], keepdim = false, dtype = none}
+  %9: f32[37] = aten.sum(%0) {dim = [0, 1, 2], keepdim = false, dtype = none}
+  %10: f32[batch, 1, 1, 600] = aten.mean(%3) {dim = [1, 2], keepdim = true, dtype = none}
+  %11: f32[batch, 1, 1, 600] = aten.relu(%10)
+  %12: f32[batch, 37] = aten.sigmoid(%4)
+  return %12, %5, %6, %7, %8, %9, %11
+}
+)";
+  Check(text);
+  InputSpec spec;
+  spec.nan_rate = 0.02;
+  Check(text, spec);
+}
+
 TEST(CodegenCpuTest, BroadcastTransposeChain) {
   Check(R"(
 graph @chain(%0 "x": f32[batch, 4, 6], %1 "y": f32[6], %2 "z": f32[6, 4]) {

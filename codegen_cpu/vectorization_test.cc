@@ -8,7 +8,8 @@
 //     also with f64 math on a 0-d input (AdamW's bias correction: computed before the loop);
 //   - tanh / erf / exp chains become inline vector code (no libm or libmvec calls);
 //   - softmax's max reduction vectorizes (integer order keys), and so do its exp-sum (f64 lanes)
-//     and normalization loops (a multiply by the row's reciprocal).
+//     and normalization loops (a multiply by the row's reciprocal);
+//   - reductions over rows into columns (an NHWC average pool) load whole vectors of columns.
 // Numerics are checked elsewhere (codegen_cpu_test, vector_math_test); this is about the shape
 // of the code.
 #include <string>
@@ -195,6 +196,26 @@ TEST(VectorizationTest, SoftmaxReductionsAndExpVectorize) {
     EXPECT_FALSE(absl::StrContains(ir, "fdiv arcp <")) << cols << "\n" << ir;
     EXPECT_FALSE(CallsMathLibrary(ir)) << cols << "\n" << ir;
     EXPECT_FALSE(HasOverlapChecks(ir)) << cols << "\n" << ir;
+  }
+}
+
+// A reduction over rows into columns (the average pool of an NHWC activation) runs its columns
+// as the innermost loop (kernel_emitter.cc, [Note: column reductions]): contiguous vector loads
+// and f64 vector adds, not one strided element per row.
+TEST(VectorizationTest, ColumnReductionsLoadWholeVectors) {
+  for (const char* op : {"aten.mean(%0) {dim = [1, 2], keepdim = false, dtype = none}",
+                         "aten.amax(%0) {dim = [1, 2], keepdim = false}"}) {
+    proto::CompiledKernel k = OnlyKernel(absl::StrCat(
+        "graph @pool(%0 \"x\": f32[batch, 7, 7, 40]) {\n  symbol batch min 1 max 0 hint 8\n",
+        "  %1: f32[batch, 40] = ", op, "\n  return %1\n}\n"));
+    const std::string& ir = k.source();
+    EXPECT_TRUE(absl::StrContains(ir, "load <8 x float>")) << op << "\n" << ir;
+    if (absl::StrContains(op, "mean")) {
+      EXPECT_TRUE(absl::StrContains(ir, "fadd reassoc <8 x double>")) << op << "\n" << ir;
+    } else {
+      EXPECT_TRUE(absl::StrContains(ir, "<8 x i32>")) << op << "\n" << ir;
+    }
+    EXPECT_FALSE(HasOverlapChecks(ir)) << op << "\n" << ir;
   }
 }
 

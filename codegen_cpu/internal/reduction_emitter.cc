@@ -2,6 +2,7 @@
 // the result after the nest (reduction_emitter.h).
 #include "codegen_cpu/internal/reduction_emitter.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -50,7 +51,8 @@ llvm::Value* FromOrderKey(llvm::IRBuilder<>& b, llvm::Value* k, llvm::Type* ft) 
 
 absl::StatusOr<Reduction> StartReduction(llvm::IRBuilder<>& b, llvm::IRBuilder<>& entry,
                                          const proto::Expr& e, const proto::Kernel& kernel,
-                                         const absl::flat_hash_map<int, TypedValue>& visible) {
+                                         const absl::flat_hash_map<int, TypedValue>& visible,
+                                         int64_t lanes) {
   llvm::LLVMContext& c = b.getContext();
   std::optional<RedOp> op = RedOpFromName(e.op());
   if (!op.has_value()) {
@@ -83,8 +85,10 @@ absl::StatusOr<Reduction> StartReduction(llvm::IRBuilder<>& b, llvm::IRBuilder<>
   llvm::Type* t = RegType(c, r.acc_dt);
   r.keyed = fp && (*op == RedOp::kMax || *op == RedOp::kMin);
   r.f32_sum_in_f64 = fp && in_dt != proto::FLOAT64 && r.acc_dt == proto::FLOAT64;
-  llvm::Type* slot = r.keyed ? b.getIntNTy(t->getPrimitiveSizeInBits()) : t;
-  r.acc = entry.CreateAlloca(slot, nullptr, absl::StrCat("acc", e.id()));
+  r.slot = r.keyed ? b.getIntNTy(t->getPrimitiveSizeInBits()) : t;
+  r.lanes = std::max<int64_t>(lanes, 1);
+  llvm::Value* n = r.lanes > 1 ? entry.getInt64(r.lanes) : nullptr;
+  r.acc = entry.CreateAlloca(r.slot, n, absl::StrCat("acc", e.id()));
   llvm::Value* init = nullptr;
   const double inf = std::numeric_limits<double>::infinity();
   switch (*op) {
@@ -99,18 +103,31 @@ absl::StatusOr<Reduction> StartReduction(llvm::IRBuilder<>& b, llvm::IRBuilder<>
     case RedOp::kArgMax:
     case RedOp::kArgMin:
       init = fp ? llvm::ConstantFP::get(t, 0.0) : b.getInt64(0);
-      r.arg = entry.CreateAlloca(b.getInt64Ty(), nullptr, absl::StrCat("arg", e.id()));
-      b.CreateStore(b.getInt64(-1), r.arg);
+      r.arg = entry.CreateAlloca(b.getInt64Ty(), n, absl::StrCat("arg", e.id()));
       break;
   }
-  b.CreateStore(init, r.acc);
+  r.init = init;
+  if (r.lanes == 1) Initialize(b, r);
   return r;
+}
+
+Reduction Lane(llvm::IRBuilder<>& b, const Reduction& r, llvm::Value* j) {
+  Reduction lane = r;
+  lane.lanes = 1;
+  lane.acc = b.CreateInBoundsGEP(r.slot, r.acc, j);
+  if (r.arg != nullptr) lane.arg = b.CreateInBoundsGEP(b.getInt64Ty(), r.arg, j);
+  return lane;
+}
+
+void Initialize(llvm::IRBuilder<>& b, const Reduction& r) {
+  if (r.arg != nullptr) b.CreateStore(b.getInt64(-1), r.arg);
+  b.CreateStore(r.init, r.acc);
 }
 
 void Accumulate(llvm::IRBuilder<>& b, const Reduction& r, TypedValue in, llvm::Value* pos) {
   llvm::Value* v = r.acc_dt == proto::INT64 ? EmitToI64(b, in) : EmitConvert(b, in, r.acc_dt);
   if (r.acc_dt == proto::FLOAT32 && IsFloating(in.dt)) v = in.v;  // f16/bf16: exact floats
-  llvm::Value* acc = b.CreateLoad(r.acc->getAllocatedType(), r.acc);
+  llvm::Value* acc = b.CreateLoad(r.slot, r.acc);
   const bool fp = r.acc_dt != proto::INT64;
   llvm::Value* next = nullptr;
   if (r.keyed) {  // [Note: max/min as integers]
@@ -173,7 +190,7 @@ TypedValue FinishReduction(llvm::IRBuilder<>& b, const Reduction& r) {
     llvm::Value* arg = b.CreateLoad(b.getInt64Ty(), r.arg);
     return {EmitConvert(b, {arg, proto::INT64}, dt), dt};
   }
-  llvm::Value* acc = b.CreateLoad(r.acc->getAllocatedType(), r.acc);
+  llvm::Value* acc = b.CreateLoad(r.slot, r.acc);
   if (r.keyed) acc = FromOrderKey(b, acc, RegType(b.getContext(), r.acc_dt));
   return {EmitConvert(b, {acc, r.acc_dt}, dt), dt};
 }

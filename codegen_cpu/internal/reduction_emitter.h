@@ -13,6 +13,10 @@
 //   absl::StatusOr<Reduction> r = StartReduction(b, entry, expr, kernel, visible_values);
 //   ... loop nest: Accumulate(b, *r, arg_value, row_major_position);
 //   TypedValue result = FinishReduction(b, *r);
+//
+// A column reduction (kernel_emitter.cc, [Note: column reductions]) keeps one accumulator per
+// column of a tile: StartReduction(..., lanes), then Initialize / Accumulate / FinishReduction
+// on Lane(b, r, j) for each column j.
 #ifndef COIL_CODEGEN_CPU_INTERNAL_REDUCTION_EMITTER_H_
 #define COIL_CODEGEN_CPU_INTERNAL_REDUCTION_EMITTER_H_
 
@@ -37,18 +41,29 @@ struct Reduction {
   bool keyed = false;
   // A floating sum/prod of f32 (f16, bf16) values in an f64 accumulator.
   bool f32_sum_in_f64 = false;
-  llvm::AllocaInst* acc = nullptr;
-  llvm::AllocaInst* arg = nullptr;  // argmax/argmin position
+  llvm::Type* slot = nullptr;  // the accumulator's type (acc_dt's, or the keys' integer)
+  llvm::Value* init = nullptr;  // its initial value
+  llvm::Value* acc = nullptr;   // the slot (an alloca, or one lane of a lanes-wide alloca)
+  llvm::Value* arg = nullptr;   // argmax/argmin position
+  int64_t lanes = 1;            // columns of a column reduction (1: one accumulator)
 };
 
 // Allocates the accumulator slots of REDUCE `e` of `kernel` in the entry block (`entry`) and
 // stores their initial values at `b`'s insertion point (before the loop nest). `visible`: the
 // expression values visible before the Loop, by id; the argument's dtype is taken from there or
 // from its definition in `kernel` (which wins). Errors (InvalidArgument): an unknown reduction
-// op, not one argument, an invalid result dtype, an unknown argument.
+// op, not one argument, an invalid result dtype, an unknown argument. With `lanes` > 1 the
+// slots hold `lanes` accumulators and nothing is stored: the caller initializes each Lane.
 absl::StatusOr<Reduction> StartReduction(llvm::IRBuilder<>& b, llvm::IRBuilder<>& entry,
                                          const proto::Expr& e, const proto::Kernel& kernel,
-                                         const absl::flat_hash_map<int, TypedValue>& visible);
+                                         const absl::flat_hash_map<int, TypedValue>& visible,
+                                         int64_t lanes = 1);
+
+// Lane `j` (an i64 value below r.lanes) of a lanes-wide reduction, as a one-accumulator one.
+Reduction Lane(llvm::IRBuilder<>& b, const Reduction& r, llvm::Value* j);
+
+// Stores r's initial value (and argmax's "no position yet") into its slot.
+void Initialize(llvm::IRBuilder<>& b, const Reduction& r);
 
 // Folds `in` (the value of r's argument in this iteration; `pos`: the row-major position in
 // the Loop, for argmax/argmin) into r's accumulator.
