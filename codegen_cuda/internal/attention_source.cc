@@ -164,13 +164,15 @@ __device__ __forceinline__ void coil_attn_f32(const CoilAttentionParams& p) {
           for (int j = 0; j < CN; ++j) s[i][j] = fmaf(a[i], b[j], s[i][j]);
         }
       }
+      const bool edge = p.mask_kind != 0 || j0 + BC > S || (p.causal && j0 + BC - 1 > i0);
 #pragma unroll
       for (int i = 0; i < RM; ++i) {
         const int row = i0 + ty * RM + i;
         float mx = ninf;
 #pragma unroll
         for (int j = 0; j < CN; ++j) {
-          s[i][j] = coil_attn_masked<0>(p, mbase, row, j0 + tx * CN + j, s[i][j] * p.scale);
+          const float x = s[i][j] * p.scale;
+          s[i][j] = edge ? coil_attn_masked<0>(p, mbase, row, j0 + tx * CN + j, x) : x;
           mx = fmaxf(mx, s[i][j]);
         }
 #pragma unroll
@@ -287,16 +289,37 @@ __device__ __forceinline__ void coil_attn_tile(u16* dst, const u16* src, int row
     *(uint4*)(dst + coil_attn_swz<D>(r, ch * 8)) = x;
   }
 }
+// The same through cp.async (16 bytes per copy, no registers; rows past the end zero-filled:
+// source size 0, the address then the tile's first row), in flight until coil_attn_wait.
+template <int D>
+__device__ __forceinline__ void coil_attn_tile_async(u16* dst, const u16* src, int rows_left, int tid) {
+  constexpr int CH = D / 8;
+  for (int idx = tid; idx < 64 * CH; idx += 128) {
+    const int r = idx / CH, ch = idx % CH;
+    const bool ok = r < rows_left;
+    const u32 d = (u32)__cvta_generic_to_shared(dst + coil_attn_swz<D>(r, ch * 8));
+    const u16* g = src + (ok ? (long long)r * D + ch * 8 : 0);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(g), "r"(ok ? 16 : 0));
+  }
+}
+__device__ __forceinline__ void coil_attn_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void coil_attn_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
 
 // 4 warps, each 16 query rows of a 64-row block; key tiles of 64. S = Q K^T and O += P V by
 // mma.sync m16n8k16; the softmax in the log2 domain on the accumulators (a thread holds rows
 // g and g + 8 of its warp's 16), P reused from the accumulator registers as the A operand.
-template <int D, int DT>
+// ST = 2 (D = 64: 40 KiB of static shared memory): K / V double-buffered, the next tile's
+// cp.async copies in flight while this one computes; ST = 1 (D = 128) loads each tile
+// synchronously. Masks are evaluated only on tiles that need them (a mask, the causal
+// diagonal, the last partial tile).
+template <int D, int DT, int ST>
 __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
   constexpr int BR = 64, BC = 64, NB = BC / 8, KB = D / 16, DB = D / 8;
   __shared__ __align__(128) u16 qs[BR * D];
-  __shared__ __align__(128) u16 ks[BC * D];
-  __shared__ __align__(128) u16 vs[BC * D];
+  __shared__ __align__(128) u16 ks_buf[ST][BC * D];
+  __shared__ __align__(128) u16 vs_buf[ST][BC * D];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tig = lane & 3;
   const int L = p.L, S = p.S, i0 = blockIdx.x * BR;
   const float ninf = __int_as_float(0xff800000);
@@ -307,8 +330,14 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
     const u16* v = (const u16*)p.v + bh * S * D;
     u16* out = (u16*)p.out + bh * L * D;
     const long long mbase = p.mask_kind != 0 ? coil_attn_mask_base(p, bh) : 0;
+    const int kend = p.causal ? min(S, i0 + BR) : S;
     __syncthreads();
     coil_attn_tile<D>(qs, q + (long long)i0 * D, L - i0, tid);
+    if (ST == 2 && kend > 0) {
+      coil_attn_tile_async<D>(ks_buf[0], k, S, tid);
+      coil_attn_tile_async<D>(vs_buf[0], v, S, tid);
+      coil_attn_commit();
+    }
     __syncthreads();
     u32 qf[KB][4];
 #pragma unroll
@@ -320,15 +349,25 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
 #pragma unroll
     for (int db = 0; db < DB; ++db) o[db][0] = o[db][1] = o[db][2] = o[db][3] = 0.f;
     float m[2] = {ninf, ninf}, l[2] = {0.f, 0.f};
-    const int kend = p.causal ? min(S, i0 + BR) : S;
     const int r0 = i0 + warp * 16 + g;  // this thread's rows: r0 and r0 + 8
     // (Pipelining K / V through registers as the f32 kernel does was measured slower here: 186
     // instead of 139 registers, 2 blocks per SM instead of 3; GPT-2's bf16 calls 0.140 against
-    // 0.117 ms on an H200.)
-    for (int j0 = 0; j0 < kend; j0 += BC) {
-      __syncthreads();
-      coil_attn_tile<D>(ks, k + (long long)j0 * D, S - j0, tid);
-      coil_attn_tile<D>(vs, v + (long long)j0 * D, S - j0, tid);
+    // 0.117 ms on an H200. cp.async needs no registers.)
+    for (int j0 = 0, st = 0; j0 < kend; j0 += BC, st ^= ST - 1) {
+      const u16* ks = ks_buf[st];
+      const u16* vs = vs_buf[st];
+      if (ST == 2) {
+        if (j0 + BC < kend) {  // the stage the previous tile read: free since its last barrier
+          coil_attn_tile_async<D>(ks_buf[st ^ 1], k + (long long)(j0 + BC) * D, S - j0 - BC, tid);
+          coil_attn_tile_async<D>(vs_buf[st ^ 1], v + (long long)(j0 + BC) * D, S - j0 - BC, tid);
+        }
+        coil_attn_commit();
+        coil_attn_wait<1>();  // this tile's copies (all but the group just committed)
+      } else {
+        __syncthreads();
+        coil_attn_tile<D>(ks_buf[0], k + (long long)j0 * D, S - j0, tid);
+        coil_attn_tile<D>(vs_buf[0], v + (long long)j0 * D, S - j0, tid);
+      }
       __syncthreads();
       float s[NB][4];
 #pragma unroll
@@ -345,12 +384,14 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
         }
       }
       float mx[2] = {ninf, ninf};
+      const bool edge = p.mask_kind != 0 || j0 + BC > S || (p.causal && j0 + BC - 1 > i0);
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int row = r0 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
-          s[nb][e] = coil_attn_masked<DT>(p, mbase, row, col, s[nb][e] * p.scale) * log2e;
+          const float x = s[nb][e] * p.scale;
+          s[nb][e] = (edge ? coil_attn_masked<DT>(p, mbase, row, col, x) : x) * log2e;
           mx[e >> 1] = fmaxf(mx[e >> 1], s[nb][e]);
         }
       }
@@ -395,6 +436,7 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
           coil_attn_mma<DT>(o[2 * db2 + 1], a, b[2], b[3]);
         }
       }
+      if (ST == 2) __syncthreads();  // this stage is prefetched into two tiles later
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -436,7 +478,8 @@ std::string AttentionKernelsSource(const std::vector<std::pair<std::string, int>
       body = d <= 64 ? absl::StrCat("coil_attn_f32<", d, ", 4, 4>(p);")
                      : absl::StrCat("coil_attn_f32<", d, ", 2, 2>(p);");
     } else {
-      body = absl::StrCat("coil_attn_tc<", d, ", ", dtype == "f16" ? 1 : 2, ">(p);");
+      body = absl::StrCat("coil_attn_tc<", d, ", ", dtype == "f16" ? 1 : 2, ", ", d <= 64 ? 2 : 1,
+                          ">(p);");
     }
     absl::StrAppend(&out, "extern \"C\" __global__ void __launch_bounds__(",
                     cuda::AttentionBlockThreads(half), ") ", cuda::AttentionSymbol(dtype, d),

@@ -44,7 +44,10 @@ inline constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;
 // cublasComputeType_t.
 inline constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70;
 // cublasLtMatmulDescAttributes_t.
-inline constexpr int kDescEpilogue = 7, kDescBiasPointer = 8, kDescBiasDataType = 26;
+inline constexpr int kDescTransA = 3, kDescEpilogue = 7, kDescBiasPointer = 8,
+                     kDescBiasDataType = 26;
+// cublasOperation_t.
+inline constexpr int32_t kOpT = 1;
 // cublasLtEpilogue_t.
 inline constexpr uint32_t kEpilogueDefault = 1, kEpilogueRelu = 2, kEpilogueBias = 4,
                           kEpilogueReluBias = 6;

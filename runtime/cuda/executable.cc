@@ -73,6 +73,8 @@ struct CudaExecutable::Impl {
   std::vector<uint64_t> host_table;
   // GEMMs (gemm_plan.h): the plan per aten.mm / aten.bmm kernel, cuBLASLt and its workspace.
   absl::flat_hash_map<int, GemmPlan> gemm_plans;
+  absl::flat_hash_map<int, CUdeviceptr> gemm_bt;  // B buffer id -> its transposed copy
+  absl::flat_hash_set<int> forwarded;  // kernels whose copy a GEMM made in this run
   std::unique_ptr<CublasGemm> gemm;
   CUdeviceptr gemm_workspace = 0;
   std::string gemm_library = "none (the module has no aten.mm / aten.bmm)";
@@ -105,6 +107,7 @@ struct CudaExecutable::Impl {
     gemm.reset();
     convs.reset();
     if (gemm_workspace != 0) d->MemFree(gemm_workspace);
+    for (auto& [id, p] : gemm_bt) d->MemFree(p);
     for (auto& [id, p] : constants) d->MemFree(p);
     if (arena != 0) d->MemFree(arena);
     if (table != 0) d->MemFree(table);
@@ -322,6 +325,21 @@ absl::Status CudaExecutable::Impl::SetupGemm() {
   if (!g.ok()) return g.status();
   gemm = *std::move(g);
   gemm_library = gemm->Describe();
+  for (const auto& [id, p] : gemm_plans) {  // constant B with misaligned rows (gemm_plan.h)
+    if (!p.transpose_b || !p.unsupported.empty() || gemm_bt.contains(p.b)) continue;
+    const proto::Buffer& b = *buffers.at(p.b);
+    const std::string where = absl::StrCat("constant buffer ", p.b, " ('", b.name(), "') transposed");
+    absl::StatusOr<HostTensor> t = LoadConstant(*graph.FindValue(b.graph_value()), options.external_data_dir);
+    if (!t.ok()) return t.status();
+    const std::string raw = t->Bytes();
+    const int64_t rows = t->shape().at(0), cols = t->shape().at(1);
+    const std::string bytes = TransposeMatrix(raw, rows, cols, static_cast<int>(raw.size() / std::max<int64_t>(1, rows * cols)));
+    absl::StatusOr<CUdeviceptr> bt = Alloc(bytes.size(), where);
+    if (!bt.ok()) return bt.status();
+    gemm_bt[p.b] = *bt;
+    if (absl::Status st = Check(d->MemcpyHtoDAsync(*bt, bytes.data(), bytes.size(), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
+    if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !st.ok()) return st;
+  }
   return absl::OkStatus();
 }
 
@@ -354,6 +372,15 @@ absl::StatusOr<std::optional<bool>> CudaExecutable::Impl::RunGemm(
   };
   call.a = host_table[p.a];
   call.b = host_table[p.b];
+  if (auto bt = gemm_bt.find(p.b); bt != gemm_bt.end()) call.b = bt->second, call.b_transposed = true;
+  if (p.forward_kernel != 0 && !overlaps(p.forward_d, p.a) && !overlaps(p.forward_d, p.b)) {
+    GemmCall fwd = call;  // writes the copy's output (gemm_plan.h's forwarding)
+    fwd.d = host_table[p.forward_d];
+    fwd.d_dtype = p.forward_dtype;
+    absl::StatusOr<bool> ran = gemm->Run(fwd, stream, where);
+    if (!ran.ok()) return ran.status();
+    if (*ran) return forwarded.insert(p.forward_kernel), true;
+  }
   if (overlaps(p.out, p.a) || overlaps(p.out, p.b)) return std::nullopt;
   if (p.fused && !overlaps(p.d, p.a) && !overlaps(p.d, p.b) && (p.bias == 0 || !overlaps(p.d, p.bias)) &&
       (p.c == 0 || host_table[p.c] == host_table[p.d] || !overlaps(p.d, p.c))) {
@@ -500,6 +527,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     return Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where);
   };
   auto run_kernels = [&]() -> absl::Status {
+  forwarded.clear();
   for (int ki = 0; ki < s.kernels_size(); ++ki) {
     const proto::Kernel& k = s.kernels(ki);
     const std::string where = KernelWhere(k);
@@ -560,7 +588,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
       if (absl::Status c = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !c.ok()) return c;
     }
     auto fn = functions.find(k.id());
-    if (fn == functions.end() || epilogue_done) continue;
+    if (fn == functions.end() || epilogue_done || forwarded.contains(k.id())) continue;
     int64_t count = 1;
     for (const proto::SymExpr& r : k.ranges()) {
       absl::StatusOr<int64_t> v = Eval(r, b);

@@ -82,12 +82,17 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call,
                 AlignmentOf(call.a),
                 AlignmentOf(call.b),
                 AlignmentOf(call.c != 0 ? call.c : call.d),
-                AlignmentOf(call.d)};
+                AlignmentOf(call.d),
+                call.d_dtype == proto::DTYPE_UNSPECIFIED ? call.dtype : call.d_dtype,
+                call.b_transposed};
   auto it = problems_.find(key);
   if (it != problems_.end()) return it->second.get();
   auto p = std::make_unique<Problem>();
   p->lt = lt_;
   const int type = CudaType(call.dtype);
+  const int d_type = CudaType(std::get<12>(key) == proto::DTYPE_UNSPECIFIED
+                                  ? call.dtype
+                                  : static_cast<proto::DType>(std::get<12>(key)));
   const bool f64 = call.dtype == proto::FLOAT64;
   const int compute = f64 ? lt::kCompute64F
                           : (allow_tf32_ && call.dtype == proto::FLOAT32 ? lt::kCompute32FFastTF32
@@ -114,9 +119,10 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call,
   }
   // Column-major view (gemm.h): cuBLASLt's A is our B ([N, K], ld N), its B our A ([K, M], ld K),
   // D and C are [N, M] with ld N.
-  auto layout = [&](lt::MatrixLayout* l, int64_t rows, int64_t cols) -> absl::Status {
-    if (absl::Status s =
-            check(lt_->MatrixLayoutCreate(l, type, rows, cols, rows), "cublasLtMatrixLayoutCreate");
+  auto layout = [&](lt::MatrixLayout* l, int64_t rows, int64_t cols,
+                    int layout_type) -> absl::Status {
+    if (absl::Status s = check(lt_->MatrixLayoutCreate(l, layout_type, rows, cols, rows),
+                               "cublasLtMatrixLayoutCreate");
         !s.ok())
       return s;
     if (call.batch == 1) return absl::OkStatus();
@@ -131,10 +137,22 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call,
         lt_->MatrixLayoutSetAttribute(*l, lt::kLayoutStridedBatchOffset, &stride, sizeof(stride)),
         "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
   };
-  if (absl::Status s = layout(&p->a, call.n, call.k); !s.ok()) return s;
-  if (absl::Status s = layout(&p->b, call.k, call.m); !s.ok()) return s;
-  if (absl::Status s = layout(&p->c, call.n, call.m); !s.ok()) return s;
-  if (absl::Status s = layout(&p->d, call.n, call.m); !s.ok()) return s;
+  // A transposed B is [N, K] row-major: cuBLASLt's A stored [K, N] (ld K), used transposed.
+  if (call.b_transposed) {
+    const int32_t op_t = lt::kOpT;
+    if (absl::Status s =
+            check(lt_->MatmulDescSetAttribute(p->desc, lt::kDescTransA, &op_t, sizeof(op_t)),
+                  "cublasLtMatmulDescSetAttribute(TRANSA)");
+        !s.ok())
+      return s;
+  }
+  if (absl::Status s = call.b_transposed ? layout(&p->a, call.k, call.n, type)
+                                         : layout(&p->a, call.n, call.k, type);
+      !s.ok())
+    return s;
+  if (absl::Status s = layout(&p->b, call.k, call.m, type); !s.ok()) return s;
+  if (absl::Status s = layout(&p->c, call.n, call.m, d_type); !s.ok()) return s;
+  if (absl::Status s = layout(&p->d, call.n, call.m, d_type); !s.ok()) return s;
 
   lt::Preference pref = nullptr;
   if (absl::Status s = check(lt_->MatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");

@@ -29,6 +29,10 @@ namespace coil::cuda {
 
 struct GemmCall {
   proto::DType dtype = proto::FLOAT32;  // of A, B, C, D and bias
+  // D's (and C's) dtype when it differs: f32 for f16/bf16 inputs (gemm_plan.h's forwarding).
+  proto::DType d_dtype = proto::DTYPE_UNSPECIFIED;
+  // B given as its transpose [N, K] (K contiguous; gemm_plan.h's transpose_b); no batch.
+  bool b_transposed = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   CUdeviceptr a = 0, b = 0, d = 0;
   CUdeviceptr c = 0;     // 0: none (beta = 0)
@@ -63,9 +67,10 @@ class CublasGemm {
   CUdeviceptr workspace_;
   size_t workspace_bytes_;
   bool allow_tf32_;
-  // (dtype, batch, m, n, k, has c, has bias, relu, alignments of a/b/c/d) -> its descriptors.
-  using Key =
-      std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, int, int, int, int>;
+  // (dtype, batch, m, n, k, has c, has bias, relu, alignments of a/b/c/d, d's dtype, b
+  // transposed) -> its descriptors.
+  using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, int, int, int,
+                         int, int, bool>;
   absl::flat_hash_map<Key, std::unique_ptr<Problem>> problems_;
 };
 

@@ -1,11 +1,13 @@
 // The cuBLASLt plan of an EXTERN GEMM kernel (see gemm_plan.h).
 #include "runtime/cuda/gemm_plan.h"
 
+#include <cstring>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "ir/sym_expr.h"
 #include "runtime/cuda/epilogue_match.h"
 
 namespace coil::cuda {
@@ -111,7 +113,121 @@ std::string FuseEpilogue(const proto::Schedule& s, const proto::Kernel& k,
   return "";
 }
 
+int ElementBytes(proto::DType t) {
+  switch (t) {
+    case proto::FLOAT64:
+      return 8;
+    case proto::FLOAT32:
+      return 4;
+    case proto::FLOAT16:
+    case proto::BFLOAT16:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+// `e` as a canonical SymExpr, or nullopt when the proto is malformed.
+std::optional<SymExpr> Sym(const proto::SymExpr& e) {
+  absl::StatusOr<SymExpr> v = SymExpr::FromProto(e);
+  if (!v.ok()) return std::nullopt;
+  return *std::move(v);
+}
+
+bool Touches(const proto::Kernel& k, int buffer) {
+  if (k.extern_output() == buffer && k.kind() == proto::Kernel::EXTERN) return true;
+  for (int in : k.extern_inputs()) {
+    if (in == buffer) return true;
+  }
+  for (const proto::Loop& l : k.loops()) {
+    for (const proto::Expr& e : l.body()) {
+      if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) && e.buffer() == buffer)
+        return true;
+    }
+  }
+  return false;
+}
+
+// Forwarding (gemm_plan.h): fills p.forward_* when the mm's only reader is a later kernel that
+// copies (or widens) the whole result into a graph output in the same row-major order.
+void PlanForward(const proto::Schedule& s, const proto::Kernel& mm,
+                 const absl::flat_hash_map<int, const proto::Buffer*>& buffers, GemmPlan& p) {
+  if (p.batched || mm.loops_size() != 0) return;
+  int at = -1, reader = -1;
+  for (int i = 0; i < s.kernels_size(); ++i) {
+    if (s.kernels(i).id() == mm.id()) at = i;
+    if (at >= 0 && i > at && Touches(s.kernels(i), p.out)) {
+      reader = i;
+      break;
+    }
+  }
+  if (reader < 0) return;
+  const proto::Kernel& f = s.kernels(reader);
+  if (f.kind() != proto::Kernel::POINTWISE || !OnlyReaderOf(s, f, p.out, "").empty()) return;
+  EpilogueStore m = FindEpilogueStore(f, f.ranges_size(), buffers);
+  if (!m.why_not.empty() || m.store->mask() != 0) return;
+  const proto::Buffer& d = *buffers.at(m.store->buffer());
+  if (d.kind() != proto::Buffer::OUTPUT || d.shape_size() != f.ranges_size()) return;
+  auto get = [&](int id) -> const proto::Expr* {
+    auto it = m.by_id.find(id);
+    return it == m.by_id.end() ? nullptr : it->second;
+  };
+  const proto::Expr* v = get(m.store->args(0));
+  size_t exprs = 2;
+  if (IsConvert(v)) {  // bf16 / f16 -> f32 only: cuBLASLt writes f32 D from those inputs
+    if (!IsHalf(p.dtype) || v->dtype() != proto::FLOAT32 || d.dtype() != proto::FLOAT32) return;
+    v = get(v->args(0));
+    exprs = 3;
+  } else if (d.dtype() != p.dtype) {
+    return;
+  }
+  if (v == nullptr || v->kind() != proto::Expr::LOAD || v->buffer() != p.out || v->mask() != 0 ||
+      v->dtype() != p.dtype || v->index_size() != 2 || m.by_id.size() != exprs) {
+    return;
+  }
+  // Same elements, same order: the load's row-major offset in [M, N] is the store's in d.
+  const proto::Buffer& out = *buffers.at(p.out);
+  std::optional<SymExpr> e0 = Sym(v->index(0)), e1 = Sym(v->index(1)), m_size = Sym(out.shape(0)),
+                         n_size = Sym(out.shape(1));
+  if (!e0 || !e1 || !m_size || !n_size) return;
+  SymExpr store_offset(0), numel(1);
+  for (int j = d.shape_size() - 1; j >= 0; --j) {
+    std::optional<SymExpr> dim = Sym(d.shape(j)), range = Sym(f.ranges(j));
+    if (!dim || !range || !(*dim == *range)) return;
+    store_offset = store_offset + SymExpr::Symbol(absl::StrCat("_i", j)) * numel;
+    numel = numel * *dim;
+  }
+  if (!(*e0 * *n_size + *e1 == store_offset) || !(*m_size * *n_size == numel)) return;
+  // Nothing else writes d, and nothing between the GEMM and the copy reads it.
+  for (int i = 0; i < s.kernels_size(); ++i) {
+    if (i == reader || !Touches(s.kernels(i), d.id())) continue;
+    if (i > at && i < reader) return;
+    const proto::Kernel& o = s.kernels(i);
+    if (o.kind() == proto::Kernel::EXTERN && o.extern_output() == d.id()) return;
+    for (const proto::Loop& l : o.loops()) {
+      for (const proto::Expr& e : l.body()) {
+        if (e.kind() == proto::Expr::STORE && e.buffer() == d.id()) return;
+      }
+    }
+  }
+  p.forward_kernel = f.id();
+  p.forward_d = d.id();
+  p.forward_dtype = d.dtype();
+}
+
 }  // namespace
+
+std::string TransposeMatrix(const std::string& bytes, int64_t rows, int64_t cols,
+                            int element_bytes) {
+  std::string t(bytes.size(), '\0');
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      std::memcpy(&t[(c * rows + r) * element_bytes], &bytes[(r * cols + c) * element_bytes],
+                  element_bytes);
+    }
+  }
+  return t;
+}
 
 std::optional<GemmPlan> PlanGemm(const proto::Schedule& s, const proto::Kernel& k) {
   if (k.kind() != proto::Kernel::EXTERN ||
@@ -138,7 +254,18 @@ std::optional<GemmPlan> PlanGemm(const proto::Schedule& s, const proto::Kernel& 
   }
   p.dtype = o.dtype();
   p.unsupported = Unsupported(a, b, o);
-  if (!p.unsupported.empty() || k.loops_size() == 0) return p;
+  if (!p.unsupported.empty()) return p;
+  // A constant B with misaligned rows, K aligned (gemm_plan.h).
+  const int eb = ElementBytes(p.dtype);
+  std::optional<SymExpr> n = Sym(b.shape(1)), kk = Sym(b.shape(0));
+  if (!p.batched && b.kind() == proto::Buffer::CONSTANT && n && kk && n->is_constant() &&
+      kk->is_constant() && (n->constant() * eb) % 16 != 0 && (kk->constant() * eb) % 16 == 0) {
+    p.transpose_b = true;
+  }
+  if (k.loops_size() == 0) {
+    PlanForward(s, k, buffers, p);
+    return p;
+  }
   p.not_fused = FuseEpilogue(s, k, buffers, p);
   if (!p.fused) p.bias = p.c = 0, p.relu = false;
   return p;

@@ -13,10 +13,22 @@
 // is erf; a batched GEMM; the GEMM's result read by another kernel) keeps the generated
 // epilogue after a plain GEMM, and `not_fused` says why.
 //
+// Two more things cuBLASLt does for an aten.mm (GPT-2's LM head: [B*T, 768] x [768, 50257]):
+// - Forwarding: an mm without an epilogue whose result only one later kernel reads, a copy
+//   or a widening convert of the whole result into a graph output of the same elements in
+//   the same row-major order (the reshape back to [B, T, N] that inductor materializes for a
+//   graph output, with the bf16 -> f32 cast of `--precision bf16`), is run with that output
+//   as D (of the output's dtype: cuBLASLt computes bf16 x bf16 in f32 and writes f32 without
+//   the bf16 rounding) and the copy kernel is not launched.
+// - A constant B whose rows are not 16-byte aligned (N * element size not a multiple of 16)
+//   is uploaded a second time transposed, [N, K] (K contiguous), and given to cuBLASLt as a
+//   transposed operand: its kernels for misaligned leading dimensions were 5x slower.
+//
 //   std::optional<GemmPlan> p = PlanGemm(schedule, kernel);   // nullopt: not mm/bmm
 #ifndef COIL_RUNTIME_CUDA_GEMM_PLAN_H_
 #define COIL_RUNTIME_CUDA_GEMM_PLAN_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -39,11 +51,23 @@ struct GemmPlan {
   bool relu = false;
   // Why a kernel with an epilogue keeps the generated one ("" when fused or there is none).
   std::string not_fused;
+  // Forwarding (above): the kernel whose copy the GEMM makes (0: none), the buffer it writes
+  // and that buffer's dtype (D's dtype; a, b keep `dtype`).
+  int forward_kernel = 0;
+  int forward_d = 0;
+  proto::DType forward_dtype = proto::DTYPE_UNSPECIFIED;
+  // B is a constant with misaligned rows: the runtime keeps a transposed copy (above).
+  bool transpose_b = false;
 };
 
 // The plan for `kernel` of `schedule`; nullopt when it is not an EXTERN aten.mm / aten.bmm.
 // A malformed kernel (operand count, ranks, unknown buffers) gets `unsupported` set.
 std::optional<GemmPlan> PlanGemm(const proto::Schedule& schedule, const proto::Kernel& kernel);
+
+// The row-major [rows, cols] matrix `bytes` (elements of `element_bytes`) transposed to
+// [cols, rows]: the copy of a `transpose_b` constant.
+std::string TransposeMatrix(const std::string& bytes, int64_t rows, int64_t cols,
+                            int element_bytes);
 
 }  // namespace coil::cuda
 

@@ -5,11 +5,14 @@
 // generated kernel (gelu, bmm, a result read twice), and which GEMMs stay on the host (int64).
 // Loading cuBLASLt from a name that does not exist is the clean "no cuBLASLt" error.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
@@ -179,6 +182,78 @@ TEST(CudaGemmPlanTest, IntegerGemmsStayOnTheHost) {
 })"));
   EXPECT_TRUE(absl::StrContains(p.unsupported, "cuBLASLt has no INT64 GEMM")) << p.unsupported;
   EXPECT_FALSE(p.fused);
+}
+
+// A dense constant's hex (ir/printer.h): rows x cols values (i * 7 % 13 - 6) / 8, f32 or bf16
+// (the f32 bits' upper half: these values are exact in bf16).
+std::string DenseHex(bool bf16, int rows, int cols) {
+  std::string hex;
+  for (int i = 0; i < rows * cols; ++i) {
+    const float v = static_cast<float>(i * 7 % 13 - 6) / 8;
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    const int bytes = bf16 ? 2 : 4;
+    if (bf16) bits >>= 16;
+    for (int b = 0; b < bytes; ++b) absl::StrAppend(&hex, absl::Hex((bits >> (8 * b)) & 0xff, absl::kZeroPad2));
+  }
+  return hex;
+}
+
+// GPT-2's LM head: [batch, 4, 8] x a constant [8, 5], the logits a graph output. The mm writes
+// the output itself (inductor's reshape copy is not launched), and its B, whose rows (5 f32,
+// 20 bytes) are not 16-byte aligned, is kept transposed.
+TEST(CudaGemmPlanTest, LmHeadWritesTheReshapedOutputWithATransposedConstant) {
+  proto::Schedule s = Schedule(absl::StrCat(R"(graph @g(%0 "x": f32[batch, 4, 8]) {
+  symbol batch min 1 max 0 hint 2
+  %1 "w": f32[8, 5] = constant dense ")", DenseHex(false, 8, 5), R"("
+  %2: f32[batch, 4, 5] = aten.matmul(%0, %1)
+  return %2
+})"));
+  GemmPlan p = PlanOf(s);
+  EXPECT_TRUE(p.unsupported.empty()) << p.unsupported;
+  EXPECT_NE(p.forward_kernel, 0);
+  EXPECT_EQ(p.forward_d, OutputBuffer(s));
+  EXPECT_EQ(p.forward_dtype, proto::FLOAT32);
+  EXPECT_TRUE(p.transpose_b);
+}
+
+// The same under autocast's shape: bf16 operands, the bf16 logits widened to an f32 output by a
+// convert kernel, which the GEMM replaces by writing f32 itself.
+TEST(CudaGemmPlanTest, Bf16LmHeadWritesTheF32Output) {
+  proto::Schedule s = Schedule(absl::StrCat(R"(graph @g(%0 "x": f32[batch, 4, 8]) {
+  symbol batch min 1 max 0 hint 2
+  %1 "w": bf16[8, 5] = constant dense ")", DenseHex(true, 8, 5), R"("
+  %2: bf16[batch, 4, 8] = aten.to_dtype(%0) {dtype = bf16}
+  %3: bf16[batch, 4, 5] = aten.matmul(%2, %1)
+  %4: f32[batch, 4, 5] = aten.to_dtype(%3) {dtype = f32}
+  return %4
+})"));
+  GemmPlan p = PlanOf(s);
+  EXPECT_EQ(p.dtype, proto::BFLOAT16);
+  EXPECT_NE(p.forward_kernel, 0);
+  EXPECT_EQ(p.forward_d, OutputBuffer(s));
+  EXPECT_EQ(p.forward_dtype, proto::FLOAT32);
+  EXPECT_TRUE(p.transpose_b);  // 5 bf16 = 10 bytes; K = 8 bf16 = 16 bytes
+}
+
+// Not forwarded: the result has a second reader; an aligned constant stays as it is.
+TEST(CudaGemmPlanTest, AResultReadTwiceIsNotForwarded) {
+  proto::Schedule s = Schedule(absl::StrCat(R"(graph @g(%0 "x": f32[batch, 4, 8]) {
+  symbol batch min 1 max 0 hint 2
+  %1 "w": f32[8, 8] = constant dense ")", DenseHex(false, 8, 8), R"("
+  %2: f32[batch, 4, 8] = aten.matmul(%0, %1)
+  %3: f32[batch, 4, 8] = aten.relu(%2)
+  return %2, %3
+})"));
+  GemmPlan p = PlanOf(s);
+  EXPECT_EQ(p.forward_kernel, 0);
+  EXPECT_FALSE(p.transpose_b);
+}
+
+TEST(CudaGemmPlanTest, TransposeMatrixSwapsRowsAndColumns) {
+  // [2, 3] of 2-byte elements "a0 a1 a2 / b0 b1 b2" -> [3, 2].
+  EXPECT_EQ(cuda::TransposeMatrix("a0a1a2b0b1b2", 2, 3, 2), "a0b0a1b1a2b2");
+  EXPECT_EQ(cuda::TransposeMatrix("abcdef", 3, 2, 1), "acebdf");
 }
 
 TEST(CudaGemmPlanTest, NoLibraryIsACleanError) {

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -267,6 +269,53 @@ TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
       case GemmPath::kHost: EXPECT_TRUE(n.host > 0 && n.fused == 0 && n.plain == 0); break;
       case GemmPath::kAny: break;
     }
+  }
+}
+
+// GPT-2's LM head (gemm_plan.h): x [batch, 4, 64] times a constant [64, 33] whose rows are not
+// 16-byte aligned, the result a graph output: cuBLASLt reads the transposed copy of the constant
+// and writes the output itself (the reshape copy, or the bf16 -> f32 convert, is not launched).
+// f32 within the GEMM tolerance; bf16 operands with the f32 output unrounded, so within bf16's
+// rounding of the interpreter's bf16 result.
+TEST(CudaGpuTest, LmHeadGemmWritesTheGraphOutput) {
+  REQUIRE_GPU();
+  for (bool bf16 : {false, true}) {
+    std::string hex;
+    for (int i = 0; i < 64 * 33; ++i) {
+      const float v = static_cast<float>(i * 7 % 13 - 6) / 8;
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      if (bf16) bits >>= 16;
+      for (int b = 0; b < (bf16 ? 2 : 4); ++b) absl::StrAppend(&hex, absl::Hex((bits >> (8 * b)) & 0xff, absl::kZeroPad2));
+    }
+    const std::string t = bf16 ? "bf16" : "f32";
+    std::unique_ptr<Compiled> c = Compile(absl::StrCat(R"(graph @g(%0 "x": f32[batch, 4, 64]) {
+  symbol batch min 1 max 0 hint 2
+  %1 "w": )", t, R"([64, 33] = constant dense ")", hex, R"("
+  %2: )", t, R"([batch, 4, 64] = aten.to_dtype(%0) {dtype = )", t, R"(}
+  %3: )", t, R"([batch, 4, 33] = aten.matmul(%2, %1)
+  %4: f32[batch, 4, 33] = aten.to_dtype(%3) {dtype = f32}
+  return %4
+})"));
+    ASSERT_NE(c, nullptr);
+    cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
+    ASSERT_NE(exe, nullptr);
+    for (int64_t batch : {2, 37, 300, 7}) {
+      std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 5 + batch, {});
+      absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
+      ASSERT_TRUE(want.ok()) << want.status();
+      absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(got->size(), 1u);
+      const std::string what = absl::StrCat(t, " batch ", batch);
+      if (!bf16) {
+        ExpectGemmClose((*want)[0], (*got)[0], what);
+      } else {
+        test_kit::ExpectClose((*want)[0], (*got)[0], {.abs = 1e-2, .rel = 8e-3}, what);
+      }
+    }
+    const cuda::CudaExecutable::GemmCounts n = exe->gemm_counts();
+    EXPECT_EQ(n.fused, 4) << t << ": the GEMM wrote the output in every run (plain " << n.plain << ", host " << n.host << ")";
   }
 }
 
