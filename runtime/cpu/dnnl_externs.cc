@@ -1,5 +1,6 @@
 // f32 aten.mm / aten.bmm / aten.convolution (plain and transposed) /
-// aten.convolution_backward_weight through oneDNN 2.6 (the library chosen by
+// aten.convolution_backward_weight, and bf16 aten.mm / aten.bmm / forward aten.convolution
+// (--precision bf16: internal/dnnl_matmul.h, internal/dnnl_conv.h), through oneDNN 2.6 (the library chosen by
 // measurement: docs/benchmarks.md), loaded at run time (runtime/cpu/dnnl_api.h). Unsupported
 // dtypes and variants, or no oneDNN on the machine, return false, so the reference kernel
 // runs them. Its threads are OpenMP's, set per call from ExternArgs::num_threads (one thread

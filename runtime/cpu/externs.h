@@ -5,6 +5,11 @@
 // Library (chosen by measurement, docs/benchmarks.md "CPU extern library choice"): oneDNN 2.6,
 // loaded at run time (dnnl_api.h; OpenMP threads wait passively unless OMP_WAIT_POLICY says
 // otherwise).
+//   aten.mm / aten.bmm / aten.convolution (forward)
+//                     bf16 operands (a bf16 or f32 output; a convolution's bias bf16 or f32):
+//                     oneDNN's bf16 matmul / convolution primitives with f32 accumulation
+//                     (AVX512-BF16 / AMX kernels, emulated on other AVX-512 CPUs; the
+//                     reference kernel where oneDNN has only its reference implementation)
 //   aten.mm           f32: dnnl_sgemm; with constant weights a oneDNN matmul whose packed
 //                     weights the call site keeps, or, for at most 8 rows on a pool whose
 //                     threads the weights' bytes can keep busy, coil's own small-M product
@@ -25,7 +30,7 @@
 //                     f32, optional f32 / bool mask, causal: one fused online-softmax kernel
 //                     on the executable's thread pool (internal/attention.h)
 // With a call site's state (ExternArgs::state) primitives are made once per shape, not per
-// call. Everything else (other dtypes: f16 / bf16 / f64 / integers, prims.cumsum / cumprod,
+// call. Everything else (other dtypes: f16 / f64 / integers, bf16 outside the ops above, prims.cumsum / cumprod,
 // any other op, or no oneDNN on the machine) runs the reference kernel: correct, slow
 // (elements go through double).
 //

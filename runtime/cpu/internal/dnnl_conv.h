@@ -1,5 +1,9 @@
-// f32 aten.convolution (1-3 spatial dims, not transposed) through oneDNN (dnnl_externs.cc
-// registers it). A convolution plan measures, on its first call, oneDNN's blocked activation
+// f32 and bf16 aten.convolution (1-3 spatial dims, not transposed) through oneDNN
+// (dnnl_externs.cc registers it). bf16 (--precision bf16): bf16 activations and weights, a bf16
+// or f32 bias and output, f32 accumulation; the same plans and layout choice as f32, oneDNN's
+// bf16 kernels (brgconv on AVX512-BF16 / AMX, emulated on other AVX-512 CPUs); where oneDNN has
+// only its reference implementation the call declines. coil's own kernels (gemv, direct) are f32
+// only. A convolution plan measures, on its first call, oneDNN's blocked activation
 // layouts (with reorders) against the plain layout and keeps the faster (COIL_CONV_LAYOUT=
 // blocked or =plain forces one); constant weights are reordered once per call site.
 // A 1x1 convolution of a 1x1 input (groups 1, no padding, constant weights, batch <= 8) is a

@@ -1,8 +1,12 @@
-// f32 aten.mm and aten.bmm through oneDNN (dnnl_externs.cc registers them). aten.mm with
-// constant weights runs a matmul primitive whose weights oneDNN packs once per call site, or
-// for at most 8 rows the small-M product over the executable's pool (gemv.h: UseGemv decides);
-// otherwise a plain sgemm. aten.bmm runs a batched matmul primitive. Unsupported dtypes or no
-// oneDNN: false (the reference kernel runs).
+// f32 and bf16 aten.mm and aten.bmm through oneDNN (dnnl_externs.cc registers them). f32
+// aten.mm with constant weights runs a matmul primitive whose weights oneDNN packs once per call
+// site, or for at most 8 rows the small-M product over the executable's pool (gemv.h: UseGemv
+// decides); otherwise a plain sgemm. aten.bmm runs a batched matmul primitive. bf16 operands
+// (--precision bf16; a bf16 or f32 output) always run a matmul primitive (f32 accumulation;
+// constant weights packed once per site; transposed operands as transposed layouts), on
+// AVX512-BF16 / AMX where the CPU has them, emulated on other AVX-512 CPUs. Other dtypes, no
+// oneDNN, or only oneDNN's reference implementation (bf16 before AVX-512): false (the
+// reference kernel runs).
 // Not an API: used by dnnl_externs.cc.
 #ifndef COIL_RUNTIME_CPU_INTERNAL_DNNL_MATMUL_H_
 #define COIL_RUNTIME_CPU_INTERNAL_DNNL_MATMUL_H_
