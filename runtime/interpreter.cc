@@ -247,13 +247,17 @@ absl::StatusOr<std::vector<HostTensor>> Interpret(const Graph& graph,
       return absl::InvalidArgumentError(absl::StrCat(where(), ": ", s.message()));
     }
     // A functionalized graph's write-back (prims.copy_to) comes after every read of the input's
-    // old value; a graph output that is that value (or a view of it) keeps it: copy it first.
+    // old value by ordinary nodes, but a graph output that is that value (or a view of it), or
+    // the source of a later write-back (`y.copy_(x); x.neg_()`: y's new value is x's old one)
+    // keeps it: such values are copied first (args[0] still writes the caller's storage).
     if (n->op() == "prims.copy_to") {
-      for (const Value* out : graph.outputs()) {
-        auto it = env.find(out);
-        if (it != env.end() && it->second.SharesStorageWith(args[0])) {
-          it->second = it->second.To(it->second.dtype());
-        }
+      for (auto& [v, t] : env) {
+        int uses_here = 0;
+        for (const Value* in : n->inputs()) uses_here += in == v ? 1 : 0;
+        // remaining_uses counts graph outputs too.
+        auto uses = remaining_uses.find(v);
+        const bool read_later = uses != remaining_uses.end() && uses->second > uses_here;
+        if (read_later && t.SharesStorageWith(args[0])) t = t.To(t.dtype());
       }
     }
     KernelContext ctx{args, attrs, shapes, dtypes};

@@ -133,5 +133,19 @@ graph @read_before_write(%0 "x": f32[batch, 5], %1 "y": f32[batch, 5]) {
 )");
 }
 
+// y's new value is x's old one (a view of x after decomposition: the expand of a broadcast
+// copy_), written back after x's own write: it must read x before that write.
+TEST(ScheduleInterpreterE2ETest, AWriteBackReadsAnotherInputBeforeItIsWritten) {
+  CheckGraph(R"(
+graph @write_back_reads_old(%0 "x": f32[batch, 5], %1 "y": f32[batch, 5], %2 "z": f32[3, batch, 5]) {
+  symbol batch min 2 max 0 hint 8
+  %3: f32[batch, 5] = aten.copy_(%1, %0)
+  %4: f32[3, batch, 5] = aten.copy_(%2, %0)
+  %5: f32[batch, 5] = aten.neg_(%0)
+  return %5
+}
+)");
+}
+
 }  // namespace
 }  // namespace coil

@@ -73,6 +73,11 @@ const View& LowerContext::ViewOf(const Value* v) const {
   return it->second;
 }
 
+const View& LowerContext::WriteTarget(const Value* dst) const {
+  auto it = targets_.find(dst->id());
+  return it != targets_.end() ? it->second : ViewOf(dst);
+}
+
 bool LowerContext::IsPlain(const Value* v) const {
   const View& view = ViewOf(v);
   const Buffer& b = program_.buffer(view.buffer);
@@ -167,12 +172,34 @@ absl::Status LowerNode(LowerContext& ctx, const Node& node) {
 // position.
 void CopyOutputsReadBeforeWrite(LowerContext& ctx, const Node& copy_to,
                                 absl::flat_hash_map<size_t, int>& early) {
-  const int written = ctx.ViewOf(copy_to.input(0)).buffer;
+  const int written = ctx.WriteTarget(copy_to.input(0)).buffer;
   const std::vector<Value*>& outputs = ctx.graph().outputs();
   for (size_t p = 0; p < outputs.size(); ++p) {
     const Value* v = outputs[p];
     if (early.contains(p) || !ctx.IsLowered(v) || ctx.ViewOf(v).buffer != written) continue;
     early[p] = ctx.Materialize(v, proto::Buffer::OUTPUT, v->producer());
+  }
+}
+
+// [Note: reads after a write-back] A value that is (a view of) an input and is read
+// by a node after a prims.copy_to into that input means the input's old value, but a
+// view is lowered as loads of the input's buffer wherever it is read: the write-back
+// of another mutated input (`y.copy_(x); x.neg_()`: y's new value is a view of the old
+// x, written back after x's) would read the new one. Such values are copied into a
+// buffer of their own just before the write, and their later reads go to the copy.
+// `later` are the nodes after `copy_to`; a later copy_to's destination is a write
+// target, not a read.
+void CopyReadsAfterWrite(LowerContext& ctx, const Node& copy_to,
+                         absl::Span<Node* const> later) {
+  const int written = ctx.WriteTarget(copy_to.input(0)).buffer;
+  for (const Node* n : later) {
+    for (int i = n->op() == "prims.copy_to" ? 1 : 0; i < n->num_inputs(); ++i) {
+      const Value* v = n->input(i);
+      if (!ctx.IsLowered(v) || ctx.ViewOf(v).buffer != written) continue;
+      const int rank = static_cast<int>(v->type().rank());
+      int copy = ctx.Materialize(v, proto::Buffer::INTERMEDIATE, v->producer());
+      ctx.SetView(v, {copy, IdentityIndex(rank)});
+    }
   }
 }
 
@@ -214,15 +241,20 @@ absl::StatusOr<Program> Lower(const Graph& graph) {
   for (const Value* v : graph.inputs()) {
     int buf = ctx.NewBuffer(v, proto::Buffer::INPUT);
     ctx.SetView(v, {buf, lower_internal::IdentityIndex(v->type().rank())});
+    ctx.SetWriteTarget(v, ctx.ViewOf(v));
   }
   for (const Value* v : graph.constants()) {
     int buf = ctx.NewBuffer(v, proto::Buffer::CONSTANT);
     ctx.SetView(v, {buf, lower_internal::IdentityIndex(v->type().rank())});
   }
   absl::flat_hash_map<size_t, int> early_outputs;
-  for (const Node* node : graph.nodes()) {
+  const std::vector<Node*> nodes = graph.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node* node = nodes[i];
     if (node->op() == "prims.copy_to" && ctx.IsLowered(node->input(0))) {
       lower_internal::CopyOutputsReadBeforeWrite(ctx, *node, early_outputs);
+      lower_internal::CopyReadsAfterWrite(
+          ctx, *node, absl::MakeConstSpan(nodes).subspan(i + 1));
     }
     if (absl::Status s = lower_internal::LowerNode(ctx, *node); !s.ok()) return s;
   }

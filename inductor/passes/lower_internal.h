@@ -65,6 +65,10 @@ class LowerContext {
   const View& ViewOf(const Value* v) const;
   bool IsLowered(const Value* v) const { return views_.contains(v->id()); }
   void SetView(const Value* v, View view) { views_[v->id()] = std::move(view); }
+  // What a prims.copy_to writes: the graph input `dst`'s own buffer, even after its reads were
+  // redirected to a copy of its old value ([Note: reads after a write-back] in lower.cc).
+  const View& WriteTarget(const Value* dst) const;
+  void SetWriteTarget(const Value* input, View view) { targets_[input->id()] = std::move(view); }
   // Whether `v` is its buffer exactly: identity index, same shape.
   bool IsPlain(const Value* v) const;
 
@@ -102,6 +106,7 @@ class LowerContext {
   SymRanges ranges_;
   Program program_;
   absl::flat_hash_map<int64_t, View> views_;
+  absl::flat_hash_map<int64_t, View> targets_;  // graph inputs' own views
 };
 
 // The error for an op lowering does not know.

@@ -280,7 +280,7 @@ absl::Status LowerGather(LowerContext& ctx, const Node& node) {
 absl::Status LowerCopyTo(LowerContext& ctx, const Node& node) {
   const Value* dst = node.input(0);
   const Value* src = node.input(1);
-  const View dst_view = ctx.ViewOf(dst);
+  const View dst_view = ctx.WriteTarget(dst);
   if (ctx.program().buffer(dst_view.buffer).kind != proto::Buffer::INPUT) {
     return absl::InvalidArgumentError(absl::StrCat("inductor: cannot lower ", node.Describe(),
                                                    ": prims.copy_to's dst must be a graph input"));
