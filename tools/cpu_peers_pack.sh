@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 B="bazel ${COIL_OUTPUT_BASE:+--output_base=$COIL_OUTPUT_BASE}"
 $B build --jobs=2 --config=opt --config=portable //tools/coil:coil
 BIN=$($B info --config=opt --config=portable bazel-bin)
-T=/tmp/cpu_peers_bin && rm -rf $T && mkdir -p $T/lib
+# A directory of its own: two packs at once (helpers sharing a machine) must not mix files.
+T=$(mktemp -d /tmp/cpu_peers_bin.XXXXXX) && trap 'rm -rf "$T"' EXIT && mkdir -p $T/lib
 cp -f "$BIN/tools/coil/coil" $T/
 strip $T/coil
 for lib in libdnnl.so.2 libgomp.so.1 libOpenCL.so.1; do
