@@ -220,12 +220,17 @@ absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t
     return ExternTensor{checked.buffers[i].dtype, l.shapes[i], ptrs[id]};
   };
   auto overlap = [](const ExternTensor& a, const ExternTensor& b) {
-    const char *a0 = a.data, *a1 = a.data + a.numel() * 4, *b0 = b.data;
+    const char *a0 = a.data, *b0 = b.data;
+    const char* a1 = a.data + a.numel() * static_cast<int64_t>(ElementSize(a.dtype));
     const char* b1 = b.data + b.numel() * static_cast<int64_t>(ElementSize(b.dtype));
     return a0 < b1 && b0 < a1;
   };
   const ExternTensor out = tensor(m.store_buffer);
-  if (out.dtype != proto::FLOAT32 || out.shape != call.output.shape) return false;
+  // f32, or bf16 (--precision bf16; also an f32 epilogue of a bf16 result).
+  if ((out.dtype != proto::FLOAT32 && out.dtype != proto::BFLOAT16) ||
+      out.shape != call.output.shape) {
+    return false;
+  }
   for (const ExternTensor& in : call.inputs) {
     if (overlap(out, in)) return false;
   }
@@ -236,7 +241,10 @@ absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t
     ExternEpilogueStep step{s.kind, s.lo, s.hi, nullptr};
     if (s.kind == ExternEpilogueStep::kAdd) {
       residuals.push_back(tensor(s.buffer));
-      if (residuals.back().shape != out.shape || overlap(out, residuals.back())) return false;
+      if (residuals.back().shape != out.shape || residuals.back().dtype != out.dtype ||
+          overlap(out, residuals.back())) {
+        return false;
+      }
       step.other = &residuals.back();
     }
     steps.push_back(step);

@@ -18,18 +18,22 @@ namespace {
 using Step = EpilogueMatch::Step;
 using Steps = std::vector<Step>;
 
+// The epilogue of a result of type `dtype`: f32, or bf16 (--precision bf16), whose epilogue
+// computes in bf16 or in f32 between converts (a residual add: bf16 -> f32, add, -> bf16).
+// oneDNN applies the post-ops to its f32 accumulator and rounds to bf16 once at the end, where
+// the generated epilogue rounds the convolution's result first: at most one bf16 rounding apart.
 class Matcher {
  public:
-  Matcher(const proto::Kernel& k, int rank) : k_(k), rank_(rank) {
+  Matcher(const proto::Kernel& k, int rank, DType dtype) : k_(k), rank_(rank), dtype_(dtype) {
     for (const proto::Expr& e : k.loops(0).body()) exprs_[e.id()] = &e;
   }
 
   // The steps that turn the extern's result into the value `id`, or nullopt.
   std::optional<Steps> Chain(int id) const {
-    const proto::Expr* e = Find(id);
+    const proto::Expr* e = Find(Strip(id));
     if (e == nullptr) return std::nullopt;
     if (IsResultLoad(*e)) return Steps{};
-    if (e->kind() != proto::Expr::APPLY || e->dtype() != proto::FLOAT32 || e->args_size() != 2) {
+    if (e->kind() != proto::Expr::APPLY || !Computed(e->dtype()) || e->args_size() != 2) {
       return std::nullopt;
     }
     const int a = e->args(0), b = e->args(1);
@@ -85,10 +89,11 @@ class Matcher {
     return std::nullopt;
   }
 
-  // The residual buffer `id` loads (0 when it is not a plain f32 load of another buffer).
+  // The residual buffer `id` loads (0 when it is not a plain load of another buffer of the
+  // result's type).
   int ResidualLoad(int id) const {
-    const proto::Expr* e = Find(id);
-    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->dtype() != proto::FLOAT32 ||
+    const proto::Expr* e = Find(Strip(id));
+    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->dtype() != dtype_ ||
         e->mask() != 0 || e->buffer() == k_.extern_output() || !Identity(*e)) {
       return 0;
     }
@@ -110,13 +115,28 @@ class Matcher {
   }
 
  private:
+  // Whether the epilogue may compute in `t`: f32, or the result's type.
+  bool Computed(DType t) const { return t == proto::FLOAT32 || t == dtype_; }
+  // `id` without the converts between f32 and a bf16 result's type around it.
+  int Strip(int id) const {
+    if (dtype_ == proto::FLOAT32) return id;
+    for (const proto::Expr* e = Find(id);
+         e != nullptr && e->kind() == proto::Expr::APPLY &&
+         e->op() == "prims.convert_element_type" && e->args_size() == 1 && Computed(e->dtype());
+         e = Find(id)) {
+      const proto::Expr* from = Find(e->args(0));
+      if (from == nullptr || !Computed(from->dtype())) break;
+      id = e->args(0);
+    }
+    return id;
+  }
   bool IsResultLoad(const proto::Expr& e) const {
     return e.kind() == proto::Expr::LOAD && e.buffer() == k_.extern_output() && e.mask() == 0 &&
-           e.dtype() == proto::FLOAT32 && Identity(e);
+           e.dtype() == dtype_ && Identity(e);
   }
   std::optional<double> Literal(int id) const {
-    const proto::Expr* e = Find(id);
-    if (e == nullptr || e->kind() != proto::Expr::LITERAL || e->dtype() != proto::FLOAT32) {
+    const proto::Expr* e = Find(Strip(id));
+    if (e == nullptr || e->kind() != proto::Expr::LITERAL || !Computed(e->dtype())) {
       return std::nullopt;
     }
     return e->literal();
@@ -159,6 +179,7 @@ class Matcher {
 
   const proto::Kernel& k_;
   const int rank_;
+  const DType dtype_;
   absl::flat_hash_map<int, const proto::Expr*> exprs_;
 };
 
@@ -212,23 +233,26 @@ std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule
   }
   const proto::Buffer* result = BufferOf(schedule, k.extern_output());
   if (result == nullptr || result->kind() != proto::Buffer::INTERMEDIATE ||
-      result->dtype() != proto::FLOAT32 || result->shape_size() != k.ranges_size() ||
+      (result->dtype() != proto::FLOAT32 && result->dtype() != proto::BFLOAT16) ||
+      result->shape_size() != k.ranges_size() ||
       ReadElsewhere(schedule, kernel_index, k.extern_output())) {
     return std::nullopt;
   }
-  Matcher m(k, k.ranges_size());
+  Matcher m(k, k.ranges_size(), result->dtype());
   const proto::Expr* store = nullptr;
   for (const proto::Expr& e : k.loops(0).body()) {
     if (e.kind() != proto::Expr::STORE) continue;
     if (store != nullptr) return std::nullopt;  // a second output
     store = &e;
   }
-  if (store == nullptr || store->mask() != 0 || store->dtype() != proto::FLOAT32 ||
+  // A bf16 result's epilogue stores bf16, or f32 (oneDNN writes either).
+  if (store == nullptr || store->mask() != 0 ||
+      (store->dtype() != proto::FLOAT32 && store->dtype() != result->dtype()) ||
       store->args_size() != 1 || !m.Identity(*store) || store->buffer() == k.extern_output()) {
     return std::nullopt;
   }
   const proto::Buffer* dst = BufferOf(schedule, store->buffer());
-  if (dst == nullptr || dst->dtype() != proto::FLOAT32) return std::nullopt;
+  if (dst == nullptr || dst->dtype() != store->dtype()) return std::nullopt;
   std::optional<std::vector<Step>> steps = m.Chain(store->args(0));
   if (!steps || steps->empty()) return std::nullopt;
   // Residual adds: asked for, or into a channels-last result (the runtime still measures the

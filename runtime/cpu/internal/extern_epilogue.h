@@ -3,7 +3,9 @@
 // hardswish and residual adds of its result (each element at its own index) into another
 // buffer, and whose result no other kernel reads. The executable then runs the convolution
 // with those post-ops straight into the epilogue's buffer and skips the generated epilogue
-// (externs.h, ExternEpilogueStep; docs/cpu_backend.md, "Runtime performance").
+// (externs.h, ExternEpilogueStep; docs/cpu_backend.md, "Runtime performance"). An f32 result's
+// epilogue computes in f32; a bf16 result's (--precision bf16) in bf16, or in f32 between
+// converts, and stores bf16 or f32 (oneDNN then rounds once, after the post-ops).
 // Not an API: used by executable.cc.
 //
 //   std::optional<EpilogueMatch> m = MatchExternEpilogue(schedule, kernel_index);

@@ -1,0 +1,143 @@
+// bf16 convolutions' fused epilogues (--precision bf16's activations) as oneDNN post-ops
+// (runtime/cpu/internal/extern_epilogue.h reads bf16 epilogues, and the f32 compute between
+// converts of a residual add): the real pipeline (parse, decompose, inductor with the CPU
+// capabilities, codegen, CpuProgram) against the float64 reference interpreter on the same
+// bf16 values, within one bf16 rounding of the output (oneDNN rounds once where the generated
+// epilogue rounds the convolution's result first). COIL_CONV_POST_OPS=all asks for the post-op
+// path wherever the epilogue matches; it runs exactly when oneDNN takes a bf16 convolution on
+// this CPU (AVX-512; asked of the registered implementation directly), otherwise the
+// generated epilogue runs: the test asserts that equivalence, so it holds on any CPU.
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "codegen_cpu/codegen_cpu.h"
+#include "codegen_cpu/cpu_program.h"
+#include "gtest/gtest.h"
+#include "inductor/schedule.h"
+#include "ir/parser.h"
+#include "prims/decompose.h"
+#include "runtime/cpu/externs.h"
+#include "runtime/interpreter.h"
+#include "runtime/testing/test_kit.h"
+
+namespace coil {
+namespace {
+
+constexpr char kShape[] = "bf16[batch, 8, 9, 9]";
+
+std::string ConvGraph(int groups, const std::string& epilogue, bool residual) {
+  return absl::StrCat(
+      "graph @conv(%0 \"x\": ", kShape, ", %1 \"w\": bf16[8, ", 8 / groups,
+      ", 3, 3], %2 \"b\": bf16[8]", residual ? absl::StrCat(", %8 \"r\": ", kShape) : "",
+      ") {\n  symbol batch min 1 max 0 hint 2\n  %3: ", kShape,
+      " = aten.convolution(%0, %1, %2) {dilation = [1], groups = ", groups,
+      ", output_padding = [0], padding = [1], stride = [1], transposed = false}\n", epilogue,
+      "  return %9\n}\n");
+}
+
+const std::string kRelu = absl::StrCat("  %9: ", kShape, " = aten.relu(%3)\n");
+const std::string kRelu6 = absl::StrCat(
+    "  %9: ", kShape,
+    " = aten.clamp(%3) {min = 0.0, max = 6.0, has_min = true, has_max = true}\n");
+const std::string kAddRelu = absl::StrCat("  %4: ", kShape, " = aten.add(%8, %3) {alpha = 1}\n",
+                                          "  %9: ", kShape, " = aten.relu(%4)\n");
+
+// Whether the registered aten.convolution takes a bf16 call on this machine (oneDNN with a
+// bf16 implementation other than its reference one).
+bool OneDnnTakesBf16Convolutions() {
+  const cpu::ExternImpl* impl = cpu::ExternRegistry::Default().Find("aten.convolution");
+  if (impl == nullptr) return false;
+  std::vector<char> x(2 * 8 * 9 * 9 * 2), w(8 * 8 * 3 * 3 * 2), o(2 * 8 * 9 * 9 * 2);
+  std::vector<cpu::ExternTensor> in = {
+      {proto::BFLOAT16, {2, 8, 9, 9}, x.data()}, {proto::BFLOAT16, {8, 8, 3, 3}, w.data()}};
+  cpu::ExternTensor out{proto::BFLOAT16, {2, 8, 9, 9}, o.data()};
+  const AttrMap attrs = {{"stride", IntList{1}},      {"padding", IntList{1}},
+                         {"dilation", IntList{1}},    {"transposed", false},
+                         {"groups", int64_t{1}},      {"output_padding", IntList{0}}};
+  absl::StatusOr<bool> ran = (*impl)(cpu::ExternArgs{in, out, attrs, 1});
+  return ran.ok() && *ran;
+}
+
+// Compiles `text`, runs it at two batch sizes on 1 and 3 threads against the float64
+// interpreter, and returns the convolution kernel's profile kind.
+std::string CheckAgainstInterpreter(const std::string& text) {
+  absl::StatusOr<Graph> g = ParseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status() << "\n" << text;
+  if (!g.ok()) return "";
+  absl::StatusOr<Graph> decomposed = ParseGraph(text);
+  absl::StatusOr<bool> d = prims::Decompose(*decomposed);
+  EXPECT_TRUE(d.ok()) << d.status();
+  inductor::ScheduleOptions options;
+  options.capabilities = CpuCapabilities();
+  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(decomposed->ToProto(), options);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return "";
+  std::string kind;
+  for (int threads : {1, 3}) {
+    absl::StatusOr<proto::KernelModule> m = GenerateCpu(*s);
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return "";
+    cpu::CpuExecutableOptions runtime;
+    runtime.num_threads = threads;
+    absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(*std::move(m), runtime);
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok()) return "";
+    (*p)->executable().SetProfiling(true);
+    for (int64_t batch : {1, 3}) {
+      std::vector<HostTensor> in =
+          test_kit::RandomInputs(*g, {{"batch", batch}}, static_cast<int>(7 * batch + threads));
+      absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, in, {.float64 = true});
+      absl::StatusOr<std::vector<HostTensor>> got = (*p)->Run(in);
+      EXPECT_TRUE(want.ok()) << want.status();
+      EXPECT_TRUE(got.ok()) << got.status();
+      if (!want.ok() || !got.ok()) return "";
+      const HostTensor& w = (*want)[0];
+      // bf16 keeps 8 significant bits: two roundings of the output apart at most.
+      test_kit::ExpectClose(HostTensor::FromDoubles(proto::FLOAT32, w.shape(), w.ToDoubles()),
+                            (*got)[0].To(proto::FLOAT32), {.abs = 2e-2, .rel = 1.6e-2},
+                            absl::StrCat("batch ", batch, ", ", threads, " threads"));
+    }
+    for (const cpu::CpuExecutable::KernelTime& t : (*p)->executable().Profile()) {
+      if (absl::StrContains(t.kind, "aten.convolution")) kind = t.kind;
+    }
+  }
+  return kind;
+}
+
+class ConvPostOpsBf16Test : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { setenv("COIL_CONV_POST_OPS", "all", 1); }
+  void TearDown() override { unsetenv("COIL_CONV_POST_OPS"); }
+};
+
+TEST_P(ConvPostOpsBf16Test, FusedWhereOneDnnTakesBf16) {
+  const bool fusable = OneDnnTakesBf16Convolutions();
+  const std::string want = fusable ? "extern aten.convolution + post-ops" : "extern aten.convolution";
+  std::printf("oneDNN takes bf16 convolutions here: %s\n", fusable ? "yes" : "no");
+  const int groups = GetParam();
+  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kRelu, false)), want) << "relu";
+  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kRelu6, false)), want) << "relu6";
+  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kAddRelu, true)), want) << "add + relu";
+}
+
+// The measured default (post-ops against the generated epilogue per site): numerics only.
+TEST_P(ConvPostOpsBf16Test, MeasuredChoice) {
+  unsetenv("COIL_CONV_POST_OPS");
+  const int groups = GetParam();
+  for (const std::string& epilogue : {kRelu, kRelu6}) {
+    const std::string kind = CheckAgainstInterpreter(ConvGraph(groups, epilogue, false));
+    EXPECT_TRUE(absl::StartsWith(kind, "extern aten.convolution")) << kind;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Groups, ConvPostOpsBf16Test, ::testing::Values(1, 8),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return i.param == 1 ? std::string("Dense") : std::string("Depthwise");
+                         });
+
+}  // namespace
+}  // namespace coil
