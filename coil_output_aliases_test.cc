@@ -177,6 +177,27 @@ TEST(OutputAliases, WritesThroughReshapesOfSlicesWithSymbolicSizes) {
       0);
 }
 
+// A write through a view of an input whose source is a copy of that input read another way
+// (the copy is a view after decomposition, so the write-back's source is a transposed view of
+// the buffer it writes): the write-back must read it all before writing.
+TEST(OutputAliases, AWriteFromATransposedCopyOfItself) {
+  auto fn = [](const Tensor& x) {
+    x.t().copy_(x.clone());
+    return std::vector<Tensor>{x * 1.0};
+  };
+  for (const std::shared_ptr<Backend>& backend : Backends()) {
+    for (DynamicMode mode : {DynamicMode::kStatic, DynamicMode::kDynamic}) {
+      auto compiled = compile(fn, {.dynamic = mode, .backend = backend});
+      for (int call = 0; call < 2; ++call) {
+        Tensor xe = Arange12().slice(1, 0, 3).contiguous(), xc = xe.clone();
+        std::vector<Tensor> oe = fn(xe), oc = compiled(xc);
+        EXPECT_EQ(xc.tolist(), xe.tolist()) << backend->name() << " call " << call;
+        EXPECT_EQ(oc[0].tolist(), oe[0].tolist()) << backend->name() << " call " << call;
+      }
+    }
+  }
+}
+
 // A view result of an input that requires grad is an eager view on the tape: gradients through
 // it and through the compiled result reach the input, as eager's.
 TEST(OutputAliases, GradientsThroughAViewResultMatchEager) {

@@ -286,6 +286,16 @@ absl::Status LowerCopyTo(LowerContext& ctx, const Node& node) {
                                                    ": prims.copy_to's dst must be a graph input"));
   }
   const int64_t rank = src->type().rank();
+  // A src that is a view of dst's own buffer at other positions (`x.t().copy_(x.clone())`: the
+  // clone is a view after decomposition) would be read where this kernel already wrote:
+  // it is copied first. A src kernel that fusion inlines here is checked there (FuseVertical:
+  // a consumer reads what it overwrites only where it writes it).
+  if (const View src_view = ctx.ViewOf(src); src_view.buffer == dst_view.buffer &&
+      (src->type().shape != dst->type().shape ||
+       Compose(src_view, IdentityIndex(rank)) != Compose(dst_view, IdentityIndex(rank)))) {
+    int copy = ctx.Materialize(src, proto::Buffer::INTERMEDIATE, &node);
+    ctx.SetView(src, {copy, IdentityIndex(rank)});
+  }
   Kernel k = Kernel::Pointwise("", src->type().shape);
   int v = ctx.Load(k, 0, src, IdentityIndex(rank));
   v = Convert(k, v, src->type().dtype, dst->type().dtype);

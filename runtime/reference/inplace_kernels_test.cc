@@ -116,3 +116,67 @@ TEST(InplaceMeta, TorchErrors) {
 
 }  // namespace
 }  // namespace coil
+
+namespace coil {
+namespace {
+
+// x = arange(9.).reshape(3, 3); x.t().copy_(x), x.t().add_(x), x[0:2].copy_(x[1:3]): PyTorch
+// refuses writes whose input covers some of the written elements differently.
+TEST(InplaceKernels, PartialOverlapWithTheWrittenTensorIsRefused) {
+  const std::string want =
+      "unsupported operation: some elements of the input tensor and the written-to tensor "
+      "refer to a single memory location. Please clone() the tensor before performing the "
+      "operation.";
+  auto refused = [&](const char* op, bool slices) {
+    Graph g("f");
+    GraphBuilder b(g);
+    Value* x = b.Input(TensorType(proto::FLOAT32, {3, 3}), "x");
+    Value* self = slices ? Op(b, "aten.slice", {x}, {{"dim", int64_t{0}}, {"start", SymExpr(0)},
+                                                     {"end", SymExpr(2)}})
+                         : Op(b, "aten.t", {x});
+    Value* src = slices ? Op(b, "aten.slice", {x}, {{"dim", int64_t{0}}, {"start", SymExpr(1)},
+                                                    {"end", SymExpr(3)}})
+                        : x;
+    AttrMap attrs;
+    if (std::string(op) == "aten.add_") attrs = {{"alpha", 1.0}};
+    g.SetOutputs({Op(b, op, {self, src}, attrs)});
+    HostTensor in = Arange(proto::FLOAT32, {3, 3});
+    absl::StatusOr<std::vector<HostTensor>> out = Interpret(g, {in});
+    EXPECT_FALSE(out.ok()) << op;
+    if (!out.ok()) EXPECT_NE(out.status().message().find(want), std::string::npos) << out.status();
+    EXPECT_EQ(in.ToDoubles(), Arange(proto::FLOAT32, {3, 3}).ToDoubles()) << op << ": written";
+  };
+  refused("aten.copy_", false);
+  refused("aten.add_", false);
+  refused("aten.copy_", true);
+}
+
+// What PyTorch allows: the same tensor (x.add_(x)), disjoint slices of one storage, a clone.
+// (An expanded input over the written tensor is not checked by PyTorch and its result depends
+// on its iteration order: not asserted.)
+TEST(InplaceKernels, OverlapPyTorchAllows) {
+  {  // x = arange(12.).reshape(4, 3); x[0:2].copy_(x[2:4]); x.add_(x)
+    Graph g("f");
+    GraphBuilder b(g);
+    Value* x = b.Input(TensorType(proto::FLOAT32, {4, 3}), "x");
+    Value* top = Op(b, "aten.slice", {x}, {{"dim", int64_t{0}}, {"start", SymExpr(0)},
+                                           {"end", SymExpr(2)}});
+    Value* bottom = Op(b, "aten.slice", {x}, {{"dim", int64_t{0}}, {"start", SymExpr(2)},
+                                              {"end", SymExpr(4)}});
+    Op(b, "aten.copy_", {top, bottom});
+    g.SetOutputs({Op(b, "aten.add_", {x, x}, {{"alpha", 1.0}})});
+    EXPECT_EQ(RunAndRead(g, {Arange(proto::FLOAT32, {4, 3})}),
+              (std::vector<double>{12, 14, 16, 18, 20, 22, 12, 14, 16, 18, 20, 22}));
+  }
+  {  // x = arange(9.).reshape(3, 3); x.t().copy_(x.clone())
+    Graph g("f");
+    GraphBuilder b(g);
+    Value* x = b.Input(TensorType(proto::FLOAT32, {3, 3}), "x");
+    g.SetOutputs({Op(b, "aten.copy_", {Op(b, "aten.t", {x}), Op(b, "aten.clone", {x})})});
+    EXPECT_EQ(RunAndRead(g, {Arange(proto::FLOAT32, {3, 3})}),
+              (std::vector<double>{0, 3, 6, 1, 4, 7, 2, 5, 8}));
+  }
+}
+
+}  // namespace
+}  // namespace coil

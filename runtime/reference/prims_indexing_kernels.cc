@@ -90,7 +90,10 @@ Result Scatter(Ctx ctx) {
 // returns dst, which the output aliases.
 Result CopyTo(Ctx ctx) {
   HostTensor dst = ctx.inputs[0];
-  const HostTensor& src = ctx.inputs[1];
+  // A src that views dst's storage (the write-back of `x.t().copy_(x.clone())`, whose clone is a
+  // view after decomposition) is read in full before the write.
+  const HostTensor src = ctx.inputs[1].SharesStorageWith(dst) ? ctx.inputs[1].To(ctx.inputs[1].dtype())
+                                                              : ctx.inputs[1];
   if (dst.shape() != src.shape()) {
     return KernelError("prims.copy_to", absl::StrCat("src ", src.TypeString(),
                                                      " does not match dst ", dst.TypeString()));
