@@ -109,6 +109,18 @@ Outputs ViewOrCopy(const KernelContext& ctx) {
   return RowMajorCopy(ctx);
 }
 
+// aten.view never copies: as PyTorch, a layout the new shape cannot view is an error.
+Outputs ViewOnly(const KernelContext& ctx) {
+  const HostTensor& in = ctx.inputs[0];
+  const std::vector<int64_t>& shape = ctx.output_shapes[0];
+  if (std::optional<std::vector<int64_t>> strides = ViewStrides(in, shape)) {
+    return std::vector<HostTensor>{in.View(shape, *std::move(strides), in.offset())};
+  }
+  return absl::InvalidArgumentError(
+      "aten.view: view size is not compatible with input tensor's size and stride (at least one "
+      "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+}
+
 // out dim i is input dim order[i]: a view with permuted strides.
 Outputs Permuted(const KernelContext& ctx, const std::vector<int64_t>& order) {
   const HostTensor& in = ctx.inputs[0];
@@ -258,10 +270,11 @@ Outputs Diagonal(const KernelContext& ctx) {
 }  // namespace
 
 void RegisterShapeKernels(ReferenceKernels& k) {
-  for (const char* op : {"aten.reshape", "aten.view", "aten.squeeze", "aten.unsqueeze",
-                         "aten.flatten", "aten.unflatten"}) {
+  for (const char* op : {"aten.reshape", "aten.squeeze", "aten.unsqueeze", "aten.flatten",
+                         "aten.unflatten"}) {
     k.Register(op, ViewOrCopy);
   }
+  k.Register("aten.view", ViewOnly);
   // Always copies (torch's contiguous() returns self when already contiguous; coil's does not
   // alias, and the op is not marked is_view).
   for (const char* op : {"aten.contiguous", "aten.clone"}) k.Register(op, RowMajorCopy);

@@ -179,5 +179,32 @@ TEST(IndexingKernels, IndexIntoEmptyDimension) {
   EXPECT_EQ((*r)[0].numel(), 0);
 }
 
+// aten.view of a transposed tensor: PyTorch 1.13 views [4, 3] with strides (1, 4) as
+// [4, 1, 3] but refuses [12], which aten.reshape copies.
+TEST(ShapeKernels, ViewRefusesALayoutItCannotView) {
+  auto run = [](const char* op, SymList shape) {
+    Graph g("test");
+    GraphBuilder b(g);
+    Value* x = b.Input(TensorType(proto::FLOAT32, {3, 4}));
+    absl::StatusOr<Value*> t = b.Op("aten.t", {x}, {});
+    EXPECT_TRUE(t.ok()) << t.status();
+    absl::StatusOr<Value*> v = b.Op(op, {*t}, {{"shape", std::move(shape)}});
+    EXPECT_TRUE(v.ok()) << v.status();
+    g.SetOutputs({*v});
+    return Interpret(g, {F32({3, 4})});
+  };
+  absl::StatusOr<std::vector<HostTensor>> flat = run("aten.view", {SymExpr(12)});
+  ASSERT_FALSE(flat.ok());
+  EXPECT_THAT(flat.status().message(),
+              HasSubstr("view size is not compatible with input tensor's size and stride"));
+  absl::StatusOr<std::vector<HostTensor>> viewed =
+      run("aten.view", {SymExpr(4), SymExpr(1), SymExpr(3)});
+  ASSERT_TRUE(viewed.ok()) << viewed.status();
+  EXPECT_THAT((*viewed)[0].ToDoubles(), ElementsAre(0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11));
+  absl::StatusOr<std::vector<HostTensor>> reshaped = run("aten.reshape", {SymExpr(12)});
+  ASSERT_TRUE(reshaped.ok()) << reshaped.status();
+  EXPECT_THAT((*reshaped)[0].ToDoubles(), ElementsAre(0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11));
+}
+
 }  // namespace
 }  // namespace coil

@@ -92,7 +92,11 @@ for shape, target in RESHAPES:
         case(op, [x], x.reshape(target), {"shape": target}, "f32_%s_to_%s" % (list(shape), target))
 for name, x in each_input((3, 4)):
     case("aten.reshape", [x], x.reshape(2, -1, 3), {"shape": [2, -1, 3]}, name)
-    case("aten.view", [x], x.reshape(-1), {"shape": [-1]}, name)
+    try:
+        viewed = x.view(-1)
+    except RuntimeError:
+        continue  # PyTorch cannot view this layout (coil refuses it too: shape_kernels_test)
+    case("aten.view", [x], viewed, {"shape": [-1]}, name)
 
 FLATTENS = [((2, 3, 4), 0, -1), ((2, 3, 4), 1, 2), ((2, 3, 4), -2, -1), ((2, 3, 4), 1, 1),
             ((), 0, -1), ((5,), 0, 0), ((2, 0, 3), 0, 1), ((2, 3, 4, 5), 1, -2)]
