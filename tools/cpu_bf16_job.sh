@@ -6,6 +6,8 @@
 # dnnl_impls.txt.
 #
 #   tools/cpu_bf16_job.sh CARRY_DIR TOTAL_SECONDS [THREADS]     (e.g. .gpu/h48 150 16)
+# PROFILE="MODEL:BATCH ..." instead: `coil run --profile` of each in bf16 and f32 (profiles.txt,
+# with the time per kernel kind summed), no peers.
 # MODELS (default "resnet50:1,16 bert_base:1,8"), MIN_SECONDS (default 0.3) and COMPILE=1 (adds
 # torch.compile under autocast: Inductor's cold compiles take 10-70 s per row) and SIZE=quick (a
 # smoke test) pass through.
@@ -27,6 +29,26 @@ export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-}
 } > "$R/machine.txt" 2>&1
 cat "$R/machine.txt"
 cd "$SRC"
+if [ -n "${PROFILE:-}" ]; then
+  python3 tools/bench/cpu_bf16_peers.py --coil $W/coil --out /tmp/bf16_work --export-only ${SIZE:+--size $SIZE} \
+    --models $(echo $PROFILE | tr ' ' '\n' | sort -u | tr '\n' ' ') 2>/dev/null
+  for m in $PROFILE; do
+    d=/tmp/bf16_work/${m%%:*}
+    for p in bf16 f32; do
+      echo "== coil run --profile ${m%%:*} batch ${m##*:} --precision $p --threads $T"
+      timeout $((END - SECONDS > 2 ? END - SECONDS : 1)) $W/coil run "$d/model.onnx" \
+        --backend cpu --precision $p --inputs "$d/x_${m##*:}.pb" --repeat 20 --profile \
+        --threads "$T" > /tmp/prof.txt 2>&1
+      grep "run x" /tmp/prof.txt
+      awk '{k="outside"} / extern /{k=$3} / pointwise /{k="pointwise"} / reduction /{k="reduction"}
+           /ms per run/{on=1; next} on && /^  (k[0-9]|outside)/ {t[k]+=$(NF-1); n[k]++}
+           END{for (k in t) printf "  %-28s %3d kernels %9.3f ms\n", k, n[k], t[k]}' /tmp/prof.txt
+      grep -A12 "ms per run" /tmp/prof.txt
+    done
+  done > "$R/profiles.txt"
+  cat "$R/profiles.txt"
+  exit 0
+fi
 echo "== cpu_bf16_peers.py --threads $T"
 PYTHONUNBUFFERED=1 timeout $((END - SECONDS - 15)) python3 tools/bench/cpu_bf16_peers.py \
   --coil $W/coil --out /tmp/bf16_work --threads "$T" --min-seconds "${MIN_SECONDS:-0.3}" \

@@ -9,7 +9,9 @@ compared with torch's f32 eager output (max |y - f32| / max |f32|). Prints a tab
 --json, writes the numbers.
 
   cpu_bf16_peers.py --coil PATH/coil --out DIR [--models resnet50:1,16 bert_base:1,8]
-                    [--threads N] [--min-seconds S] [--compile]
+                    [--threads N] [--min-seconds S] [--compile] [--export-only]
+
+--export-only writes DIR/MODEL/model.onnx and DIR/MODEL/x_BATCH.pb and times nothing.
 
 Timing: torch as torch_peers.py (2 warm-ups, then calls until --min-seconds, at least 5, at
 most 50; the median counts); coil: `coil run --repeat N` (N from torch's bf16 time to cover
@@ -148,6 +150,7 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--size", default="full", choices=("full", "quick"))
     ap.add_argument("--json")
+    ap.add_argument("--export-only", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
@@ -170,6 +173,8 @@ def main():
             x_path = os.path.join(d, "x_%d.pb" % batch)
             with open(x_path, "wb") as f:
                 f.write(tensor_value(x))
+            if args.export_only:
+                continue
             row = {"model": name, "batch": batch, "config": config}
             with torch.no_grad():
                 want = model(x).float()
@@ -200,6 +205,8 @@ def main():
                 row["coil_" + precision] = r
             rows.append(row)
             print(json.dumps(row), flush=True)
+    if args.export_only:
+        return
     print()
     print("| model | batch | torch eager f32 | torch eager autocast bf16 | torch.compile autocast "
           "bf16 | coil f32 | coil bf16 | coil bf16 vs autocast eager | vs torch.compile bf16 | "
