@@ -304,7 +304,11 @@ absl::Status CudaExecutable::Impl::Setup() {
 
 absl::Status CudaExecutable::Impl::SetupGemm() {
   for (const proto::Kernel& k : module.schedule().kernels()) {
-    if (std::optional<GemmPlan> p = PlanGemm(module.schedule(), k); p.has_value()) gemm_plans[k.id()] = *p;
+    std::optional<GemmPlan> p = PlanGemm(module.schedule(), k);
+    if (!p.has_value()) continue;
+    if (options.gemm_forward < (p->forward_dtype == p->dtype ? 1 : 2)) p->forward_kernel = 0;
+    p->transpose_b = p->transpose_b && options.gemm_transpose_b;
+    gemm_plans[k.id()] = *p;
   }
   if (gemm_plans.empty()) return absl::OkStatus();
   if (!options.use_cublaslt) {

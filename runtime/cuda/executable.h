@@ -51,6 +51,11 @@ struct CudaExecutableOptions {
   bool allow_tf32 = false;
   // cuBLASLt's workspace (device memory, one per executable).
   size_t gemm_workspace_bytes = size_t{32} << 20;
+  // gemm_plan.h's forwarding: 0 never, 1 copies of the same dtype only, 2 also bf16/f16 -> f32
+  // widenings (COIL_CUDA_GEMM_FORWARD in the CUDA backend); and its transposed constant B
+  // (COIL_CUDA_GEMM_TRANSPOSE_B=0 turns it off). For A/B runs.
+  int gemm_forward = 2;
+  bool gemm_transpose_b = true;
   // aten.convolution through cuDNN when it loads (else on the host, and conv_library() says
   // why). Off: always on the host.
   bool use_cudnn = true;

@@ -273,8 +273,9 @@ TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
 }
 
 // GPT-2's LM head (gemm_plan.h): x [batch, 4, 64] times a constant [64, 33] whose rows are not
-// 16-byte aligned, the result a graph output: cuBLASLt reads the transposed copy of the constant
-// and writes the output itself (the reshape copy, or the bf16 -> f32 convert, is not launched).
+// 16-byte aligned, the result a graph output: cuBLASLt writes the output itself (the reshape
+// copy, or the bf16 -> f32 convert, is not launched); in f32 it reads the transposed copy of
+// the constant.
 // f32 within the GEMM tolerance; bf16 operands with the f32 output unrounded, so within bf16's
 // rounding of the interpreter's bf16 result.
 TEST(CudaGpuTest, LmHeadGemmWritesTheGraphOutput) {

@@ -35,6 +35,13 @@ class CudaBackendImpl : public Backend {
     if (const char* g = std::getenv("COIL_CUDA_GRAPHS"); g != nullptr) {
       options_.runtime.cuda_graphs = std::string(g) != "0";
     }
+    // A/B switches of runtime/cuda/gemm_plan.h's forwarding (0, 1, 2) and transposed constant B.
+    if (const char* f = std::getenv("COIL_CUDA_GEMM_FORWARD"); f != nullptr) {
+      options_.runtime.gemm_forward = std::atoi(f);
+    }
+    if (const char* t = std::getenv("COIL_CUDA_GEMM_TRANSPOSE_B"); t != nullptr) {
+      options_.runtime.gemm_transpose_b = std::string(t) != "0";
+    }
   }
   std::string name() const override { return "cuda"; }
   BackendCapabilities capabilities() const override {
