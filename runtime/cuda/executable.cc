@@ -325,7 +325,7 @@ absl::Status CudaExecutable::Impl::SetupGemm() {
   if (!ws.ok()) return ws.status();
   gemm_workspace = *ws;
   absl::StatusOr<std::unique_ptr<CublasGemm>> g =
-      CublasGemm::Create(*lt, gemm_workspace, options.gemm_workspace_bytes, options.allow_tf32);
+      CublasGemm::Create(*lt, gemm_workspace, options.gemm_workspace_bytes, options.allow_tf32, options.gemm_tune, d);
   if (!g.ok()) return g.status();
   gemm = *std::move(g);
   gemm_library = gemm->Describe();

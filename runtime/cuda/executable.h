@@ -56,6 +56,9 @@ struct CudaExecutableOptions {
   // (COIL_CUDA_GEMM_TRANSPOSE_B=0 turns it off). For A/B runs.
   int gemm_forward = 2;
   bool gemm_transpose_b = true;
+  // cuBLASLt algorithms timed per large problem on its first run, the fastest kept (gemm.h's
+  // Create); 1: the heuristic's first (default; COIL_CUDA_GEMM_TUNE=N in the CUDA backend).
+  int gemm_tune = 1;
   // aten.convolution through cuDNN when it loads (else on the host, and conv_library() says
   // why). Off: always on the host.
   bool use_cudnn = true;

@@ -57,19 +57,23 @@ CublasGemm::~CublasGemm() {
 absl::StatusOr<std::unique_ptr<CublasGemm>> CublasGemm::Create(const CublasLt* lt,
                                                                CUdeviceptr workspace,
                                                                size_t workspace_bytes,
-                                                               bool allow_tf32) {
+                                                               bool allow_tf32,
+                                                               int tune_candidates,
+                                                               const CudaDriver* driver) {
   lt::Handle handle = nullptr;
   if (absl::Status s = lt->Check(lt->Create(&handle), "cublasLtCreate", "the executable"); !s.ok())
     return s;
-  return std::unique_ptr<CublasGemm>(
-      new CublasGemm(lt, handle, workspace, workspace_bytes, allow_tf32));
+  std::unique_ptr<CublasGemm> g(new CublasGemm(lt, handle, workspace, workspace_bytes, allow_tf32));
+  g->tune_candidates_ = std::max(1, tune_candidates);
+  g->driver_ = driver;
+  return g;
 }
 
 std::string CublasGemm::Describe() const {
   return absl::StrCat("cuBLASLt ", lt_->version, " (", lt_->path, ")");
 }
 
-absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call,
+absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, CUstream stream,
                                                          const std::string& where) {
   const Key key{call.dtype,
                 call.batch,
@@ -190,23 +194,82 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call,
         !s.ok())
       return s;
   }
-  lt::HeuristicResult result{};
+  const double flops = 2.0 * static_cast<double>(call.batch) * static_cast<double>(call.m) *
+                       static_cast<double>(call.n) * static_cast<double>(call.k);
+  const bool tune = tune_candidates_ > 1 && driver_ != nullptr && call.c == 0 &&
+                    flops >= kTuneMinFlops;
+  std::vector<lt::HeuristicResult> results(tune ? tune_candidates_ : 1);
   int found = 0;
-  lt::Status hs = lt_->MatmulAlgoGetHeuristic(handle_, p->desc, p->a, p->b, p->c, p->d, pref, 1,
-                                              &result, &found);
+  lt::Status hs = lt_->MatmulAlgoGetHeuristic(handle_, p->desc, p->a, p->b, p->c, p->d, pref,
+                                              static_cast<int>(results.size()), results.data(),
+                                              &found);
   // A failing heuristic (NOT_SUPPORTED, or INVALID_VALUE for an epilogue this dtype lacks) means
   // no algorithm for this problem: the caller runs it another way.
-  p->has_algo = hs == lt::kSuccess && found > 0 && result.state == lt::kSuccess &&
-                result.workspace_size <= workspace_bytes_;
-  if (p->has_algo) p->algo = result.algo;
+  std::vector<lt::Algo> usable;
+  for (int i = 0; hs == lt::kSuccess && i < found && i < static_cast<int>(results.size()); ++i) {
+    if (results[i].state == lt::kSuccess && results[i].workspace_size <= workspace_bytes_)
+      usable.push_back(results[i].algo);
+  }
+  p->has_algo = !usable.empty();
+  if (p->has_algo) p->algo = usable[0];
+  if (usable.size() > 1) {
+    absl::StatusOr<size_t> best = Fastest(*p, usable, call, stream, where);
+    if (!best.ok()) return best.status();
+    p->algo = usable[*best];
+  }
   Problem* raw = p.get();
   problems_[key] = std::move(p);
   return raw;
 }
 
+lt::Status CublasGemm::Launch(const Problem& p, const lt::Algo& algo, const GemmCall& call,
+                              CUstream stream) {
+  const float one32 = 1, zero32 = 0;
+  const double one64 = 1, zero64 = 0;
+  const bool f64 = call.dtype == proto::FLOAT64;
+  const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
+  const void* beta = call.c != 0 ? alpha : (f64 ? static_cast<const void*>(&zero64) : &zero32);
+  const void* c = reinterpret_cast<const void*>(call.c != 0 ? call.c : call.d);
+  return lt_->Matmul(handle_, p.desc, alpha, reinterpret_cast<const void*>(call.b), p.a,
+                     reinterpret_cast<const void*>(call.a), p.b, beta, c, p.c,
+                     reinterpret_cast<void*>(call.d), p.d, &algo,
+                     reinterpret_cast<void*>(workspace_), workspace_bytes_,
+                     reinterpret_cast<lt::Stream>(stream));
+}
+
+absl::StatusOr<size_t> CublasGemm::Fastest(const Problem& p, const std::vector<lt::Algo>& algos,
+                                           const GemmCall& call, CUstream stream,
+                                           const std::string& where) {
+  const CudaDriver& d = *driver_;
+  CUevent e[2] = {nullptr, nullptr};
+  absl::Status st;
+  for (CUevent& ev : e) {
+    if (st.ok()) st = d.Check(d.EventCreate(&ev, 0), "cuEventCreate", where);
+  }
+  size_t best = 0;
+  float best_ms = 0;
+  bool timed = false;
+  for (size_t i = 0; st.ok() && i < algos.size(); ++i) {
+    if (Launch(p, algos[i], call, stream) != lt::kSuccess) continue;  // warm-up; skip failures
+    st = d.Check(d.EventRecord(e[0], stream), "cuEventRecord", where);
+    bool ok = true;
+    for (int r = 0; st.ok() && ok && r < 3; ++r) ok = Launch(p, algos[i], call, stream) == lt::kSuccess;
+    if (st.ok()) st = d.Check(d.EventRecord(e[1], stream), "cuEventRecord", where);
+    if (st.ok()) st = d.Check(d.StreamSynchronize(stream), "cuStreamSynchronize", where);
+    float ms = 0;
+    if (st.ok()) st = d.Check(d.EventElapsedTime(&ms, e[0], e[1]), "cuEventElapsedTime", where);
+    if (st.ok() && ok && (!timed || ms < best_ms)) best = i, best_ms = ms, timed = true;
+  }
+  for (CUevent ev : e) {
+    if (ev != nullptr) d.EventDestroy(ev);
+  }
+  if (!st.ok()) return st;
+  return best;
+}
+
 absl::StatusOr<bool> CublasGemm::Run(const GemmCall& call, CUstream stream,
                                      const std::string& where) {
-  absl::StatusOr<Problem*> p = Prepare(call, where);
+  absl::StatusOr<Problem*> p = Prepare(call, stream, where);
   if (!p.ok()) return p.status();
   if (!(*p)->has_algo) return false;
   if (call.bias != 0) {
@@ -217,19 +280,7 @@ absl::StatusOr<bool> CublasGemm::Run(const GemmCall& call, CUstream stream,
         !s.ok())
       return s;
   }
-  const float one32 = 1, zero32 = 0;
-  const double one64 = 1, zero64 = 0;
-  const bool f64 = call.dtype == proto::FLOAT64;
-  const void* alpha = f64 ? static_cast<const void*>(&one64) : &one32;
-  const void* beta = call.c != 0 ? alpha : (f64 ? static_cast<const void*>(&zero64) : &zero32);
-  const void* c = reinterpret_cast<const void*>(call.c != 0 ? call.c : call.d);
-  if (absl::Status s =
-          lt_->Check(lt_->Matmul(handle_, (*p)->desc, alpha, reinterpret_cast<const void*>(call.b),
-                                 (*p)->a, reinterpret_cast<const void*>(call.a), (*p)->b, beta, c,
-                                 (*p)->c, reinterpret_cast<void*>(call.d), (*p)->d, &(*p)->algo,
-                                 reinterpret_cast<void*>(workspace_), workspace_bytes_,
-                                 reinterpret_cast<lt::Stream>(stream)),
-                     "cublasLtMatmul", where);
+  if (absl::Status s = lt_->Check(Launch(**p, (*p)->algo, call, stream), "cublasLtMatmul", where);
       !s.ok()) {
     return s;
   }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -44,10 +45,17 @@ class CublasGemm {
  public:
   // `workspace` (`workspace_bytes` of device memory) stays owned by the caller and must outlive
   // this object. Errors: cublasLtCreate failing.
+  // `tune_candidates` > 1 (with `driver`): for a problem of at least kTuneMinFlops without a C
+  // matrix, up to that many of the heuristic's algorithms are timed on the first call (one
+  // warm-up and 3 timed runs each, CUDA events, one synchronize) and the fastest is kept for
+  // the problem; 1 keeps the heuristic's first (the default).
   static absl::StatusOr<std::unique_ptr<CublasGemm>> Create(const CublasLt* lt,
                                                             CUdeviceptr workspace,
                                                             size_t workspace_bytes,
-                                                            bool allow_tf32);
+                                                            bool allow_tf32,
+                                                            int tune_candidates = 1,
+                                                            const CudaDriver* driver = nullptr);
+  static constexpr double kTuneMinFlops = 1e9;
   ~CublasGemm();
 
   // Enqueues the GEMM on `stream`. Returns false (nothing enqueued) when cuBLASLt has no
@@ -60,13 +68,20 @@ class CublasGemm {
  private:
   struct Problem;
   CublasGemm(const CublasLt* lt, lt::Handle handle, CUdeviceptr workspace, size_t bytes, bool tf32);
-  absl::StatusOr<Problem*> Prepare(const GemmCall& call, const std::string& where);
+  absl::StatusOr<Problem*> Prepare(const GemmCall& call, CUstream stream, const std::string& where);
+  // Enqueues cublasLtMatmul of `call` with `algo`.
+  lt::Status Launch(const Problem& p, const lt::Algo& algo, const GemmCall& call, CUstream stream);
+  // The index of the fastest of `algos` for `call` (timed; see Create).
+  absl::StatusOr<size_t> Fastest(const Problem& p, const std::vector<lt::Algo>& algos,
+                                 const GemmCall& call, CUstream stream, const std::string& where);
 
   const CublasLt* lt_;
   lt::Handle handle_;
   CUdeviceptr workspace_;
   size_t workspace_bytes_;
   bool allow_tf32_;
+  int tune_candidates_ = 1;
+  const CudaDriver* driver_ = nullptr;
   // (dtype, batch, m, n, k, has c, has bias, relu, alignments of a/b/c/d, d's dtype, b
   // transposed) -> its descriptors.
   using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, int, int, int,

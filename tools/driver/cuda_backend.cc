@@ -42,6 +42,9 @@ class CudaBackendImpl : public Backend {
     if (const char* t = std::getenv("COIL_CUDA_GEMM_TRANSPOSE_B"); t != nullptr) {
       options_.runtime.gemm_transpose_b = std::string(t) != "0";
     }
+    if (const char* t = std::getenv("COIL_CUDA_GEMM_TUNE"); t != nullptr) {
+      options_.runtime.gemm_tune = std::atoi(t);  // cuBLASLt candidates timed (gemm.h)
+    }
   }
   std::string name() const override { return "cuda"; }
   BackendCapabilities capabilities() const override {
