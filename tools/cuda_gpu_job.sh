@@ -8,7 +8,7 @@
 # Results go to $OUT (or /tmp/cuda_gpu_job).
 #
 #   tools/cuda_gpu_job.sh CARRY_DIR [PHASE...]   PHASE: tests bench benchcuda bf16 conformance
-#                                                sanitizer profile realmodels
+#                                                sanitizer profile realmodels gpt2ab
 #                                                (default: tests conformance sanitizer)
 # benchcuda: `coil bench cuda` (resnet50, bert_base, gpt2_small against torch eager and
 # torch.compile of this machine's python3; report in $OUT/bench_cuda.txt, JSON bench_cuda.json).
@@ -22,6 +22,9 @@
 # profile: an nsys summary of the bench's MLP through coil (needs bench first, and nsys there;
 # `coil run --backend cuda --repeat N --profile` gives per-kernel device times without it).
 # COIL_BENCH_PROFILE="gpt mlp ...": the bench's rows whose per-kernel times go to profile.txt.
+# gpt2ab: GPT-2 small bs8 at 512 tokens through `coil run --profile` (bf16 and f32) under each
+# setting of COIL_GPT2_AB (default: "- COIL_CUDA_GEMM_TUNE=8 COIL_CUDA_GEMM_FORWARD=1"; "-" is the
+# defaults): device medians and the top kernels, for A/B of the CUDA runtime's switches.
 # CARRY_DIR holds: zstd (Debian's), bin.tar.zst (coil, cuda_gpu_test and the shared libraries of
 # lib/ the test binary needs) and onnxdata.tar.zst (Debian's /usr/share/libonnx-testdata/data).
 # tools/cuda_gpu_pack.sh makes it.
@@ -92,6 +95,26 @@ if [[ $PHASES == *" profile "* ]]; then
   else
     echo "profile: no nsys or no mlp.onnx"
   fi
+fi
+
+if [[ $PHASES == *" gpt2ab "* ]]; then
+  # GPT-2 small bs8 at 512 tokens (the bench's export), `coil run --profile` in bf16 and f32 under
+  # each setting of COIL_GPT2_AB (space-separated VAR=VALUE, "-" for the defaults): device
+  # median, the LM head's GEMM and the kernels after it, per-kind sums; files in $R/gpt2ab_*.txt.
+  echo "== GPT-2 small bs8 seq512: coil run --profile per setting"
+  M=/tmp/coil_gpt2ab/gpt2_small/model.onnx
+  [ -f $M ] || COIL_PEERS_SKIP=compiled timeout 200 python3 "$SRC/tools/bench/torch_peers.py" --out /tmp/coil_gpt2ab \
+    --device cuda --models gpt2_small --batches 8 --max-reps 5 > /dev/null 2> "$R/gpt2ab_export.log"
+  for setting in ${COIL_GPT2_AB:-- COIL_CUDA_GEMM_TUNE=8 COIL_CUDA_GEMM_FORWARD=1}; do
+    for p in bf16 f32; do
+      f="$R/gpt2ab_${p}_$(echo "$setting" | tr -c 'A-Za-z0-9_\n' _).txt"
+      env $([ "$setting" = - ] || echo "$setting") COIL_CACHE=off timeout 120 ./coil run $M --backend cuda --dim batch=8 \
+        --repeat 20 --profile $([ $p = bf16 ] && echo --precision bf16) > "$f" 2>&1
+      echo "$p $setting: $(grep -m1 'device x' "$f" | sed 's/  */ /g')"
+      sed -n '/ms per run/,+3p' "$f" | tail -3
+      awk '/ms per run/{t=1;next} t&&NF>=4{k=$2; if($0~/aten.mm/)k="mm"; else if($0~/scaled_dot/)k="attention"; s[k]+=$(NF-1)} END{for(k in s) printf "  %s %.3f;", k, s[k]; print ""}' "$f"
+    done
+  done
 fi
 
 if [[ $PHASES == *" conformance "* ]]; then
