@@ -177,6 +177,38 @@ TEST(OutputAliases, WritesThroughReshapesOfSlicesWithSymbolicSizes) {
       0);
 }
 
+// A reshape of a layout it cannot view (an expand, a transpose) copies: taken before a write
+// into the input, it keeps the old values, and a write into it reaches nothing.
+TEST(OutputAliases, AReshapeThatCopiesIsNoAlias) {
+  Fn fn = [](const Tensor& x) {
+    Tensor r = x.unsqueeze(0).expand({2, x.size(0), x.size(1)}).reshape({-1});
+    Tensor s = x.t().reshape({-1});
+    x.add_scalar_(1);
+    return std::vector<Tensor>{r, s, x.reshape({-1})};
+  };
+  ExpectAliasingAsEager(fn, 0);
+  ExpectAliasingAsEager(fn, 1);
+  ExpectAliasingAsEager(fn, 2);
+}
+
+// With symbolic sizes, whether a reshape of a transposed view views or copies is decided from
+// the symbols' ranges (prims' functionalize): here it views (a write through it reaches o),
+// and the head-merge reshape of attention copies. (With a head size that may be 1 it cannot be
+// decided: that compile is refused with a clear error, not guessed.)
+TEST(OutputAliases, ReshapesOfTransposesWithSymbolicSizes) {
+  ExpectAliasingAsEager(
+      [](const Tensor& x) {
+        Tensor o = x * 2.0;
+        Tensor m = o.unsqueeze(0).transpose(1, 2).reshape({x.size(1), x.size(0)});
+        m.add_scalar_(1);
+        Tensor heads = x.reshape({1, x.size(0), 2, 2}).transpose(1, 2);
+        Tensor merged = heads.reshape({1, 2, x.size(0) * 2});
+        merged.mul_scalar_(3);
+        return std::vector<Tensor>{m, o, merged};
+      },
+      0);
+}
+
 // A write through a view of an input whose source is a copy of that input read another way
 // (the copy is a view after decomposition, so the write-back's source is a transposed view of
 // the buffer it writes): the write-back must read it all before writing.

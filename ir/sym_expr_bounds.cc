@@ -119,6 +119,8 @@ Interval ByDivisorSign(const Interval& a, const Interval& d, F f, bool negate_re
 Interval EvalPoly(const Poly& p, const SymRanges& ranges, const SymRange& fallback);
 std::optional<Interval> DivTermsTightened(const Poly& p, const SymRanges& ranges,
                                           const SymRange& fallback);
+std::optional<Interval> CommonFactorTightened(const Poly& p, const SymRanges& ranges,
+                                              const SymRange& fallback);
 
 Interval Eval(const SymExpr& e, const SymRanges& ranges, const SymRange& fallback) {
   const Node* n = e.node();
@@ -152,6 +154,9 @@ Interval Eval(const SymExpr& e, const SymRanges& ranges, const SymRange& fallbac
     case Kind::kSum: {
       Interval sum = EvalPoly(n->poly, ranges, fallback);
       if (std::optional<Interval> t = DivTermsTightened(n->poly, ranges, fallback)) {
+        sum = {std::max(sum.lo, t->lo), std::min(sum.hi, t->hi)};
+      }
+      if (std::optional<Interval> t = CommonFactorTightened(n->poly, ranges, fallback)) {
         sum = {std::max(sum.lo, t->lo), std::min(sum.hi, t->hi)};
       }
       return sum;
@@ -220,6 +225,51 @@ std::optional<Interval> DivTermsTightened(const Poly& p, const SymRanges& ranges
   if (!IsInf(lo)) lo = -DivEnd(-lo, lcm);  // ceil
   if (!IsInf(hi)) hi = DivEnd(hi, lcm);    // floor
   return Norm(lo, hi);
+}
+
+// A sum without a constant whose every term has a factor a >= 1 (an atom, e.g. a size symbol):
+// a * (the sum with one power of a taken out of each term). Plain interval arithmetic loses
+// the correlation between the terms and cannot show s2 * s3 - s3 >= 2 for s2, s3 >= 2; as
+// s3 * (s2 - 1) it is. (Strides and element counts are such products: prims' functionalize
+// decides whether a reshape of a symbolic view can view it with these.) nullopt when there is
+// no such factor.
+std::optional<Interval> CommonFactorTightened(const Poly& p, const SymRanges& ranges,
+                                              const SymRange& fallback) {
+  if (p.constant != 0 || p.terms.size() < 2) return std::nullopt;
+  for (const Factor& candidate : p.terms[0].monomial) {
+    const Interval a = Eval(candidate.atom, ranges, fallback);
+    if (a.lo < 1) continue;
+    Poly rest;
+    bool common = true;
+    for (const Term& t : p.terms) {
+      Monomial m;
+      bool found = false;
+      for (const Factor& f : t.monomial) {
+        if (f.atom == candidate.atom) {
+          found = true;
+          if (f.exponent > 1) m.push_back(Factor{f.atom, f.exponent - 1});
+        } else {
+          m.push_back(f);
+        }
+      }
+      if (!found) {
+        common = false;
+        break;
+      }
+      if (m.empty()) {
+        rest.constant += t.coeff;  // at most one term was `coeff * a` (monomials are distinct)
+      } else {
+        rest.terms.push_back(Term{std::move(m), t.coeff});
+      }
+    }
+    if (!common) continue;
+    Interval q = EvalPoly(rest, ranges, fallback);
+    if (std::optional<Interval> t = CommonFactorTightened(rest, ranges, fallback)) {
+      q = {std::max(q.lo, t->lo), std::min(q.hi, t->hi)};
+    }
+    return MulI(a, q);
+  }
+  return std::nullopt;
 }
 
 SymRange ToRange(const Interval& i) {

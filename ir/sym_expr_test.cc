@@ -518,6 +518,12 @@ TEST(SymExprTest, RelationsWithRanges) {
   EXPECT_EQ(ProveLe(2, SymExpr::FloorDiv(s0 * 4, s1), r), Truth::kTrue);
   EXPECT_EQ(ProveLe(SymExpr::Mod(a, s1), 3, r), Truth::kTrue);
   EXPECT_EQ(ProveEq(SymExpr::Max(s0, 100), 100, r), Truth::kTrue);
+  // Sums whose terms share a positive factor: s0 * s1 - s1 = s1 * (s0 - 1) >= 1 (interval
+  // arithmetic on the terms alone gives [-2, 255]); the strides of a transposed view.
+  EXPECT_EQ(ProveLt(s1, s0 * s1, r), Truth::kTrue);
+  EXPECT_EQ(ProveEq(s0 * s1, s1, r), Truth::kFalse);
+  EXPECT_EQ(ProveLt(s0 * s1 * s1, s0 * s0 * s1, r), Truth::kUnknown);  // s1 may exceed s0
+  EXPECT_EQ(ProveLe(s1 * s1, s0 * s1 * s1, r), Truth::kTrue);
   EXPECT_EQ(ProveEq(SymExpr::Min(s0, s1), s1, r), Truth::kUnknown);
 }
 

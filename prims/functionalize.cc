@@ -23,7 +23,9 @@
 namespace coil::prims {
 namespace {
 
-using Strides = std::optional<std::vector<int64_t>>;
+// Strides in the root's storage, as expressions over the graph's symbols; nullopt when they
+// could not be decided from the symbols' ranges.
+using Strides = std::optional<std::vector<SymExpr>>;
 
 // One view op application, as replayed (split/chunk/narrow are recorded as aten.slice).
 struct ViewStep {
@@ -35,7 +37,7 @@ struct ViewStep {
 struct Alias {
   const Value* root = nullptr;
   std::vector<ViewStep> chain;
-  Strides strides;  // static strides in the root's storage; nullopt when symbolic
+  Strides strides;
 };
 
 struct Cached {
@@ -54,51 +56,73 @@ bool AlwaysViews(absl::string_view op) {
   return op == "aten.view" || op == "aten.squeeze" || op == "aten.unsqueeze";
 }
 
-std::optional<std::vector<int64_t>> StaticShape(const TensorType& t) {
-  std::vector<int64_t> s;
-  for (const SymExpr& d : t.shape) {
-    if (!d.is_constant()) return std::nullopt;
-    s.push_back(d.constant());
-  }
-  return s;
-}
-
-std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
+// Row-major strides of `shape` (size-0/1 dims count as 1); nullopt if a symbolic size may be 0.
+Strides ContiguousStrides(const std::vector<SymExpr>& shape, const SymRanges& ranges) {
+  std::vector<SymExpr> st(shape.size(), SymExpr(1));
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
-    st[d] = st[d + 1] * std::max<int64_t>(shape[d + 1], 1);
+    const SymExpr& size = shape[d + 1];
+    if (size.is_constant()) {
+      st[d] = st[d + 1] * SymExpr(std::max<int64_t>(size.constant(), 1));
+    } else if (ProveLe(SymExpr(1), size, ranges) == Truth::kTrue) {
+      st[d] = st[d + 1] * size;
+    } else {
+      return std::nullopt;
+    }
   }
   return st;
 }
 
-// PyTorch's computeStride (as the reference reshape kernel): strides viewing (shape, stride)
-// as new_shape, or nullopt when a copy is needed.
-Strides ViewStrides(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride,
-                    const std::vector<int64_t>& new_shape) {
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  if (numel == 0 || shape.empty()) return ContiguousStrides(new_shape);
-  std::vector<int64_t> out(new_shape.size(), 0);
+enum class Reshaped { kView, kCopy, kUnknown };
+
+// PyTorch's computeStride (as the reference reshape kernel) over symbolic sizes: whether
+// (shape, stride) can be viewed as new_shape (then `out` holds the strides), must be copied,
+// or neither is provable from the symbols' ranges.
+Reshaped ViewStrides(const std::vector<SymExpr>& shape, const std::vector<SymExpr>& stride,
+                     const std::vector<SymExpr>& new_shape, const SymRanges& ranges,
+                     std::vector<SymExpr>& out) {
+  bool unknown = false;
+  // Decides a relation, noting when it cannot be proved either way.
+  auto holds = [&](Truth t) {
+    if (t == Truth::kUnknown) unknown = true;
+    return t == Truth::kTrue;
+  };
+  SymExpr numel(1);
+  for (const SymExpr& d : shape) numel = numel * d;
+  const Truth empty = ProveEq(numel, SymExpr(0), ranges);
+  if (empty == Truth::kUnknown) return Reshaped::kUnknown;
+  if (empty == Truth::kTrue || shape.empty()) {
+    Strides st = ContiguousStrides(new_shape, ranges);
+    if (!st) return Reshaped::kUnknown;
+    out = *std::move(st);
+    return Reshaped::kView;
+  }
+  out.assign(new_shape.size(), SymExpr(0));
   int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
-  int64_t base = stride.back(), tensor_numel = 1, view_numel = 1;
+  SymExpr base = stride.back(), tensor_numel(1), view_numel(1);
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    tensor_numel *= shape[d];
-    if (d == 0 || (shape[d - 1] != 1 && stride[d - 1] != tensor_numel * base)) {
-      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+    tensor_numel = tensor_numel * shape[d];
+    if (d == 0 || (!holds(ProveEq(shape[d - 1], SymExpr(1), ranges)) &&
+                   !holds(ProveEq(stride[d - 1], tensor_numel * base, ranges)))) {
+      while (view_d >= 0 && (holds(ProveLt(view_numel, tensor_numel, ranges)) ||
+                             holds(ProveEq(new_shape[view_d], SymExpr(1), ranges)))) {
         out[view_d] = view_numel * base;
-        view_numel *= new_shape[view_d];
+        view_numel = view_numel * new_shape[view_d];
         --view_d;
       }
-      if (view_numel != tensor_numel) return std::nullopt;
+      if (unknown) return Reshaped::kUnknown;
+      if (!holds(ProveEq(view_numel, tensor_numel, ranges))) {
+        return unknown ? Reshaped::kUnknown : Reshaped::kCopy;
+      }
       if (d > 0) {
         base = stride[d - 1];
-        tensor_numel = 1;
-        view_numel = 1;
+        tensor_numel = SymExpr(1);
+        view_numel = SymExpr(1);
       }
     }
+    if (unknown) return Reshaped::kUnknown;
   }
-  if (view_d != -1) return std::nullopt;
-  return out;
+  if (view_d != -1) return Reshaped::kCopy;
+  return Reshaped::kView;
 }
 
 int64_t Wrap(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
@@ -144,7 +168,8 @@ bool IsReorder(absl::string_view op) {
 
 class Functionalizer {
  public:
-  explicit Functionalizer(const Graph& old) : old_(old), out_(old.name()), b_(out_) {}
+  explicit Functionalizer(const Graph& old)
+      : old_(old), out_(old.name()), b_(out_), ranges_(old.SymbolRanges()) {}
 
   absl::StatusOr<Graph> Run() {
     for (const Value* in : old_.inputs()) {
@@ -192,9 +217,7 @@ class Functionalizer {
   void AddRoot(const Value* old_value, Value* new_value) {
     Alias a;
     a.root = old_value;
-    if (std::optional<std::vector<int64_t>> s = StaticShape(old_value->type())) {
-      a.strides = ContiguousStrides(*s);
-    }
+    a.strides = ContiguousStrides(old_value->type().shape, ranges_);
     alias_[old_value] = std::move(a);
     latest_[old_value] = new_value;
     version_[old_value] = 0;
@@ -264,8 +287,8 @@ class Functionalizer {
       return absl::InvalidArgumentError("attributes do not match the schema");
     }
     Strides strides;
-    std::optional<std::vector<int64_t>> in_shape = StaticShape(in->type());
-    std::optional<std::vector<int64_t>> out_shape = StaticShape(out->type());
+    const std::vector<SymExpr>& in_shape = in->type().shape;
+    const std::vector<SymExpr>& out_shape = out->type().shape;
     const std::string& op = n.op();
     int64_t rank = in->type().rank();
     if (op == "aten.split" || op == "aten.chunk" || op == "aten.narrow") {
@@ -287,45 +310,66 @@ class Functionalizer {
                        {"step", int64_t{1}}},
                       in->type()};
     }
-    if (base.strides && in_shape && out_shape) {
-      const std::vector<int64_t>& s = *base.strides;
+    if (base.strides) {
+      const std::vector<SymExpr>& s = *base.strides;
       if (step.op == "aten.slice") {
-        std::vector<int64_t> st = s;
-        st[Wrap(std::get<int64_t>(step.attrs.at("dim")), rank)] *=
-            std::get<int64_t>(step.attrs.at("step"));
+        std::vector<SymExpr> st = s;
+        SymExpr& d = st[Wrap(std::get<int64_t>(step.attrs.at("dim")), rank)];
+        d = d * SymExpr(std::get<int64_t>(step.attrs.at("step")));
         strides = st;
       } else if (op == "aten.select") {
-        std::vector<int64_t> st = s;
+        std::vector<SymExpr> st = s;
         st.erase(st.begin() + Wrap(std::get<int64_t>(step.attrs.at("dim")), rank));
         strides = st;
       } else if (IsReorder(op)) {
-        std::vector<int64_t> st;
+        std::vector<SymExpr> st;
         for (int64_t d : ReorderOf(op, step.attrs, rank)) st.push_back(s[d]);
         strides = st;
       } else if (op == "aten.expand") {
-        std::vector<int64_t> st(out_shape->size(), 0);
-        int64_t lead = static_cast<int64_t>(out_shape->size()) - rank;
+        std::vector<SymExpr> st(out_shape.size(), SymExpr(0));
+        int64_t lead = static_cast<int64_t>(out_shape.size()) - rank;
+        bool known = true;
         for (int64_t j = 0; j < rank; ++j) {
-          if ((*in_shape)[j] != 1) st[j + lead] = s[j];
+          // A size-1 dim broadcast to the target has stride 0.
+          const Truth one = ProveEq(in_shape[j], SymExpr(1), ranges_);
+          if (one == Truth::kUnknown) known = false;
+          if (one == Truth::kFalse) st[j + lead] = s[j];
         }
-        strides = st;
+        if (known) strides = st;
       } else if (op == "aten.diagonal") {
         int64_t d1 = Wrap(std::get<int64_t>(step.attrs.at("dim1")), rank);
         int64_t d2 = Wrap(std::get<int64_t>(step.attrs.at("dim2")), rank);
-        std::vector<int64_t> st;
+        std::vector<SymExpr> st;
         for (int64_t d = 0; d < rank; ++d) {
           if (d != d1 && d != d2) st.push_back(s[d]);
         }
         st.push_back(s[d1] + s[d2]);
         strides = st;
+      } else if (IsReshapeLike(op) && ContiguousStrides(in_shape, ranges_) == base.strides) {
+        // A row-major input: any reshape views it (even where the element counts are equal
+        // only by a guard, as for a reshape to [s1 / 2, 2]).
+        strides = ContiguousStrides(out_shape, ranges_);
       } else if (IsReshapeLike(op)) {
-        strides = ViewStrides(*in_shape, s, *out_shape);
-        if (!strides) return false;  // torch.reshape copies: a new root
+        std::vector<SymExpr> st;
+        switch (ViewStrides(in_shape, s, out_shape, ranges_, st)) {
+          case Reshaped::kView:
+            strides = std::move(st);
+            break;
+          case Reshaped::kCopy:
+            if (op == "aten.view") {
+              return absl::InvalidArgumentError(
+                  "view size is not compatible with input tensor's size and stride (at least "
+                  "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                  "instead.");
+            }
+            return false;  // torch.reshape copies: a new root
+          case Reshaped::kUnknown:
+            if (!AlwaysViews(op)) return UndecidedReshape(op);
+            break;  // a view with strides unknown
+        }
       }
     } else if (IsReshapeLike(op) && !base.chain.empty() && !AlwaysViews(op)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unsupported view chain: cannot decide whether ", op,
-          " of a view with symbolic sizes aliases its input"));
+      return UndecidedReshape(op);
     }
     Alias a;
     a.root = base.root;
@@ -336,6 +380,12 @@ class Functionalizer {
     return true;
   }
 
+  static absl::Status UndecidedReshape(absl::string_view op) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unsupported view chain: cannot decide whether ", op,
+        " of a view with symbolic sizes aliases its input (from the symbols' ranges)"));
+  }
+
   absl::Status VisitMutation(const Node& n, const OpSchema& schema) {
     const Value* self = n.input(0);
     const Alias a = alias_.at(self);
@@ -344,10 +394,6 @@ class Functionalizer {
         return absl::InvalidArgumentError(
             "mutation of an expanded (broadcast) view: more than one element of the written-to "
             "tensor refers to a single memory location");
-      }
-      if (step.op == "aten.diagonal") {
-        return absl::InvalidArgumentError(
-            "unsupported view chain: mutation through aten.diagonal");
       }
     }
     std::vector<Value*> inputs;
@@ -396,6 +442,60 @@ class Functionalizer {
     return absl::OkStatus();
   }
 
+  // `base` with its diagonal (step's offset, dim1, dim2) replaced by `diag`, from ops that
+  // exist: the two dims moved last and flattened, the diagonal is every (m + 1)-th element
+  // from its first (m: dim2's size), a strided slice_scatter; then back.
+  absl::StatusOr<Value*> DiagonalScatter(Value* base, Value* diag, const ViewStep& step) {
+    const TensorType& t = step.in_type;
+    const int64_t rank = t.rank();
+    const int64_t d1 = Wrap(std::get<int64_t>(step.attrs.at("dim1")), rank);
+    const int64_t d2 = Wrap(std::get<int64_t>(step.attrs.at("dim2")), rank);
+    const int64_t offset = std::get<int64_t>(step.attrs.at("offset"));
+    const SymExpr& m = t.shape[d2];
+    const SymExpr& length = diag->type().shape.back();
+    if (!m.is_constant()) {
+      return absl::InvalidArgumentError(
+          "unsupported view chain: mutation through aten.diagonal of a symbolic size");
+    }
+    if (length.is_constant() && length.constant() == 0) return base;  // nothing written
+    IntList order, inverse(rank);
+    SymList rest, flat_shape, full_shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != d1 && d != d2) {
+        order.push_back(d);
+        rest.push_back(t.shape[d]);
+      }
+    }
+    order.push_back(d1);
+    order.push_back(d2);
+    for (int64_t j = 0; j < rank; ++j) inverse[order[j]] = j;
+    flat_shape = rest;
+    flat_shape.push_back(t.shape[d1] * m);
+    full_shape = rest;
+    full_shape.push_back(t.shape[d1]);
+    full_shape.push_back(m);
+    const SymExpr start(std::max<int64_t>(-offset, 0) * m.constant() + std::max<int64_t>(offset, 0));
+    const int64_t stride = m.constant() + 1;
+    Value* v = base;
+    for (auto [op, attrs] : std::vector<std::pair<const char*, AttrMap>>{
+             {"aten.permute", {{"dims", order}}}, {"aten.reshape", {{"shape", flat_shape}}}}) {
+      absl::StatusOr<Value*> next = b_.Op(op, {v}, attrs);
+      if (!next.ok()) return next.status();
+      v = Stamp(*next);
+    }
+    absl::StatusOr<Value*> scattered = b_.Op(
+        "aten.slice_scatter", {v, diag},
+        {{"dim", static_cast<int64_t>(rest.size())},
+         {"start", start},
+         {"end", start + (length - SymExpr(1)) * SymExpr(stride) + SymExpr(1)},
+         {"step", stride}});
+    if (!scattered.ok()) return scattered.status();
+    v = Stamp(*scattered);
+    absl::StatusOr<Value*> unflat = b_.Op("aten.reshape", {v}, {{"shape", full_shape}});
+    if (!unflat.ok()) return unflat.status();
+    return b_.Op("aten.permute", {Stamp(*unflat)}, {{"dims", inverse}});
+  }
+
   // Makes `value` the new contents of alias `a`, scattering it back through the view chain.
   absl::Status WriteBack(const Alias& a, Value* value) {
     std::vector<Value*> bases = {latest_.at(a.root)};
@@ -412,6 +512,8 @@ class Functionalizer {
         next = b_.Op("aten.slice_scatter", {bases[i], cur}, step.attrs);
       } else if (step.op == "aten.select") {
         next = b_.Op("aten.select_scatter", {bases[i], cur}, step.attrs);
+      } else if (step.op == "aten.diagonal") {
+        next = DiagonalScatter(bases[i], cur, step);
       } else if (step.op == "aten.permute") {
         std::vector<int64_t> order = ReorderOf(step.op, step.attrs, step.in_type.rank());
         IntList inverse(order.size());
@@ -441,6 +543,7 @@ class Functionalizer {
   Graph out_;
   std::string name_;  // of the old node being visited
   GraphBuilder b_;
+  const SymRanges ranges_;  // of the old graph's symbols
   absl::flat_hash_map<const Value*, Alias> alias_;
   absl::flat_hash_map<const Value*, Value*> latest_;  // by root
   absl::flat_hash_map<const Value*, int> version_;    // by root

@@ -68,6 +68,18 @@ def intermediate(x, y):
     return [z]
 
 
+def diagonal_add(x, y):
+    x.diagonal().add_(y)
+    return [x.clone()]
+
+
+def diagonal_offset(x, y):
+    # dims given in reverse, an offset, a batch dim in front, a slice of the diagonal
+    d = x.diagonal(offset=1, dim1=2, dim2=1)
+    d[:, 1:].mul_(y)
+    return [x.clone(), d.clone()]
+
+
 CASES = {
     "add_on_input": (add_on_input, [((2, 3),), ((2, 3), torch.float32, 0.25, 1.0)]),
     "add_on_slice": (add_on_slice, [((2, 3),), ((2, 2), torch.float32, 0.25, 1.0)]),
@@ -79,6 +91,8 @@ CASES = {
                                                   ((3,), torch.float32, 0.75, -1.1)]),
     "chained": (chained, [((2, 3),), ((2, 3), torch.float32, 0.25, 1.0)]),
     "intermediate": (intermediate, [((2, 3),), ((2, 3), torch.float32, 0.25, 1.0)]),
+    "diagonal_add": (diagonal_add, [((3, 3),), ((3,), torch.float32, 0.25, 1.0)]),
+    "diagonal_offset": (diagonal_offset, [((2, 4, 3),), ((2, 2), torch.float32, 0.25, 1.0)]),
 }
 
 with open(sys.argv[1], "w") as f:

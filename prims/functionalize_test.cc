@@ -213,6 +213,30 @@ TEST(Functionalize, MutationOfAnIntermediate) {
 
 // Provenance: the nodes made for a named in-place op on a view (its functional op and the
 // scatter back into the base) take its name; the view, named, keeps its own.
+// Writes through aten.diagonal: a strided slice_scatter of the flattened last two dims.
+TEST(Functionalize, MutationThroughDiagonal) {
+  Graph g("f");
+  GraphBuilder b(g);
+  Value* x = b.Input(F32({3, 3}), "x");
+  Value* y = b.Input(F32({3}), "y");
+  Op(b, "aten.add_", {Op(b, "aten.diagonal", {x}), y});
+  g.SetOutputs({x});
+  CheckCase("diagonal_add", g, {Ramp(proto::FLOAT32, {3, 3}), Ramp(proto::FLOAT32, {3}, 0.25, 1)});
+}
+
+TEST(Functionalize, MutationThroughASliceOfAnOffsetDiagonal) {
+  Graph g("f");
+  GraphBuilder b(g);
+  Value* x = b.Input(F32({2, 4, 3}), "x");
+  Value* y = b.Input(F32({2, 2}), "y");
+  Value* d = Op(b, "aten.diagonal", {x},
+                {{"offset", int64_t{1}}, {"dim1", int64_t{2}}, {"dim2", int64_t{1}}});
+  Op(b, "aten.mul_", {Op(b, "aten.slice", {d}, Slice(1, 1, 3)), y});
+  g.SetOutputs({x, d});
+  CheckCase("diagonal_offset", g,
+            {Ramp(proto::FLOAT32, {2, 4, 3}), Ramp(proto::FLOAT32, {2, 2}, 0.25, 1)});
+}
+
 TEST(Functionalize, NodesMadeForAMutationTakeItsName) {
   Graph g("f");
   GraphBuilder b(g);
@@ -304,15 +328,18 @@ TEST(FunctionalizeErrors, ResultCannotBeCast) {
             std::string::npos) << msg;
 }
 
-TEST(FunctionalizeErrors, UnsupportedViewChain) {
+// x.t().view(-1) is an error in PyTorch (and in coil's eager kernels); a graph that mutates
+// something is functionalized with the views' strides, and says so too.
+TEST(FunctionalizeErrors, ViewOfALayoutItCannotView) {
   Graph g("f");
   GraphBuilder b(g);
-  Value* x = b.Input(F32({3, 3}), "x");
-  Value* y = b.Input(F32({3}), "y");
-  Op(b, "aten.add_", {Op(b, "aten.diagonal", {x}), y});
-  g.SetOutputs({x});
+  Value* x = b.Input(F32({3, 4}), "x");
+  Value* flat = Op(b, "aten.view", {Op(b, "aten.t", {x})}, {{"shape", SymList{SymExpr(12)}}});
+  Op(b, "aten.add_scalar_", {x}, {{"other", 1.0}});
+  g.SetOutputs({flat});
   std::string msg = ErrorOf(g);
-  EXPECT_NE(msg.find("unsupported view chain"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("view size is not compatible with input tensor's size and stride"),
+            std::string::npos) << msg;
 }
 
 }  // namespace

@@ -124,6 +124,11 @@ void RestoreOutputAliases(const std::vector<OutputAlias>& aliases, const Graph& 
       }
       t = Dispatch(n->op(), {t}, std::move(attrs), std::source_location::current())[0];
     }
+    // A reshape in the chain that could not view its input's layout (of an expand, a
+    // transpose) copied: then the result is no alias, and the replay read the base after the
+    // function's writes into it. The graph's own result is the value.
+    const Tensor& base = a.base_input >= 0 ? inputs[a.base_input] : results[a.base_result];
+    if (!t.host().SharesStorageWith(base.host())) continue;
     results[a.result] = t;
   }
 }

@@ -11,7 +11,8 @@
 //   RestoreOutputAliases(aliases, graph_input_tensors, results);  // after running the graph
 //
 // A view whose attributes name symbols (a reshape to [s0, 4]) is replayed with the symbols'
-// values in this call, bound from the inputs' sizes.
+// values in this call, bound from the inputs' sizes. A chain whose replay copies (a reshape
+// of a layout it cannot view) is no alias: the graph's result stays.
 #ifndef COIL_CAPTURE_INTERNAL_OUTPUT_ALIASES_H_
 #define COIL_CAPTURE_INTERNAL_OUTPUT_ALIASES_H_
 
