@@ -116,7 +116,8 @@ class ConvPostOpsBf16Test : public ::testing::TestWithParam<int> {
 
 TEST_P(ConvPostOpsBf16Test, FusedWhereOneDnnTakesBf16) {
   const bool fusable = OneDnnTakesBf16Convolutions();
-  const std::string want = fusable ? "extern aten.convolution + post-ops" : "extern aten.convolution";
+  const std::string want =
+      fusable ? "extern aten.convolution + post-ops" : "extern aten.convolution";
   std::printf("oneDNN takes bf16 convolutions here: %s\n", fusable ? "yes" : "no");
   const int groups = GetParam();
   EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kRelu, false)), want) << "relu";

@@ -63,7 +63,8 @@ void CheckModelBf16(const std::string& model, int min_bf16_externs) {
     }
     for (const coil::proto::Buffer& b : schedule.buffers()) {
       if (b.id() != k.extern_output()) continue;
-      EXPECT_EQ(b.dtype(), coil::proto::BFLOAT16) << model << ": " << k.name() << " -> " << b.name();
+      EXPECT_EQ(b.dtype(), coil::proto::BFLOAT16)
+          << model << ": " << k.name() << " -> " << b.name();
       if (b.dtype() == coil::proto::BFLOAT16) ++bf16_externs;
     }
   }

@@ -198,8 +198,8 @@ def main():
                         row["compile_bf16_error"] = repr(e)[:300]
             reps = max(5, min(50, math.ceil(args.min_seconds * 1e3 / row["eager_bf16_ms"])))
             for precision in ("bf16", "f32"):
-                r = run_coil(args, onnx, x_path, os.path.join(d, "coil_%s_%d_" % (precision, batch)),
-                             precision, reps)
+                prefix = os.path.join(d, "coil_%s_%d_" % (precision, batch))
+                r = run_coil(args, onnx, x_path, prefix, precision, reps)
                 if "output" in r:
                     r["err"] = rel_err(read_tensor_value(r.pop("output")), want)
                 row["coil_" + precision] = r
