@@ -209,6 +209,19 @@ TEST(OutputAliases, ReshapesOfTransposesWithSymbolicSizes) {
       0);
 }
 
+// Results that view one intermediate the function does not return: a write into one reaches the
+// others, as in eager (the intermediate is returned by the graph too, output_aliases.h).
+TEST(OutputAliases, ResultsViewingAnIntermediateTheyShare) {
+  Fn fn = [](const Tensor& x) {
+    Tensor z = x * 2.0;
+    Tensor w = z.t();
+    return std::vector<Tensor>{w.slice(0, 1, 3), z.select(0, 1), w, x + 1.0};
+  };
+  ExpectAliasingAsEager(fn, 0);
+  ExpectAliasingAsEager(fn, 1);
+  ExpectAliasingAsEager(fn, 3);
+}
+
 // A write through a view of an input whose source is a copy of that input read another way
 // (the copy is a view after decomposition, so the write-back's source is a transposed view of
 // the buffer it writes): the write-back must read it all before writing.

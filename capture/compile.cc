@@ -237,9 +237,11 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
     TrainingRun run = RunForTraining(*backend, *e.graph, e.key, segments.training, impls, inputs,
                                      needs, absl::StrCat(options.name, " (graph ", e.graph->name(), ")"));
     if (run.compiled) ++stats.graphs_compiled;
-    std::vector<Tensor> out = Wrap(std::move(run.outputs), e.num_results);
-    for (int i = 0; i < e.num_results; ++i) SetGradFn(out[i].impl(), run.node, i);
+    const int n = static_cast<int>(run.outputs.size());
+    std::vector<Tensor> out = Wrap(std::move(run.outputs), n);
+    for (int i = 0; i < n; ++i) SetGradFn(out[i].impl(), run.node, i);
     RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), out);
+    out.resize(e.num_results);
     return out;
   }
   if (e.compiled == nullptr) {  // it ran for training only so far
@@ -257,8 +259,10 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
     throw Error(absl::Status(out.status().code(),
                              absl::StrCat(options.name, ": ", out.status().message())));
   }
-  std::vector<Tensor> results = Wrap(*std::move(out), e.num_results);
+  const int n = static_cast<int>(out->size());
+  std::vector<Tensor> results = Wrap(*std::move(out), n);
   RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), results);
+  results.resize(e.num_results);
   return results;
 }
 
@@ -432,7 +436,14 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
     e.graph = trace.last_segment().graph;
     e.key = trace.last_segment().key;
     e.aliases = capture_internal::FindOutputAliases(*e.graph, e.num_results);
-    RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), out);
+    // The results, then the first run's other outputs (shared view bases among them).
+    std::vector<Tensor> outputs = out;
+    for (const HostTensor& t : trace.last_segment().extra_outputs) {
+      outputs.push_back(Tensor(std::make_shared<TensorImpl>(t)));
+    }
+    RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), outputs);
+    outputs.resize(out.size());
+    out = std::move(outputs);
   }
 
   ++stats.compiles;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "capture/error.h"
 #include "capture/internal/guards.h"
+#include "capture/internal/output_aliases.h"
 #include "capture/logging.h"
 #include "capture/name_scope.h"
 #include "ir/check.h"
@@ -327,6 +328,11 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
     if (inserted) outputs.push_back(v);
     fill.push_back({std::move(impl), it->second});
   }
+  // Values two results view (output_aliases.h): returned too, so the results can be made
+  // views of them again after each run.
+  for (Value* base : SharedViewBases(outputs, static_cast<int>(results.size()))) {
+    if (index.emplace(base, static_cast<int>(outputs.size())).second) outputs.push_back(base);
+  }
   graph_->SetOutputs(outputs);
 
   // Symbols used by the inputs and guards.
@@ -431,7 +437,8 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
   made_lazy_.clear();
 
   last_segment_ = Segment{compiled, input_sources_, static_cast<int>(results.size()), graph_,
-                          key};
+                          key,
+                          std::vector<HostTensor>(data.begin() + results.size(), data.end())};
   ++segment_;
   std::vector<HostTensor> result_data(data.begin(), data.begin() + results.size());
   return result_data;

@@ -121,6 +121,8 @@ class LazyTrace : public Trace {
     int num_results = 0;
     std::shared_ptr<const Graph> graph;  // for a later compile (inference or training)
     std::string key;                     // its SegmentCache key
+    // The data of its outputs after the results (live tensors, shared view bases).
+    std::vector<HostTensor> extra_outputs;
   };
   const Segment& last_segment() const { return last_segment_; }
 

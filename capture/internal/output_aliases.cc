@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "capture/dispatch.h"
 #include "ir/check.h"
 #include "ir/op_registry.h"
@@ -17,8 +18,8 @@ namespace {
 
 // The value a view or in-place op's output 0 aliases (its base), or null for other values.
 // `view` is set when the step is a view op to replay (in-place ops return their input).
-const Value* AliasedBase(const Value* v, bool& view) {
-  const Node* p = v->producer();
+Value* AliasedBase(const Value* v, bool& view) {
+  Node* p = v->producer();
   if (p == nullptr || v->output_index() != 0) return nullptr;
   const OpSchema* schema = OpRegistry::Global().Find(p->op());
   if (schema == nullptr) return nullptr;
@@ -52,12 +53,40 @@ bool NamesSymbols(const AttrMap& attrs) {
 
 }  // namespace
 
+std::vector<Value*> SharedViewBases(const std::vector<Value*>& outputs, int num_results) {
+  absl::flat_hash_set<const Value*> results(outputs.begin(), outputs.begin() + num_results);
+  absl::flat_hash_map<Value*, int> viewers;
+  std::vector<Value*> order;
+  for (int i = 0; i < num_results; ++i) {
+    Value* v = outputs[i];
+    int views = 0;
+    for (;;) {
+      bool view = false;
+      Value* base = AliasedBase(v, view);
+      if (base == nullptr) break;
+      v = base;
+      views += view ? 1 : 0;
+      if (results.contains(v)) break;
+    }
+    // A chain of at least one view ending at an intermediate (a producer, not a result).
+    if (views == 0 || results.contains(v) || v->producer() == nullptr) continue;
+    if (viewers[v]++ == 1) order.push_back(v);
+  }
+  return order;
+}
+
 std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) {
   absl::flat_hash_map<const Value*, int> input_index;
   for (size_t i = 0; i < graph.inputs().size(); ++i) input_index[graph.inputs()[i]] = i;
-  // The first result holding each value: a later result with that value aliases it.
+  // The first result holding each value: a later result with that value aliases it. Shared
+  // view bases (graph outputs after the results) are bases too.
   absl::flat_hash_map<const Value*, int> first_result;
   for (int i = 0; i < num_results; ++i) first_result.emplace(graph.outputs()[i], i);
+  const std::vector<Value*> shared = SharedViewBases(graph.outputs(), num_results);
+  for (size_t i = num_results; i < graph.outputs().size(); ++i) {
+    const Value* v = graph.outputs()[i];
+    if (std::find(shared.begin(), shared.end(), v) != shared.end()) first_result.emplace(v, i);
+  }
 
   std::vector<OutputAlias> found;
   for (int i = 0; i < num_results; ++i) {
@@ -102,7 +131,8 @@ std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) 
 }
 
 void RestoreOutputAliases(const std::vector<OutputAlias>& aliases, const Graph& graph,
-                          const std::vector<Tensor>& inputs, std::vector<Tensor>& results) {
+                          const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  std::vector<Tensor>& results = outputs;
   // The symbols' values in this call, bound from the inputs' sizes the first time a view's
   // attribute names one (a reshape to [s0, 4], a slice ending at s0).
   std::optional<absl::flat_hash_map<std::string, int64_t>> bindings;
