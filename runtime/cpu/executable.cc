@@ -379,8 +379,6 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
     const auto start = profiling ? std::chrono::steady_clock::now()
                                  : std::chrono::steady_clock::time_point();
     if (k.proto->kind() == proto::Kernel::EXTERN) {
-      // A library call inside parks the pool's spinning workers (thread_pool.h).
-      ScopedActivePool active(pool.get());
       ExternCall& call = l.externs[ki];
       for (int i = 0; i < k.proto->extern_inputs_size(); ++i) {
         call.inputs[i].data = ptrs[k.proto->extern_inputs(i)];

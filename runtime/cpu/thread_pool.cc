@@ -15,8 +15,6 @@ namespace {
 
 // True on pool workers and on a thread inside ParallelFor: nested calls run inline.
 thread_local bool in_parallel_region = false;
-// ScopedActivePool's pool on this thread.
-thread_local ThreadPool* active_pool = nullptr;
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -33,15 +31,6 @@ int SpinMicros(int num_threads, int spin_us) {
 }
 
 }  // namespace
-
-ScopedActivePool::ScopedActivePool(ThreadPool* pool) : previous_(active_pool) {
-  active_pool = pool;
-}
-ScopedActivePool::~ScopedActivePool() { active_pool = previous_; }
-
-void ParkActivePool() {
-  if (active_pool != nullptr) active_pool->Park();
-}
 
 ThreadPool::ThreadPool(int num_threads, int spin_us, const ThreadTeam* team)
     : team_(team != nullptr && team->run != nullptr ? team : nullptr),
@@ -122,14 +111,8 @@ void ThreadPool::WorkerLoop(int index) {
   WorkerSlot& slot = slots_[index];
   uint64_t seen = 0;
   auto ready = [&] { return stop_.load() || job_.load() != seen; };
-  // [Note: parking before a library call] After a job the workers spin (spin_us_) so that the
-  // next generated kernel finds them awake. When the next kernel is a oneDNN call instead, its
-  // OpenMP threads start on the same cores while up to threads - 1 of these still spin: on the
-  // 16-core Xeon the GEMMs of BERT-base at batch 1 took ~1.2x their time alone inside the
-  // model. Park() ends the spin: a parked worker sleeps until a job wakes it.
-  auto ready_or_parked = [&] { return ready() || park_.load(std::memory_order_relaxed); };
   while (true) {
-    if (!SpinUntil(ready_or_parked) || !ready()) {
+    if (!SpinUntil(ready)) {
       std::unique_lock<std::mutex> lock(mu_);
       slot.sleeping.store(true);
       slot.cv.wait(lock, ready);
@@ -165,7 +148,6 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   n_ = n;
   chunk_ = chunk;
   next_.store(0, std::memory_order_relaxed);
-  park_.store(false, std::memory_order_relaxed);
   if (team_ != nullptr) {
     // No more threads than chunks: a team thread without a chunk would only be woken.
     team_->run(&TeamEntry, this, static_cast<unsigned>(std::min(threads, chunks)));

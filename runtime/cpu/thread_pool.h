@@ -44,24 +44,6 @@ struct ThreadTeam {
   void (*run)(void (*fn)(void*), void* arg, unsigned threads) = nullptr;
 };
 
-class ThreadPool;
-
-// While one is alive on a thread, ParkActivePool() on that thread parks its pool: the
-// executable marks the pool of the extern call it runs, and the library glue that is about to
-// start OpenMP threads (runtime/cpu/internal/dnnl_plans.cc, Execute) parks it without knowing
-// it. Nests; nullptr marks none.
-class ScopedActivePool {
- public:
-  explicit ScopedActivePool(ThreadPool* pool);
-  ~ScopedActivePool();
-  ScopedActivePool(const ScopedActivePool&) = delete;
-  ScopedActivePool& operator=(const ScopedActivePool&) = delete;
-
- private:
-  ThreadPool* const previous_;
-};
-void ParkActivePool();
-
 class ThreadPool {
  public:
   // `num_threads` threads take part in each ParallelFor, the calling thread included (so
@@ -86,12 +68,6 @@ class ThreadPool {
   // fn(0, n)) when n <= grain, with one thread, or when nested. `fn` must not throw.
   void ParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn);
 
-  // Workers still spinning after the last job go to sleep now instead of at the end of their
-  // spin; the next ParallelFor wakes its participants as usual. For a caller about to run
-  // another library's threads on the same cores (oneDNN's OpenMP team: [Note: parking before
-  // a library call] in thread_pool.cc). Any thread may call it.
-  void Park() { park_.store(true, std::memory_order_relaxed); }
-
  private:
   void WorkerLoop(int index);
   // A team thread's part of the current job (`self` is the pool).
@@ -110,8 +86,6 @@ class ThreadPool {
   // participant count (for A/B measurements).
   const bool wake_all_;
   std::mutex call_mu_;  // one ParallelFor at a time
-  // Set by Park, cleared by the next ParallelFor: spinning workers stop spinning.
-  std::atomic<bool> park_{false};
 
   // The job word: (generation << kParticipantBits) | participants, workers 0 .. participants
   // - 1 take part. One atomic, so a worker never pairs one job's generation with another's

@@ -4,8 +4,6 @@
 // in openmp_team_test).
 #include "runtime/cpu/thread_pool.h"
 
-#include <time.h>
-
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -122,47 +120,6 @@ TEST(ThreadPoolTest, SpinningAndSleepingWorkersTakeEveryJob) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));  // workers fall asleep
     CheckCover(pool, 1000, 1);
   }
-}
-
-// CPU time of the whole process (every thread), in seconds.
-double ProcessCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-// Park() ends the workers' spin after a job (thread_pool.cc, [Note: parking before a library
-// call]): with a 5 s spin, a parked worker uses no CPU while the caller sleeps (a spinning one
-// would use all of it), and the next job still wakes it. Only the parked case is asserted: on a
-// loaded machine a spinning worker may get little CPU too, which cannot fail the test.
-TEST(ThreadPoolTest, ParkedWorkersSleepAndTakeTheNextJob) {
-  ThreadPool pool(2, /*spin_us=*/5000000);
-  CheckCover(pool, 1000, 1);  // worker 0 takes part, then spins
-  pool.Park();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const double before = ProcessCpuSeconds();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_LT(ProcessCpuSeconds() - before, 0.1);
-  CheckCover(pool, 1000, 1);
-  EXPECT_EQ(pool.JobsPerWorker(), std::vector<int64_t>({2}));
-  // Parked through ScopedActivePool / ParkActivePool, as the oneDNN glue does; nested scopes
-  // restore the outer pool, and with none active the call does nothing.
-  ParkActivePool();
-  {
-    ScopedActivePool outer(&pool);
-    {
-      ScopedActivePool none(nullptr);
-      ParkActivePool();
-    }
-    CheckCover(pool, 1000, 1);
-    ParkActivePool();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const double t0 = ProcessCpuSeconds();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_LT(ProcessCpuSeconds() - t0, 0.1);
-  }
-  CheckCover(pool, 1000, 1);
-  EXPECT_EQ(pool.JobsPerWorker(), std::vector<int64_t>({4}));
 }
 
 // A job of C chunks wakes C - 1 workers, the lowest-numbered: with 2 chunks only worker 0

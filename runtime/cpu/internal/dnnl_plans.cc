@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_join.h"
 #include "ir/dtype.h"
-#include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu::dnnl_internal {
 namespace {
@@ -197,7 +196,6 @@ DnnlPrimitive Reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& 
 }
 
 void Execute(dnnl_primitive_t p, absl::Span<const dnnl_exec_arg_t> args) {
-  ParkActivePool();  // the executable's spinning workers yield the cores to OpenMP's
   Check(Api().primitive_execute(p, Stream(), static_cast<int>(args.size()), args.data()),
         "primitive_execute");
 }
