@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/bulk_hash.h"
 #include "ir/check.h"
+#include "ir/op_registry.h"
 
 namespace coil {
 namespace {
@@ -151,6 +152,17 @@ class GraphHasher {
     std::sort(guards.begin(), guards.end());
     h.U64(guards.size());
     for (const auto& [lo, hi] : guards) h.U64(lo).U64(hi);
+    // Writes into inputs (in-place ops, prims.copy_to) are effects even where no output
+    // depends on them: in program order. Only graphs with such writes add to the hash.
+    std::vector<const Node*> effects;
+    for (const Node* n : graph_.nodes()) {
+      const OpSchema* schema = OpRegistry::Global().Find(n->op());
+      if (schema != nullptr && schema->mutated_input >= 0) effects.push_back(n);
+    }
+    if (!effects.empty()) {
+      h.Str("effects").U64(effects.size());
+      for (const Node* n : effects) h.H128(NodeHash(n));
+    }
     return h.Finish();
   }
 

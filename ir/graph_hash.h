@@ -26,13 +26,15 @@
 //   node          H(op, attributes sorted by name with kind and value, input hashes in order,
 //                   output types in order)
 //   graph         H(input types in order, output hashes in order, symbols sorted by name with
-//                   min/max/hint, guard hashes sorted (relation, lhs, rhs))
+//                   min/max/hint, guard hashes sorted (relation, lhs, rhs), and, only in graphs
+//                   that write into inputs, the hashes of the writing nodes in program order)
 // Types hash dtype, device, and the canonical text of every dimension and stride; floats
 // hash their bit patterns.
 //
 // What it ignores: value ids, value/node/graph names, source locations, guard reasons, the
 // order of independent nodes and of constants, and dead nodes and constants (those no output
-// depends on). Like any Merkle hash of a DAG it cannot tell one shared node from two identical
+// depends on and that write into nothing: an in-place op on an input is an effect, and
+// `x.add_(y); return y.clone()` must not share a key with `return y.clone()`). Like any Merkle hash of a DAG it cannot tell one shared node from two identical
 // copies of it (relu(x) used twice vs. two relu(x) nodes): both compute the same thing.
 #ifndef COIL_IR_GRAPH_HASH_H_
 #define COIL_IR_GRAPH_HASH_H_

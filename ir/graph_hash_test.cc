@@ -129,6 +129,23 @@ TEST(GraphHashTest, DeadCodeDoesNotCount) {
   EXPECT_EQ(StructuralHash(*g), base);
 }
 
+// A write into an input is an effect, not dead code: `x.add_(y); return y.clone()` and
+// `return y.clone()` are different programs (they shared a compile-cache key).
+TEST(GraphHashTest, WritesIntoInputsCountThoughNoOutputReadsThem) {
+  const uint64_t base = HashOf(kBase);
+  const std::string add = "  %50: f32[s0, 4] = aten.add_(%0, %6) {alpha = 1.0}\n";
+  const std::string mul = "  %51: f32[s0, 4] = aten.mul_(%0, %6)\n";
+  const uint64_t adds = HashOf(Edit(kBase, "  return", add + "  return"));
+  EXPECT_NE(adds, base);
+  const uint64_t add_mul = HashOf(Edit(kBase, "  return", add + mul + "  return"));
+  const uint64_t mul_add = HashOf(Edit(kBase, "  return", mul + add + "  return"));
+  EXPECT_NE(add_mul, adds);
+  EXPECT_NE(add_mul, mul_add);  // the order of writes matters
+  EXPECT_NE(HashOf(Edit(kBase, "  return",
+                        "  %52: f32[s0, 4] = prims.copy_to(%0, %6)\n  return")),
+            base);
+}
+
 TEST(GraphHashTest, EveryKindOfChangeAltersIt) {
   const uint64_t base = HashOf(kBase);
   const std::pair<const char*, const char*> edits[] = {

@@ -202,6 +202,40 @@ TEST(DriverCacheTest, ChangedWeightOptionOrStructureMisses) {
   EXPECT_EQ(CacheKey(base, Options(&cache, threads)), CacheKey(base, Options(&cache)));
 }
 
+// A graph that writes into an input no output reads (`x.add_(y); return y * 2`) and the same
+// graph without the write are different programs: each gets its own entry, and running the
+// second after the first leaves x alone (they shared a key: the structural hash skipped the
+// write as dead code).
+TEST(DriverCacheTest, AWriteIntoAnInputIsPartOfTheKey) {
+  CompileCache cache(FreshDir("effects"));
+  const Graph writes = Parse(R"(graph @f(%0 "x": f32[4], %1 "y": f32[4]) {
+  %2: f32[4] = aten.add_(%0, %1) {alpha = 1.0}
+  %3: f32[4] = aten.mul_scalar(%1) {other = 2.0}
+  return %3
+}
+)");
+  const Graph pure = Parse(R"(graph @f(%0 "x": f32[4], %1 "y": f32[4]) {
+  %3: f32[4] = aten.mul_scalar(%1) {other = 2.0}
+  return %3
+}
+)");
+  absl::StatusOr<CompileResult> first = Compile(writes, &cache);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<CompileResult> second = Compile(pure, &cache);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(second->cache_hit);
+  EXPECT_NE(second->cache_key, first->cache_key);
+  HostTensor x = HostTensor::FromDoubles(proto::FLOAT32, {4}, {1, 2, 3, 4});
+  HostTensor y = HostTensor::FromDoubles(proto::FLOAT32, {4}, {10, 20, 30, 40});
+  absl::StatusOr<std::vector<HostTensor>> out = second->executable->Run({x, y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(x.ToDoubles(), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{20, 40, 60, 80}));
+  out = first->executable->Run({x, y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(x.ToDoubles(), (std::vector<double>{11, 22, 33, 44}));
+}
+
 TEST(DriverCacheTest, CorruptOrTruncatedEntryIsRebuilt) {
   CompileCache cache(FreshDir("corrupt"));
   const Graph graph = Parse(GraphText(F32Hex(16 * 24, 2.0f)));

@@ -254,6 +254,12 @@ bool Close(const std::vector<double>& a, const std::vector<double>& b) {
   return true;
 }
 
+std::string Values(const Tensor& t) {
+  std::string s;
+  for (double v : t.tolist()) s += std::to_string(v) + " ";
+  return s;
+}
+
 std::string Sizes(const Tensor& t) {
   std::string s;
   for (const SymInt& d : t.sizes()) s += std::to_string(d.hint()) + " ";
@@ -275,7 +281,8 @@ void Compare(const Program& p, const std::string& where, std::vector<Tensor> xe,
     }
     for (size_t k = 0; k < xe.size(); ++k)
       if (!Close(xe[k].tolist(), xc[k].tolist()))
-        Finding(p, where, when + ": input " + std::to_string(k) + " differs after the call");
+        Finding(p, where, when + ": input " + std::to_string(k) + " differs after the call: " +
+                              Values(xc[k]) + "where eager has " + Values(xe[k]));
   };
   check("after the call");
   for (size_t k = 0; k < oe.size(); ++k) {
