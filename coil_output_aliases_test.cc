@@ -209,6 +209,33 @@ TEST(OutputAliases, ReshapesOfTransposesWithSymbolicSizes) {
       0);
 }
 
+// Chains of results (b views a, a views x, x is the input and a result): restored bases first
+// (the order was sorted with a comparator that read the vector being sorted, and b came
+// before a here). Found by tools/fuzz:inplace_program_fuzzer.
+TEST(OutputAliases, ViewsOfViewResultsAfterTheirBases) {
+  auto fn = [](const Tensor& x, const Tensor& y) {
+    y.clamp_(-1.0, 2.0, true, true);
+    Tensor a = x.unsqueeze(1);
+    Tensor v = y.view({-1});
+    y.add_scalar_(2.5);
+    Tensor b = a.select(1, 0);
+    return std::vector<Tensor>{x, a, v, b};
+  };
+  for (const std::shared_ptr<Backend>& backend : Backends()) {
+    for (DynamicMode mode : {DynamicMode::kStatic, DynamicMode::kDynamic}) {
+      auto compiled = compile(fn, {.dynamic = mode, .backend = backend});
+      Tensor xe = Tensor::FromValues({1}, {1}), ye = Tensor::FromValues({3}, {1});
+      Tensor xc = Tensor::FromValues({1}, {1}), yc = Tensor::FromValues({3}, {1});
+      std::vector<Tensor> oe = fn(xe, ye), oc = compiled(xc, yc);
+      oe[0].add_scalar_(100);
+      oc[0].add_scalar_(100);
+      for (size_t k = 0; k < oe.size(); ++k) {
+        EXPECT_EQ(oc[k].tolist(), oe[k].tolist()) << backend->name() << " result " << k;
+      }
+    }
+  }
+}
+
 // Results that view one intermediate the function does not return: a write into one reaches the
 // others, as in eager (the intermediate is returned by the graph too, output_aliases.h).
 TEST(OutputAliases, ResultsViewingAnIntermediateTheyShare) {

@@ -114,8 +114,10 @@ std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) 
     found.push_back(std::move(a));
   }
   // Bases first: a result that views another result comes after it (a result's base result
-  // is an ancestor of its value, so the order exists; depth by following base_result).
-  auto depth = [&](const OutputAlias& a) {
+  // is an ancestor of its value, so the order exists; depth by following base_result). The
+  // depths are computed before sorting: a comparator must not read the vector it sorts.
+  absl::flat_hash_map<int, int> depth;
+  for (const OutputAlias& a : found) {
     int d = 0;
     for (const OutputAlias* x = &a; x->base_result >= 0; ++d) {
       auto next = std::find_if(found.begin(), found.end(),
@@ -123,10 +125,11 @@ std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) 
       if (next == found.end()) break;
       x = &*next;
     }
-    return d;
-  };
-  std::stable_sort(found.begin(), found.end(),
-                   [&](const OutputAlias& a, const OutputAlias& b) { return depth(a) < depth(b); });
+    depth[a.result] = d;
+  }
+  std::stable_sort(found.begin(), found.end(), [&](const OutputAlias& a, const OutputAlias& b) {
+    return depth.at(a.result) < depth.at(b.result);
+  });
   return found;
 }
 
