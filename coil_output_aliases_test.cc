@@ -236,6 +236,20 @@ TEST(OutputAliases, ViewsOfViewResultsAfterTheirBases) {
   }
 }
 
+// A result written in place after a view of it was taken (z.relu_() returns z's tensor) is the
+// base of that view.
+TEST(OutputAliases, AViewOfAResultWrittenInPlace) {
+  Fn fn = [](const Tensor& x) {
+    Tensor z = x.sum({0});
+    Tensor s = z.slice(0, 1, 3);
+    s.copy_(where(s > 10.0, s, z.slice(0, 0, 2)));
+    z.relu_();
+    return std::vector<Tensor>{x, z, s};
+  };
+  ExpectAliasingAsEager(fn, 1);
+  ExpectAliasingAsEager(fn, 2);
+}
+
 // Results that view one intermediate the function does not return: a write into one reaches the
 // others, as in eager (the intermediate is returned by the graph too, output_aliases.h).
 TEST(OutputAliases, ResultsViewingAnIntermediateTheyShare) {

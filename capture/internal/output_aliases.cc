@@ -36,6 +36,16 @@ Value* AliasedBase(const Value* v, bool& view) {
   return nullptr;
 }
 
+// The value whose tensor `v` is: an in-place op's output is the input it wrote into.
+const Value* SameTensor(const Value* v) {
+  for (;;) {
+    bool view = false;
+    const Value* base = AliasedBase(v, view);
+    if (base == nullptr || view) return v;
+    v = base;
+  }
+}
+
 // Whether a sym / syms attribute is not a constant.
 bool NamesSymbols(const AttrMap& attrs) {
   for (const auto& [name, value] : attrs) {
@@ -54,7 +64,9 @@ bool NamesSymbols(const AttrMap& attrs) {
 }  // namespace
 
 std::vector<Value*> SharedViewBases(const std::vector<Value*>& outputs, int num_results) {
+  // The results, and the values whose tensors they are (`relu_(z)` returned: z's tensor).
   absl::flat_hash_set<const Value*> results(outputs.begin(), outputs.begin() + num_results);
+  for (int i = 0; i < num_results; ++i) results.insert(SameTensor(outputs[i]));
   absl::flat_hash_map<Value*, int> viewers;
   std::vector<Value*> order;
   for (int i = 0; i < num_results; ++i) {
@@ -80,8 +92,10 @@ std::vector<OutputAlias> FindOutputAliases(const Graph& graph, int num_results) 
   for (size_t i = 0; i < graph.inputs().size(); ++i) input_index[graph.inputs()[i]] = i;
   // The first result holding each value: a later result with that value aliases it. Shared
   // view bases (graph outputs after the results) are bases too.
+  // A result written in place (`z.relu_()` returned) is z's tensor: views of z view it.
   absl::flat_hash_map<const Value*, int> first_result;
   for (int i = 0; i < num_results; ++i) first_result.emplace(graph.outputs()[i], i);
+  for (int i = 0; i < num_results; ++i) first_result.emplace(SameTensor(graph.outputs()[i]), i);
   const std::vector<Value*> shared = SharedViewBases(graph.outputs(), num_results);
   for (size_t i = num_results; i < graph.outputs().size(); ++i) {
     const Value* v = graph.outputs()[i];
