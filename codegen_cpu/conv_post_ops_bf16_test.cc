@@ -46,18 +46,19 @@ const std::string kRelu6 = absl::StrCat(
 const std::string kAddRelu = absl::StrCat("  %4: ", kShape, " = aten.add(%8, %3) {alpha = 1}\n",
                                           "  %9: ", kShape, " = aten.relu(%4)\n");
 
-// Whether the registered aten.convolution takes a bf16 call on this machine (oneDNN with a
-// bf16 implementation other than its reference one).
-bool OneDnnTakesBf16Convolutions() {
+// Whether the registered aten.convolution takes a bf16 call with these groups on this machine
+// (oneDNN with a bf16 implementation other than its reference one; oneDNN's choice differs by
+// CPU and by convolution kind, so the probe is the test's own shape).
+bool OneDnnTakesBf16Convolutions(int groups) {
   const cpu::ExternImpl* impl = cpu::ExternRegistry::Default().Find("aten.convolution");
   if (impl == nullptr) return false;
-  std::vector<char> x(2 * 8 * 9 * 9 * 2), w(8 * 8 * 3 * 3 * 2), o(2 * 8 * 9 * 9 * 2);
-  std::vector<cpu::ExternTensor> in = {
-      {proto::BFLOAT16, {2, 8, 9, 9}, x.data()}, {proto::BFLOAT16, {8, 8, 3, 3}, w.data()}};
+  std::vector<char> x(2 * 8 * 9 * 9 * 2), w(8 * (8 / groups) * 3 * 3 * 2), o(2 * 8 * 9 * 9 * 2);
+  std::vector<cpu::ExternTensor> in = {{proto::BFLOAT16, {2, 8, 9, 9}, x.data()},
+                                       {proto::BFLOAT16, {8, 8 / groups, 3, 3}, w.data()}};
   cpu::ExternTensor out{proto::BFLOAT16, {2, 8, 9, 9}, o.data()};
-  const AttrMap attrs = {{"stride", IntList{1}},      {"padding", IntList{1}},
-                         {"dilation", IntList{1}},    {"transposed", false},
-                         {"groups", int64_t{1}},      {"output_padding", IntList{0}}};
+  const AttrMap attrs = {{"stride", IntList{1}},   {"padding", IntList{1}},
+                         {"dilation", IntList{1}}, {"transposed", false},
+                         {"groups", int64_t{groups}}, {"output_padding", IntList{0}}};
   absl::StatusOr<bool> ran = (*impl)(cpu::ExternArgs{in, out, attrs, 1});
   return ran.ok() && *ran;
 }
@@ -115,14 +116,24 @@ class ConvPostOpsBf16Test : public ::testing::TestWithParam<int> {
 };
 
 TEST_P(ConvPostOpsBf16Test, FusedWhereOneDnnTakesBf16) {
-  const bool fusable = OneDnnTakesBf16Convolutions();
-  const std::string want =
-      fusable ? "extern aten.convolution + post-ops" : "extern aten.convolution";
-  std::printf("oneDNN takes bf16 convolutions here: %s\n", fusable ? "yes" : "no");
   const int groups = GetParam();
-  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kRelu, false)), want) << "relu";
-  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kRelu6, false)), want) << "relu6";
-  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kAddRelu, true)), want) << "add + relu";
+  const bool fusable = OneDnnTakesBf16Convolutions(groups);
+  const std::string plain = "extern aten.convolution";
+  const std::string fused = "extern aten.convolution + post-ops";
+  std::printf("oneDNN takes bf16 convolutions with %d groups here: %s\n", groups,
+              fusable ? "yes" : "no");
+  // Element-wise post-ops ride on the convolution oneDNN takes; the residual add is a binary
+  // post-op, which an implementation may still decline: either kind then, numbers checked.
+  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kRelu, false)), fusable ? fused : plain)
+      << "relu";
+  EXPECT_EQ(CheckAgainstInterpreter(ConvGraph(groups, kRelu6, false)), fusable ? fused : plain)
+      << "relu6";
+  const std::string add = CheckAgainstInterpreter(ConvGraph(groups, kAddRelu, true));
+  if (fusable) {
+    EXPECT_TRUE(add == fused || add == plain) << "add + relu: " << add;
+  } else {
+    EXPECT_EQ(add, plain) << "add + relu";
+  }
 }
 
 // The measured default (post-ops against the generated epilogue per site): numerics only.

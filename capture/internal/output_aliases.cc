@@ -8,8 +8,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "capture/dispatch.h"
-#include "ir/check.h"
+#include "capture/error.h"
 #include "ir/op_registry.h"
 #include "runtime/interpreter.h"
 
@@ -59,6 +60,14 @@ bool NamesSymbols(const AttrMap& attrs) {
     }
   }
   return false;
+}
+
+// A result's view could not be made again after the run (its symbolic attributes did not
+// bind): the inputs ran the graph, so this is not expected; it is reported, not a crash.
+[[noreturn]] void ThrowViewReplayError(const Node& view, const absl::Status& status) {
+  throw Error(absl::Status(
+      status.code(), absl::StrCat("making ", view.Describe(),
+                                  " of a result again after the compiled run: ", status.message())));
 }
 
 }  // namespace
@@ -163,11 +172,12 @@ void RestoreOutputAliases(const std::vector<OutputAlias>& aliases, const Graph& 
           for (const Tensor& in : inputs) hosts.push_back(in.host());
           absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> b = BindSymbols(graph, hosts);
           // The graph has just run on these inputs, which bound the same symbols.
-          COIL_CHECK(b.ok()) << b.status();
+          if (!b.ok()) ThrowViewReplayError(*n, b.status());
           bindings = *std::move(b);
         }
-        absl::Status bound = BindSymAttrs(attrs, *bindings);
-        COIL_CHECK(bound.ok()) << bound;
+        if (absl::Status bound = BindSymAttrs(attrs, *bindings); !bound.ok()) {
+          ThrowViewReplayError(*n, bound);
+        }
       }
       t = Dispatch(n->op(), {t}, std::move(attrs), std::source_location::current())[0];
     }

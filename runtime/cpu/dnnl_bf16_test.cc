@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <cstdio>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -267,6 +269,35 @@ TEST(DnnlBf16Test, ConvolutionMatchesTheReference) {
     // A one-off call.
     CheckExtern("aten.convolution", ConvInputs(c), ConvOut(c), attrs, what + " (one-off)", 1);
   }
+}
+
+// Whether /proc/cpuinfo lists native bf16 arithmetic (AVX512-BF16 or AMX-BF16).
+bool CpuHasNativeBf16() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    return line.find(" avx512_bf16") != std::string::npos ||
+           line.find(" amx_bf16") != std::string::npos;
+  }
+  return false;
+}
+
+// The tests above pass whichever path runs a call; this one makes sure that the oneDNN path is
+// taken where oneDNN has native bf16 kernels, so a regression that declines every call (and
+// leaves the reference kernels to pass the tests) fails here. On other CPUs it checks nothing
+// more than the tests above, and says so.
+TEST(DnnlBf16Test, OneDnnTakesTheCallsWhereTheCpuHasNativeBf16) {
+  if (!CpuHasNativeBf16()) {
+    std::printf("no AVX512-BF16 / AMX-BF16 on this CPU: oneDNN may decline bf16 calls\n");
+    return;
+  }
+  Buf x(kBf16, {64, 256}, 50), y(kBf16, {256, 384}, 51);
+  EXPECT_TRUE(CheckImpl("aten.mm", {x, y}, kBf16, {64, 384}, {}, {x, y}, "mm"));
+  const ConvCase& c = ConvCases()[0];
+  const std::vector<Buf> in = ConvInputs(c);
+  EXPECT_TRUE(CheckImpl("aten.convolution", in, kBf16, ConvOut(c),
+                        Conv(c.stride, c.padding, c.dilation, c.groups), in, "dense conv"));
 }
 
 // bf16 activations and weights with an f32 bias, into bf16 and into f32.
