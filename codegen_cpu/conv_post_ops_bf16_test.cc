@@ -8,21 +8,14 @@
 // this CPU (AVX-512; asked of the registered implementation directly), otherwise the
 // generated epilogue runs: the test asserts that equivalence, so it holds on any CPU.
 #include <cstdlib>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "codegen_cpu/codegen_cpu.h"
-#include "codegen_cpu/cpu_program.h"
+#include "codegen_cpu/testing/convolution_check.h"
 #include "gtest/gtest.h"
-#include "inductor/schedule.h"
-#include "ir/parser.h"
-#include "prims/decompose.h"
 #include "runtime/cpu/externs.h"
-#include "runtime/interpreter.h"
-#include "runtime/testing/test_kit.h"
 
 namespace coil {
 namespace {
@@ -63,50 +56,10 @@ bool OneDnnTakesBf16Convolutions(int groups) {
   return ran.ok() && *ran;
 }
 
-// Compiles `text`, runs it at two batch sizes on 1 and 3 threads against the float64
-// interpreter, and returns the convolution kernel's profile kind.
+// The pipeline against the float64 interpreter at batch sizes 1, 3; the convolution's kind.
+// bf16 keeps 8 significant bits: two roundings of the output apart at most.
 std::string CheckAgainstInterpreter(const std::string& text) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status() << "\n" << text;
-  if (!g.ok()) return "";
-  absl::StatusOr<Graph> decomposed = ParseGraph(text);
-  absl::StatusOr<bool> d = prims::Decompose(*decomposed);
-  EXPECT_TRUE(d.ok()) << d.status();
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(decomposed->ToProto(), options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  if (!s.ok()) return "";
-  std::string kind;
-  for (int threads : {1, 3}) {
-    absl::StatusOr<proto::KernelModule> m = GenerateCpu(*s);
-    EXPECT_TRUE(m.ok()) << m.status();
-    if (!m.ok()) return "";
-    cpu::CpuExecutableOptions runtime;
-    runtime.num_threads = threads;
-    absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(*std::move(m), runtime);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (!p.ok()) return "";
-    (*p)->executable().SetProfiling(true);
-    for (int64_t batch : {1, 3}) {
-      std::vector<HostTensor> in =
-          test_kit::RandomInputs(*g, {{"batch", batch}}, static_cast<int>(7 * batch + threads));
-      absl::StatusOr<std::vector<HostTensor>> want = Interpret(*g, in, {.float64 = true});
-      absl::StatusOr<std::vector<HostTensor>> got = (*p)->Run(in);
-      EXPECT_TRUE(want.ok()) << want.status();
-      EXPECT_TRUE(got.ok()) << got.status();
-      if (!want.ok() || !got.ok()) return "";
-      const HostTensor& w = (*want)[0];
-      // bf16 keeps 8 significant bits: two roundings of the output apart at most.
-      test_kit::ExpectClose(HostTensor::FromDoubles(proto::FLOAT32, w.shape(), w.ToDoubles()),
-                            (*got)[0].To(proto::FLOAT32), {.abs = 2e-2, .rel = 1.6e-2},
-                            absl::StrCat("batch ", batch, ", ", threads, " threads"));
-    }
-    for (const cpu::CpuExecutable::KernelTime& t : (*p)->executable().Profile()) {
-      if (absl::StrContains(t.kind, "aten.convolution")) kind = t.kind;
-    }
-  }
-  return kind;
+  return CheckConvolutionGraph(text, {.abs = 2e-2, .rel = 1.6e-2}, {1, 3});
 }
 
 class ConvPostOpsBf16Test : public ::testing::TestWithParam<int> {
