@@ -160,6 +160,16 @@ TEST(OutputAliases, ViewsWithSymbolicAttributes) {
   ExpectAliasingAsEager(fn, 0);
   ExpectAliasingAsEager(fn, 1);
   ExpectAliasingAsEager(fn, 3);
+  // One of them written in place (its result is the in-place op's output) still shares it.
+  Fn written = [](const Tensor& x) {
+    Tensor s = x * 2.0;
+    Tensor v = s.view({-1});
+    Tensor rows = s.slice(0, 0, 2);
+    v.mul_scalar_(-2.5);
+    return std::vector<Tensor>{v, rows};
+  };
+  ExpectAliasingAsEager(written, 0);
+  ExpectAliasingAsEager(written, 1);
 }
 
 // In-place writes through unsqueeze / squeeze / view of a slice reach the input when the sizes

@@ -74,23 +74,28 @@ bool NamesSymbols(const AttrMap& attrs) {
 
 std::vector<Value*> SharedViewBases(const std::vector<Value*>& outputs, int num_results) {
   // The results, and the values whose tensors they are (`relu_(z)` returned: z's tensor).
-  absl::flat_hash_set<const Value*> results(outputs.begin(), outputs.begin() + num_results);
-  for (int i = 0; i < num_results; ++i) results.insert(SameTensor(outputs[i]));
+  absl::flat_hash_map<const Value*, int> results;
+  for (int i = 0; i < num_results; ++i) results.emplace(outputs[i], i);
+  for (int i = 0; i < num_results; ++i) results.emplace(SameTensor(outputs[i]), i);
   absl::flat_hash_map<Value*, int> viewers;
   std::vector<Value*> order;
   for (int i = 0; i < num_results; ++i) {
     Value* v = outputs[i];
     int views = 0;
+    bool other_result = false;  // the chain reaches another result's tensor
     for (;;) {
       bool view = false;
       Value* base = AliasedBase(v, view);
       if (base == nullptr) break;
       v = base;
       views += view ? 1 : 0;
-      if (results.contains(v)) break;
+      if (auto r = results.find(v); r != results.end() && r->second != i) {
+        other_result = true;
+        break;
+      }
     }
     // A chain of at least one view ending at an intermediate (a producer, not a result).
-    if (views == 0 || results.contains(v) || v->producer() == nullptr) continue;
+    if (views == 0 || other_result || v->producer() == nullptr) continue;
     if (viewers[v]++ == 1) order.push_back(v);
   }
   return order;
