@@ -172,6 +172,30 @@ TEST(CompiledTape, InputWrittenAfterItsForwardReadGivesTheOldValuesGradient) {
   EXPECT_EQ(f.stats().compiles, 1);
 }
 
+// As in eager, only results computed (through floating values) from an input that requires
+// grad require grad; the others are plain tensors, which may be written in place. First call
+// (the trace's run) and cached call.
+TEST(CompiledTape, OnlyResultsOfGradInputsRequireGrad) {
+  auto fn = [](const Tensor& w, const Tensor& x) {
+    return std::vector<Tensor>{w * x, x * 3.0, w.argmax({0}), (w > 0.0)};
+  };
+  auto f = compile(fn);
+  Tensor w = Param({5}, 32, proto::FLOAT32);
+  for (int call = 0; call < 2; ++call) {
+    Tensor x = Tensor::Randn({5}, 33 + call);
+    std::vector<Tensor> eager = fn(w, x), compiled = f(w, x);
+    for (size_t k = 0; k < eager.size(); ++k) {
+      EXPECT_EQ(compiled[k].requires_grad(), eager[k].requires_grad())
+          << "result " << k << ", call " << call;
+    }
+    compiled[1].add_scalar_(1.0);  // not on the tape: allowed, as eagerly
+    compiled[0].sum().backward();
+    EXPECT_EQ(w.grad().tolist(), x.tolist()) << "call " << call;
+    zero_grad({w});
+  }
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
 TEST(CompiledTape, EmbeddingWithRepeatedIndicesAccumulates) {
   Tensor idx = Tensor::FromValues({3, 1, 3, 0, 3, 1}, {2, 3}, proto::INT64);
   Tensor w = Param({4, 2}, 19, proto::FLOAT32);

@@ -239,7 +239,9 @@ std::vector<Tensor> FunctionCache::State::RunCompiled(Entry& e, const FlatArgs& 
     if (run.compiled) ++stats.graphs_compiled;
     const int n = static_cast<int>(run.outputs.size());
     std::vector<Tensor> out = Wrap(std::move(run.outputs), n);
-    for (int i = 0; i < n; ++i) SetGradFn(out[i].impl(), run.node, i);
+    for (int i = 0; i < n; ++i) {
+      if (run.requires_grad[i]) SetGradFn(out[i].impl(), run.node, i);
+    }
     RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), out);
     out.resize(e.num_results);
     return out;

@@ -352,6 +352,7 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
   std::vector<HostTensor> data(outputs.size());
   std::shared_ptr<CompiledGraph> compiled;
   std::shared_ptr<GradNode> grad_node;
+  std::vector<bool> on_tape;  // per output, with grad_node: whether it requires grad
   // Outputs that are inputs needing gradients (a segment without nodes): their tensors get an
   // identity node to the input.
   absl::flat_hash_map<int, std::shared_ptr<TensorImpl>> passthrough;
@@ -385,6 +386,7 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
       }
       data = std::move(run.outputs);
       grad_node = std::move(run.node);
+      on_tape = std::move(run.requires_grad);
     } else if (it != options_.cache->compiled.end()) {
       compiled = it->second;
       ++segments_cached_;
@@ -426,7 +428,7 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
     TensorType type = impl->type();
     auto o = original.find(impl.get());
     impl->Materialize(o != original.end() ? *o->second : data[i]);
-    if (grad_node != nullptr && !no_grad_values_.contains(outputs[i])) {
+    if (grad_node != nullptr && on_tape[i] && !no_grad_values_.contains(outputs[i])) {
       SetGradFn(impl.get(), grad_node, i);
     }
     if (auto p = passthrough.find(i); p != passthrough.end() && p->second != impl) {

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "capture/error.h"
 #include "ir/check.h"
@@ -73,6 +74,26 @@ std::vector<bool> InputsNeedingGrad(const std::vector<std::shared_ptr<TensorImpl
   return needs;
 }
 
+// Which graph outputs depend on an input in `needs` through floating values (an integer value,
+// an index or a comparison, carries no gradient).
+std::vector<bool> OutputsRequiringGrad(const Graph& graph, const std::vector<bool>& needs) {
+  absl::flat_hash_set<const Value*> on_tape;
+  for (size_t i = 0; i < graph.inputs().size() && i < needs.size(); ++i) {
+    if (needs[i]) on_tape.insert(graph.inputs()[i]);
+  }
+  for (const Node* n : graph.nodes()) {  // in topological order
+    bool from_tape = false;
+    for (const Value* in : n->inputs()) from_tape = from_tape || on_tape.contains(in);
+    if (!from_tape) continue;
+    for (const Value* out : n->outputs()) {
+      if (IsFloating(out->type().dtype)) on_tape.insert(out);
+    }
+  }
+  std::vector<bool> result;
+  for (const Value* out : graph.outputs()) result.push_back(on_tape.contains(out));
+  return result;
+}
+
 TrainingRun RunForTraining(Backend& backend, const Graph& graph, const std::string& key,
                            TrainingCache& cache,
                            const std::vector<std::shared_ptr<TensorImpl>>& inputs,
@@ -115,6 +136,7 @@ TrainingRun RunForTraining(Backend& backend, const Graph& graph, const std::stri
   for (const HostTensor& t : run.outputs) types.push_back({t.dtype(), t.shape()});
   run.node = std::make_shared<CompiledSegmentNode>(name, std::move(edges), std::move(types),
                                                    std::move(compiled), std::move(saved), needs);
+  run.requires_grad = OutputsRequiringGrad(graph, needs);
   return run;
 }
 

@@ -27,6 +27,9 @@ std::vector<bool> InputsNeedingGrad(const std::vector<std::shared_ptr<TensorImpl
 struct TrainingRun {
   std::vector<HostTensor> outputs;  // the graph's outputs
   std::shared_ptr<GradNode> node;   // graph output i is the node's output i
+  // Whether graph output i is on the tape (requires grad): a floating value computed from an
+  // input whose gradient is needed. Others are plain tensors, as in eager.
+  std::vector<bool> requires_grad;
   bool compiled = false;            // whether this run compiled (a cache miss)
 };
 

@@ -61,6 +61,10 @@ struct Program {
   std::vector<int> outputs;  // handles returned
   std::vector<bool> output_overlaps;  // per output: an expand's view (never written into)
   DynamicMode mode = DynamicMode::kAuto;
+  // x requires grad: the compiled call is a training step (joint graph, partition, the
+  // compiled backward on the autograd tape); x's gradient of a weighted sum of the results
+  // is compared too. In-place writes into x's tensors are eager errors (dropped).
+  bool grad = false;
 };
 
 // A tensor made by the program, and whether it may alias itself (an expand), which makes
@@ -172,12 +176,28 @@ std::vector<Tensor> Run(const Program& p, const Tensor& x, const Tensor& y) {
   return out;
 }
 
-Tensor Input(const std::vector<int64_t>& shape, int salt) {
+Tensor Input(const std::vector<int64_t>& shape, int salt, bool requires_grad = false) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   std::vector<double> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>((i * 7 + salt * 3) % 11) - 5.0);
-  return Tensor::FromValues(v, shape);
+  Tensor t = Tensor::FromValues(v, shape);
+  if (requires_grad) t.set_requires_grad(true);
+  return t;
+}
+
+// x's gradient of sum_k (k + 1) * sum(result k) over the results that require grad; empty when
+// none does.
+std::vector<double> GradientOfResults(const Tensor& x, const std::vector<Tensor>& results) {
+  Tensor loss;
+  for (size_t k = 0; k < results.size(); ++k) {
+    if (!results[k].requires_grad()) continue;
+    Tensor term = results[k].sum() * static_cast<double>(k + 1);
+    loss = loss.defined() ? loss + term : term;
+  }
+  if (!loss.defined()) return {};
+  loss.backward();
+  return x.grad().defined() ? x.grad().tolist() : std::vector<double>{};
 }
 
 std::vector<int64_t> Shape(fuzz::ByteReader& r) {
@@ -189,10 +209,12 @@ std::vector<int64_t> Shape(fuzz::ByteReader& r) {
 // Makes a program whose every step the eager run accepted (on the inputs it will be run on).
 Program Make(fuzz::ByteReader& r) {
   Program p;
+  // Read without moving, so older corpus files keep their programs (a quarter of inputs).
+  p.grad = (r.At(0) & 0x30) == 0x30;
   p.mode = static_cast<DynamicMode>(r.Range(0, 2));
   p.x_shape = Shape(r);
   p.y_shape = r.Bool() ? p.x_shape : Shape(r);
-  std::vector<Handle> h = {{Input(p.x_shape, 0), false}, {Input(p.y_shape, 1), false}};
+  std::vector<Handle> h = {{Input(p.x_shape, 0, p.grad), false}, {Input(p.y_shape, 1), false}};
   const int steps = static_cast<int>(r.Range(1, 10));
   for (int i = 0; i < steps && !r.exhausted(); ++i) {
     Step st;
@@ -225,7 +247,8 @@ std::string Describe(const Program& p) {
     for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
     return t + "]";
   };
-  std::string d = "x: f32" + shape(p.x_shape) + ", y: f32" + shape(p.y_shape) + ", mode " +
+  std::string d = "x: f32" + shape(p.x_shape) + (p.grad ? " (requires grad)" : "") +
+                  ", y: f32" + shape(p.y_shape) + ", mode " +
                   std::to_string(static_cast<int>(p.mode)) + "\n";
   int next = 2;
   for (const Step& st : p.steps) {
@@ -296,7 +319,7 @@ void Compare(const Program& p, const std::string& where, std::vector<Tensor> xe,
 // Runs `p` eagerly on fresh inputs of the given shapes; false if eager refuses.
 bool RunEager(const Program& p, const std::vector<int64_t>& xs, const std::vector<int64_t>& ys,
               std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, std::string& error) {
-  inputs = {Input(xs, 0), Input(ys, 1)};
+  inputs = {Input(xs, 0, p.grad), Input(ys, 1)};
   try {
     outputs = Run(p, inputs[0], inputs[1]);
     return true;
@@ -322,6 +345,8 @@ void RunOneProgram(const uint8_t* data, size_t size) {
   if (p.steps.empty()) return;
   if (std::getenv("COIL_FUZZ_VERBOSE") != nullptr) std::fprintf(stderr, "%s", Describe(p).c_str());
   for (const std::shared_ptr<Backend>& backend : {CpuBackend(), ReferenceBackend()}) {
+    // The reference backend does not compile for training.
+    if (p.grad && backend->name() == ReferenceBackend()->name()) continue;
     auto compiled = compile(
         [&p](const Tensor& x, const Tensor& y) { return Run(p, x, y); },
         {.dynamic = p.mode, .backend = backend, .name = "fuzz"});
@@ -338,7 +363,7 @@ void RunOneProgram(const uint8_t* data, size_t size) {
       std::string eager_error;
       const bool eager_ok = RunEager(p, xs, ys, xe, oe, eager_error);
       if (call < 2 && !eager_ok) return;  // the replay differs from the generation: skip
-      std::vector<Tensor> xc = {Input(xs, 0), Input(ys, 1)}, oc;
+      std::vector<Tensor> xc = {Input(xs, 0, p.grad), Input(ys, 1)}, oc;
       bool compiled_ok = true;
       std::string error;
       try {
@@ -369,6 +394,23 @@ void RunOneProgram(const uint8_t* data, size_t size) {
         for (size_t k = 0; k < xe.size(); ++k)
           if (!Close(xe[k].tolist(), xc[k].tolist()))
             Finding(p, where, "input " + std::to_string(k) + " differs after the call");
+        continue;
+      }
+      if (p.grad) {
+        // Writes into results are eager errors where they require grad: values and x's
+        // gradient are compared instead of the aliasing.
+        if (oc.size() != oe.size()) Finding(p, where, "output count differs");
+        for (size_t k = 0; k < oe.size(); ++k) {
+          if (!Close(oe[k].tolist(), oc[k].tolist()))
+            Finding(p, where, "output " + std::to_string(k) + " differs");
+          if (oe[k].requires_grad() != oc[k].requires_grad())
+            Finding(p, where, "output " + std::to_string(k) + " requires_grad differs");
+        }
+        const std::vector<double> ge = GradientOfResults(xe[0], oe);
+        const std::vector<double> gc = GradientOfResults(xc[0], oc);
+        if (!Close(ge, gc)) Finding(p, where, "x's gradient differs: " + std::to_string(gc.size()) +
+                                                  " values where eager has " +
+                                                  std::to_string(ge.size()));
         continue;
       }
       Compare(p, where, xe, oe, xc, oc);
