@@ -196,6 +196,27 @@ TEST(CompiledTape, OnlyResultsOfGradInputsRequireGrad) {
   EXPECT_EQ(f.stats().compiles, 1);
 }
 
+// Results that view one intermediate (made views of it again after the run, from the graph's
+// extra output) are on the tape, and their gradients reach the input, first call included.
+TEST(CompiledTape, ResultsViewingASharedIntermediateCarryGradients) {
+  auto fn = [](const Tensor& w) {
+    Tensor s = w * 2.0;
+    return std::vector<Tensor>{s.slice(0, 0, 3), s.unsqueeze(0)};
+  };
+  auto f = compile(fn);
+  for (int call = 0; call < 2; ++call) {
+    std::vector<double> grads[2];
+    for (int compiled = 0; compiled < 2; ++compiled) {
+      Tensor w = Param({5}, 34, proto::FLOAT32);
+      std::vector<Tensor> r = compiled ? f(w) : fn(w);
+      for (const Tensor& t : r) EXPECT_TRUE(t.requires_grad()) << "call " << call;
+      (r[0].sum() + r[1].sum() * 2.0).backward();
+      grads[compiled] = w.grad().tolist();
+    }
+    EXPECT_EQ(grads[1], grads[0]) << "call " << call;
+  }
+}
+
 TEST(CompiledTape, EmbeddingWithRepeatedIndicesAccumulates) {
   Tensor idx = Tensor::FromValues({3, 1, 3, 0, 3, 1}, {2, 3}, proto::INT64);
   Tensor w = Param({4, 2}, 19, proto::FLOAT32);

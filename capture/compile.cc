@@ -440,9 +440,7 @@ std::vector<Tensor> FunctionCache::State::Compile(const FlatArgs& args, Runner r
     e.aliases = capture_internal::FindOutputAliases(*e.graph, e.num_results);
     // The results, then the first run's other outputs (shared view bases among them).
     std::vector<Tensor> outputs = out;
-    for (const HostTensor& t : trace.last_segment().extra_outputs) {
-      outputs.push_back(Tensor(std::make_shared<TensorImpl>(t)));
-    }
+    for (const Tensor& t : trace.last_segment().extra_outputs) outputs.push_back(t);
     RestoreOutputAliases(e.aliases, *e.graph, SourceTensors(e.inputs, args), outputs);
     outputs.resize(out.size());
     out = std::move(outputs);

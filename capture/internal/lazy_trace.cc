@@ -438,9 +438,16 @@ std::vector<HostTensor> LazyTrace::RunSegment(const std::vector<Value*>& results
   }
   made_lazy_.clear();
 
+  std::vector<Tensor> extra;
+  for (size_t i = results.size(); i < data.size(); ++i) {
+    auto impl = std::make_shared<TensorImpl>(data[i]);
+    if (grad_node != nullptr && on_tape[i] && !no_grad_values_.contains(outputs[i])) {
+      SetGradFn(impl.get(), grad_node, static_cast<int>(i));
+    }
+    extra.push_back(Tensor(std::move(impl)));
+  }
   last_segment_ = Segment{compiled, input_sources_, static_cast<int>(results.size()), graph_,
-                          key,
-                          std::vector<HostTensor>(data.begin() + results.size(), data.end())};
+                          key, std::move(extra)};
   ++segment_;
   std::vector<HostTensor> result_data(data.begin(), data.begin() + results.size());
   return result_data;

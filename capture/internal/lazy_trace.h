@@ -121,8 +121,9 @@ class LazyTrace : public Trace {
     int num_results = 0;
     std::shared_ptr<const Graph> graph;  // for a later compile (inference or training)
     std::string key;                     // its SegmentCache key
-    // The data of its outputs after the results (live tensors, shared view bases).
-    std::vector<HostTensor> extra_outputs;
+    // Its outputs after the results (live tensors, shared view bases), on the autograd tape
+    // as the results are.
+    std::vector<Tensor> extra_outputs;
   };
   const Segment& last_segment() const { return last_segment_; }
 
