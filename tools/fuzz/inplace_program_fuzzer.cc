@@ -406,8 +406,20 @@ void RunOneProgram(const uint8_t* data, size_t size) {
           if (oe[k].requires_grad() != oc[k].requires_grad())
             Finding(p, where, "output " + std::to_string(k) + " requires_grad differs");
         }
-        const std::vector<double> ge = GradientOfResults(xe[0], oe);
-        const std::vector<double> gc = GradientOfResults(xc[0], oc);
+        std::vector<double> ge, gc;
+        try {
+          ge = GradientOfResults(xe[0], oe);
+        } catch (const Error&) {
+          // Known and left: the eager tape saves every input of an op, so a later in-place
+          // write into one PyTorch's formula does not need (z = x + y; y.sigmoid_()) makes
+          // eager's backward refuse (docs/fuzzing.md). Nothing to compare.
+          continue;
+        }
+        try {
+          gc = GradientOfResults(xc[0], oc);
+        } catch (const Error& e) {
+          Finding(p, where, std::string("compiled backward failed where eager's ran: ") + e.what());
+        }
         if (!Close(ge, gc)) Finding(p, where, "x's gradient differs: " + std::to_string(gc.size()) +
                                                   " values where eager has " +
                                                   std::to_string(ge.size()));
