@@ -147,58 +147,9 @@ def export(model, example, path, names):
                       dynamic_axes=dyn, dynamo=False)
 
 
-def tensor_value(t):
-    """A coil.proto.TensorValue (ir/proto/graph.proto) of an f32 or i64 tensor, wire format by hand."""
-    def varint(v):
-        out = bytearray()
-        while True:
-            b = v & 0x7F
-            v >>= 7
-            out.append(b | (0x80 if v else 0))
-            if not v:
-                return bytes(out)
-    dtype = {torch.float32: 1, torch.int64: 5}[t.dtype]
-    data = t.contiguous().numpy().tobytes()
-    shape = b"".join(varint(d) for d in t.shape)
-    return (b"\x08" + varint(dtype) + b"\x12" + varint(len(shape)) + shape + b"\x1a" + varint(len(data)) + data)
-
-
-def read_tensor_value(path):
-    """The float32 data and shape of a TensorValue file (`coil run --save`)."""
-    buf = open(path, "rb").read()
-    i, shape, data = 0, [], b""
-    def varint():
-        nonlocal i
-        v, k = 0, 0
-        while True:
-            b = buf[i]
-            i += 1
-            v |= (b & 0x7F) << k
-            k += 7
-            if b < 0x80:
-                return v
-    while i < len(buf):
-        tag = varint()
-        field, wire = tag >> 3, tag & 7
-        if wire == 0:
-            varint()
-        elif wire == 2:
-            n = varint()
-            chunk = buf[i:i + n]
-            i += n
-            if field == 2:
-                j, v, k = 0, 0, 0
-                for b in chunk:
-                    v |= (b & 0x7F) << k
-                    k += 7
-                    if b < 0x80:
-                        shape.append(v)
-                        v, k = 0, 0
-            elif field == 3:
-                data = chunk
-        else:
-            raise ValueError("unexpected wire type %d in %s" % (wire, path))
-    return torch.frombuffer(bytearray(data), dtype=torch.float32).reshape(shape)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "bench"))
+from tensor_value_io import encode as tensor_value  # noqa: E402
+from tensor_value_io import read_f32 as read_tensor_value  # noqa: E402
 
 
 def resnet_row(coil, name, models_dir, lines, ratios, batch=64):

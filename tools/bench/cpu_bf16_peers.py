@@ -34,76 +34,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import torch_peers  # noqa: E402  (build, export)
 
-DTYPES = {torch.float32: 1, torch.int64: 5}  # coil.proto.DType
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def tensor_value(t):
-    """coil.proto.TensorValue {dtype = 1; repeated int64 shape = 2 (packed); bytes data = 3}."""
-    t = t.contiguous()
-    shape = b"".join(varint(d) for d in t.shape)
-    data = t.numpy().tobytes()
-    return (b"\x08" + varint(DTYPES[t.dtype]) + b"\x12" + varint(len(shape)) + shape +
-            b"\x1a" + varint(len(data)) + data)
-
-
-def read_tensor_value(path):
-    """An f32 TensorValue file (coil run --save) as a torch tensor."""
-    buf = open(path, "rb").read()
-    i, dtype, shape, data = 0, 0, [], b""
-
-    def read_varint():
-        nonlocal i
-        v, s = 0, 0
-        while True:
-            b = buf[i]
-            i += 1
-            v |= (b & 0x7F) << s
-            s += 7
-            if b < 0x80:
-                return v
-    while i < len(buf):
-        key = read_varint()
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v = read_varint()
-            if field == 1:
-                dtype = v
-            elif field == 2:
-                shape.append(v)
-        elif wire == 2:
-            n = read_varint()
-            chunk = buf[i:i + n]
-            i += n
-            if field == 2:
-                j = 0
-                while j < len(chunk):  # packed varints
-                    v, s = 0, 0
-                    while True:
-                        b = chunk[j]
-                        j += 1
-                        v |= (b & 0x7F) << s
-                        s += 7
-                        if b < 0x80:
-                            break
-                    shape.append(v)
-            elif field == 3:
-                data = chunk
-        else:
-            raise SystemExit("%s: unexpected wire type %d" % (path, wire))
-    if dtype != 1:
-        raise SystemExit("%s: dtype %d, expected f32" % (path, dtype))
-    values = struct.unpack("<%df" % (len(data) // 4), data)
-    return torch.tensor(values, dtype=torch.float32).reshape(shape)
+from tensor_value_io import encode as tensor_value  # noqa: E402
+from tensor_value_io import read_f32 as read_tensor_value  # noqa: E402
 
 
 def time_calls(fn, min_seconds):
