@@ -388,6 +388,17 @@ TEST(TapeErrors, InPlaceOpOnTensorThatRequiresGrad) {
 // the in-place op itself is allowed): backward refuses, as torch does, naming the op that saved
 // it and the in-place op, instead of a gradient computed from the new values. Also through a
 // view sharing the storage, and under no_grad (an optimizer step between backwards).
+// As PyTorch: an input written in place after the forward matters only if the gradients are
+// computed from it. aten.add's are not (torch 1.13: w.grad is ones); aten.mul's are (above).
+TEST(EagerTape, InputWrittenAfterAnOpWhoseGradientDoesNotReadIt) {
+  Tensor w = Param({3}, 23);
+  Tensor x = Tensor::Randn({3}, 24);
+  Tensor loss = (w + x).sum();
+  x.add_(Tensor::Scalar(1.0, proto::FLOAT64));
+  loss.backward();
+  EXPECT_EQ(w.grad().tolist(), (std::vector<double>{1, 1, 1}));
+}
+
 TEST(TapeErrors, SavedTensorModifiedInPlace) {
   Tensor w = Param({3}, 19);
   Tensor x = Tensor::Randn({3}, 20);

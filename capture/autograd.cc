@@ -73,12 +73,15 @@ class EagerOpNode : public GradNode {
           "): no derivatives of eager ops are linked (link //:coil, which registers "
           "autograd/'s rules)"));
     }
+    std::vector<bool> needs;
+    for (const GradEdge& e : inputs()) needs.push_back(e.wanted());
+    // As PyTorch, only a saved input the gradients are computed from must be unchanged.
+    const std::vector<bool> read = d->InputsRead(name(), attrs_, saved_, grads, needs);
     for (size_t i = 0; i < saved_.size(); ++i) {
+      if (i < read.size() && !read[i]) continue;
       absl::Status fresh = versions_[i].Check(saved_[i], name(), static_cast<int>(i), location());
       if (!fresh.ok()) return fresh;
     }
-    std::vector<bool> needs;
-    for (const GradEdge& e : inputs()) needs.push_back(e.wanted());
     absl::StatusOr<std::vector<std::optional<HostTensor>>> r =
         d->Backward(name(), attrs_, saved_, grads, needs);
     if (!r.ok()) {

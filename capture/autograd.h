@@ -76,6 +76,14 @@ class EagerDerivatives {
       absl::string_view op, const AttrMap& attrs, const std::vector<HostTensor>& inputs,
       const std::vector<std::optional<HostTensor>>& grads,
       const std::vector<bool>& needs_grad) const = 0;
+  // Which inputs that Backward call's gradients are computed from (a saved input written in
+  // place since the forward matters only then: x + y's gradients read neither). Default: all.
+  virtual std::vector<bool> InputsRead(absl::string_view op, const AttrMap& attrs,
+                                       const std::vector<HostTensor>& inputs,
+                                       const std::vector<std::optional<HostTensor>>& grads,
+                                       const std::vector<bool>& needs_grad) const {
+    return std::vector<bool>(inputs.size(), true);
+  }
 };
 
 // The process-wide eager derivatives (nullptr until one is set). Thread-safe.

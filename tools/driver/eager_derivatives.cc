@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "autograd/derivative_registry.h"
@@ -44,6 +45,63 @@ class Derivatives : public EagerDerivatives {
       absl::string_view op, const AttrMap& attrs, const std::vector<HostTensor>& inputs,
       const std::vector<std::optional<HostTensor>>& grads,
       const std::vector<bool>& needs_grad) const override {
+    std::vector<bool> tangents;
+    absl::StatusOr<std::shared_ptr<const autograd::JointGraph>> joint =
+        Joint(op, attrs, inputs, grads, needs_grad, tangents);
+    if (!joint.ok()) return joint.status();
+    std::vector<std::optional<HostTensor>> result(inputs.size());
+    if (*joint == nullptr) return result;
+    std::vector<HostTensor> args(inputs.begin(), inputs.end());
+    for (size_t k = 0; k < tangents.size(); ++k) {
+      if (tangents[k]) args.push_back(*grads[k]);
+    }
+    absl::StatusOr<std::vector<HostTensor>> out = Interpret((*joint)->graph, args);
+    if (!out.ok()) return out.status();
+    for (size_t k = 0; k < (*joint)->grad_inputs.size(); ++k) {
+      result[(*joint)->grad_inputs[k]] = (*out)[(*joint)->num_forward_outputs + k];
+    }
+    return result;
+  }
+
+  // The primal inputs the joint graph's gradient outputs depend on (its forward outputs are
+  // computed too, but only the gradients are used).
+  std::vector<bool> InputsRead(absl::string_view op, const AttrMap& attrs,
+                               const std::vector<HostTensor>& inputs,
+                               const std::vector<std::optional<HostTensor>>& grads,
+                               const std::vector<bool>& needs_grad) const override {
+    std::vector<bool> tangents;
+    absl::StatusOr<std::shared_ptr<const autograd::JointGraph>> joint =
+        Joint(op, attrs, inputs, grads, needs_grad, tangents);
+    if (!joint.ok()) return std::vector<bool>(inputs.size(), true);  // Backward will say why
+    std::vector<bool> read(inputs.size(), false);
+    if (*joint == nullptr) return read;
+    const Graph& g = (*joint)->graph;
+    absl::flat_hash_set<const Value*> seen;
+    std::vector<const Value*> stack;
+    for (size_t k = (*joint)->num_forward_outputs; k < g.outputs().size(); ++k) {
+      stack.push_back(g.outputs()[k]);
+    }
+    while (!stack.empty()) {
+      const Value* v = stack.back();
+      stack.pop_back();
+      if (!seen.insert(v).second) continue;
+      if (const Node* n = v->producer()) {
+        for (const Value* in : n->inputs()) stack.push_back(in);
+      }
+    }
+    for (size_t i = 0; i < inputs.size() && i < g.inputs().size(); ++i) {
+      read[i] = seen.contains(g.inputs()[i]);
+    }
+    return read;
+  }
+
+ private:
+  // The one-op joint graph for these inputs, gradients and needs (cached by the forward graph's
+  // structure and the masks), and which outputs take a tangent; nullptr when no gradient flows.
+  absl::StatusOr<std::shared_ptr<const autograd::JointGraph>> Joint(
+      absl::string_view op, const AttrMap& attrs, const std::vector<HostTensor>& inputs,
+      const std::vector<std::optional<HostTensor>>& grads, const std::vector<bool>& needs_grad,
+      std::vector<bool>& tangents) const {
     // The one-op forward graph.
     Graph forward(absl::StrCat("eager_", op));
     GraphBuilder b(forward);
@@ -54,7 +112,7 @@ class Derivatives : public EagerDerivatives {
     absl::StatusOr<std::vector<Value*>> outs = b.OpMulti(op, ins, attrs);
     if (!outs.ok()) return outs.status();
     forward.SetOutputs(*outs);
-    std::vector<bool> tangents(outs->size(), false);
+    tangents.assign(outs->size(), false);
     bool any = false;
     for (size_t k = 0; k < outs->size(); ++k) {
       tangents[k] = k < grads.size() && grads[k].has_value() && IsFloating((*outs)[k]->type().dtype);
@@ -66,40 +124,24 @@ class Derivatives : public EagerDerivatives {
       needs[i] = i < needs_grad.size() && needs_grad[i] && IsFloating(inputs[i].dtype());
       any_need = any_need || needs[i];
     }
-    std::vector<std::optional<HostTensor>> result(inputs.size());
-    if (!any || !any_need) return result;
-
-    // The joint graph, cached by the forward graph's structure and the masks.
+    if (!any || !any_need) return std::shared_ptr<const autograd::JointGraph>();
     std::string key = StructuralHashHex(forward);
     for (bool x : needs) key.push_back(x ? '1' : '0');
     key.push_back(':');
     for (bool x : tangents) key.push_back(x ? '1' : '0');
-    std::shared_ptr<const autograd::JointGraph> joint;
     {
       absl::MutexLock lock(&mu_);
       auto it = cache_.find(key);
-      if (it != cache_.end()) joint = it->second;
+      if (it != cache_.end()) return it->second;
     }
-    if (joint == nullptr) {
-      absl::StatusOr<autograd::JointGraph> j = autograd::BuildJointGraph(forward, needs, tangents);
-      if (!j.ok()) return j.status();
-      joint = std::make_shared<const autograd::JointGraph>(*std::move(j));
-      absl::MutexLock lock(&mu_);
-      cache_.emplace(key, joint);
-    }
-    std::vector<HostTensor> args(inputs.begin(), inputs.end());
-    for (size_t k = 0; k < tangents.size(); ++k) {
-      if (tangents[k]) args.push_back(*grads[k]);
-    }
-    absl::StatusOr<std::vector<HostTensor>> out = Interpret(joint->graph, args);
-    if (!out.ok()) return out.status();
-    for (size_t k = 0; k < joint->grad_inputs.size(); ++k) {
-      result[joint->grad_inputs[k]] = (*out)[joint->num_forward_outputs + k];
-    }
-    return result;
+    absl::StatusOr<autograd::JointGraph> j = autograd::BuildJointGraph(forward, needs, tangents);
+    if (!j.ok()) return j.status();
+    auto joint = std::make_shared<const autograd::JointGraph>(*std::move(j));
+    absl::MutexLock lock(&mu_);
+    cache_.emplace(key, joint);
+    return joint;
   }
 
- private:
   mutable absl::Mutex mu_;
   mutable absl::flat_hash_map<std::string, std::shared_ptr<const autograd::JointGraph>> cache_
       ABSL_GUARDED_BY(mu_);
