@@ -342,5 +342,36 @@ TEST(FunctionalizeErrors, ViewOfALayoutItCannotView) {
             std::string::npos) << msg;
 }
 
+// With symbolic sizes that may be 1, whether reshape(x.t()) views or copies depends on the
+// sizes (a size-1 dim makes it a view): refused with a clear error, not guessed.
+TEST(FunctionalizeErrors, ReshapeOfAViewUndecidableFromTheSymbolsRanges) {
+  Graph g("f");
+  GraphBuilder b(g);
+  g.symbols().push_back({.name = "a", .min = 1, .max = 0, .hint = 3});
+  g.symbols().push_back({.name = "c", .min = 1, .max = 0, .hint = 4});
+  const SymExpr a = SymExpr::Symbol("a"), c = SymExpr::Symbol("c");
+  Value* x = b.Input(F32({a, c}), "x");
+  Value* flat = Op(b, "aten.reshape", {Op(b, "aten.t", {x})}, {{"shape", SymList{a * c}}});
+  Op(b, "aten.add_scalar_", {flat}, {{"other", 1.0}});
+  g.SetOutputs({x});
+  std::string msg = ErrorOf(g);
+  EXPECT_NE(msg.find("cannot decide whether aten.reshape of a view with symbolic sizes aliases "
+                     "its input"),
+            std::string::npos) << msg;
+}
+
+// A write through a diagonal whose second dim is symbolic (the write-back's slice step).
+TEST(FunctionalizeErrors, WriteThroughADiagonalOfASymbolicSize) {
+  Graph g("f");
+  GraphBuilder b(g);
+  g.symbols().push_back({.name = "n", .min = 2, .max = 0, .hint = 4});
+  Value* x = b.Input(F32({3, SymExpr::Symbol("n")}), "x");
+  Op(b, "aten.add_scalar_", {Op(b, "aten.diagonal", {x})}, {{"other", 1.0}});
+  g.SetOutputs({x});
+  std::string msg = ErrorOf(g);
+  EXPECT_NE(msg.find("mutation through aten.diagonal of a symbolic size"), std::string::npos)
+      << msg;
+}
+
 }  // namespace
 }  // namespace coil::prims
