@@ -158,6 +158,16 @@ const std::vector<DirectConvShape>& Shapes() {
       Few(2, 3, 9, 9, 24, 7, 2, 3, /*nchw=*/false),    // 16 + 8 output channels, NHWC input
       Few(1, 1, 8, 8, 5, 5, 1, 4, /*nchw=*/true, 2),   // one channel, dilated, 5 lanes
       Few(1, 3, 20, 20, 64, 3, 1, 1, /*nchw=*/true),   // 4 threads
+      // Rows wide enough for blocks of 8 interior outputs (and a remainder after them).
+      Depthwise(2, 40, 4, 29, 3, 1, 1),      // 3x3: 16 + 16 + 8 lanes
+      Depthwise(1, 21, 5, 41, 3, 2, 1),      // stride 2, 16 + 5 lanes
+      Depthwise(1, 17, 6, 30, 5, 1, 2),      // 5x5, 16 + 1 lanes
+      Depthwise(1, 9, 4, 33, 3, 1, 2, 2),    // dilation 2, 8 + 1 lanes
+      Depthwise(1, 3, 9, 27, 7, 2, 3),       // 7x7 stride 2, one lane at a time
+      Depthwise(1, 16, 3, 24, 2, 1, 0, 1, 3),  // 2x3 (generic), no padding
+      Few(2, 3, 9, 45, 16, 3, 2, 1, /*nchw=*/true),    // 22 outputs a row
+      Few(1, 4, 5, 38, 24, 5, 1, 2, /*nchw=*/false),   // NHWC, 16 + 8 output channels
+      Few(1, 2, 6, 31, 5, 3, 1, 0, /*nchw=*/true, 2),  // dilated, no padding, 5 lanes
   };
   return *shapes;
 }

@@ -19,6 +19,9 @@
 #define COIL_CONV_CLONES
 #endif
 #define COIL_INLINE inline __attribute__((always_inline))
+// The same for a lambda inside such a helper (a lambda left out of line would be compiled for
+// the baseline target and pass vectors by another convention than its caller's clone).
+#define COIL_LAMBDA_INLINE __attribute__((always_inline))
 
 namespace coil::cpu::internal {
 namespace {
@@ -91,12 +94,39 @@ struct Job {
   // How the work is cut into tasks (Partition): depthwise, channels per task (a multiple of
   // 16, the last task of a row takes the rest); pointwise, rows and 16-column panels per task.
   int64_t task_channels = 0, task_rows = 0, task_panels = 0;
+  // Whether the row kernels take interior columns in blocks of kOwBlock (OwBlocksOn).
+  bool ow_blocks = true;
 };
 
 // ---- depthwise -------------------------------------------------------------------------------
 
+// Outputs per register block of the row kernels: each output of a block has its own
+// accumulator, so a block's taps are kOwBlock independent chains of multiply-adds (one output at
+// a time was one chain of kh * kw dependent ones, bound by the multiply-add's latency), and each
+// weight vector loaded serves kOwBlock outputs.
+constexpr int64_t kOwBlock = 8;
+
+// COIL_CONV_DIRECT_OW_BLOCKS=0 (read once per process) runs every output column on its own, as
+// before the blocks (for before / after measurements in one binary).
+bool OwBlocksOn() {
+  static const bool on = [] {
+    const char* v = std::getenv("COIL_CONV_DIRECT_OW_BLOCKS");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+// The output columns [lo, hi) whose taps all fall inside the input row (no column padding):
+// iw0 = ow * stride - pad >= 0 and iw0 + span < w.
+COIL_INLINE void InteriorColumns(const DirectConvShape& s, int64_t span, int64_t& lo,
+                                 int64_t& hi) {
+  lo = std::min(s.ow, (s.pad_w + s.stride_w - 1) / s.stride_w);
+  const int64_t last = s.w - 1 - span + s.pad_w;  // the largest ow * stride allowed
+  hi = last < 0 ? lo : std::max(lo, std::min(s.ow, last / s.stride_w + 1));
+}
+
 // Channels [c0, c0 + lanes of V) of output row (n, oh). KH / KW: the kernel's size when known
-// at compile time (weights kept in registers), 0 for any.
+// at compile time (3x3: weights kept in registers), 0 for any.
 template <typename V, int KH, int KW>
 COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
   const DirectConvShape& s = *j.s;
@@ -109,15 +139,20 @@ COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
   }
   const float* wp = j.w->taps() + c0;
   const int64_t ws = j.w->tap_stride();
-  constexpr int kFixed = KH > 0 ? KH * KW : 1;
+  constexpr bool kInRegisters = KH == 3 && KW == 3;
+  constexpr int kFixed = kInRegisters ? KH * KW : 1;
   V wv[kFixed];
-  if (KH > 0) {
+  if (kInRegisters) {
     for (int t = 0; t < kFixed; ++t) wv[t] = Load<V>(wp + t * ws);
   }
+  auto weight = [&](int64_t kh, int64_t kw) COIL_LAMBDA_INLINE {
+    return kInRegisters ? wv[kInRegisters ? kh * kw_n + kw : 0] : Load<V>(wp + (kh * kw_n + kw) * ws);
+  };
   const V b = j.bias != nullptr ? Load<V>(j.bias + c0) : Splat<V>(0.0f);
   const int64_t obase = ((n * s.oh + oh) * s.ow) * c + c0;
   const int64_t span = (kw_n - 1) * s.dil_w;
-  for (int64_t ow = 0; ow < s.ow; ++ow) {
+  // One output column, any position (the padded borders, and what the blocks leave).
+  auto single = [&](int64_t ow) COIL_LAMBDA_INLINE {
     const int64_t iw0 = ow * s.stride_w - s.pad_w;
     const bool inside = iw0 >= 0 && iw0 + span < s.w;
     V acc = b;
@@ -127,13 +162,37 @@ COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
       for (int64_t kw = 0; kw < kw_n; ++kw) {
         const int64_t iw = iw0 + kw * s.dil_w;
         if (!inside && (iw < 0 || iw >= s.w)) continue;
-        const V wt = KH > 0 ? wv[KH > 0 ? kh * kw_n + kw : 0] : Load<V>(wp + (kh * kw_n + kw) * ws);
-        acc += Load<V>(r + iw * c) * wt;
+        acc += Load<V>(r + iw * c) * weight(kh, kw);
       }
     }
     const int64_t idx = obase + ow * c;
     StoreV(j.out + idx, Steps(acc, j.steps, idx));
+  };
+  int64_t lo, hi;
+  InteriorColumns(s, span, lo, hi);
+  if (!j.ow_blocks) hi = lo;
+  int64_t ow = 0;
+  for (; ow < lo; ++ow) single(ow);
+  const int64_t step = s.stride_w * c;  // between neighbouring outputs' inputs
+  for (; ow + kOwBlock <= hi; ow += kOwBlock) {
+    V acc[kOwBlock];
+    for (int64_t i = 0; i < kOwBlock; ++i) acc[i] = b;
+    const int64_t iw0 = ow * s.stride_w - s.pad_w;
+    for (int64_t kh = 0; kh < kh_n; ++kh) {
+      const float* r = rows[kh];
+      if (r == nullptr) continue;
+      for (int64_t kw = 0; kw < kw_n; ++kw) {
+        const V wt = weight(kh, kw);
+        const float* p = r + (iw0 + kw * s.dil_w) * c;
+        for (int64_t i = 0; i < kOwBlock; ++i) acc[i] += Load<V>(p + i * step) * wt;
+      }
+    }
+    for (int64_t i = 0; i < kOwBlock; ++i) {
+      const int64_t idx = obase + (ow + i) * c;
+      StoreV(j.out + idx, Steps(acc[i], j.steps, idx));
+    }
   }
+  for (; ow < s.ow; ++ow) single(ow);
 }
 
 // Tasks [begin, end): task t is output row t / groups (of every image's rows) and channels
@@ -167,7 +226,7 @@ COIL_CONV_CLONES void DepthwiseTask(const Job& j, int64_t begin, int64_t end) {
 // ---- few input channels --------------------------------------------------------------------
 
 // Output channels [o0, o0 + lanes of V) of output row (n, oh): every tap (c, kh, kw) is one
-// input value times the tap's weight vector.
+// input value times the tap's weight vector; interior columns in blocks of kOwBlock outputs.
 template <typename V>
 COIL_INLINE void FewChannelsRow(const Job& j, int64_t n, int64_t oh, int64_t o0) {
   const DirectConvShape& s = *j.s;
@@ -179,7 +238,8 @@ COIL_INLINE void FewChannelsRow(const Job& j, int64_t n, int64_t oh, int64_t o0)
   const int64_t cs = s.input_nchw ? s.h * s.w : 1, hs = s.input_nchw ? s.w : s.w * s.c,
                 xs = s.input_nchw ? 1 : s.c;
   const float* image = j.x + n * s.c * s.h * s.w;
-  for (int64_t ow = 0; ow < s.ow; ++ow) {
+  const int64_t obase = ((n * s.oh + oh) * s.ow) * s.oc + o0;
+  auto single = [&](int64_t ow) COIL_LAMBDA_INLINE {
     const int64_t iw0 = ow * s.stride_w - s.pad_w;
     V acc = b;
     for (int64_t c = 0; c < s.c; ++c) {
@@ -195,9 +255,38 @@ COIL_INLINE void FewChannelsRow(const Job& j, int64_t n, int64_t oh, int64_t o0)
         }
       }
     }
-    const int64_t idx = ((n * s.oh + oh) * s.ow + ow) * s.oc + o0;
+    const int64_t idx = obase + ow * s.oc;
     StoreV(j.out + idx, Steps(acc, j.steps, idx));
+  };
+  int64_t lo, hi;
+  InteriorColumns(s, (s.kw - 1) * s.dil_w, lo, hi);
+  if (!j.ow_blocks) hi = lo;
+  int64_t ow = 0;
+  for (; ow < lo; ++ow) single(ow);
+  const int64_t step = s.stride_w * xs;
+  for (; ow + kOwBlock <= hi; ow += kOwBlock) {
+    V acc[kOwBlock];
+    for (int64_t i = 0; i < kOwBlock; ++i) acc[i] = b;
+    const int64_t iw0 = ow * s.stride_w - s.pad_w;
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (int64_t kh = 0; kh < s.kh; ++kh) {
+        const int64_t ih = ih0 + kh * s.dil_h;
+        if (ih < 0 || ih >= s.h) continue;
+        const float* row = image + c * cs + ih * hs;
+        const float* wrow = wp + ((c * s.kh + kh) * s.kw) * ws;
+        for (int64_t kw = 0; kw < s.kw; ++kw) {
+          const V wt = Load<V>(wrow + kw * ws);
+          const float* p = row + (iw0 + kw * s.dil_w) * xs;
+          for (int64_t i = 0; i < kOwBlock; ++i) acc[i] += p[i * step] * wt;
+        }
+      }
+    }
+    for (int64_t i = 0; i < kOwBlock; ++i) {
+      const int64_t idx = obase + (ow + i) * s.oc;
+      StoreV(j.out + idx, Steps(acc[i], j.steps, idx));
+    }
   }
+  for (; ow < s.ow; ++ow) single(ow);
 }
 
 // Tasks as DepthwiseRows', over output channels.
@@ -417,6 +506,7 @@ void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWei
                    cpu::ThreadPool* pool) {
   direct_calls.fetch_add(1, std::memory_order_relaxed);
   Job j{&s, x, &w, bias, steps, out};
+  j.ow_blocks = OwBlocksOn();
   const int64_t wanted = pool == nullptr ? 1 : DirectConvThreads(s, pool->num_threads());
   const int64_t tasks = Partition(j, wanted);
   const int64_t threads = std::min(tasks, wanted);
