@@ -46,6 +46,11 @@ inductor::Capabilities CpuCapabilities() {
   // runtime/cpu's convolutions read directly; COIL_CHANNELS_LAST=0 keeps NCHW (comparisons).
   const char* cl = std::getenv("COIL_CHANNELS_LAST");
   if (cl == nullptr || std::string(cl) != "0") c.channels_last = {proto::FLOAT32};
+  // Matmul operands that are views (a reshape, attention's head split, a transpose) read in
+  // place through strides (runtime/cpu/internal/extern_view.h); COIL_EXTERN_VIEWS=0 copies them
+  // (comparisons).
+  const char* views = std::getenv("COIL_EXTERN_VIEWS");
+  if (views == nullptr || std::string(views) != "0") c.extern_input_views = {"aten.bmm", "aten.mm"};
   return c;
 }
 

@@ -348,6 +348,18 @@ proto::Schedule ToProto(const Program& program, proto::Graph graph) {
     }
     p->set_extern_op(k.extern_op);
     for (int b : k.extern_inputs) p->add_extern_inputs(b);
+    for (const ExternView& v : k.extern_input_views) {
+      proto::ExternView* pv = p->add_extern_input_views();
+      if (v.whole()) continue;
+      *pv->mutable_offset() = v.offset.ToProto();
+      for (const std::vector<ExternFactor>& dim : v.dims) {
+        proto::ExternView::Dim* pd = pv->add_dims();
+        for (const ExternFactor& f : dim) {
+          *pd->add_sizes() = f.size.ToProto();
+          *pd->add_strides() = f.stride.ToProto();
+        }
+      }
+    }
     p->set_extern_output(k.extern_output);
     for (const auto& [name, value] : k.extern_attrs) {
       proto::NamedAttribute* a = p->add_extern_attrs();

@@ -68,6 +68,18 @@ struct Expr {
   int64_t seed = 0;             // RANDOM
 };
 
+// An extern operand read as a strided view of its buffer (schedule.proto's ExternView): the
+// operand's dim d is the row-major factors dims[d] (outer to inner), each a size and a stride in
+// elements. No dims: the buffer whole.
+struct ExternFactor {
+  SymExpr size, stride;
+};
+struct ExternView {
+  SymExpr offset{0};
+  std::vector<std::vector<ExternFactor>> dims;
+  bool whole() const { return dims.empty(); }
+};
+
 struct Loop {
   std::vector<SymExpr> ranges;  // empty: runs once per outer index
   std::vector<Expr> body;
@@ -82,6 +94,8 @@ struct Kernel {
   // EXTERN.
   std::string extern_op;
   std::vector<int> extern_inputs;
+  // Empty, or one per extern_inputs entry (ExternView; whole() entries read the buffer).
+  std::vector<ExternView> extern_input_views;
   int extern_output = 0;
   AttrMap extern_attrs;
   // Provenance.

@@ -56,7 +56,9 @@ absl::StatusOr<proto::Schedule> BuildSchedule(Graph graph, const ScheduleOptions
   if (!folded.ok()) return folded.status();
 
   absl::StatusOr<Program> lowered =
-      RunRecordedStep("inductor", "lower", records, [&] { return Lower(graph); });
+      RunRecordedStep("inductor", "lower", records, [&] {
+    return Lower(graph, {options.capabilities.extern_input_views});
+  });
   if (!lowered.ok()) return lowered.status();
   Program program = *std::move(lowered);
 

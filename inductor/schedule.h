@@ -34,6 +34,10 @@ struct Capabilities {
   // Split reductions with few output rows and long rows into a partial and a final kernel
   // (passes/split_reductions.h): for a backend that runs a row per thread block (CUDA).
   bool split_reductions = false;
+  // Extern ops whose runtime reads an input that is a view of a buffer (a reshape, a permute,
+  // a transpose, a slice) through the Kernel's extern_input_views, without a copy kernel
+  // (passes/lower.h). Empty: every extern input is a whole buffer (CUDA).
+  std::vector<std::string> extern_input_views;
 };
 
 struct ScheduleOptions {

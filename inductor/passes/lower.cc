@@ -65,7 +65,10 @@ absl::Status NoLowering(const Node& node) {
                                                  node.Describe(), "); run prims::Decompose first"));
 }
 
-LowerContext::LowerContext(const Graph& graph) : graph_(graph), ranges_(graph.SymbolRanges()) {}
+LowerContext::LowerContext(const Graph& graph, const LowerOptions& options)
+    : graph_(graph),
+      ranges_(graph.SymbolRanges()),
+      view_ops_(options.extern_input_views.begin(), options.extern_input_views.end()) {}
 
 const View& LowerContext::ViewOf(const Value* v) const {
   auto it = views_.find(v->id());
@@ -147,7 +150,13 @@ absl::Status LowerNode(LowerContext& ctx, const Node& node) {
     absl::StatusOr<std::vector<SymExpr>> at = ViewInputIndex(node, ctx.ranges());
     if (!at.ok()) return at.status();
     const View& in = ctx.ViewOf(node.input(0));
-    ctx.SetView(node.output(0), View{in.buffer, Compose(in, *at)});
+    View out{in.buffer, Compose(in, *at), std::nullopt};
+    if (ctx.TracksStrides()) {
+      if (std::optional<ExternView> s = StridedOf(ctx, node.input(0))) {
+        out.strided = ViewStrided(node, *s, ctx.ranges());
+      }
+    }
+    ctx.SetView(node.output(0), std::move(out));
     return absl::OkStatus();
   }
   if (op == "prims.copy_to") return LowerCopyTo(ctx, node);
@@ -231,9 +240,9 @@ void LowerOutputs(LowerContext& ctx, const absl::flat_hash_map<size_t, int>& ear
 }  // namespace
 }  // namespace lower_internal
 
-absl::StatusOr<Program> Lower(const Graph& graph) {
+absl::StatusOr<Program> Lower(const Graph& graph, const LowerOptions& options) {
   using lower_internal::LowerContext;
-  LowerContext ctx(graph);
+  LowerContext ctx(graph, options);
   Program& program = ctx.program();
   for (const SymbolInfo& s : graph.symbols()) {
     if (s.hint > 0) program.hints.emplace_back(s.name, s.hint);

@@ -12,12 +12,16 @@
 //   - aten.mm, aten.bmm, aten.convolution, prims.cumsum, prims.cumprod, prims.scatter, and
 //     aten.scaled_dot_product_attention and aten.convolution_backward_weight where a backend
 //     keeps them whole (the CPU backend):
-//     EXTERN (inputs materialized contiguous first when they are views);
+//     EXTERN (inputs materialized contiguous first when they are views, unless the op reads
+//     strided views: LowerOptions);
 //   - prims.copy_to: a POINTWISE kernel storing into the input's buffer.
 // Graph outputs that are not a kernel's own buffer (an input, a constant, a view, a repeated
 // value) get a copy kernel into an OUTPUT buffer.
 #ifndef COIL_INDUCTOR_PASSES_LOWER_H_
 #define COIL_INDUCTOR_PASSES_LOWER_H_
+
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "inductor/loop_ir.h"
@@ -25,8 +29,16 @@
 
 namespace coil::inductor {
 
+struct LowerOptions {
+  // Extern ops whose EXTERN kernels read an input that is a view of a buffer (a reshape, a
+  // permute, a transpose, a slice) as a strided view of that buffer (Kernel::
+  // extern_input_views) instead of a copy; Capabilities::extern_input_views (the CPU: aten.mm,
+  // aten.bmm). Inputs that are no strided view (rev, broadcasts of unknown size) are copied.
+  std::vector<std::string> extern_input_views;
+};
+
 // Errors: an op that is neither a prim nor an extern, naming it and the node.
-absl::StatusOr<Program> Lower(const Graph& graph);
+absl::StatusOr<Program> Lower(const Graph& graph, const LowerOptions& options = {});
 
 }  // namespace coil::inductor
 

@@ -15,6 +15,7 @@
 #define COIL_INDUCTOR_PASSES_LOWER_INTERNAL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "inductor/loop_ir.h"
+#include "inductor/passes/lower.h"
 #include "ir/graph.h"
 #include "ir/sym_expr.h"
 
@@ -34,6 +36,11 @@ namespace coil::inductor::lower_internal {
 struct View {
   int buffer = 0;
   std::vector<SymExpr> index;  // one per buffer dim, over LoopVar(0..value rank - 1)
+  // The same map as a strided view of the buffer when it is one ([Note: extern operand
+  // views] in lower_extern_views.cc); kept only for view prims' results while some extern op
+  // reads views (LowerOptions::extern_input_views). Buffers' own identity views leave it
+  // empty (StridedOf derives it).
+  std::optional<ExternView> strided;
 };
 
 // {_i0, .., _i{rank-1}}.
@@ -55,10 +62,14 @@ absl::StatusOr<std::vector<SymExpr>> ViewInputIndex(const Node& node, const SymR
 // lowered so far.
 class LowerContext {
  public:
-  explicit LowerContext(const Graph& graph);
+  LowerContext(const Graph& graph, const LowerOptions& options);
 
   const Graph& graph() const { return graph_; }
   const SymRanges& ranges() const { return ranges_; }
+  // Whether EXTERN kernels of `op` read strided views of their inputs' buffers
+  // (LowerOptions::extern_input_views), and whether any op does.
+  bool ExternReadsViews(absl::string_view op) const { return view_ops_.contains(op); }
+  bool TracksStrides() const { return !view_ops_.empty(); }
   Program& program() { return program_; }
 
   // The view of a value lowered earlier (CHECKs that it was lowered: the graph is topologically sorted).
@@ -104,6 +115,7 @@ class LowerContext {
  private:
   const Graph& graph_;
   SymRanges ranges_;
+  absl::flat_hash_set<std::string> view_ops_;
   Program program_;
   absl::flat_hash_map<int64_t, View> views_;
   absl::flat_hash_map<int64_t, View> targets_;  // graph inputs' own views
@@ -111,6 +123,14 @@ class LowerContext {
 
 // The error for an op lowering does not know.
 absl::Status NoLowering(const Node& node);
+
+// lower_extern_views.cc: `v` as a strided view of its buffer (its View's `strided`, or the
+// buffer's row-major layout for a plain value), or nullopt.
+std::optional<ExternView> StridedOf(const LowerContext& ctx, const Value* v);
+// The strided view of a view prim's output from its input's, or nullopt when the view is not
+// one (rev, a slice across merged dims, sizes the ranges cannot relate).
+std::optional<ExternView> ViewStrided(const Node& node, const ExternView& in,
+                                      const SymRanges& ranges);
 
 // lower_ops.cc: elementwise prims, creation, random, pad, concat, gather,
 // copy_to.

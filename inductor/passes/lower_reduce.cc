@@ -6,6 +6,8 @@
 //     loop [10]:  e1 = LOAD buf1[_i0, _r0];  e2 = REDUCE sum(e1)
 //     loop []:    e3 = STORE buf2[_i0] = e2
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -25,6 +27,33 @@ const char* ReduceOp(absl::string_view op) {
   if (op == "prims.argmax") return "argmax";
   if (op == "prims.argmin") return "argmin";
   return nullptr;
+}
+
+bool AllStridesPositive(const ExternView& v) {
+  for (const std::vector<ExternFactor>& dim : v.dims) {
+    for (const ExternFactor& f : dim) {
+      if (f.stride.AsConstant() == std::optional<int64_t>(0)) return false;
+    }
+  }
+  return true;
+}
+
+// What the CPU runtime's matmuls read in place (runtime/cpu/internal/dnnl_matmul_strided.cc):
+// the last two dims one stride each (or none: size 1), one of them unit, and for aten.bmm
+// any factors in the batch dim. Other views (the head merge `[B*H, S, D] -> [B*S, H*D]`,
+// whose dims are two strides each) stay copy kernels, which run in parallel.
+bool MatmulReads(const ExternView& v) {
+  const size_t rank = v.dims.size();
+  if (rank < 2) return false;
+  const std::vector<ExternFactor>&rows = v.dims[rank - 2], &cols = v.dims[rank - 1];
+  if (rows.size() > 1 || cols.size() > 1) return false;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (d > 0 && !v.dims[d].empty()) return false;  // bmm has one batch dim
+  }
+  auto unit = [](const std::vector<ExternFactor>& dim) {
+    return dim.empty() || dim[0].stride == SymExpr(1);
+  };
+  return unit(rows) || unit(cols);
 }
 
 }  // namespace
@@ -96,13 +125,34 @@ absl::Status LowerReduction(LowerContext& ctx, const Node& node) {
 absl::Status LowerExtern(LowerContext& ctx, const Node& node) {
   const Value* out = node.output(0);
   std::vector<int> inputs;
-  for (const Value* in : node.inputs()) inputs.push_back(ctx.PlainBuffer(in, &node));
+  // An op that reads strided views reads a view input in place ([Note: extern operand views]
+  // in lower_extern_views.cc); other inputs are copied when they are not plain.
+  const bool reads_views = ctx.ExternReadsViews(node.op());
+  std::vector<ExternView> views;
+  bool any_view = false;
+  for (const Value* in : node.inputs()) {
+    std::optional<ExternView> strided;
+    if (reads_views && !ctx.IsPlain(in) && in->type().rank() > 0) strided = StridedOf(ctx, in);
+    // A broadcast (stride 0) stays a copy kernel: the libraries want distinct elements.
+    if (strided.has_value() && (!AllStridesPositive(*strided) || !MatmulReads(*strided))) {
+      strided.reset();
+    }
+    if (strided.has_value()) {
+      inputs.push_back(ctx.ViewOf(in).buffer);
+      views.push_back(*std::move(strided));
+      any_view = true;
+    } else {
+      inputs.push_back(ctx.PlainBuffer(in, &node));
+      views.emplace_back();
+    }
+  }
   Kernel k;
   k.kind = proto::Kernel::EXTERN;
   k.ranges = out->type().shape;
   k.extern_op = node.op();
   k.extern_attrs = node.attrs();
   k.extern_inputs = std::move(inputs);
+  if (any_view) k.extern_input_views = std::move(views);
   k.extern_output = ctx.NewBuffer(out, proto::Buffer::INTERMEDIATE);
   const int buf = k.extern_output;
   ctx.AddKernel(std::move(k), "", &node);

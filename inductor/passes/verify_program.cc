@@ -57,12 +57,18 @@ class KernelChecker {
       for (int b : k_.extern_inputs) {
         if (!ValidBuffer(b)) return Bug(where_, ": extern input ", b, " is not a buffer");
       }
+      if (!k_.extern_input_views.empty() &&
+          k_.extern_input_views.size() != k_.extern_inputs.size()) {
+        return Bug(where_, ": ", k_.extern_input_views.size(), " extern input views for ",
+                   k_.extern_inputs.size(), " inputs");
+      }
       for (const Loop& l : k_.loops) {
         if (!l.ranges.empty()) return Bug(where_, ": an extern epilogue Loop has ranges");
       }
       return absl::OkStatus();
     }
-    if (!k_.extern_op.empty() || k_.extern_output != 0 || !k_.extern_inputs.empty()) {
+    if (!k_.extern_op.empty() || k_.extern_output != 0 || !k_.extern_inputs.empty() ||
+        !k_.extern_input_views.empty()) {
       return Bug(where_, ": a non-EXTERN kernel has extern fields (", k_.extern_op, ")");
     }
     if (k_.kind == proto::Kernel::POINTWISE) {

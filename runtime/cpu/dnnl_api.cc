@@ -56,6 +56,7 @@ const DnnlApi* Load() {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
   };
   bind(api->memory_desc_init_by_tag, "dnnl_memory_desc_init_by_tag");
+  bind(api->memory_desc_init_by_strides, "dnnl_memory_desc_init_by_strides");
   bind(api->memory_desc_equal, "dnnl_memory_desc_equal");
   bind(api->memory_desc_get_size, "dnnl_memory_desc_get_size");
   bind(api->memory_create, "dnnl_memory_create");

@@ -40,6 +40,7 @@ namespace coil::cpu {
 // OpenMP thread-count setter, and one CPU engine.
 struct DnnlApi {
   decltype(&dnnl_memory_desc_init_by_tag) memory_desc_init_by_tag;
+  decltype(&dnnl_memory_desc_init_by_strides) memory_desc_init_by_strides;
   decltype(&dnnl_memory_desc_equal) memory_desc_equal;
   decltype(&dnnl_memory_desc_get_size) memory_desc_get_size;
   decltype(&dnnl_memory_create) memory_create;

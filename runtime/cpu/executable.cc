@@ -150,7 +150,8 @@ absl::Status CpuExecutable::Impl::RunWithTransposedOperands(const Layout& l, siz
                               &extern_states[ki], pool.get()});
   }
   for (const TransposedOperand& t : transposed_operands[ki]) {
-    call.inputs[t.operand].data = ptrs[k.proto->extern_inputs(t.operand)];
+    call.inputs[t.operand].data =
+        ptrs[k.proto->extern_inputs(t.operand)] + call.input_offsets[t.operand];
     call.inputs[t.operand].transposed = false;
   }
   if (!done.ok()) {
@@ -381,7 +382,7 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
     if (k.proto->kind() == proto::Kernel::EXTERN) {
       ExternCall& call = l.externs[ki];
       for (int i = 0; i < k.proto->extern_inputs_size(); ++i) {
-        call.inputs[i].data = ptrs[k.proto->extern_inputs(i)];
+        call.inputs[i].data = ptrs[k.proto->extern_inputs(i)] + call.input_offsets[i];
       }
       call.output.data = ptrs[k.proto->extern_output()];
       absl::StatusOr<bool> fused = false;

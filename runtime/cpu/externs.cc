@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ir/channels_last.h"
@@ -10,6 +11,7 @@
 #include "ir/tensor_type.h"
 #include "runtime/channels_last_copy.h"
 #include "runtime/cpu/internal/attention.h"
+#include "runtime/cpu/internal/extern_view.h"
 #include "runtime/cpu/internal/scatter.h"
 #include "runtime/host_tensor.h"
 #include "runtime/reference/kernel_registry.h"
@@ -18,6 +20,16 @@ namespace coil::cpu {
 namespace {
 
 int64_t Bytes(const ExternTensor& t) { return t.numel() * ElementSize(t.dtype); }
+
+// The ops whose implementations read viewed inputs (ExternTensor::view) or decline them.
+bool ReadsViews(absl::string_view op) { return op == "aten.mm" || op == "aten.bmm"; }
+
+bool AnyView(const ExternArgs& args) {
+  for (const ExternTensor& t : args.inputs) {
+    if (!t.view.empty()) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -82,8 +94,15 @@ absl::Status RunReferenceExtern(absl::string_view op, const ExternArgs& args) {
   std::vector<HostTensor> inputs;
   std::vector<TensorType> types;
   for (const ExternTensor& t : args.inputs) {
-    absl::StatusOr<HostTensor> h =
-        HostTensor::FromBytes(t.dtype, t.shape, std::string(t.data, Bytes(t)));
+    std::string bytes(Bytes(t), '\0');
+    if (!bytes.empty()) {
+      if (t.view.empty()) {
+        std::memcpy(bytes.data(), t.data, bytes.size());
+      } else {
+        GatherView(t, bytes.data());
+      }
+    }
+    absl::StatusOr<HostTensor> h = HostTensor::FromBytes(t.dtype, t.shape, std::move(bytes));
     if (!h.ok()) return h.status();
     if (cl->input && inputs.empty()) *h = FromChannelsLastTensor(*h);
     types.push_back(TensorType(h->dtype(), {h->shape().begin(), h->shape().end()}));
@@ -120,10 +139,26 @@ absl::Status RunReferenceExtern(absl::string_view op, const ExternArgs& args) {
 }
 
 absl::Status RunExtern(absl::string_view op, const ExternArgs& args) {
-  if (const ExternImpl* impl = ExternRegistry::Default().Find(op)) {
+  const bool viewed = AnyView(args);
+  const ExternImpl* impl = ExternRegistry::Default().Find(op);
+  if (impl != nullptr && (!viewed || ReadsViews(op))) {
     absl::StatusOr<bool> done = (*impl)(args);
     if (!done.ok()) return done.status();
     if (*done) return absl::OkStatus();
+  }
+  if (viewed && impl != nullptr) {
+    // Declined or not read: the implementation gets contiguous copies of the viewed inputs.
+    std::vector<std::vector<char>> copies;
+    std::vector<ExternTensor> inputs(args.inputs.begin(), args.inputs.end());
+    for (ExternTensor& t : inputs) {
+      if (t.view.empty()) continue;
+      copies.emplace_back(Bytes(t));
+      GatherView(t, copies.back().data());
+      t.data = copies.back().data();
+      t.view.clear();
+    }
+    return RunExtern(op, ExternArgs{inputs, args.output, args.attrs, args.num_threads,
+                                    args.state, args.pool});
   }
   return RunReferenceExtern(op, args);
 }

@@ -58,7 +58,14 @@ namespace coil::cpu {
 class ThreadPool;   // thread_pool.h
 struct ThreadTeam;  // thread_pool.h
 
-// A buffer as an extern sees it: contiguous row-major `shape` of `dtype` at `data`.
+// One factor of a viewed operand's dim (ExternTensor::view): a size and a stride in elements.
+struct ExternFactor {
+  int64_t size = 0, stride = 0;
+  bool operator==(const ExternFactor& o) const { return size == o.size && stride == o.stride; }
+};
+
+// A buffer as an extern sees it: contiguous row-major `shape` of `dtype` at `data`, or, with a
+// `view`, a strided view of a buffer (schedule.proto's ExternView, evaluated).
 struct ExternTensor {
   DType dtype = proto::DTYPE_UNSPECIFIED;
   std::vector<int64_t> shape;
@@ -70,6 +77,13 @@ struct ExternTensor {
   // are the row-major [shape[1], shape[0]] transpose of this 2-D tensor. An implementation
   // that does not read it so must decline the call (the executable then copies).
   bool transposed = false;
+  // Empty: contiguous. Else one entry per dim of `shape`: the dim split row-major into factors
+  // (outer to inner, sizes multiplying to the dim's size; none for size 1), element (j_0, ..)
+  // at `data` + sum of its digits times their strides (>= 0, elements; `data` includes the
+  // view's offset). Only aten.mm and aten.bmm get views (internal/extern_view.h), and an
+  // implementation that cannot read one declines: RunExtern then gathers the view into a
+  // contiguous copy and calls again.
+  std::vector<std::vector<ExternFactor>> view;
   int64_t numel() const;
 };
 
@@ -150,6 +164,8 @@ void RegisterDnnlExterns(ExternRegistry& registry);
 const ThreadTeam* ExternThreadTeam();
 
 // Runs `op`: the Default() implementation if it takes the call, else the reference kernel.
+// Viewed inputs (ExternTensor::view) reach only implementations that read views (aten.mm,
+// aten.bmm); otherwise, or when they decline, contiguous copies of them.
 // Errors (InvalidArgument unless said otherwise): shapes that do not match the op's meta
 // function, no reference kernel (Unimplemented), the reference kernel's own errors.
 absl::Status RunExtern(absl::string_view op, const ExternArgs& args);

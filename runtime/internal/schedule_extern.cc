@@ -9,6 +9,7 @@
 #include "ir/attribute.h"
 #include "ir/channels_last.h"
 #include "ir/op_registry.h"
+#include "ir/sym_expr.h"
 #include "ir/tensor_type.h"
 #include "runtime/channels_last_copy.h"
 #include "runtime/host_tensor.h"
@@ -26,6 +27,63 @@ absl::StatusOr<const BufferMem*> Buf(const std::vector<BufferMem*>& buffers, int
   return buffers[id];
 }
 
+absl::StatusOr<int64_t> Eval(const proto::SymExpr& p,
+                              const absl::flat_hash_map<std::string, int64_t>& symbols) {
+  absl::StatusOr<SymExpr> e = SymExpr::FromProto(p);
+  if (!e.ok()) return e.status();
+  return e->Evaluate(symbols);
+}
+
+// Input `i` read through its ExternView (schedule.proto): the operand's elements in row-major
+// order are the row-major digits of all its dims' factors in turn, each factor one digit.
+absl::StatusOr<HostTensor> ReadView(const BufferMem& b, const proto::ExternView& v, int i,
+                                    const absl::flat_hash_map<std::string, int64_t>& symbols) {
+  absl::StatusOr<int64_t> offset = Eval(v.offset(), symbols);
+  if (!offset.ok()) return offset.status();
+  std::vector<int64_t> shape, sizes, strides;
+  for (const proto::ExternView::Dim& d : v.dims()) {
+    if (d.sizes_size() != d.strides_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, "'s view: a dim has ",
+                                                     d.sizes_size(), " sizes and ",
+                                                     d.strides_size(), " strides"));
+    }
+    int64_t n = 1;
+    for (int f = 0; f < d.sizes_size(); ++f) {
+      absl::StatusOr<int64_t> size = Eval(d.sizes(f), symbols);
+      if (!size.ok()) return size.status();
+      absl::StatusOr<int64_t> stride = Eval(d.strides(f), symbols);
+      if (!stride.ok()) return stride.status();
+      if (*size < 0 || *stride < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, "'s view has size ", *size,
+                                                       " and stride ", *stride));
+      }
+      sizes.push_back(*size);
+      strides.push_back(*stride);
+      n *= *size;
+    }
+    shape.push_back(n);
+  }
+  int64_t numel = 1;
+  for (int64_t n : shape) numel *= n;
+  std::string bytes(numel * b.elem_size, '\0');
+  std::vector<int64_t> digit(sizes.size(), 0);
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t pos = *offset;
+    for (size_t f = 0; f < sizes.size(); ++f) pos += digit[f] * strides[f];
+    if (pos < 0 || pos >= b.numel) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, "'s view reads element ", pos,
+                                                     " of buffer ", b.id, " ('", b.name,
+                                                     "') of ", b.numel));
+    }
+    std::memcpy(bytes.data() + e * b.elem_size, b.data + pos * b.elem_size, b.elem_size);
+    for (size_t f = sizes.size(); f-- > 0;) {
+      if (++digit[f] < sizes[f]) break;
+      digit[f] = 0;
+    }
+  }
+  return HostTensor::FromBytes(b.dtype, shape, std::move(bytes));
+}
+
 absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
                  const absl::flat_hash_map<std::string, int64_t>& symbols) {
   const ReferenceKernel* fn = ReferenceKernels::Global().Find(k.extern_op());
@@ -35,9 +93,22 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
   }
   std::vector<HostTensor> args;
   std::vector<TensorType> arg_types;
-  for (int id : k.extern_inputs()) {
-    absl::StatusOr<const BufferMem*> b = Buf(buffers, id);
+  if (k.extern_input_views_size() != 0 &&
+      k.extern_input_views_size() != k.extern_inputs_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(k.extern_input_views_size(),
+                                                   " input views for ", k.extern_inputs_size(),
+                                                   " inputs"));
+  }
+  for (int i = 0; i < k.extern_inputs_size(); ++i) {
+    absl::StatusOr<const BufferMem*> b = Buf(buffers, k.extern_inputs(i));
     if (!b.ok()) return b.status();
+    if (k.extern_input_views_size() != 0 && k.extern_input_views(i).dims_size() != 0) {
+      absl::StatusOr<HostTensor> t = ReadView(**b, k.extern_input_views(i), i, symbols);
+      if (!t.ok()) return t.status();
+      arg_types.push_back(TensorType(t->dtype(), {t->shape().begin(), t->shape().end()}));
+      args.push_back(*std::move(t));
+      continue;
+    }
     arg_types.push_back(TensorType((*b)->dtype, {(*b)->shape.begin(), (*b)->shape.end()}));
     absl::StatusOr<HostTensor> t = HostTensor::FromBytes(
         (*b)->dtype, (*b)->shape,

@@ -58,6 +58,12 @@ std::string OptionsText(const DriverOptions& o) {
   return absl::StrCat("driver=1 extern_epilogues=", absl::StrJoin(epilogues, ","),
                       " channels_last=", absl::StrJoin(channels_last, ","),
                       " split_reductions=", o.backend->capabilities().inductor.split_reductions,
+                      o.backend->capabilities().inductor.extern_input_views.empty()
+                          ? ""
+                          : absl::StrCat(" extern_input_views=",
+                                         absl::StrJoin(
+                                             o.backend->capabilities().inductor.extern_input_views,
+                                             ",")),
                       " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
                       " fold_constants=", o.schedule.fold_constants,
                       " keep=", absl::StrJoin(keep, ","),

@@ -112,6 +112,7 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
     std::memset(out.data, 0, m * n * ElementSize(out.dtype));  // +0.0 in f32 and bf16 alike
     return true;
   }
+  if (!x.view.empty() || !y.view.empty()) return MmViewed(a);
   if (!types.f32()) return MmBf16(a, types);
   // A transposed operand (transposed_operand.h): sgemm reads it with 'T'.
   const bool xt = x.transposed, yt = y.transposed;
@@ -183,6 +184,7 @@ absl::StatusOr<bool> Bmm(const ExternArgs& a) {
     std::memset(out.data, 0, b * m * n * ElementSize(out.dtype));
     return true;
   }
+  if (!x.view.empty() || !y.view.empty()) return BmmViewed(a);
   if (Dnnl() == nullptr) return false;
   const int threads = ThreadsFor(a, 2.0 * b * m * n * k);
   Api().omp_set_num_threads(threads);

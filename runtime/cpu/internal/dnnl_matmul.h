@@ -22,6 +22,11 @@ absl::StatusOr<bool> Mm(const ExternArgs& a);
 // x[b, m, k] @ y[b, k, n]. InvalidArgument for shapes that do not multiply into the output.
 absl::StatusOr<bool> Bmm(const ExternArgs& a);
 
+// The same with an operand read through its view (ExternTensor::view;
+// dnnl_matmul_strided.cc): f32 only; false when the strides do not fit (RunExtern gathers).
+absl::StatusOr<bool> MmViewed(const ExternArgs& a);
+absl::StatusOr<bool> BmmViewed(const ExternArgs& a);
+
 }  // namespace coil::cpu::dnnl_internal
 
 #endif  // COIL_RUNTIME_CPU_INTERNAL_DNNL_MATMUL_H_

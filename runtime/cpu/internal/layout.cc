@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "runtime/cpu/internal/extern_view.h"
 #include "runtime/cpu/kernel_abi.h"
 #include "runtime/interpreter.h"
 
@@ -161,6 +162,21 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
                           buffers[i].proto->kind() == proto::Buffer::CONSTANT};
     };
     for (int id : k.proto->extern_inputs()) call.inputs.push_back(tensor(id));
+    call.input_offsets.assign(call.inputs.size(), 0);
+    // Inputs read as strided views of their buffers (extern_view.h).
+    for (int i = 0; i < k.proto->extern_input_views_size(); ++i) {
+      const proto::ExternView& pv = k.proto->extern_input_views(i);
+      if (pv.dims_size() == 0) continue;
+      ExternTensor& t = call.inputs[i];
+      absl::StatusOr<EvaluatedView> v = EvaluateView(pv, b, t.numel());
+      if (!v.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(k.where, " input ", i, ": ", v.status().message()));
+      }
+      t.shape = v->shape;
+      t.view = std::move(v->factors);
+      call.input_offsets[i] = v->offset * ElementSize(t.dtype);
+    }
     call.output = tensor(k.proto->extern_output());
     call.attrs = k.attrs;
     if (k.symbolic_attrs) {

@@ -25,6 +25,8 @@ namespace coil::cpu {
 // set per run.
 struct ExternCall {
   std::vector<ExternTensor> inputs;
+  // Per input, the bytes from its buffer's start to its data (a view's offset; else 0).
+  std::vector<int64_t> input_offsets;
   ExternTensor output;
   AttrMap attrs;
 };

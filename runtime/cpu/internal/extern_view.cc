@@ -1,0 +1,118 @@
+// EvaluateView and GatherView (extern_view.h).
+#include "runtime/cpu/internal/extern_view.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "ir/dtype.h"
+#include "ir/sym_expr.h"
+
+namespace coil::cpu {
+namespace {
+
+absl::StatusOr<int64_t> Eval(const proto::SymExpr& p,
+                             const absl::flat_hash_map<std::string, int64_t>& bindings) {
+  absl::StatusOr<SymExpr> e = SymExpr::FromProto(p);
+  if (!e.ok()) return e.status();
+  return e->Evaluate(bindings);
+}
+
+absl::Status Bad(const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("extern input view: ", what));
+}
+
+}  // namespace
+
+absl::StatusOr<EvaluatedView> EvaluateView(
+    const proto::ExternView& view, const absl::flat_hash_map<std::string, int64_t>& bindings,
+    int64_t numel) {
+  EvaluatedView v;
+  absl::StatusOr<int64_t> offset = Eval(view.offset(), bindings);
+  if (!offset.ok()) return Bad(std::string(offset.status().message()));
+  v.offset = *offset;
+  int64_t last = v.offset, count = 1;  // the highest element read; the operand's elements
+  for (const proto::ExternView::Dim& d : view.dims()) {
+    if (d.sizes_size() != d.strides_size()) return Bad("a dim's sizes and strides differ");
+    int64_t n = 1;
+    std::vector<ExternFactor> fs;
+    for (int f = 0; f < d.sizes_size(); ++f) {
+      absl::StatusOr<int64_t> size = Eval(d.sizes(f), bindings);
+      absl::StatusOr<int64_t> stride = Eval(d.strides(f), bindings);
+      if (!size.ok()) return Bad(std::string(size.status().message()));
+      if (!stride.ok()) return Bad(std::string(stride.status().message()));
+      if (*size < 0 || *stride < 0 || *size > (int64_t{1} << 40) || *stride > (int64_t{1} << 40)) {
+        return Bad(absl::StrCat("size ", *size, ", stride ", *stride));
+      }
+      n *= *size;
+      if (n > (int64_t{1} << 40)) return Bad("too many elements");
+      last += (*size - 1) * *stride;
+      if (*size == 1) continue;
+      if (!fs.empty() && fs.back().stride == *size * *stride) {
+        fs.back() = {fs.back().size * *size, *stride};
+      } else {
+        fs.push_back({*size, *stride});
+      }
+    }
+    count *= n;
+    if (count > (int64_t{1} << 40)) return Bad("too many elements");
+    v.shape.push_back(n);
+    v.factors.push_back(std::move(fs));
+  }
+  if (count == 0) {  // nothing is read
+    v.offset = 0;
+    v.factors.clear();
+    return v;
+  }
+  if (v.offset < 0 || last >= numel) {
+    return Bad(absl::StrCat("reads elements ", v.offset, " to ", last, " of a buffer of ", numel));
+  }
+  // Contiguous row-major after all (a reshape): no view.
+  int64_t expect = 1;
+  bool contiguous = true;
+  for (size_t d = v.factors.size(); d-- > 0 && contiguous;) {
+    for (size_t f = v.factors[d].size(); f-- > 0;) {
+      if (v.factors[d][f].stride != expect) {
+        contiguous = false;
+        break;
+      }
+      expect *= v.factors[d][f].size;
+    }
+  }
+  if (contiguous) v.factors.clear();
+  return v;
+}
+
+void GatherView(const ExternTensor& t, char* dst) {
+  const int64_t elem = ElementSize(t.dtype);
+  std::vector<ExternFactor> fs;
+  for (const std::vector<ExternFactor>& d : t.view) fs.insert(fs.end(), d.begin(), d.end());
+  const int64_t n = t.numel();
+  if (n == 0) return;
+  if (fs.empty()) {
+    std::memcpy(dst, t.data, n * elem);
+    return;
+  }
+  // Runs of the innermost factor, then an odometer over the others.
+  const ExternFactor inner = fs.back();
+  fs.pop_back();
+  std::vector<int64_t> digit(fs.size(), 0);
+  for (int64_t done = 0; done < n; done += inner.size) {
+    int64_t pos = 0;
+    for (size_t f = 0; f < fs.size(); ++f) pos += digit[f] * fs[f].stride;
+    const char* src = t.data + pos * elem;
+    if (inner.stride == 1) {
+      std::memcpy(dst, src, inner.size * elem);
+      dst += inner.size * elem;
+    } else {
+      for (int64_t j = 0; j < inner.size; ++j, dst += elem) {
+        std::memcpy(dst, src + j * inner.stride * elem, elem);
+      }
+    }
+    for (size_t f = fs.size(); f-- > 0;) {
+      if (++digit[f] < fs[f].size) break;
+      digit[f] = 0;
+    }
+  }
+}
+
+}  // namespace coil::cpu
