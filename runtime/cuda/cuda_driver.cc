@@ -51,6 +51,7 @@ absl::StatusOr<const CudaDriver*> Load() {
   sym(d->MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   sym(d->MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   sym(d->MemsetD8Async, "cuMemsetD8Async");
+  sym(d->Memcpy2DAsync, "cuMemcpy2DAsync_v2");
   sym(d->EventCreate, "cuEventCreate");
   sym(d->EventDestroy, "cuEventDestroy_v2");
   sym(d->EventRecord, "cuEventRecord");

@@ -32,6 +32,26 @@ using CUgraphExec = struct CUgraphExec_st*;
 // CUstreamCaptureMode: other threads' unsafe calls (cuMemAlloc...) do not break a capture.
 inline constexpr int kStreamCaptureModeRelaxed = 2;
 
+// CUDA_MEMCPY2D (cuda.h): a pitched copy of Height rows of WidthInBytes; only device-to-device
+// copies are made here (kMemoryTypeDevice, no arrays, no host pointers).
+inline constexpr int kMemoryTypeDevice = 2;
+struct CudaMemcpy2D {
+  size_t src_x_bytes = 0, src_y = 0;
+  int src_memory_type = kMemoryTypeDevice;
+  const void* src_host = nullptr;
+  CUdeviceptr src_device = 0;
+  void* src_array = nullptr;
+  size_t src_pitch = 0;
+  size_t dst_x_bytes = 0, dst_y = 0;
+  int dst_memory_type = kMemoryTypeDevice;
+  void* dst_host = nullptr;
+  CUdeviceptr dst_device = 0;
+  void* dst_array = nullptr;
+  size_t dst_pitch = 0;
+  size_t width_bytes = 0, height = 0;
+};
+static_assert(sizeof(CudaMemcpy2D) == 128, "CUDA_MEMCPY2D's layout");
+
 // CUdevice_attribute values used here.
 inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
@@ -60,6 +80,7 @@ struct CudaDriver {
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
   CUresult (*MemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
   CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*Memcpy2DAsync)(const CudaMemcpy2D*, CUstream);
   // Events: the runtime's device-side timings (executable.h's RunTimes, per-kernel profile).
   CUresult (*EventCreate)(CUevent*, unsigned);
   CUresult (*EventDestroy)(CUevent);

@@ -24,8 +24,7 @@
 #include "runtime/cuda/cublaslt.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_graphs.h"
-#include "runtime/cuda/gemm.h"
-#include "runtime/cuda/gemm_plan.h"
+#include "runtime/cuda/gemm_runner.h"
 #include "runtime/cuda/kernel_error.h"
 #include "runtime/cuda/size_eval.h"
 #include "runtime/cuda/kernel_abi.h"
@@ -71,14 +70,7 @@ struct CudaExecutable::Impl {
   absl::flat_hash_map<int, std::vector<int>> slot_buffers;
   CUdeviceptr error = 0;
   std::vector<uint64_t> host_table;
-  // GEMMs (gemm_plan.h): the plan per aten.mm / aten.bmm kernel, cuBLASLt and its workspace.
-  absl::flat_hash_map<int, GemmPlan> gemm_plans;
-  absl::flat_hash_map<int, CUdeviceptr> gemm_bt;  // B buffer id -> its transposed copy
-  absl::flat_hash_set<int> forwarded;  // kernels whose copy a GEMM made in this run
-  std::unique_ptr<CublasGemm> gemm;
-  CUdeviceptr gemm_workspace = 0;
-  std::string gemm_library = "none (the module has no aten.mm / aten.bmm)";
-  bool gemm_on_host = false;
+  std::unique_ptr<GemmRunner> gemms;  // aten.mm / aten.bmm through cuBLASLt (gemm_runner.h)
   CudaExecutable::GemmCounts gemm_counts;
   std::unique_ptr<ConvRunner> convs;  // aten.convolution through cuDNN (conv_runner.h)
   CudaExecutable::GemmCounts conv_counts;
@@ -104,10 +96,8 @@ struct CudaExecutable::Impl {
     for (CUevent e : ev_kernel) d->EventDestroy(e);
     graphs.reset();
     for (auto& [id, p] : io) d->MemFree(p.first);
-    gemm.reset();
+    gemms.reset();
     convs.reset();
-    if (gemm_workspace != 0) d->MemFree(gemm_workspace);
-    for (auto& [id, p] : gemm_bt) d->MemFree(p);
     for (auto& [id, p] : constants) d->MemFree(p);
     if (arena != 0) d->MemFree(arena);
     if (table != 0) d->MemFree(table);
@@ -132,7 +122,6 @@ struct CudaExecutable::Impl {
   }
 
   absl::Status Setup();
-  absl::Status SetupGemm();
   // The device buffer of INPUT/OUTPUT buffer `id`, at least `bytes` large (kept between runs).
   absl::StatusOr<CUdeviceptr> IoBuffer(int id, int64_t bytes, const std::string& where);
   // Event a - event b in ms (both recorded and complete).
@@ -140,11 +129,6 @@ struct CudaExecutable::Impl {
     float ms = 0;
     return d->EventElapsedTime(&ms, a, b) == 0 ? ms : 0.0;
   }
-  // Runs EXTERN kernel `k` on the GPU when it is a GEMM cuBLASLt can run: nullopt when it
-  // cannot (the caller runs it on the host), else whether its epilogue ran fused.
-  absl::StatusOr<std::optional<bool>> RunGemm(
-      const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
-      const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where);
   absl::StatusOr<std::vector<HostTensor>> Run(absl::Span<const HostTensor> inputs);
   absl::Status KernelError(const CoilCudaError& e) const { return KernelErrorStatus(module.schedule(), e); }
 };
@@ -279,7 +263,19 @@ absl::Status CudaExecutable::Impl::Setup() {
     if (absl::Status st = Check(d->MemcpyHtoDAsync(*p, bytes.data(), bytes.size(), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
     if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !st.ok()) return st;
   }
-  if (absl::Status st = SetupGemm(); !st.ok()) return st;
+  GemmRunnerOptions go;
+  go.use_cublaslt = options.use_cublaslt;
+  go.allow_tf32 = options.allow_tf32;
+  go.workspace_bytes = options.gemm_workspace_bytes;
+  go.forward = options.gemm_forward;
+  go.transpose_b = options.gemm_transpose_b;
+  go.pad_b = options.gemm_pad_b;
+  go.pad_d = options.gemm_pad_d;
+  go.tune = options.gemm_tune;
+  absl::StatusOr<std::unique_ptr<GemmRunner>> gr =
+      GemmRunner::Create(d, s, graph, options.external_data_dir, constants, stream, go);
+  if (!gr.ok()) return gr.status();
+  gemms = *std::move(gr);
   absl::StatusOr<std::unique_ptr<ConvRunner>> cr = ConvRunner::Create(
       d, s, mod, stream, options.use_cudnn, options.allow_tf32, options.conv_workspace_bytes);
   if (!cr.ok()) return cr.status();
@@ -300,108 +296,6 @@ absl::Status CudaExecutable::Impl::Setup() {
   if (!e.ok()) return e.status();
   error = *e;
   return absl::OkStatus();
-}
-
-absl::Status CudaExecutable::Impl::SetupGemm() {
-  for (const proto::Kernel& k : module.schedule().kernels()) {
-    std::optional<GemmPlan> p = PlanGemm(module.schedule(), k);
-    if (!p.has_value()) continue;
-    if (options.gemm_forward < (p->forward_dtype == p->dtype ? 1 : 2)) p->forward_kernel = 0;
-    p->transpose_b = p->transpose_b && options.gemm_transpose_b;
-    gemm_plans[k.id()] = *p;
-  }
-  if (gemm_plans.empty()) return absl::OkStatus();
-  if (!options.use_cublaslt) {
-    gemm_library = "none (use_cublaslt is off: aten.mm / aten.bmm run on the host)";
-    return absl::OkStatus();
-  }
-  absl::StatusOr<const CublasLt*> lt = CublasLt::Get();
-  if (!lt.ok()) {
-    gemm_library = absl::StrCat(lt.status().message(), ": aten.mm / aten.bmm run on the host");
-    gemm_on_host = true;
-    return absl::OkStatus();
-  }
-  absl::StatusOr<CUdeviceptr> ws = Alloc(options.gemm_workspace_bytes, "cuBLASLt's workspace");
-  if (!ws.ok()) return ws.status();
-  gemm_workspace = *ws;
-  absl::StatusOr<std::unique_ptr<CublasGemm>> g =
-      CublasGemm::Create(*lt, gemm_workspace, options.gemm_workspace_bytes, options.allow_tf32, options.gemm_tune, d);
-  if (!g.ok()) return g.status();
-  gemm = *std::move(g);
-  gemm_library = gemm->Describe();
-  for (const auto& [id, p] : gemm_plans) {  // constant B with misaligned rows (gemm_plan.h)
-    if (!p.transpose_b || !p.unsupported.empty() || gemm_bt.contains(p.b)) continue;
-    const proto::Buffer& b = *buffers.at(p.b);
-    const std::string where = absl::StrCat("constant buffer ", p.b, " ('", b.name(), "') transposed");
-    absl::StatusOr<HostTensor> t = LoadConstant(*graph.FindValue(b.graph_value()), options.external_data_dir);
-    if (!t.ok()) return t.status();
-    const std::string raw = t->Bytes();
-    const int64_t rows = t->shape().at(0), cols = t->shape().at(1);
-    const std::string bytes = TransposeMatrix(raw, rows, cols, static_cast<int>(raw.size() / std::max<int64_t>(1, rows * cols)));
-    absl::StatusOr<CUdeviceptr> bt = Alloc(bytes.size(), where);
-    if (!bt.ok()) return bt.status();
-    gemm_bt[p.b] = *bt;
-    if (absl::Status st = Check(d->MemcpyHtoDAsync(*bt, bytes.data(), bytes.size(), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
-    if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !st.ok()) return st;
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::optional<bool>> CudaExecutable::Impl::RunGemm(
-    const proto::Kernel& k, const absl::flat_hash_map<int, std::vector<int64_t>>& shapes,
-    const absl::flat_hash_map<int, int64_t>& sizes, const std::string& where) {
-  auto it = gemm_plans.find(k.id());
-  if (gemm == nullptr || it == gemm_plans.end() || !it->second.unsupported.empty()) return std::nullopt;
-  const GemmPlan& p = it->second;
-  const std::vector<int64_t>& a = shapes.at(p.a);
-  const std::vector<int64_t>& b = shapes.at(p.b);
-  GemmCall call;
-  call.dtype = p.dtype;
-  const size_t r = p.batched ? 1 : 0;
-  if (p.batched) {
-    if (a[0] != b[0]) return std::nullopt;  // the host kernel reports it
-    call.batch = a[0];
-  }
-  call.m = a[r];
-  call.k = a[r + 1];
-  call.n = b[r + 1];
-  if (b[r] != call.k) return std::nullopt;
-  // Empty problems (K = 0 means zeros, then the epilogue) stay on the host path.
-  if (call.batch == 0 || call.m == 0 || call.n == 0 || call.k == 0) return std::nullopt;
-  const int64_t limit = int64_t{1} << 31;  // cuBLASLt's dimensions are 64-bit, but stay sane
-  if (call.m >= limit || call.n >= limit || call.k >= limit) return std::nullopt;
-  auto overlaps = [&](int x, int y) {
-    const uint64_t px = host_table[x], py = host_table[y];
-    return px < py + sizes.at(y) && py < px + sizes.at(x);
-  };
-  call.a = host_table[p.a];
-  call.b = host_table[p.b];
-  if (auto bt = gemm_bt.find(p.b); bt != gemm_bt.end()) call.b = bt->second, call.b_transposed = true;
-  if (p.forward_kernel != 0 && !overlaps(p.forward_d, p.a) && !overlaps(p.forward_d, p.b)) {
-    GemmCall fwd = call;  // writes the copy's output (gemm_plan.h's forwarding)
-    fwd.d = host_table[p.forward_d];
-    fwd.d_dtype = p.forward_dtype;
-    absl::StatusOr<bool> ran = gemm->Run(fwd, stream, where);
-    if (!ran.ok()) return ran.status();
-    if (*ran) return forwarded.insert(p.forward_kernel), true;
-  }
-  if (overlaps(p.out, p.a) || overlaps(p.out, p.b)) return std::nullopt;
-  if (p.fused && !overlaps(p.d, p.a) && !overlaps(p.d, p.b) && (p.bias == 0 || !overlaps(p.d, p.bias)) &&
-      (p.c == 0 || host_table[p.c] == host_table[p.d] || !overlaps(p.d, p.c))) {
-    GemmCall fused = call;
-    fused.d = host_table[p.d];
-    fused.c = p.c != 0 ? host_table[p.c] : 0;
-    fused.bias = p.bias != 0 ? host_table[p.bias] : 0;
-    fused.relu = p.relu;
-    absl::StatusOr<bool> ran = gemm->Run(fused, stream, where);
-    if (!ran.ok()) return ran.status();
-    if (*ran) return true;
-  }
-  call.d = host_table[p.out];
-  absl::StatusOr<bool> ran = gemm->Run(call, stream, where);
-  if (!ran.ok()) return ran.status();
-  if (!*ran) return std::nullopt;
-  return false;
 }
 
 absl::StatusOr<CUdeviceptr> CudaExecutable::Impl::IoBuffer(int id, int64_t bytes, const std::string& where) {
@@ -531,7 +425,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
     return Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where);
   };
   auto run_kernels = [&]() -> absl::Status {
-  forwarded.clear();
+  gemms->BeginRun();
   for (int ki = 0; ki < s.kernels_size(); ++ki) {
     const proto::Kernel& k = s.kernels(ki);
     const std::string where = KernelWhere(k);
@@ -547,12 +441,12 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
         k.kind() != proto::Kernel::EXTERN ? std::optional<bool>()
         : conv                            ? convs->Run(k, shapes, sizes, host_table, where)
         : attn                            ? attention->Run(k, shapes, sizes, host_table, where)
-                                          : RunGemm(k, shapes, sizes, where);
+                                          : gemms->Run(k, shapes, sizes, host_table, where);
     if (!on_gpu.ok()) return on_gpu.status();
     if (attn) {
       ++(on_gpu->has_value() ? attention_counts.fused : attention_counts.host);
       if (profiling) absl::StrAppend(&kinds[ki], on_gpu->has_value() ? " (fused)" : " (host)");
-    } else if (gemm_plans.contains(k.id()) || conv) {
+    } else if (gemms->planned(k.id()) || conv) {
       CudaExecutable::GemmCounts& n = conv ? conv_counts : gemm_counts;
       ++(!on_gpu->has_value() ? n.host : **on_gpu ? n.fused : n.plain);
       if (profiling) {
@@ -592,7 +486,7 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
       if (absl::Status c = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", where); !c.ok()) return c;
     }
     auto fn = functions.find(k.id());
-    if (fn == functions.end() || epilogue_done || forwarded.contains(k.id())) continue;
+    if (fn == functions.end() || epilogue_done || gemms->forwarded(k.id())) continue;
     int64_t count = 1;
     for (const proto::SymExpr& r : k.ranges()) {
       absl::StatusOr<int64_t> v = Eval(r, b);
@@ -733,9 +627,9 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Run(absl::Span<const Hos
 
 const std::string& CudaExecutable::device_name() const { return impl_->device_name; }
 
-const std::string& CudaExecutable::gemm_library() const { return impl_->gemm_library; }
+const std::string& CudaExecutable::gemm_library() const { return impl_->gemms->library(); }
 
-bool CudaExecutable::gemm_on_host() const { return impl_->gemm_on_host; }
+bool CudaExecutable::gemm_on_host() const { return impl_->gemms->on_host(); }
 
 CudaExecutable::GemmCounts CudaExecutable::gemm_counts() {
   absl::MutexLock lock(&mu_);

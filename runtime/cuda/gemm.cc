@@ -88,7 +88,9 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, C
                 AlignmentOf(call.c != 0 ? call.c : call.d),
                 AlignmentOf(call.d),
                 call.d_dtype == proto::DTYPE_UNSPECIFIED ? call.dtype : call.d_dtype,
-                call.b_transposed};
+                call.b_transposed,
+                call.ldb,
+                call.ldd};
   auto it = problems_.find(key);
   if (it != problems_.end()) return it->second.get();
   auto p = std::make_unique<Problem>();
@@ -123,15 +125,15 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, C
   }
   // Column-major view (gemm.h): cuBLASLt's A is our B ([N, K], ld N), its B our A ([K, M], ld K),
   // D and C are [N, M] with ld N.
-  auto layout = [&](lt::MatrixLayout* l, int64_t rows, int64_t cols,
-                    int layout_type) -> absl::Status {
-    if (absl::Status s = check(lt_->MatrixLayoutCreate(l, layout_type, rows, cols, rows),
+  auto layout = [&](lt::MatrixLayout* l, int64_t rows, int64_t cols, int layout_type,
+                    int64_t ld = 0) -> absl::Status {
+    if (absl::Status s = check(lt_->MatrixLayoutCreate(l, layout_type, rows, cols, ld > 0 ? ld : rows),
                                "cublasLtMatrixLayoutCreate");
         !s.ok())
       return s;
     if (call.batch == 1) return absl::OkStatus();
     const int32_t count = static_cast<int32_t>(call.batch);
-    const int64_t stride = rows * cols;
+    const int64_t stride = (ld > 0 ? ld : rows) * cols;
     if (absl::Status s =
             check(lt_->MatrixLayoutSetAttribute(*l, lt::kLayoutBatchCount, &count, sizeof(count)),
                   "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
@@ -150,13 +152,13 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, C
         !s.ok())
       return s;
   }
-  if (absl::Status s = call.b_transposed ? layout(&p->a, call.k, call.n, type)
-                                         : layout(&p->a, call.n, call.k, type);
+  if (absl::Status s = call.b_transposed ? layout(&p->a, call.k, call.n, type, call.ldb)
+                                         : layout(&p->a, call.n, call.k, type, call.ldb);
       !s.ok())
     return s;
   if (absl::Status s = layout(&p->b, call.k, call.m, type); !s.ok()) return s;
-  if (absl::Status s = layout(&p->c, call.n, call.m, d_type); !s.ok()) return s;
-  if (absl::Status s = layout(&p->d, call.n, call.m, d_type); !s.ok()) return s;
+  if (absl::Status s = layout(&p->c, call.n, call.m, d_type, call.ldd); !s.ok()) return s;
+  if (absl::Status s = layout(&p->d, call.n, call.m, d_type, call.ldd); !s.ok()) return s;
 
   lt::Preference pref = nullptr;
   if (absl::Status s = check(lt_->MatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");

@@ -35,6 +35,10 @@ struct GemmCall {
   // B given as its transpose [N, K] (K contiguous; gemm_plan.h's transpose_b); no batch.
   bool b_transposed = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
+  // Leading dimensions in elements, 0 for the dense ones: B's row pitch (N, or K when
+  // transposed; a padded copy's is larger) and D's (and C's) row pitch (N; a padded scratch's
+  // is larger). Batched problems keep the dense ones.
+  int64_t ldb = 0, ldd = 0;
   CUdeviceptr a = 0, b = 0, d = 0;
   CUdeviceptr c = 0;     // 0: none (beta = 0)
   CUdeviceptr bias = 0;  // 0: none
@@ -83,9 +87,9 @@ class CublasGemm {
   int tune_candidates_ = 1;
   const CudaDriver* driver_ = nullptr;
   // (dtype, batch, m, n, k, has c, has bias, relu, alignments of a/b/c/d, d's dtype, b
-  // transposed) -> its descriptors.
+  // transposed, ldb, ldd) -> its descriptors.
   using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, int, int, int,
-                         int, int, bool>;
+                         int, int, bool, int64_t, int64_t>;
   absl::flat_hash_map<Key, std::unique_ptr<Problem>> problems_;
 };
 

@@ -258,9 +258,10 @@ std::optional<GemmPlan> PlanGemm(const proto::Schedule& s, const proto::Kernel& 
   // A constant B with misaligned rows, K aligned, of 4- or 8-byte elements (gemm_plan.h).
   const int eb = ElementBytes(p.dtype);
   std::optional<SymExpr> n = Sym(b.shape(1)), kk = Sym(b.shape(0));
-  if (!p.batched && eb >= 4 && b.kind() == proto::Buffer::CONSTANT && n && kk && n->is_constant() &&
-      kk->is_constant() && (n->constant() * eb) % 16 != 0 && (kk->constant() * eb) % 16 == 0) {
-    p.transpose_b = true;
+  if (!p.batched && b.kind() == proto::Buffer::CONSTANT && n && kk && n->is_constant() &&
+      kk->is_constant() && (n->constant() * eb) % 16 != 0) {
+    p.transpose_b = eb >= 4 && (kk->constant() * eb) % 16 == 0;
+    p.pad_b = !p.transpose_b;
   }
   if (k.loops_size() == 0) {
     PlanForward(s, k, buffers, p);

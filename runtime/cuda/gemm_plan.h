@@ -20,10 +20,11 @@
 //   graph output, with the bf16 -> f32 cast of `--precision bf16`), is run with that output
 //   as D (of the output's dtype: cuBLASLt computes bf16 x bf16 in f32 and writes f32 without
 //   the bf16 rounding) and the copy kernel is not launched.
-// - A constant f32 / f64 B whose rows are not 16-byte aligned (N * element size not a multiple
-//   of 16) is uploaded a second time transposed, [N, K] (K contiguous), and given to cuBLASLt as
-//   a transposed operand (H100, GPT-2's f32 LM head: 6.49 -> 6.21 ms). Not for f16 / bf16:
-//   there cuBLASLt's choice for the transposed operand was slower (2.56 -> 3.32 ms).
+// - A constant B whose rows are not 16-byte aligned (N * element size not a multiple of 16) is
+//   kept a second time in a layout whose rows are: f32 / f64 transposed, [N, K] (K contiguous,
+//   when K's rows are aligned), given to cuBLASLt as a transposed operand (H100, GPT-2's f32 LM
+//   head: 6.49 -> 6.21 ms); otherwise (f16 / bf16: the transposed operand was slower there,
+//   2.56 -> 3.32 ms) with each row padded to 16 bytes, given with that leading dimension.
 //
 //   std::optional<GemmPlan> p = PlanGemm(schedule, kernel);   // nullopt: not mm/bmm
 #ifndef COIL_RUNTIME_CUDA_GEMM_PLAN_H_
@@ -57,8 +58,10 @@ struct GemmPlan {
   int forward_kernel = 0;
   int forward_d = 0;
   proto::DType forward_dtype = proto::DTYPE_UNSPECIFIED;
-  // B is a constant with misaligned rows: the runtime keeps a transposed copy (above).
+  // B is a constant with misaligned rows: the runtime keeps a transposed copy, or one with
+  // padded rows (above); at most one of the two is set.
   bool transpose_b = false;
+  bool pad_b = false;
 };
 
 // The plan for `kernel` of `schedule`; nullopt when it is not an EXTERN aten.mm / aten.bmm.

@@ -215,6 +215,7 @@ TEST(CudaGemmPlanTest, LmHeadWritesTheReshapedOutputWithATransposedConstant) {
   EXPECT_EQ(p.forward_d, OutputBuffer(s));
   EXPECT_EQ(p.forward_dtype, proto::FLOAT32);
   EXPECT_TRUE(p.transpose_b);
+  EXPECT_FALSE(p.pad_b);
 }
 
 // The same under autocast's shape: bf16 operands, the bf16 logits widened to an f32 output by a
@@ -233,8 +234,10 @@ TEST(CudaGemmPlanTest, Bf16LmHeadWritesTheF32Output) {
   EXPECT_NE(p.forward_kernel, 0);
   EXPECT_EQ(p.forward_d, OutputBuffer(s));
   EXPECT_EQ(p.forward_dtype, proto::FLOAT32);
-  // 5 bf16 = 10 bytes a row, but bf16 B stays as it is (slower transposed on an H100).
+  // 5 bf16 = 10 bytes a row: bf16 B is kept with padded rows (transposed it was slower on an
+  // H100).
   EXPECT_FALSE(p.transpose_b);
+  EXPECT_TRUE(p.pad_b);
 }
 
 // Not forwarded: the result has a second reader; an aligned constant stays as it is.
@@ -249,6 +252,7 @@ TEST(CudaGemmPlanTest, AResultReadTwiceIsNotForwarded) {
   GemmPlan p = PlanOf(s);
   EXPECT_EQ(p.forward_kernel, 0);
   EXPECT_FALSE(p.transpose_b);
+  EXPECT_FALSE(p.pad_b);
 }
 
 TEST(CudaGemmPlanTest, TransposeMatrixSwapsRowsAndColumns) {

@@ -42,6 +42,12 @@ class CudaBackendImpl : public Backend {
     if (const char* t = std::getenv("COIL_CUDA_GEMM_TRANSPOSE_B"); t != nullptr) {
       options_.runtime.gemm_transpose_b = std::string(t) != "0";
     }
+    if (const char* t = std::getenv("COIL_CUDA_GEMM_PAD_B"); t != nullptr) {
+      options_.runtime.gemm_pad_b = std::string(t) != "0";
+    }
+    if (const char* t = std::getenv("COIL_CUDA_GEMM_PAD_D"); t != nullptr) {
+      options_.runtime.gemm_pad_d = std::string(t) != "0";
+    }
     if (const char* t = std::getenv("COIL_CUDA_GEMM_TUNE"); t != nullptr) {
       options_.runtime.gemm_tune = std::atoi(t);  // cuBLASLt candidates timed (gemm.h)
     }
