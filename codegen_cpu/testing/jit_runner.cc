@@ -42,6 +42,11 @@ absl::Status RunExtern(const proto::Kernel& k, absl::flat_hash_map<int, Buf>& bu
                        const Bindings& symbols) {
   const ReferenceKernel* fn = ReferenceKernels::Global().Find(k.extern_op());
   if (fn == nullptr) return absl::UnimplementedError(absl::StrCat("no kernel for ", k.extern_op()));
+  for (const proto::ExternView& v : k.extern_input_views()) {
+    if (v.dims_size() != 0) {  // read whole below: refuse rather than misread
+      return absl::UnimplementedError("jit_runner: extern input views (use CpuProgram)");
+    }
+  }
   std::vector<HostTensor> args;
   for (int id : k.extern_inputs()) {
     const Buf& b = bufs.at(id);
