@@ -38,7 +38,7 @@ absl::StatusOr<int64_t> Eval(const proto::SymExpr& p,
 // order are the row-major digits of all its dims' factors in turn, each factor one digit.
 absl::StatusOr<HostTensor> ReadView(const BufferMem& b, const proto::ExternView& v, int i,
                                     const absl::flat_hash_map<std::string, int64_t>& symbols) {
-  absl::StatusOr<int64_t> offset = Eval(v.offset(), symbols);
+  absl::StatusOr<int64_t> offset = v.has_offset() ? Eval(v.offset(), symbols) : 0;
   if (!offset.ok()) return offset.status();
   std::vector<int64_t> shape, sizes, strides;
   for (const proto::ExternView::Dim& d : v.dims()) {

@@ -27,7 +27,7 @@ absl::StatusOr<EvaluatedView> EvaluateView(
     const proto::ExternView& view, const absl::flat_hash_map<std::string, int64_t>& bindings,
     int64_t numel) {
   EvaluatedView v;
-  absl::StatusOr<int64_t> offset = Eval(view.offset(), bindings);
+  absl::StatusOr<int64_t> offset = view.has_offset() ? Eval(view.offset(), bindings) : 0;
   if (!offset.ok()) return Bad(std::string(offset.status().message()));
   v.offset = *offset;
   int64_t last = v.offset, count = 1;  // the highest element read; the operand's elements
