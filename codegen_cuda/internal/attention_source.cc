@@ -60,6 +60,64 @@ __device__ __forceinline__ float coil_attn_masked(const CoilAttentionParams& p, 
   return x;
 }
 
+// The mask over the tile of query rows [i0, i0 + BR) and keys [j0, j0 + BC), summarized for the
+// whole block (every thread calls it; two barriers when it reads): bit 0 "skip", no element
+// attends (bool: all false; additive: all -inf), so the tile adds nothing to any row; bit 1
+// "plain", every element attends unchanged (bool: all true; additive: all +-0), so the tile
+// needs no per-element mask. Rows >= L are left out. Read with 16-byte loads, so only for a
+// tile inside S of a mask contiguous along S whose rows and tile start are 16-byte aligned;
+// otherwise (and for a tile with neither property) 0: the caller masks per element.
+template <int DT, int BR, int BC, int NT>
+__device__ __forceinline__ int coil_attn_mask_tile(const CoilAttentionParams& p, long long mbase,
+                                                   int i0, int j0, int tid) {
+  const int es = p.mask_kind == 1 ? 1 : (DT == 0 ? 4 : 2);
+  const unsigned char* base = (const unsigned char*)p.mask + (mbase + (long long)j0) * es;
+  const long long row_bytes = p.mask_row * es;
+  if (p.mask_col != 1 || j0 + BC > p.S || (row_bytes & 15) != 0 ||
+      (((unsigned long long)base) & 15) != 0) {
+    return 0;
+  }
+  const int ch = BC * es / 16;  // 16-byte chunks per tile row
+  bool any = false, all = true;
+  for (int idx = tid; idx < BR * ch; idx += NT) {
+    const int r = idx / ch, c = idx % ch;
+    if (i0 + r >= p.L) continue;
+    const uint4 x = *(const uint4*)(base + (long long)(i0 + r) * row_bytes + c * 16);
+    const u32 w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      if (es == 1) {  // bytes: nonzero attends
+        any |= w[t] != 0u;
+        all &= ((w[t] - 0x01010101u) & ~w[t] & 0x80808080u) == 0u;
+      } else if (es == 2) {
+        const u32 ninf = DT == 1 ? 0xfc00u : 0xff80u;
+        const u32 lo = w[t] & 0xffffu, hi = w[t] >> 16;
+        any |= lo != ninf || hi != ninf;
+        all &= (w[t] & 0x7fff7fffu) == 0u;
+      } else {
+        any |= w[t] != 0xff800000u;
+        all &= (w[t] & 0x7fffffffu) == 0u;
+      }
+    }
+  }
+  const int skip = __syncthreads_and(!any) ? 1 : 0;
+  return skip | (__syncthreads_and(all) ? 2 : 0);
+}
+
+// The first key tile at or after j0 (a multiple of BC) that is not fully masked, or kend;
+// *mt its coil_attn_mask_tile summary. Block-uniform (barriers inside).
+template <int DT, int BR, int BC, int NT>
+__device__ __forceinline__ int coil_attn_next_tile(const CoilAttentionParams& p, long long mbase,
+                                                   int i0, int j0, int kend, int tid, int* mt) {
+  *mt = 0;
+  if (p.mask_kind == 0) return j0;
+  for (; j0 < kend; j0 += BC) {
+    *mt = coil_attn_mask_tile<DT, BR, BC, NT>(p, mbase, i0, j0, tid);
+    if (!(*mt & 1)) break;
+  }
+  return j0;
+}
+
 template <int N> __device__ __forceinline__ void coil_attn_lds(float* d, const float* s) {
   if (N == 4) {
     const float4 t = *(const float4*)s;
@@ -94,7 +152,8 @@ __device__ __forceinline__ void coil_attn_f32(const CoilAttentionParams& p) {
   __shared__ __align__(16) float kp[KP];      // K^T: kp[d * BC + c]; then P: kp[r * BC + c]
   __shared__ __align__(16) float vs[BC * D];  // vs[c * D + e]
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
-  const int L = p.L, S = p.S, i0 = blockIdx.x * BR;
+  // The last query tile first: under a causal mask it has the most key tiles.
+  const int L = p.L, S = p.S, i0 = (gridDim.x - 1 - blockIdx.x) * BR;
   const float ninf = __int_as_float(0xff800000);
   for (long long bh = blockIdx.y; bh < p.heads; bh += gridDim.y) {
     const float* q = (const float*)p.q + bh * L * D;
@@ -134,8 +193,11 @@ __device__ __forceinline__ void coil_attn_f32(const CoilAttentionParams& p) {
         if (j0 + c < S) r[u] = *(const float4*)(base + (long long)(j0 + c) * D + d4 * 4);
       }
     };
-    if (kend > 0) load_tile(kr, k, 0, true);
-    for (int j0 = 0; j0 < kend; j0 += BC) {
+    // Fully masked key tiles (coil_attn_mask_tile) are skipped: they add nothing to any row.
+    int mt;
+    int j0 = coil_attn_next_tile<0, BR, BC, NT>(p, mbase, i0, 0, kend, tid, &mt);
+    if (j0 < kend) load_tile(kr, k, j0, true);
+    while (j0 < kend) {
       __syncthreads();
 #pragma unroll
       for (int u = 0; u < LN; ++u) {
@@ -164,7 +226,7 @@ __device__ __forceinline__ void coil_attn_f32(const CoilAttentionParams& p) {
           for (int j = 0; j < CN; ++j) s[i][j] = fmaf(a[i], b[j], s[i][j]);
         }
       }
-      const bool edge = p.mask_kind != 0 || j0 + BC > S || (p.causal && j0 + BC - 1 > i0);
+      const bool edge = (p.mask_kind != 0 && !(mt & 2)) || j0 + BC > S || (p.causal && j0 + BC - 1 > i0);
 #pragma unroll
       for (int i = 0; i < RM; ++i) {
         const int row = i0 + ty * RM + i;
@@ -199,7 +261,9 @@ __device__ __forceinline__ void coil_attn_f32(const CoilAttentionParams& p) {
       __syncthreads();
 #pragma unroll
       for (int i = 0; i < RM; ++i) coil_attn_sts<CN>(kp + (ty * RM + i) * BC + tx * CN, s[i]);
-      if (j0 + BC < kend) load_tile(kr, k, j0 + BC, true);
+      int next_mt;
+      const int nj = coil_attn_next_tile<0, BR, BC, NT>(p, mbase, i0, j0 + BC, kend, tid, &next_mt);
+      if (nj < kend) load_tile(kr, k, nj, true);
       __syncthreads();
 #pragma unroll 2
       for (int c = 0; c < BC; c += 4) {
@@ -220,6 +284,8 @@ __device__ __forceinline__ void coil_attn_f32(const CoilAttentionParams& p) {
           }
         }
       }
+      j0 = nj;
+      mt = next_mt;
     }
 #pragma unroll
     for (int i = 0; i < RM; ++i) {
@@ -278,11 +344,11 @@ template <int DT> __device__ __forceinline__ u32 coil_attn_pack(float lo, float 
 template <int D> __device__ __forceinline__ int coil_attn_swz(int row, int col) {
   return row * D + ((((col >> 3) ^ (row & 7))) << 3) + (col & 7);
 }
-// 64 rows x D of src (row stride D) into a swizzled tile; rows >= rows_left are zeros.
-template <int D>
+// ROWS rows x D of src (row stride D) into a swizzled tile; rows >= rows_left are zeros.
+template <int D, int ROWS = 64>
 __device__ __forceinline__ void coil_attn_tile(u16* dst, const u16* src, int rows_left, int tid) {
   constexpr int CH = D / 8;
-  for (int idx = tid; idx < 64 * CH; idx += 128) {
+  for (int idx = tid; idx < ROWS * CH; idx += 128) {
     const int r = idx / CH, ch = idx % CH;
     uint4 x = make_uint4(0u, 0u, 0u, 0u);
     if (r < rows_left) x = *(const uint4*)(src + (long long)r * D + ch * 8);
@@ -307,23 +373,26 @@ template <int N> __device__ __forceinline__ void coil_attn_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 
-// 4 warps, each 16 query rows of a 64-row block; key tiles of 64. S = Q K^T and O += P V by
-// mma.sync m16n8k16; the softmax in the log2 domain on the accumulators (a thread holds rows
-// g and g + 8 of its warp's 16), P reused from the accumulator registers as the A operand.
-// ST = 2 (D = 64: 40 KiB of static shared memory): K / V double-buffered, the next tile's
-// cp.async copies in flight while this one computes; ST = 1 (D = 128) loads each tile
-// synchronously. Masks are evaluated only on tiles that need them (a mask, the causal
-// diagonal, the last partial tile).
-template <int D, int DT, int ST>
+// 4 warps, each WM x 16 query rows of a 64 WM-row block; key tiles of 64. S = Q K^T and
+// O += P V by mma.sync m16n8k16 (each K / V fragment loaded once by ldmatrix and used for the
+// warp's WM row tiles); the softmax in the log2 domain on the accumulators (a thread holds rows
+// g and g + 8 of each of its 16-row tiles), P reused from the accumulator registers as the A
+// operand. ST = 2: K / V double-buffered, the next tile's cp.async copies in flight while this
+// one computes; ST = 1 loads each tile synchronously (D = 128: 48 KiB of static shared memory
+// for WM = 1). Masks are evaluated per element only on tiles that need them (the causal
+// diagonal, the last partial tile, a mask tile that is neither all-attend nor all-masked:
+// coil_attn_mask_tile); fully masked tiles are skipped.
+template <int D, int DT, int ST, int WM>
 __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
-  constexpr int BR = 64, BC = 64, NB = BC / 8, KB = D / 16, DB = D / 8;
+  constexpr int BR = 64 * WM, BC = 64, NB = BC / 8, KB = D / 16, DB = D / 8;
   __shared__ __align__(128) u16 qs[BR * D];
   __shared__ __align__(128) u16 ks_buf[ST][BC * D];
   __shared__ __align__(128) u16 vs_buf[ST][BC * D];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tig = lane & 3;
-  const int L = p.L, S = p.S, i0 = blockIdx.x * BR;
+  // The last query tile first: under a causal mask it has the most key tiles.
+  const int L = p.L, S = p.S, i0 = (gridDim.x - 1 - blockIdx.x) * BR;
   const float ninf = __int_as_float(0xff800000);
-  const float log2e = 1.4426950408889634f;
+  const float log2e = 1.4426950408889634f, scale2 = p.scale * log2e;
   for (long long bh = blockIdx.y; bh < p.heads; bh += gridDim.y) {
     const u16* q = (const u16*)p.q + bh * L * D;
     const u16* k = (const u16*)p.k + bh * S * D;
@@ -331,35 +400,48 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
     u16* out = (u16*)p.out + bh * L * D;
     const long long mbase = p.mask_kind != 0 ? coil_attn_mask_base(p, bh) : 0;
     const int kend = p.causal ? min(S, i0 + BR) : S;
+    // Fully masked key tiles (coil_attn_mask_tile) are skipped, before their copies are issued.
+    int mt;
+    int j0 = coil_attn_next_tile<DT, BR, BC, 128>(p, mbase, i0, 0, kend, tid, &mt);
     __syncthreads();
-    coil_attn_tile<D>(qs, q + (long long)i0 * D, L - i0, tid);
-    if (ST == 2 && kend > 0) {
-      coil_attn_tile_async<D>(ks_buf[0], k, S, tid);
-      coil_attn_tile_async<D>(vs_buf[0], v, S, tid);
+    coil_attn_tile<D, BR>(qs, q + (long long)i0 * D, L - i0, tid);
+    if (ST == 2 && j0 < kend) {
+      coil_attn_tile_async<D>(ks_buf[0], k + (long long)j0 * D, S - j0, tid);
+      coil_attn_tile_async<D>(vs_buf[0], v + (long long)j0 * D, S - j0, tid);
       coil_attn_commit();
     }
     __syncthreads();
-    u32 qf[KB][4];
+    u32 qf[WM][KB][4];
 #pragma unroll
-    for (int kb = 0; kb < KB; ++kb) {
-      coil_attn_ldsm4(qf[kb], qs + coil_attn_swz<D>(warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                                                     kb * 16 + (lane >> 4) * 8));
+    for (int w = 0; w < WM; ++w) {
+#pragma unroll
+      for (int kb = 0; kb < KB; ++kb) {
+        coil_attn_ldsm4(qf[w][kb], qs + coil_attn_swz<D>((warp * WM + w) * 16 + (lane & 7) +
+                                                           ((lane >> 3) & 1) * 8,
+                                                       kb * 16 + (lane >> 4) * 8));
+      }
     }
-    float o[DB][4];
+    float o[WM][DB][4], m[WM][2], l[WM][2];
 #pragma unroll
-    for (int db = 0; db < DB; ++db) o[db][0] = o[db][1] = o[db][2] = o[db][3] = 0.f;
-    float m[2] = {ninf, ninf}, l[2] = {0.f, 0.f};
-    const int r0 = i0 + warp * 16 + g;  // this thread's rows: r0 and r0 + 8
+    for (int w = 0; w < WM; ++w) {
+#pragma unroll
+      for (int db = 0; db < DB; ++db) o[w][db][0] = o[w][db][1] = o[w][db][2] = o[w][db][3] = 0.f;
+      m[w][0] = m[w][1] = ninf;
+      l[w][0] = l[w][1] = 0.f;
+    }
+    const int r0 = i0 + warp * WM * 16 + g;  // this thread's rows: r0 + 16 w and r0 + 16 w + 8
     // (Pipelining K / V through registers as the f32 kernel does was measured slower here: 186
     // instead of 139 registers, 2 blocks per SM instead of 3; GPT-2's bf16 calls 0.140 against
     // 0.117 ms on an H200. cp.async needs no registers.)
-    for (int j0 = 0, st = 0; j0 < kend; j0 += BC, st ^= ST - 1) {
+    for (int st = 0; j0 < kend; st ^= ST - 1) {
       const u16* ks = ks_buf[st];
       const u16* vs = vs_buf[st];
+      int next_mt;
+      const int nj = coil_attn_next_tile<DT, BR, BC, 128>(p, mbase, i0, j0 + BC, kend, tid, &next_mt);
       if (ST == 2) {
-        if (j0 + BC < kend) {  // the stage the previous tile read: free since its last barrier
-          coil_attn_tile_async<D>(ks_buf[st ^ 1], k + (long long)(j0 + BC) * D, S - j0 - BC, tid);
-          coil_attn_tile_async<D>(vs_buf[st ^ 1], v + (long long)(j0 + BC) * D, S - j0 - BC, tid);
+        if (nj < kend) {  // the stage the previous tile read: free since its last barrier
+          coil_attn_tile_async<D>(ks_buf[st ^ 1], k + (long long)nj * D, S - nj, tid);
+          coil_attn_tile_async<D>(vs_buf[st ^ 1], v + (long long)nj * D, S - nj, tid);
         }
         coil_attn_commit();
         coil_attn_wait<1>();  // this tile's copies (all but the group just committed)
@@ -369,85 +451,109 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
         coil_attn_tile<D>(vs_buf[0], v + (long long)j0 * D, S - j0, tid);
       }
       __syncthreads();
-      float s[NB][4];
+      {
+        float s[WM][NB][4];
 #pragma unroll
-      for (int nb = 0; nb < NB; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
+        for (int w = 0; w < WM; ++w) {
 #pragma unroll
-      for (int kb = 0; kb < KB; ++kb) {
-#pragma unroll
-        for (int nb2 = 0; nb2 < NB / 2; ++nb2) {
-          u32 b[4];
-          coil_attn_ldsm4(b, ks + coil_attn_swz<D>(nb2 * 16 + (lane & 7) + (lane >> 4) * 8,
-                                                    kb * 16 + ((lane >> 3) & 1) * 8));
-          coil_attn_mma<DT>(s[2 * nb2], qf[kb], b[0], b[1]);
-          coil_attn_mma<DT>(s[2 * nb2 + 1], qf[kb], b[2], b[3]);
+          for (int nb = 0; nb < NB; ++nb) s[w][nb][0] = s[w][nb][1] = s[w][nb][2] = s[w][nb][3] = 0.f;
         }
-      }
-      float mx[2] = {ninf, ninf};
-      const bool edge = p.mask_kind != 0 || j0 + BC > S || (p.causal && j0 + BC - 1 > i0);
 #pragma unroll
-      for (int nb = 0; nb < NB; ++nb) {
+        for (int kb = 0; kb < KB; ++kb) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = r0 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
-          const float x = s[nb][e] * p.scale;
-          s[nb][e] = (edge ? coil_attn_masked<DT>(p, mbase, row, col, x) : x) * log2e;
-          mx[e >> 1] = fmaxf(mx[e >> 1], s[nb][e]);
+          for (int nb2 = 0; nb2 < NB / 2; ++nb2) {
+            u32 b[4];
+            coil_attn_ldsm4(b, ks + coil_attn_swz<D>(nb2 * 16 + (lane & 7) + (lane >> 4) * 8,
+                                                      kb * 16 + ((lane >> 3) & 1) * 8));
+#pragma unroll
+            for (int w = 0; w < WM; ++w) {
+              coil_attn_mma<DT>(s[w][2 * nb2], qf[w][kb], b[0], b[1]);
+              coil_attn_mma<DT>(s[w][2 * nb2 + 1], qf[w][kb], b[2], b[3]);
+            }
+          }
         }
-      }
-      float base[2], alpha[2], sum[2] = {0.f, 0.f};
+        const bool edge =
+            (p.mask_kind != 0 && !(mt & 2)) || j0 + BC > S || (p.causal && j0 + BC - 1 > i0);
+        u32 a[WM][BC / 16][4];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-        const float mn = fmaxf(m[h], mx[h]);
-        base[h] = mn == ninf ? 0.f : mn;
-        alpha[h] = exp2f(m[h] - base[h]);
-        m[h] = mn;
-      }
+        for (int w = 0; w < WM; ++w) {
+          float mx[2] = {ninf, ninf};
 #pragma unroll
-      for (int nb = 0; nb < NB; ++nb) {
+          for (int nb = 0; nb < NB; ++nb) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[nb][e] = exp2f(s[nb][e] - base[e >> 1]);
-          sum[e >> 1] += s[nb][e];
+            for (int e = 0; e < 4; ++e) {
+              const int row = r0 + w * 16 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
+              s[w][nb][e] = edge ? coil_attn_masked<DT>(p, mbase, row, col, s[w][nb][e] * p.scale) * log2e
+                                 : s[w][nb][e] * scale2;
+              mx[e >> 1] = fmaxf(mx[e >> 1], s[w][nb][e]);
+            }
+          }
+          float base[2], alpha[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+            const float mn = fmaxf(m[w][h], mx[h]);
+            base[h] = mn == ninf ? 0.f : mn;
+            alpha[h] = exp2f(m[w][h] - base[h]);
+            m[w][h] = mn;
+          }
+#pragma unroll
+          for (int nb = 0; nb < NB; ++nb) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              s[w][nb][e] = exp2f(s[w][nb][e] - base[e >> 1]);
+              sum[e >> 1] += s[w][nb][e];
+            }
+          }
+#pragma unroll
+          for (int h = 0; h < 2; ++h) l[w][h] = l[w][h] * alpha[h] + sum[h];
+#pragma unroll
+          for (int db = 0; db < DB; ++db) {
+            o[w][db][0] *= alpha[0]; o[w][db][1] *= alpha[0];
+            o[w][db][2] *= alpha[1]; o[w][db][3] *= alpha[1];
+          }
+#pragma unroll
+          for (int kk = 0; kk < BC / 16; ++kk) {
+            a[w][kk][0] = coil_attn_pack<DT>(s[w][2 * kk][0], s[w][2 * kk][1]);
+            a[w][kk][1] = coil_attn_pack<DT>(s[w][2 * kk][2], s[w][2 * kk][3]);
+            a[w][kk][2] = coil_attn_pack<DT>(s[w][2 * kk + 1][0], s[w][2 * kk + 1][1]);
+            a[w][kk][3] = coil_attn_pack<DT>(s[w][2 * kk + 1][2], s[w][2 * kk + 1][3]);
+          }
         }
-      }
 #pragma unroll
-      for (int h = 0; h < 2; ++h) l[h] = l[h] * alpha[h] + sum[h];
+        for (int kk = 0; kk < BC / 16; ++kk) {
 #pragma unroll
-      for (int db = 0; db < DB; ++db) {
-        o[db][0] *= alpha[0]; o[db][1] *= alpha[0];
-        o[db][2] *= alpha[1]; o[db][3] *= alpha[1];
-      }
+          for (int db2 = 0; db2 < D / 16; ++db2) {
+            u32 b[4];
+            coil_attn_ldsm4_t(b, vs + coil_attn_swz<D>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                                        db2 * 16 + (lane >> 4) * 8));
 #pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) {
-        u32 a[4];
-        a[0] = coil_attn_pack<DT>(s[2 * kk][0], s[2 * kk][1]);
-        a[1] = coil_attn_pack<DT>(s[2 * kk][2], s[2 * kk][3]);
-        a[2] = coil_attn_pack<DT>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        a[3] = coil_attn_pack<DT>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-        for (int db2 = 0; db2 < D / 16; ++db2) {
-          u32 b[4];
-          coil_attn_ldsm4_t(b, vs + coil_attn_swz<D>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                                                      db2 * 16 + (lane >> 4) * 8));
-          coil_attn_mma<DT>(o[2 * db2], a, b[0], b[1]);
-          coil_attn_mma<DT>(o[2 * db2 + 1], a, b[2], b[3]);
+            for (int w = 0; w < WM; ++w) {
+              coil_attn_mma<DT>(o[w][2 * db2], a[w][kk], b[0], b[1]);
+              coil_attn_mma<DT>(o[w][2 * db2 + 1], a[w][kk], b[2], b[3]);
+            }
+          }
         }
       }
       if (ST == 2) __syncthreads();  // this stage is prefetched into two tiles later
+      j0 = nj;
+      mt = next_mt;
     }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-      const int row = r0 + h * 8;
-      if (row < L) {
+    for (int w = 0; w < WM; ++w) {
 #pragma unroll
-        for (int db = 0; db < DB; ++db) {
-          *(u32*)(out + (long long)row * D + db * 8 + tig * 2) =
-              coil_attn_pack<DT>(o[db][2 * h] / l[h], o[db][2 * h + 1] / l[h]);
+      for (int h = 0; h < 2; ++h) {
+        float tot = l[w][h];
+        tot += __shfl_xor_sync(0xffffffffu, tot, 1);
+        tot += __shfl_xor_sync(0xffffffffu, tot, 2);
+        const int row = r0 + w * 16 + h * 8;
+        if (row < L) {
+#pragma unroll
+          for (int db = 0; db < DB; ++db) {
+            *(u32*)(out + (long long)row * D + db * 8 + tig * 2) =
+                coil_attn_pack<DT>(o[w][db][2 * h] / tot, o[w][db][2 * h + 1] / tot);
+          }
         }
       }
     }
@@ -479,7 +585,7 @@ std::string AttentionKernelsSource(const std::vector<std::pair<std::string, int>
                      : absl::StrCat("coil_attn_f32<", d, ", 2, 2>(p);");
     } else {
       body = absl::StrCat("coil_attn_tc<", d, ", ", dtype == "f16" ? 1 : 2, ", ", d <= 64 ? 2 : 1,
-                          ">(p);");
+                          ", ", cuda::AttentionBlockRows(true, d) / 64, ">(p);");
     }
     absl::StrAppend(&out, "extern \"C\" __global__ void __launch_bounds__(",
                     cuda::AttentionBlockThreads(half), ") ", cuda::AttentionSymbol(dtype, d),

@@ -2,6 +2,8 @@
 #include "runtime/cuda/attention_runner.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -107,6 +109,16 @@ absl::StatusOr<std::optional<bool>> AttentionRunner::Run(
     return std::nullopt;
   }
   if (heads == 0 || l == 0) return false;
+  if (const char* e = std::getenv("COIL_CUDA_ATTENTION_LOG");
+      e != nullptr && e[0] == '1' && logged_.insert(k.id()).second) {
+    std::fprintf(stderr,
+                 "coil attention %s: %s d%lld heads %lld L %lld S %lld causal %d mask_kind %d "
+                 "mask_row %lld mask_col %lld scale %g\n",
+                 where.c_str(), AttentionDTypeName(p.dtype).c_str(),
+                 static_cast<long long>(p.head_dim), static_cast<long long>(heads),
+                 static_cast<long long>(l), static_cast<long long>(s), a.causal, a.mask_kind,
+                 a.mask_row, a.mask_col, a.scale);
+  }
   const bool half = p.dtype != proto::FLOAT32;
   const int rows = AttentionBlockRows(half, static_cast<int>(p.head_dim));
   const unsigned gx = static_cast<unsigned>((l + rows - 1) / rows);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "ir/proto/schedule.pb.h"
 #include "runtime/cuda/attention_plan.h"
@@ -49,6 +50,7 @@ class AttentionRunner {
   absl::flat_hash_map<int, AttentionPlan> plans_;
   absl::flat_hash_map<int, CUfunction> functions_;  // kernel id -> its attention kernel
   std::string why_not_;
+  absl::flat_hash_set<int> logged_;  // kernels COIL_CUDA_ATTENTION_LOG=1 described
 };
 
 }  // namespace coil::cuda

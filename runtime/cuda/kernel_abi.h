@@ -145,7 +145,8 @@ inline std::string AttentionSymbol(const std::string& dtype, int head_dim) {
   return "coil_attention_" + dtype + "_d" + std::to_string(head_dim);
 }
 // Query rows per block and threads per block: f32 (SIMT) 64 rows for D = 64, 32 for D = 128, 256
-// threads; f16 / bf16 (tensor cores) 64 rows, 128 threads (4 warps of 16 rows).
+// threads; f16 / bf16 (tensor cores) 64 rows, 128 threads (4 warps of 16 rows; 32 rows a warp
+// was measured slower: 254 registers, one block per SM).
 inline int AttentionBlockRows(bool half, int head_dim) { return half || head_dim <= 64 ? 64 : 32; }
 inline int AttentionBlockThreads(bool half) { return half ? 128 : 256; }
 

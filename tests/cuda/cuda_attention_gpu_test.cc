@@ -7,7 +7,10 @@
 // heads than the grid's y dimension, the ONNX-style spelled-out attention (matched) in f32 and
 // under --precision bf16. Each run asserts the fused kernel ran (no host round trip). Without a
 // CUDA driver the tests skip, saying so.
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -38,12 +41,30 @@ bool HaveGpu() {
     GTEST_SKIP() << "no CUDA driver or GPU on this machine: GPU test skipped"; \
   }
 
+// A structured mask: the value at (flattened batch index b, query row i, key j) of the mask's
+// own shape (its last two dims; 0 for a dim of 1).
+using MaskFn = std::function<double(int64_t b, int64_t i, int64_t j)>;
+
 struct Case {
   std::string name;
   std::string text;
   std::vector<std::vector<std::pair<std::string, int64_t>>> sizes;
   prims::Precision precision = prims::Precision::kF32;
+  MaskFn mask;  // replaces the random mask (input 3) when set
 };
+
+// The mask input rebuilt from c.mask (tiles all attending, all masked, or mixed, which random
+// masks never give: the kernels skip or simplify such tiles).
+HostTensor StructuredMask(const HostTensor& random, const MaskFn& fn) {
+  const std::vector<int64_t>& sh = random.shape();
+  const int r = static_cast<int>(sh.size());
+  const int64_t rows = r >= 2 ? sh[r - 2] : 1, cols = sh[r - 1];
+  int64_t n = 1;
+  for (int64_t d : sh) n *= d;
+  std::vector<double> v(n);
+  for (int64_t x = 0; x < n; ++x) v[x] = fn(x / (rows * cols), (x / cols) % rows, x % cols);
+  return HostTensor::FromDoubles(random.dtype(), sh, v);
+}
 
 std::string Sdpa(const std::string& dtype, int e, const std::string& attrs,
                  const std::string& mask = "", const std::string& heads = "3",
@@ -109,6 +130,7 @@ void ExpectCase(const Case& c, int seed) {
     }
     SCOPED_TRACE(where);
     std::vector<HostTensor> inputs = test_kit::RandomInputs(graph, dims, seed++);
+    if (c.mask) inputs[3] = StructuredMask(inputs[3], c.mask);
     absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(*r->schedule, inputs);
     ASSERT_TRUE(want.ok()) << want.status();
     const cuda::CudaExecutable::GemmCounts before = exe->attention_counts();
@@ -173,6 +195,46 @@ TEST(CudaAttentionGpuTest, SpelledOutAttentionRunsFused) {
   const Sizes b = {{{"batch", 2}}};
   ExpectCase({"gpt f32", SpelledOut(70), b}, 300);
   ExpectCase({"gpt --precision bf16", SpelledOut(70), b, prims::Precision::kBF16}, 310);
+}
+
+// Masks whose 64 x 64 tiles are all false / -inf (skipped), all true / 0 (no per-element
+// mask) or mixed, at lengths that are and are not multiples of the tiles (the summary needs
+// 16-byte-aligned mask rows: seq 7, 129 and 513 take the per-element path for some or all
+// tiles), for every kernel: f32 (64- and 32-row blocks), f16 / bf16 with D 64 (cp.async
+// pipeline) and 128 (synchronous tiles).
+TEST(CudaAttentionGpuTest, StructuredMasksSkipAndSimplifyTiles) {
+  REQUIRE_GPU();
+  const double ninf = -std::numeric_limits<double>::infinity();
+  const MaskFn tril = [](int64_t, int64_t i, int64_t j) { return j <= i ? 1.0 : 0.0; };
+  const MaskFn tril_add = [ninf](int64_t, int64_t i, int64_t j) { return j <= i ? 0.0 : ninf; };
+  // Every other 64-key tile masked (key 0 always attends, so no row is fully masked).
+  const MaskFn stripes = [](int64_t, int64_t, int64_t j) { return (j / 64) % 2 == 0 ? 1.0 : 0.0; };
+  const MaskFn stripes_add = [ninf](int64_t, int64_t, int64_t j) { return (j / 64) % 2 == 0 ? 0.0 : ninf; };
+  // Rows 64..127 of batch 1 masked entirely (their outputs are NaN, as the reference's).
+  const MaskFn dead_rows = [](int64_t b, int64_t i, int64_t j) {
+    return b == 1 && i >= 64 && i < 128 ? 0.0 : (j <= i + 3 ? 1.0 : 0.0);
+  };
+  const Sizes seqs = {{{"batch", 2}, {"seq", 7}},   {{"batch", 2}, {"seq", 64}},
+                      {{"batch", 1}, {"seq", 129}}, {{"batch", 2}, {"seq", 192}},
+                      {{"batch", 2}, {"seq", 513}}};
+  int seed = 400;
+  for (const char* dtype : {"f32", "f16", "bf16"}) {
+    const std::string d64 = absl::StrCat(dtype, " d64"), d128 = absl::StrCat(dtype, " d128");
+    const std::string add = absl::StrCat(dtype, "[1, 1, seq, seq]");
+    ExpectCase({d64 + " causal bool mask", Sdpa(dtype, 64, kPlain, "bool[seq, seq]"), seqs,
+                prims::Precision::kF32, tril}, seed += 10);
+    ExpectCase({d64 + " causal additive mask", Sdpa(dtype, 64, kPlain, add), seqs,
+                prims::Precision::kF32, tril_add}, seed += 10);
+    ExpectCase({d64 + " key stripes", Sdpa(dtype, 64, kPlain, "bool[batch, 1, 1, seq]"), seqs,
+                prims::Precision::kF32, stripes}, seed += 10);
+    ExpectCase({d64 + " dead rows", Sdpa(dtype, 64, kPlain, "bool[batch, 1, seq, seq]"), seqs,
+                prims::Precision::kF32, dead_rows}, seed += 10);
+    ExpectCase({d128 + " causal bool mask", Sdpa(dtype, 128, kPlain, "bool[seq, seq]"), seqs,
+                prims::Precision::kF32, tril}, seed += 10);
+    ExpectCase({d128 + " additive key stripes",
+                Sdpa(dtype, 128, kPlain, absl::StrCat(dtype, "[batch, 3, 1, seq]")), seqs,
+                prims::Precision::kF32, stripes_add}, seed += 10);
+  }
 }
 
 }  // namespace
