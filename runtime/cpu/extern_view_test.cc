@@ -5,6 +5,8 @@
 // matrix dim), which RunExtern gathers into copies. EvaluateView: normalization, bounds.
 #include "runtime/cpu/internal/extern_view.h"
 
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,6 +29,19 @@ std::vector<float> Random(int64_t n, int seed) {
   return v;
 }
 
+// bf16 bits of `f`, rounded to nearest even; and back.
+uint16_t ToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+float FromBf16(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 // The element of viewed tensor `t` at `idx` (one index per dim), read through its factors.
 double At(const ExternTensor& t, const std::vector<int64_t>& idx) {
   int64_t pos = 0;
@@ -41,6 +56,7 @@ double At(const ExternTensor& t, const std::vector<int64_t>& idx) {
       rest /= t.view[d][f].size;
     }
   }
+  if (t.dtype == proto::BFLOAT16) return FromBf16(reinterpret_cast<const uint16_t*>(t.data)[pos]);
   return reinterpret_cast<const float*>(t.data)[pos];
 }
 
@@ -123,6 +139,22 @@ TEST(ExternViewTest, BmmReadsHeadSplitsAndTransposedKeys) {
     ExternTensor v = Viewed(kb, 1, {B * H, S, D}, {batch, {{S, H * D}}, {{D, 1}}});
     Check("aten.bmm", Viewed(pb, 0, {B * H, S, S}, {}), v, threads);
   }
+}
+
+TEST(ExternViewTest, Bf16BmmReadsHeadSplits) {
+  // --precision bf16: bf16 operands, an f32 output; whichever path runs (oneDNN's strided bf16
+  // matmul, or the gathered copies where this CPU has only oneDNN's reference kernel).
+  const int64_t B = 2, S = 5, H = 3, D = 4;
+  std::vector<float> qf = Random(B * S * H * D, 11), kf = Random(B * S * H * D, 12);
+  std::vector<uint16_t> qb, kb;
+  for (float f : qf) qb.push_back(ToBf16(f));
+  for (float f : kf) kb.push_back(ToBf16(f));
+  const std::vector<ExternFactor> batch = {{B, S * H * D}, {H, D}};
+  ExternTensor q{proto::BFLOAT16, {B * H, S, D}, reinterpret_cast<char*>(qb.data())};
+  q.view = {batch, {{S, H * D}}, {{D, 1}}};
+  ExternTensor kt{proto::BFLOAT16, {B * H, D, S}, reinterpret_cast<char*>(kb.data())};
+  kt.view = {batch, {{D, 1}}, {{S, H * D}}};
+  Check("aten.bmm", q, kt, 2);
 }
 
 TEST(ExternViewTest, EvaluateViewNormalizesAndChecksBounds) {

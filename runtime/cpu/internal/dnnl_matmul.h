@@ -23,7 +23,8 @@ absl::StatusOr<bool> Mm(const ExternArgs& a);
 absl::StatusOr<bool> Bmm(const ExternArgs& a);
 
 // The same with an operand read through its view (ExternTensor::view;
-// dnnl_matmul_strided.cc): f32 only; false when the strides do not fit (RunExtern gathers).
+// dnnl_matmul_strided.cc): f32 (bmm: also bf16); false when the strides do not fit
+// (RunExtern gathers).
 absl::StatusOr<bool> MmViewed(const ExternArgs& a);
 absl::StatusOr<bool> BmmViewed(const ExternArgs& a);
 

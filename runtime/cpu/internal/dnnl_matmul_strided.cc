@@ -6,8 +6,9 @@
 // aten.bmm: the batch dim may be several factors (the head split's B*H: strides S*H*D and D);
 // the operands' and the output's batch factors are refined to one common list of sizes, and
 // the call becomes one matmul primitive of rank 2 + that list's length over strided memory
-// descriptors (the output stays contiguous). Anything else (bf16, too many dims, no fast
-// oneDNN implementation) declines: RunExtern then gathers the views into copies.
+// descriptors (the output stays contiguous), f32 or bf16 (--precision bf16). Anything else
+// (a bf16 aten.mm, too many dims, no fast oneDNN implementation) declines: RunExtern then
+// gathers the views into copies.
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -94,14 +95,14 @@ bool Refine(std::vector<std::vector<ExternFactor>*> lists, std::vector<int64_t>&
   return true;
 }
 
-// A strided f32 memory descriptor.
+// A strided memory descriptor.
 dnnl_memory_desc_t StridedDesc(const std::vector<int64_t>& dims,
-                               const std::vector<int64_t>& strides) {
+                               const std::vector<int64_t>& strides, dnnl_data_type_t type) {
   dnnl_memory_desc_t md;
   dnnl_dims_t d, s;
   std::copy(dims.begin(), dims.end(), d);
   std::copy(strides.begin(), strides.end(), s);
-  Check(Api().memory_desc_init_by_strides(&md, static_cast<int>(dims.size()), d, dnnl_f32, s),
+  Check(Api().memory_desc_init_by_strides(&md, static_cast<int>(dims.size()), d, type, s),
         "memory_desc_init_by_strides");
   return md;
 }
@@ -137,9 +138,8 @@ absl::StatusOr<bool> MmViewed(const ExternArgs& a) {
 
 absl::StatusOr<bool> BmmViewed(const ExternArgs& a) {
   const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
-  if (x.dtype != proto::FLOAT32 || y.dtype != proto::FLOAT32 || out.dtype != proto::FLOAT32) {
-    return false;
-  }
+  PrimitiveTypes t;  // f32, or bf16 operands with a bf16 / f32 output (--precision bf16)
+  if (!GetPrimitiveTypes(a, t)) return false;
   if ((!x.view.empty() && x.view.size() != 3) || (!y.view.empty() && y.view.size() != 3)) {
     return false;
   }
@@ -174,14 +174,15 @@ absl::StatusOr<bool> BmmViewed(const ExternArgs& a) {
   AppendKey(key, xs);
   AppendKey(key, yd);
   AppendKey(key, ys);
-  AppendKey(key, {n, threads});
+  AppendKey(key, {n, threads, t.src, t.dst});
   bool ran = true;
   absl::StatusOr<bool> status = Guarded("aten.bmm", [&] {
     std::unique_ptr<ViewedBmmPlan> one_off;
     ViewedBmmPlan* plan =
         FindPlan(StateOf<ViewedBmmState>(a.state), std::move(key), one_off, [&] {
-          const dnnl_memory_desc_t xmd = StridedDesc(xd, xs), ymd = StridedDesc(yd, ys),
-                                   omd = StridedDesc(od, os);
+          const dnnl_memory_desc_t xmd = StridedDesc(xd, xs, t.src),
+                                   ymd = StridedDesc(yd, ys, t.src),
+                                   omd = StridedDesc(od, os, t.dst);
           auto p = std::make_unique<ViewedBmmPlan>();
           dnnl_matmul_desc_t desc;
           Check(Api().matmul_desc_init(&desc, &xmd, &ymd, nullptr, &omd), "matmul_desc_init");
