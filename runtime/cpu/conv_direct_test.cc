@@ -168,6 +168,11 @@ const std::vector<DirectConvShape>& Shapes() {
       Few(2, 3, 9, 45, 16, 3, 2, 1, /*nchw=*/true),    // 22 outputs a row
       Few(1, 4, 5, 38, 24, 5, 1, 2, /*nchw=*/false),   // NHWC, 16 + 8 output channels
       Few(1, 2, 6, 31, 5, 3, 1, 0, /*nchw=*/true, 2),  // dilated, no padding, 5 lanes
+      // Pointwise blocks of three panels: 5 panels (2 + 3, the last partial), 3 panels (on 4
+      // threads the panels split in twos, and a last group of one joins the one before), 7.
+      Pointwise(2, 9, 7, 24, 72),
+      Pointwise(1, 4, 4, 24, 40),
+      Pointwise(1, 6, 6, 19, 100),
   };
   return *shapes;
 }
@@ -243,7 +248,8 @@ TEST(ConvDirectTest, KernelsMatchFloat64Convolution) {
 TEST(ConvDirectTest, EpilogueStepsInOrder) {
   ThreadPool pool(4);
   for (const DirectConvShape& s :
-       {Depthwise(1, 72, 7, 7, 3, 1, 1), Depthwise(1, 13, 6, 6, 5, 1, 2), Pointwise(1, 5, 6, 48, 75)}) {
+       {Depthwise(1, 72, 7, 7, 3, 1, 1), Depthwise(1, 13, 6, 6, 5, 1, 2), Pointwise(1, 5, 6, 48, 75),
+        Pointwise(1, 4, 4, 24, 40), Depthwise(1, 24, 3, 30, 3, 1, 1), Few(1, 3, 6, 40, 24, 3, 1, 1, true)}) {
     const std::vector<float> x = Random(s.n * s.h * s.w * s.c, 11),
                              w = Random(s.oc * (s.c / s.groups) * s.kh * s.kw, 12),
                              bias = Random(s.oc, 13);
