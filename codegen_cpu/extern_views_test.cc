@@ -5,7 +5,7 @@
 // buffers into aten.mm, attention's head split (a permute) into aten.bmm, transposes, slices
 // (an offset), symbolic batch and sequence at several sizes, odd sizes. And the copy kernels
 // the views replace are gone from a BERT-like attention Schedule (counted against
-// COIL_EXTERN_VIEWS=0's).
+// COIL_EXTERN_VIEWS=0's), its bias adds running as the projections' epilogues.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -157,6 +157,18 @@ TEST(ExternViewsTest, AttentionReadsProjectionsAndHeadsInPlace) {
   EXPECT_EQ(CountOperandCopies(on.schedule), 1) << inductor::SummarizeSchedule(on.schedule);
   EXPECT_GE(CountOperandCopies(off.schedule), 5) << inductor::SummarizeSchedule(off.schedule);
   EXPECT_LT(on.schedule.kernels_size(), off.schedule.kernels_size());
+  // The projections' results are written as their [batch, seq, 15] reshapes
+  // (extern_output_shape), so the bias adds run as the aten.mm epilogues: no kernel of their own.
+  int bias_epilogues = 0;
+  for (const proto::Kernel& k : on.schedule.kernels()) {
+    bool adds = false;
+    for (const std::string& op : k.source_ops()) adds = adds || op == "prims.add";
+    if (!adds) continue;
+    EXPECT_EQ(k.extern_op(), "aten.mm") << k.name();
+    EXPECT_EQ(k.extern_output_shape_size(), 2) << k.name();
+    ++bias_epilogues;
+  }
+  EXPECT_EQ(bias_epilogues, 2) << inductor::SummarizeSchedule(on.schedule);
   CheckNumerics(on, "views", {{"batch", 1}, {"seq", 7}}, {{"batch", 3}, {"seq", 5}});
   CheckNumerics(off, "copies", {{"batch", 2}, {"seq", 1}}, {{"batch", 1}, {"seq", 9}});
 }

@@ -361,6 +361,7 @@ proto::Schedule ToProto(const Program& program, proto::Graph graph) {
       }
     }
     p->set_extern_output(k.extern_output);
+    for (const SymExpr& d : k.extern_output_shape) *p->add_extern_output_shape() = d.ToProto();
     for (const auto& [name, value] : k.extern_attrs) {
       proto::NamedAttribute* a = p->add_extern_attrs();
       a->set_name(name);

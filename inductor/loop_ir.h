@@ -97,6 +97,9 @@ struct Kernel {
   // Empty, or one per extern_inputs entry (ExternView; whole() entries read the buffer).
   std::vector<ExternView> extern_input_views;
   int extern_output = 0;
+  // The op's result shape where the output buffer is a reshape of it (schedule.proto); empty:
+  // the buffer's shape.
+  std::vector<SymExpr> extern_output_shape;
   AttrMap extern_attrs;
   // Provenance.
   std::vector<int64_t> source_values;

@@ -47,6 +47,9 @@ absl::Status RunExtern(const proto::Kernel& k, absl::flat_hash_map<int, Buf>& bu
       return absl::UnimplementedError("jit_runner: extern input views (use CpuProgram)");
     }
   }
+  if (k.extern_output_shape_size() > 0) {
+    return absl::UnimplementedError("jit_runner: extern_output_shape (use CpuProgram)");
+  }
   std::vector<HostTensor> args;
   for (int id : k.extern_inputs()) {
     const Buf& b = bufs.at(id);

@@ -147,6 +147,8 @@ absl::Status LowerNode(LowerContext& ctx, const Node& node) {
   const std::string& op = node.op();
   if (node.num_outputs() != 1) return NoLowering(node);
   if (IsViewOp(op)) {
+    // A reshape an extern already writes its result as (LowerExtern: extern_output_shape).
+    if (ctx.IsLowered(node.output(0))) return absl::OkStatus();
     absl::StatusOr<std::vector<SymExpr>> at = ViewInputIndex(node, ctx.ranges());
     if (!at.ok()) return at.status();
     const View& in = ctx.ViewOf(node.input(0));

@@ -1,8 +1,9 @@
 // Lowering's extern operand views ([Note: extern operand views], lower_extern_views.cc): the
-// factors the view prims build (the head split's two-factor batch, symbolic; a strided slice's
-// offset and stride), which views stay copies (rev, a broadcast, the head merge into aten.mm),
-// no views without the capability, and the Schedule interpreter reading them against the
-// float64 reference interpreter at several symbol values.
+// factors the view prims build (the head split's two-factor batch, symbolic; a slice's offset),
+// which views stay copies (rev, a broadcast, stride-2 columns, the head merge into aten.mm), a
+// result written as its reshape (extern_output_shape), no views without the capability, and
+// the Schedule interpreter reading them against the float64 reference interpreter at several
+// symbol values.
 #include <string>
 #include <vector>
 
@@ -93,7 +94,10 @@ TEST(LowerExternViewsTest, HeadSplitIsATwoFactorBatch) {
   const proto::Schedule s = Build(kHeads, true);
   EXPECT_EQ(Views(s, "aten.bmm"),
             (std::vector<std::string>{"b:6*s 2:3 | s:6 | 3:1", "b:6*s 2:3 | 3:1 | s:6"}));
-  EXPECT_EQ(s.kernels_size(), 2);  // the bmm and the copy into the [b, 2, s, s] output
+  // The bmm alone: its [2*b, s, s] result is written as the [b, 2, s, s] output buffer
+  // (extern_output_shape), no copy.
+  ASSERT_EQ(s.kernels_size(), 1);
+  EXPECT_EQ(s.kernels(0).extern_output_shape_size(), 3);
   CheckAgainstReference(kHeads, s, {{{"b", 1}, {"s", 4}}, {{"b", 3}, {"s", 7}}});
   // Without the capability: whole buffers, copied as before.
   const proto::Schedule off = Build(kHeads, false);

@@ -56,6 +56,9 @@ SymExpr FlatIndex(absl::Span<const SymExpr> index, absl::Span<const SymExpr> sha
 // `ranges` decide size relations (broadcast of a maybe-1 dim, reshape
 // grouping).
 bool IsViewOp(absl::string_view op);
+// The input index of a reshape from `in` to `out` (over the output's variables).
+std::vector<SymExpr> ReshapeIndex(const std::vector<SymExpr>& in, const std::vector<SymExpr>& out,
+                                  const SymRanges& ranges);
 absl::StatusOr<std::vector<SymExpr>> ViewInputIndex(const Node& node, const SymRanges& ranges);
 
 // The lowering state: the program being built and the View of every value

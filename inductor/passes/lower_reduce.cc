@@ -56,6 +56,21 @@ bool MatmulReads(const ExternView& v) {
   return unit(rows) || unit(cols);
 }
 
+// The result of `out`'s one reader when that reader is a prims.reshape to another shape of the
+// same dtype and `out` is no graph output; else null.
+const Value* OnlyReshape(const LowerContext& ctx, const Value* out) {
+  if (out->users().size() != 1 || out->users()[0]->op() != "prims.reshape" ||
+      out->users()[0]->num_outputs() != 1) {
+    return nullptr;
+  }
+  for (const Value* v : ctx.graph().outputs()) {
+    if (v == out) return nullptr;
+  }
+  const Value* r = out->users()[0]->output(0);
+  if (r->type().dtype != out->type().dtype || r->type().shape == out->type().shape) return nullptr;
+  return r;
+}
+
 }  // namespace
 
 bool IsReductionPrim(absl::string_view op) { return ReduceOp(op) != nullptr; }
@@ -153,6 +168,20 @@ absl::Status LowerExtern(LowerContext& ctx, const Node& node) {
   k.extern_attrs = node.attrs();
   k.extern_inputs = std::move(inputs);
   if (any_view) k.extern_input_views = std::move(views);
+  if (const Value* r = reads_views ? OnlyReshape(ctx, out) : nullptr) {
+    // The result's one reader reshapes it (`[B*S, N] -> [B, S, N]` after a projection): the
+    // output buffer takes the reshape's shape (the same bytes), so the reshape is no copy and a
+    // pointwise consumer of it (a bias add) can become the extern's epilogue over those ranges.
+    k.extern_output = ctx.NewBuffer(r, proto::Buffer::INTERMEDIATE);
+    k.extern_output_shape = out->type().shape;
+    k.ranges = r->type().shape;
+    const int buf = k.extern_output;
+    ctx.AddKernel(std::move(k), "", &node);
+    ctx.SetView(r, View{buf, IdentityIndex(r->type().rank()), std::nullopt});
+    ctx.SetView(out, View{buf, ReshapeIndex(r->type().shape, out->type().shape, ctx.ranges()),
+                          std::nullopt});
+    return absl::OkStatus();
+  }
   k.extern_output = ctx.NewBuffer(out, proto::Buffer::INTERMEDIATE);
   const int buf = k.extern_output;
   ctx.AddKernel(std::move(k), "", &node);

@@ -51,6 +51,13 @@ void EmitGroup(const std::vector<int>& ins, const std::vector<int>& outs,
   }
 }
 
+absl::Status BadAttr(const Node& node, const absl::Status& s) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("inductor: cannot lower ", node.Describe(), ": ", s.message()));
+}
+
+}  // namespace
+
 // prims.reshape: the dims are split into the smallest groups whose element
 // counts match (decided with `ranges`; a pure insertion or removal of size-1
 // dims and identical shapes give plain variables); each group is flattened and
@@ -104,13 +111,6 @@ std::vector<SymExpr> ReshapeIndex(const std::vector<SymExpr>& in, const std::vec
   for (const auto& [gi, gj] : groups) EmitGroup(gi, gj, in, out, at);
   return at;
 }
-
-absl::Status BadAttr(const Node& node, const absl::Status& s) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("inductor: cannot lower ", node.Describe(), ": ", s.message()));
-}
-
-}  // namespace
 
 bool IsViewOp(absl::string_view op) {
   return op == "prims.reshape" || op == "prims.permute" || op == "prims.broadcast_in_dim" ||

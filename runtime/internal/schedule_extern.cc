@@ -139,8 +139,23 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
     args[0] = FromChannelsLastTensor(args[0]);
     arg_types[0] = TensorType(args[0].dtype(), {args[0].shape().begin(), args[0].shape().end()});
   }
-  const std::vector<int64_t> out_shape =
-      cl->output ? FromChannelsLast((*out)->shape) : (*out)->shape;
+  std::vector<int64_t> out_shape = cl->output ? FromChannelsLast((*out)->shape) : (*out)->shape;
+  if (k.extern_output_shape_size() > 0) {  // the buffer is a reshape of the op's result
+    std::vector<int64_t> shape;
+    int64_t n = 1;
+    for (const proto::SymExpr& d : k.extern_output_shape()) {
+      absl::StatusOr<int64_t> v = Eval(d, symbols);
+      if (!v.ok()) return v.status();
+      shape.push_back(*v);
+      n *= *v;
+    }
+    if (n != (*out)->numel || cl->any()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "extern_output_shape [", absl::StrJoin(shape, ", "), "] is no reshape of buffer ",
+          (*out)->id, " ('", (*out)->name, "') of ", (*out)->numel, " elements"));
+    }
+    out_shape = std::move(shape);
+  }
   const OpSchema* schema = OpRegistry::Global().Find(k.extern_op());
   if (schema == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", k.extern_op(), "'"));
@@ -167,7 +182,8 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
   const HostTensor r = cl->output && !results->empty() && (*results)[0].rank() == 4
                            ? ToChannelsLastTensor((*results)[0])
                            : (*results)[0];
-  if (r.shape() != (*out)->shape || r.dtype() != (*out)->dtype) {
+  if (r.shape() != (k.extern_output_shape_size() > 0 ? out_shape : (*out)->shape) ||
+      r.dtype() != (*out)->dtype) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the extern's result ", r.TypeString(), " does not match buffer ", (*out)->id, " ('",
         (*out)->name, "') of ", DTypeName((*out)->dtype), "[",

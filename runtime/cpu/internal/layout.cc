@@ -178,6 +178,24 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
       call.input_offsets[i] = v->offset * ElementSize(t.dtype);
     }
     call.output = tensor(k.proto->extern_output());
+    if (k.proto->extern_output_shape_size() > 0) {  // the buffer is a reshape of the result
+      std::vector<int64_t> shape;
+      for (const proto::SymExpr& d : k.proto->extern_output_shape()) {
+        absl::StatusOr<SymExpr> e = SymExpr::FromProto(d);
+        absl::StatusOr<int64_t> v = e.ok() ? e->Evaluate(b) : e.status();
+        if (!v.ok() || *v < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(k.where, ": extern_output_shape: ",
+                                                         v.ok() ? "negative" : v.status().message()));
+        }
+        shape.push_back(*v);
+      }
+      const int64_t numel = call.output.numel();
+      call.output.shape = std::move(shape);
+      if (call.output.numel() != numel) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(k.where, ": extern_output_shape is no reshape of the output buffer"));
+      }
+    }
     call.attrs = k.attrs;
     if (k.symbolic_attrs) {
       if (absl::Status s = coil::BindSymAttrs(call.attrs, b); !s.ok()) {
