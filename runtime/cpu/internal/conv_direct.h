@@ -3,13 +3,16 @@
 // team, or running a small call on one thread) exceeds the arithmetic:
 //   - depthwise: groups == input channels == output channels, kernels up to 7x7, any stride,
 //     padding and dilation: each output row of each image is one task; 16 channels per vector
-//     (then 8, then one at a time), the taps' weights held in registers for 3x3 and 5x5;
+//     (then 8, then one at a time); interior output columns in blocks of 8 accumulators (the
+//     3x3 taps' weights in registers), rows with no whole interior block in edge blocks;
 //   - pointwise: a 1x1 kernel, stride 1, no padding, groups 1: a product of the [N*H*W, C]
 //     activation with the [C, OC] weight packed into 16-column panels (gemv.h's packing),
-//     register blocks of 8 rows x 32 columns, tasks of 64 rows x 64 columns;
+//     register blocks of 8 rows x 32 columns (x 48 where three panels are left), tasks of 64
+//     rows x 64 columns;
 //   - few channels: groups 1, at most kDirectFewChannels input channels (a network's first
 //     convolution, whose input is the model's NCHW image), kernels up to 7x7: each output row
-//     is a task, 16 output channels per vector, every tap an input value times a weight vector.
+//     is a task, 16 output channels per vector, every tap an input value times a weight vector,
+//     interior output columns in blocks of 8 as for depthwise.
 // They need an NHWC output (ir/channels_last.h), an NHWC input (NCHW too for few channels) and
 // constant weights (packed once per call site); the bias and an ExternEpilogueStep chain are
 // applied to the accumulators before the store. dnnl_conv.cc runs them by a fixed rule (UseDirectConv), not by its per-site timing
