@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """coil's fused attention kernels alone on a GPU, against torch's SDPA backends (cuDNN, flash,
-efficient, math) on the same inputs: correctness against float64 SDPA and per-call device times.
+efficient) on the same inputs: correctness against float64 SDPA and per-call device times.
 
 Runs on the GPU machine from the repository alone (no Bazel, no coil binary): the kernels'
 source is read from codegen_cuda/internal/attention_source.cc (its kCommon raw string), wrapped
-in the extern "C" entry points the emitter writes, compiled by nvcc (or NVRTC through cupy if
-nvcc is missing) to a cubin for the GPU present, and launched through the driver API (ctypes)
+in the extern "C" entry points the emitter writes, compiled by nvcc to an sm_90 cubin
+(ptxas' register report and SASS instruction counts printed), and launched through the driver API (ctypes)
 with kernel_abi.h's CoilAttentionParams layout on torch's tensors.
 
-  python3 tools/cuda_attention_bench.py [--cases gpt2,bert,...] [--ncu]
-Prints one line per case: coil ms, each torch backend's ms, the ratio to cuDNN, and the error.
+  python3 tools/cuda_attention_bench.py [--cases gpt2,bert,...] [--dtypes bf16,f16,f32]
+      [--variants 'label|body|threads|rows|minblocks#...'] [--no-peers] [--ncu]
+Prints one line per case and variant: coil ms, each torch backend's ms, the ratios to cuDNN and
+to the fastest backend, and the error (|out - ref| / |ref|). --ncu launches each once, untimed
+(for `ncu --kernel-name regex:coil_attention ...`). Used for docs/benchmarks.md "Fused attention
+on CUDA: masks summarized per tile".
 """
 import argparse
 import ctypes
@@ -48,8 +52,8 @@ def kernel_source(body_tmpl, threads, rows, minb):
 
 
 # label|half body|threads|rows per block|min blocks per SM (0: none)
-# rows: a number (for both head dims) or "auto" (coil's AttentionBlockRows: 128 for D = 64, 64
-# for D = 128); {wm} in the body is rows / 64.
+# rows: a number (for both head dims) or "auto" (128 for D = 64, 64 for D = 128: the 32-rows-a-warp
+# variant measured slower); {wm} in the body is rows / 64. The default is what coil emits.
 DEFAULT_VARIANT = "coil|coil_attn_tc<{d}, {dt}, {st}, 1>(p);|128|64|0"
 
 
