@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/attention_source.h"
 #include "codegen_cuda/internal/conv_bias_source.h"
+#include "codegen_cuda/internal/gemm_rows_source.h"
 #include "codegen_cuda/internal/index_source.h"
 #include "codegen_cuda/internal/kernel_source.h"
 #include "codegen_cuda/internal/prelude.h"
@@ -33,6 +34,7 @@ struct Sources {
   std::string module;   // the prelude, every kernel, the convolution bias kernels
   std::string prelude;
   std::string conv_bias;  // empty when no convolution has a bias
+  std::string gemm_rows;  // empty when no aten.mm is f16 / bf16
   std::vector<std::pair<const proto::Kernel*, KernelSource>> kernels;
 };
 
@@ -53,6 +55,10 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
   if (codegen_cuda_internal::HasConvolutionBias(schedule)) {
     s.conv_bias = codegen_cuda_internal::ConvBiasKernelsSource();
     absl::StrAppend(&s.module, s.conv_bias);
+  }
+  if (codegen_cuda_internal::HasHalfPrecisionMm(schedule)) {
+    s.gemm_rows = codegen_cuda_internal::GemmRowsKernelsSource();
+    absl::StrAppend(&s.module, s.gemm_rows);
   }
   return s;
 }
@@ -112,8 +118,8 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
     }
   }
   for (int d : distinct) absl::StrAppend(&compiled_source, "\n", s->kernels[d].second.text);
-  absl::StrAppend(&program_source[0], s->conv_bias);
-  absl::StrAppend(&compiled_source, s->conv_bias);
+  absl::StrAppend(&program_source[0], s->conv_bias, s->gemm_rows);
+  absl::StrAppend(&compiled_source, s->conv_bias, s->gemm_rows);
   // The fused attention kernels its plans need (attention_source.h): a program of their own,
   // the last image, compiled alongside the others.
   const std::vector<std::pair<std::string, int>> attention =

@@ -17,15 +17,16 @@ $B build --jobs=${COIL_PACK_JOBS:-2} --config=opt --config=portable //tools/coil
   //tests/cuda:cuda_attention_gpu_test //tools/driver:training_cuda_test
 # bazel-bin may point at another output base: ask Bazel where this build's outputs are.
 BIN=$($B info --config=opt --config=portable bazel-bin)
-rm -rf /tmp/cuda_gpu_bin && mkdir -p /tmp/cuda_gpu_bin/lib
+# A staging folder of this pack's own: packs made at the same time must not mix their files.
+STAGE=$(mktemp -d /tmp/cuda_gpu_bin.XXXXXX) && trap 'rm -rf "$STAGE"' EXIT && mkdir -p "$STAGE/lib"
 cp -f "$BIN/tools/coil/coil" "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tests/cuda/cuda_attention_gpu_test" \
   "$BIN/tools/driver/training_cuda_test" \
-  "$BIN"/tools/driver/training_{mlp,optim,cnn}.txt /tmp/cuda_gpu_bin/
+  "$BIN"/tools/driver/training_{mlp,optim,cnn}.txt "$STAGE"/
 # Test binaries link their libraries dynamically (the _solib_k8 ones are the project's own).
 ldd "$BIN/tests/cuda/cuda_gpu_test" "$BIN/tests/cuda/cuda_attention_gpu_test" \
   "$BIN/tools/driver/training_cuda_test" |
-  awk '/_solib_k8/{print $3}' | sort -u | xargs -I{} cp -f {} /tmp/cuda_gpu_bin/lib/
-tar -C /tmp/cuda_gpu_bin -cf - . | zstd -q -f -10 -T2 -o "$DIR/bin.tar.zst"
+  awk '/_solib_k8/{print $3}' | sort -u | xargs -I{} cp -f {} "$STAGE"/lib/
+tar -C "$STAGE" -cf - . | zstd -q -f -10 -T2 -o "$DIR/bin.tar.zst"
 [ -f "$DIR/onnxdata.tar.zst" ] ||
   tar -C /usr/share/libonnx-testdata/data -cf - node pytorch-converted pytorch-operator simple |
   zstd -q -f -10 -T2 -o "$DIR/onnxdata.tar.zst"

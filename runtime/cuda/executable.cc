@@ -273,7 +273,7 @@ absl::Status CudaExecutable::Impl::Setup() {
   go.pad_d = options.gemm_pad_d;
   go.tune = options.gemm_tune;
   absl::StatusOr<std::unique_ptr<GemmRunner>> gr =
-      GemmRunner::Create(d, s, graph, options.external_data_dir, constants, stream, go);
+      GemmRunner::Create(d, s, graph, options.external_data_dir, constants, mod, stream, go);
   if (!gr.ok()) return gr.status();
   gemms = *std::move(gr);
   absl::StatusOr<std::unique_ptr<ConvRunner>> cr = ConvRunner::Create(

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cuda/cublaslt.h"
+#include "runtime/cuda/kernel_abi.h"
 #include "runtime/interpreter.h"
 
 namespace coil::cuda {
@@ -34,9 +35,15 @@ int64_t PaddedColumns(int64_t n, int bytes) {
 absl::StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::Create(
     const CudaDriver* d, const proto::Schedule& schedule, const Graph& graph,
     const std::string& external_data_dir, const absl::flat_hash_map<int, CUdeviceptr>& constants,
-    CUstream stream, const GemmRunnerOptions& options) {
+    CUmodule module, CUstream stream, const GemmRunnerOptions& options) {
   std::unique_ptr<GemmRunner> r(new GemmRunner);
   r->d_ = d;
+  for (const auto& [t, name] : {std::pair{proto::FLOAT16, "f16"}, std::pair{proto::BFLOAT16, "bf16"}}) {
+    CUfunction f = nullptr;  // absent from modules without an f16 / bf16 mm
+    if (module != nullptr && d->ModuleGetFunction(&f, module, GemmWidenRowsSymbol(name).c_str()) == 0) {
+      r->widen_[t] = f;
+    }
+  }
   r->stream_ = stream;
   r->options_ = options;
   for (const proto::Kernel& k : schedule.kernels()) {
@@ -151,15 +158,20 @@ absl::Status GemmRunner::KeepAlignedB(const GemmPlan& p, const proto::Buffer& b,
   return d_->Check(d_->StreamSynchronize(stream_), "cuStreamSynchronize", where);
 }
 
-absl::StatusOr<bool> GemmRunner::RunInto(GemmCall call, int d_bytes, const std::string& where) {
+absl::StatusOr<bool> GemmRunner::RunInto(GemmCall call, const std::string& where) {
   const double flops = 2.0 * static_cast<double>(call.batch) * static_cast<double>(call.m) *
                        static_cast<double>(call.n) * static_cast<double>(call.k);
-  if (!options_.pad_d || call.batch != 1 || call.c != 0 || (call.n * d_bytes) % 16 == 0 ||
-      flops < CublasGemm::kTuneMinFlops) {
+  const bool half = call.dtype == proto::FLOAT16 || call.dtype == proto::BFLOAT16;
+  const bool widen = call.d_dtype == proto::FLOAT32 && half;
+  auto w = widen_.find(call.dtype);
+  if (!options_.pad_d || !half || call.batch != 1 || call.c != 0 || call.n % 8 == 0 ||
+      flops < CublasGemm::kTuneMinFlops || (widen && w == widen_.end()) ||
+      !(widen || call.d_dtype == proto::DTYPE_UNSPECIFIED || call.d_dtype == call.dtype)) {
     return gemm_->Run(call, stream_, where);
   }
-  const int64_t ld = PaddedColumns(call.n, d_bytes);
-  const size_t bytes = static_cast<size_t>(call.m * ld * d_bytes);
+  // The GEMM's own dtype into rows of PaddedColumns(n), then to D (gemm_runner.h).
+  const int64_t ld = PaddedColumns(call.n, 2);
+  const size_t bytes = static_cast<size_t>(call.m * ld * 2);
   if (bytes > scratch_bytes_) {
     absl::StatusOr<CUdeviceptr> s = Alloc(bytes, absl::StrCat(where, ": the padded GEMM output"));
     if (!s.ok()) return s.status();
@@ -169,13 +181,30 @@ absl::StatusOr<bool> GemmRunner::RunInto(GemmCall call, int d_bytes, const std::
   const CUdeviceptr d = call.d;
   call.d = scratch_;
   call.ldd = ld;
+  call.d_dtype = proto::DTYPE_UNSPECIFIED;
   absl::StatusOr<bool> ran = gemm_->Run(call, stream_, where);
   if (!ran.ok() || !*ran) return ran;
+  if (widen) {
+    CUdeviceptr src = scratch_;
+    long long pitch = ld, rows = call.m, cols = call.n;
+    void* args[] = {&src, &pitch, const_cast<CUdeviceptr*>(&d), &rows, &cols};
+    const unsigned grid_y = static_cast<unsigned>(std::min<int64_t>(call.m, 65535));
+    const std::string name =
+        GemmWidenRowsSymbol(call.dtype == proto::FLOAT16 ? "f16" : "bf16");
+    if (absl::Status s = d_->Check(d_->LaunchKernel(w->second, GemmWidenRowsBlocksX(cols), grid_y, 1,
+                                                    kCudaBlockThreads, 1, 1, 0, stream_, args,
+                                                    nullptr),
+                                   "cuLaunchKernel", absl::StrCat(where, " (", name, ")"));
+        !s.ok()) {
+      return s;
+    }
+    return true;
+  }
   CudaMemcpy2D copy;
   copy.src_device = scratch_;
-  copy.src_pitch = static_cast<size_t>(ld * d_bytes);
+  copy.src_pitch = static_cast<size_t>(ld * 2);
   copy.dst_device = d;
-  copy.dst_pitch = static_cast<size_t>(call.n * d_bytes);
+  copy.dst_pitch = static_cast<size_t>(call.n * 2);
   copy.width_bytes = copy.dst_pitch;
   copy.height = static_cast<size_t>(call.m);
   if (absl::Status s = d_->Check(d_->Memcpy2DAsync(&copy, stream_), "cuMemcpy2DAsync", where);
@@ -222,12 +251,11 @@ absl::StatusOr<std::optional<bool>> GemmRunner::Run(
     call.b_transposed = kept->second.transposed;
     call.ldb = kept->second.ld;
   }
-  const int eb = ElementBytes(p.dtype);
   if (p.forward_kernel != 0 && !overlaps(p.forward_d, p.a) && !overlaps(p.forward_d, p.b)) {
     GemmCall fwd = call;  // writes the copy's output (gemm_plan.h's forwarding)
     fwd.d = address[p.forward_d];
     fwd.d_dtype = p.forward_dtype;
-    absl::StatusOr<bool> ran = RunInto(fwd, ElementBytes(p.forward_dtype), where);
+    absl::StatusOr<bool> ran = RunInto(fwd, where);
     if (!ran.ok()) return ran.status();
     if (*ran) return forwarded_.insert(p.forward_kernel), true;
   }
@@ -240,12 +268,12 @@ absl::StatusOr<std::optional<bool>> GemmRunner::Run(
     fused.c = p.c != 0 ? address[p.c] : 0;
     fused.bias = p.bias != 0 ? address[p.bias] : 0;
     fused.relu = p.relu;
-    absl::StatusOr<bool> ran = RunInto(fused, eb, where);
+    absl::StatusOr<bool> ran = RunInto(fused, where);
     if (!ran.ok()) return ran.status();
     if (*ran) return true;
   }
   call.d = address[p.out];
-  absl::StatusOr<bool> ran = RunInto(call, eb, where);
+  absl::StatusOr<bool> ran = RunInto(call, where);
   if (!ran.ok()) return ran.status();
   if (!*ran) return std::nullopt;
   return false;

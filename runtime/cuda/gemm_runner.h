@@ -9,10 +9,15 @@
 //      dtypes, overlapping operands, no algorithm).
 // Leading dimensions (GPT-2's LM head: N = 50257): cuBLASLt's fast Hopper kernels need every
 // row to start on 16 bytes. A constant B whose rows do not is kept a second time in a layout
-// whose rows do (transposed for f32 / f64, padded for f16 / bf16: gemm_plan.h); a large GEMM
-// whose output rows do not is written into a scratch matrix with padded rows and copied into
-// the output by one pitched copy (cuMemcpy2DAsync). On an H200, torch's own bf16 mm of that
-// shape takes 3.36 ms with N = 50257 and 0.45 ms with N padded to 50264.
+// whose rows do (transposed for f32 / f64, padded for f16 / bf16: gemm_plan.h); a large f16 /
+// bf16 GEMM whose output rows do not is written in its own dtype into a scratch matrix with
+// padded rows, then copied into the output by one pitched copy (cuMemcpy2DAsync) or, when the
+// output is f32 (forwarding), widened into it by the module's GemmWidenRowsSymbol kernel. On an
+// H200, torch's own bf16 mm of that shape takes 3.36 ms with N = 50257 and 0.45 ms with N
+// padded to 50264; an f32 D gained nothing from padded rows (H100: 6.17 -> 7.18 ms with the
+// copy), so f32 GEMMs write their output directly. Both paddings are off by default: the
+// padded B alone, with the f32 output forwarded, was slower (H100, GPT-2 bf16's LM head 2.54 ->
+// 2.75 ms), and the bf16 scratch with the widening kernel has not run on a GPU yet.
 // Not an API: used by executable.cc.
 #ifndef COIL_RUNTIME_CUDA_GEMM_RUNNER_H_
 #define COIL_RUNTIME_CUDA_GEMM_RUNNER_H_
@@ -40,8 +45,8 @@ struct GemmRunnerOptions {
   size_t workspace_bytes = size_t{32} << 20;
   int forward = 2;            // gemm_plan.h's forwarding: 0 never, 1 same dtype, 2 widenings too
   bool transpose_b = true;    // the transposed copy of a misaligned constant f32 / f64 B
-  bool pad_b = true;          // the padded copy of a misaligned constant B otherwise
-  bool pad_d = true;          // large GEMMs with misaligned output rows through a padded scratch
+  bool pad_b = false;         // the padded copy of a misaligned constant B otherwise
+  bool pad_d = false;         // large half GEMMs with misaligned output rows: a padded scratch
   int tune = 1;               // cuBLASLt candidates timed per large problem (gemm.h)
 };
 
@@ -55,7 +60,7 @@ class GemmRunner {
   static absl::StatusOr<std::unique_ptr<GemmRunner>> Create(
       const CudaDriver* d, const proto::Schedule& schedule, const Graph& graph,
       const std::string& external_data_dir,
-      const absl::flat_hash_map<int, CUdeviceptr>& constants, CUstream stream,
+      const absl::flat_hash_map<int, CUdeviceptr>& constants, CUmodule module, CUstream stream,
       const GemmRunnerOptions& options);
   ~GemmRunner();
 
@@ -84,9 +89,10 @@ class GemmRunner {
   // Makes the kept copy of plan `p`'s misaligned constant B.
   absl::Status KeepAlignedB(const GemmPlan& p, const proto::Buffer& b, const Graph& graph,
                             const std::string& external_data_dir, CUdeviceptr uploaded);
-  // Runs `call` (D at `call.d`, `n` columns of `d_bytes`-byte elements), through the padded
-  // scratch when its rows are misaligned and the problem is large (pad_d).
-  absl::StatusOr<bool> RunInto(GemmCall call, int d_bytes, const std::string& where);
+  // Runs `call`, through the padded scratch when it is a large f16 / bf16 GEMM whose output rows
+  // are misaligned (pad_d): the GEMM's dtype into the scratch, then a pitched copy into D, or
+  // the module's widening kernel when D is f32 (gemm_plan.h's forwarding).
+  absl::StatusOr<bool> RunInto(GemmCall call, const std::string& where);
   absl::StatusOr<CUdeviceptr> Alloc(size_t bytes, const std::string& where);
 
   const CudaDriver* d_ = nullptr;
@@ -101,6 +107,7 @@ class GemmRunner {
     bool transposed = false;
   };
   absl::flat_hash_map<int, AlignedB> aligned_b_;
+  absl::flat_hash_map<int, CUfunction> widen_;  // proto::DType -> GemmWidenRowsSymbol's kernel
   absl::flat_hash_set<int> forwarded_;  // copy kernels a GEMM wrote the output of, this run
   std::unique_ptr<CublasGemm> gemm_;
   CUdeviceptr workspace_ = 0;

@@ -106,6 +106,23 @@ inline int64_t CudaGridFor(int rows_per_block, int64_t count, int items_per_thre
 // bias round twice where the reference rounds once). Block kCudaBlockThreads, grid CudaGridFor(0, total), grid-stride.
 inline std::string ConvBiasSymbol(const std::string& dtype) { return "coil_conv_bias_" + dtype; }
 
+// The GEMM row widening kernels (runtime/cuda/gemm_runner.h): a module whose Schedule has an
+// EXTERN aten.mm of f16 / bf16 carries, for dtype in {f16, bf16},
+//
+//   __global__ void coil_gemm_widen_rows_<dtype>(const unsigned short* src,
+//       long long src_pitch, float* dst, long long rows, long long cols);
+//
+// dst[r * cols + c] = float(src[r * src_pitch + c]) for r < rows, c < cols: a GEMM's result
+// written with padded rows (src_pitch elements) widened into a dense f32 output. Block
+// kCudaBlockThreads, grid (GemmWidenRowsBlocksX(cols), min(rows, 65535)), grid-strided.
+inline std::string GemmWidenRowsSymbol(const std::string& dtype) {
+  return "coil_gemm_widen_rows_" + dtype;
+}
+inline unsigned GemmWidenRowsBlocksX(long long cols) {
+  const long long b = (cols + kCudaBlockThreads - 1) / kCudaBlockThreads;
+  return static_cast<unsigned>(b < 1 ? 1 : b > 1024 ? 1024 : b);
+}
+
 
 // Fused attention (EXTERN aten.scaled_dot_product_attention; runtime/cuda/attention_plan.h): a
 // module with such a kernel carries, for each (dtype, head dim D) its plans need,

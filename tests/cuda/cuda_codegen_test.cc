@@ -87,6 +87,28 @@ TEST(CudaCodegenTest, EveryTestGraphCompilesWithNvrtc) {
   }
 }
 
+// A module with an f16 / bf16 aten.mm carries the row widening kernels the GEMM runner uses
+// after writing a result with padded rows (kernel_abi.h's GemmWidenRowsSymbol), compiled by
+// NVRTC into image 0; an f32 mm's module does not.
+TEST(CudaCodegenTest, HalfPrecisionMmModulesCarryTheRowWideningKernels) {
+  for (const char* t : {"bf16", "f32"}) {
+    absl::StatusOr<proto::KernelModule> m = Generate(absl::StrCat(R"(graph @g(%0 "x": f32[batch, 64], %1 "w": f32[64, 33]) {
+  symbol batch min 1 max 0 hint 2
+  %2: )", t, R"([batch, 64] = aten.to_dtype(%0) {dtype = )", t, R"(}
+  %3: )", t, R"([64, 33] = aten.to_dtype(%1) {dtype = )", t, R"(}
+  %4: )", t, R"([batch, 33] = aten.mm(%2, %3)
+  %5: f32[batch, 33] = aten.to_dtype(%4) {dtype = f32}
+  return %5
+})"));
+    ASSERT_TRUE(m.ok()) << m.status();
+    const bool half = std::string(t) == "bf16";
+    for (const char* d : {"f16", "bf16"}) {
+      EXPECT_EQ(absl::StrContains(m->ptx(), absl::StrCat(".entry ", cuda::GemmWidenRowsSymbol(d))), half)
+          << t << " mm, " << d << " kernel";
+    }
+  }
+}
+
 // The ONNX exporter's scalar constants (one-element constants: 1.25, 0.5, sqrt(2), ...) are
 // literals in the kernels, not loads of one-element buffers; bf16 vectors are converted from
 // their 32-bit words and stored in pairs rounded by one cvt, a scalar bf16 store of a bf16 value

@@ -74,14 +74,16 @@ struct Compiled {
   std::unique_ptr<driver::Executable> exe;
 };
 
-// gemm_tune: CudaExecutableOptions::gemm_tune (cuBLASLt candidates timed per large GEMM).
-std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1) {
+// gemm_tune: CudaExecutableOptions::gemm_tune (cuBLASLt candidates timed per large GEMM);
+// gemm_padding: its gemm_pad_b and gemm_pad_d (gemm_runner.h's padded rows).
+std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1, bool gemm_padding = false) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return nullptr;
   driver::CudaBackendOptions cuda;
   cuda.runtime.sync_each_kernel = true;
   cuda.runtime.gemm_tune = gemm_tune;
+  cuda.runtime.gemm_pad_b = cuda.runtime.gemm_pad_d = gemm_padding;
   driver::DriverOptions options;
   options.backend = driver::CudaBackend(cuda);
   options.cache = nullptr;
@@ -277,12 +279,12 @@ TEST(CudaGpuTest, GemmsRunOnCublasLtAndMatchTheScheduleInterpreter) {
 // GPT-2's LM head (gemm_plan.h): x [batch, 4, 64] times a constant [64, 33] whose rows are not
 // 16-byte aligned, the result a graph output: cuBLASLt writes the output itself (the reshape
 // copy, or the bf16 -> f32 convert, is not launched); in f32 it reads the transposed copy of
-// the constant.
+// the constant, in bf16 with gemm_padding the copy with padded rows (gemm_runner.h).
 // f32 within the GEMM tolerance; bf16 operands with the f32 output unrounded, so within bf16's
 // rounding of the interpreter's bf16 result.
 TEST(CudaGpuTest, LmHeadGemmWritesTheGraphOutput) {
   REQUIRE_GPU();
-  for (bool bf16 : {false, true}) {
+  for (bool bf16 : {false, true}) for (bool padding : {false, true}) {
     std::string hex;
     for (int i = 0; i < 64 * 33; ++i) {
       const float v = static_cast<float>(i * 7 % 13 - 6) / 8;
@@ -299,7 +301,7 @@ TEST(CudaGpuTest, LmHeadGemmWritesTheGraphOutput) {
   %3: )", t, R"([batch, 4, 33] = aten.matmul(%2, %1)
   %4: f32[batch, 4, 33] = aten.to_dtype(%3) {dtype = f32}
   return %4
-})"));
+})"), 1, padding);
     ASSERT_NE(c, nullptr);
     cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
     ASSERT_NE(exe, nullptr);
@@ -310,7 +312,7 @@ TEST(CudaGpuTest, LmHeadGemmWritesTheGraphOutput) {
       absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
       ASSERT_TRUE(got.ok()) << got.status();
       ASSERT_EQ(got->size(), 1u);
-      const std::string what = absl::StrCat(t, " batch ", batch);
+      const std::string what = absl::StrCat(t, " batch ", batch, padding ? " padded" : "");
       if (!bf16) {
         ExpectGemmClose((*want)[0], (*got)[0], what);
       } else {
@@ -322,22 +324,23 @@ TEST(CudaGpuTest, LmHeadGemmWritesTheGraphOutput) {
   }
 }
 
-// A GEMM of at least a GFLOP whose output rows are not 16-byte aligned (N = 1001: 4004 bytes of
-// f32, 2002 of bf16) runs into a scratch matrix with padded rows, then one pitched copy into the
-// output (gemm_runner.h); smaller ones write the output directly. Both against the
-// interpreter, for the plain GEMM (f32) and the forwarded one (bf16 logits widened to f32).
+// A bf16 GEMM of at least a GFLOP whose output rows are not 16-byte aligned (N = 1001: 2002
+// bytes a row) runs into a scratch matrix with padded rows (gemm_runner.h), then one pitched
+// copy into a bf16 output, or the module's widening kernel into the f32 output it is forwarded
+// to; smaller ones, and f32 ones (4004 bytes a row), write their output directly. Each against
+// the interpreter.
 TEST(CudaGpuTest, MisalignedOutputRowsMatchTheScheduleInterpreter) {
   REQUIRE_GPU();
-  for (bool bf16 : {false, true}) {
-    const std::string t = bf16 ? "bf16" : "f32";
+  for (const auto& [t, out] : {std::pair{"f32", "f32"}, std::pair{"bf16", "f32"}, std::pair{"bf16", "bf16"}})
+  for (bool padding : {true, false}) {
+    const std::string widened = absl::StrCat("f32[batch, 1001] = aten.to_dtype(%4) {dtype = f32}");
     std::unique_ptr<Compiled> c = Compile(absl::StrCat(R"(graph @g(%0 "x": f32[batch, 512], %1 "w": f32[512, 1001]) {
   symbol batch min 1 max 0 hint 2
   %2: )", t, R"([batch, 512] = aten.to_dtype(%0) {dtype = )", t, R"(}
   %3: )", t, R"([512, 1001] = aten.to_dtype(%1) {dtype = )", t, R"(}
   %4: )", t, R"([batch, 1001] = aten.mm(%2, %3)
-  %5: f32[batch, 1001] = aten.to_dtype(%4) {dtype = f32}
-  return %5
-})"));
+  )", std::string(out) == t ? "return %4" : absl::StrCat("%5: ", widened, "\n  return %5"), R"(
+})"), 1, padding);
     ASSERT_NE(c, nullptr);
     cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
     ASSERT_NE(exe, nullptr);
@@ -347,15 +350,15 @@ TEST(CudaGpuTest, MisalignedOutputRowsMatchTheScheduleInterpreter) {
       ASSERT_TRUE(want.ok()) << want.status();
       absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(inputs);
       ASSERT_TRUE(got.ok()) << got.status();
-      const std::string what = absl::StrCat(t, " batch ", batch);
-      if (!bf16) {
+      const std::string what = absl::StrCat(t, " -> ", out, " batch ", batch, padding ? " padded" : "");
+      if (std::string(t) == "f32") {
         ExpectGemmClose((*want)[0], (*got)[0], what);
       } else {
         test_kit::ExpectClose((*want)[0], (*got)[0], {.abs = 3e-2, .rel = 8e-3}, what);
       }
     }
     const cuda::CudaExecutable::GemmCounts n = exe->gemm_counts();
-    EXPECT_EQ(n.host, 0) << t << ": every GEMM ran on the GPU";
+    EXPECT_EQ(n.host, 0) << t << " -> " << out << ": every GEMM ran on the GPU";
   }
 }
 
