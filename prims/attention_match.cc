@@ -10,8 +10,11 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "ir/attribute.h"
+#include "ir/op_registry.h"
 
 namespace coil::prims {
 namespace {
@@ -65,21 +68,105 @@ std::optional<double> ScalarConstant(const Value* v) {
   return std::nullopt;
 }
 
-// A constant bool [L, L] that is true exactly above the diagonal (j > i): a causal mask's
-// masked_fill condition, which the op's is_causal says without a mask.
-bool IsCausalCondition(const Value* v) {
-  const TensorType& t = v->type();
-  if (v->kind() != Value::Kind::kConstant || t.dtype != proto::BOOL || t.rank() != 2) return false;
-  std::optional<int64_t> l = t.shape[0].AsConstant(), s = t.shape[1].AsConstant();
-  if (!l.has_value() || !s.has_value() || *l != *s) return false;
-  const ConstantData& c = v->constant();
-  if (c.is_external() || static_cast<int64_t>(c.raw.size()) != *l * *s) return false;
-  for (int64_t i = 0; i < *l; ++i) {
-    for (int64_t j = 0; j < *s; ++j) {
-      if ((c.raw[i * *s + j] != 0) != (j > i)) return false;
+// Whether `raw` (bool [l, l]) is true exactly above the diagonal (j > i).
+bool IsCausalBytes(const std::string& raw, int64_t l) {
+  if (static_cast<int64_t>(raw.size()) != l * l) return false;
+  for (int64_t i = 0; i < l; ++i) {
+    for (int64_t j = 0; j < l; ++j) {
+      if ((raw[i * l + j] != 0) != (j > i)) return false;
     }
   }
   return true;
+}
+
+// Conditions computed at compile time are at most this many elements and nodes.
+constexpr int64_t kMaxEvaluatedElements = int64_t{1} << 24;
+constexpr size_t kMaxEvaluatedNodes = 64;
+
+bool IsStaticAttr(const Attribute& a) {
+  if (const SymExpr* e = std::get_if<SymExpr>(&a)) return e->is_constant();
+  if (const SymList* l = std::get_if<SymList>(&a)) {
+    return std::all_of(l->begin(), l->end(), [](const SymExpr& e) { return e.is_constant(); });
+  }
+  return true;
+}
+
+// A node whose value a compile-time evaluation may compute: pure (writes nothing, draws no
+// random numbers), static attributes and output shapes.
+bool IsPureStaticNode(const Node& n) {
+  for (const char* random : {"rand", "bernoulli", "dropout", "normal", "uniform", "multinomial",
+                             "rrelu", "philox"}) {
+    if (n.op().find(random) != std::string::npos) return false;
+  }
+  if (n.op() == "prims.copy_to") return false;
+  const OpSchema* schema = OpRegistry::Global().Find(n.op());
+  if (schema == nullptr || schema->mutated_input >= 0) return false;
+  for (const auto& [name, a] : n.attrs()) {
+    if (!IsStaticAttr(a)) return false;
+  }
+  for (const Value* out : n.outputs()) {
+    if (!out->type().StaticShape().has_value()) return false;
+  }
+  return true;
+}
+
+// The bytes of `v` when no graph input reaches it (a causal buffer sliced to the sequence, a
+// Trilu of ones compared with 0, an iota comparison): the nodes that compute it, copied into a
+// graph of their own and run by `evaluate`; nullopt when an input reaches it, a node is not
+// pure and static, it is too large, or the evaluation fails.
+std::optional<std::string> EvaluatedBytes(const Graph& g, const Value* v,
+                                          const ConstantEvaluator& evaluate) {
+  if (!evaluate || v->producer() == nullptr) return std::nullopt;
+  absl::flat_hash_set<const Node*> needed;
+  std::vector<const Value*> stack = {v};
+  while (!stack.empty()) {
+    const Value* x = stack.back();
+    stack.pop_back();
+    if (x->kind() == Value::Kind::kConstant) continue;
+    const Node* n = x->producer();
+    if (n == nullptr) return std::nullopt;  // a graph input
+    if (!needed.insert(n).second) continue;
+    if (needed.size() > kMaxEvaluatedNodes || !IsPureStaticNode(*n)) return std::nullopt;
+    for (const Value* in : n->inputs()) stack.push_back(in);
+  }
+  Graph sub("attention_condition");
+  absl::flat_hash_map<const Value*, Value*> map;
+  for (const Node* n : g.nodes()) {  // graph order: producers first
+    if (!needed.contains(n)) continue;
+    std::vector<Value*> inputs;
+    for (Value* in : n->inputs()) {
+      auto it = map.find(in);
+      if (it == map.end()) {
+        it = map.emplace(in, sub.AddConstant(in->type(), in->constant(), in->name())).first;
+      }
+      inputs.push_back(it->second);
+    }
+    std::vector<TensorType> types;
+    for (const Value* out : n->outputs()) types.push_back(out->type());
+    Node* copy = sub.AddNode(n->op(), std::move(inputs), n->attrs(), std::move(types));
+    for (int i = 0; i < n->num_outputs(); ++i) map[n->output(i)] = copy->output(i);
+  }
+  sub.SetOutputs({map.at(v)});
+  absl::StatusOr<std::vector<ConstantData>> values = evaluate(sub);
+  if (!values.ok() || values->size() != 1 || (*values)[0].is_external()) return std::nullopt;
+  return (*values)[0].raw;
+}
+
+// A bool [L, L] that is true exactly above the diagonal (j > i): a causal mask's masked_fill
+// condition, which the op's is_causal says without a mask. A constant, or computed from
+// constants only (then `evaluate` computes it).
+bool IsCausalCondition(const Graph& g, const Value* v, const ConstantEvaluator& evaluate) {
+  const TensorType& t = v->type();
+  if (t.dtype != proto::BOOL || t.rank() != 2) return false;
+  std::optional<int64_t> l = t.shape[0].AsConstant(), s = t.shape[1].AsConstant();
+  if (!l.has_value() || !s.has_value() || *l != *s || *l * *s > kMaxEvaluatedElements) {
+    return false;
+  }
+  if (v->kind() == Value::Kind::kConstant) {
+    return !v->constant().is_external() && IsCausalBytes(v->constant().raw, *l);
+  }
+  std::optional<std::string> raw = EvaluatedBytes(g, v, evaluate);
+  return raw.has_value() && IsCausalBytes(*raw, *l);
 }
 
 bool IsNegInfConstant(const Value* v) {
@@ -109,7 +196,8 @@ bool IsAttentionDType(DType t) {
   return t == proto::FLOAT32 || t == proto::FLOAT16 || t == proto::BFLOAT16;
 }
 
-bool MatchAt(Graph& g, Node* out_mm, const AttentionFilter& keep) {
+bool MatchAt(Graph& g, Node* out_mm, const AttentionFilter& keep,
+             const ConstantEvaluator& evaluate) {
   if (out_mm->num_inputs() != 2) return false;
   Value* p = out_mm->input(0);
   Value* v = out_mm->input(1);
@@ -168,7 +256,7 @@ bool MatchAt(Graph& g, Node* out_mm, const AttentionFilter& keep) {
   TensorType kt_t = kt->type();
   TensorType k_t(kt_t.dtype, kt_t.shape, kt_t.device);
   std::swap(k_t.shape[rank - 2], k_t.shape[rank - 1]);
-  const bool causal = cond != nullptr && IsCausalCondition(cond) &&
+  const bool causal = cond != nullptr && IsCausalCondition(g, cond, evaluate) &&
                       q->type().shape[rank - 2] == cond->type().shape[0] &&
                       kt->type().shape[rank - 1] == cond->type().shape[1];
   const AttrMap attrs = {{"dropout_p", 0.0},       {"is_causal", causal},
@@ -201,7 +289,7 @@ bool MatchAt(Graph& g, Node* out_mm, const AttentionFilter& keep) {
 
 }  // namespace
 
-int MatchAttention(Graph& graph, const AttentionFilter& keep) {
+int MatchAttention(Graph& graph, const AttentionFilter& keep, const ConstantEvaluator& evaluate) {
   std::vector<Node*> candidates;
   for (Node* n : graph.nodes()) {
     if (n->op() == "aten.matmul") candidates.push_back(n);
@@ -210,7 +298,7 @@ int MatchAttention(Graph& graph, const AttentionFilter& keep) {
   // In topological order, a match's score matmul (removed by it) is visited before its output
   // matmul, so no candidate is visited after it is gone.
   for (Node* n : candidates) {
-    if (IsOp(n->input(0), "aten.softmax") && MatchAt(graph, n, keep)) ++matched;
+    if (IsOp(n->input(0), "aten.softmax") && MatchAt(graph, n, keep, evaluate)) ++matched;
   }
   return matched;
 }

@@ -5,8 +5,10 @@
 //   s = matmul(q, kt)            kt: [..., E, S] (K transposed; a transpose of it is made)
 //   s = div(s, c) | mul(s, c)    c: a one-element f32 constant (scale 1 / c or c); or q
 //                                and / or kt so scaled before the product (vit's export)
-//   s = where(cond, -inf, s)     optional (masked_fill): is_causal when cond is a constant
-//                                [L, L] true exactly above the diagonal, else the bool mask
+//   s = where(cond, -inf, s)     optional (masked_fill): is_causal when cond is a bool
+//                                [L, L] true exactly above the diagonal, a constant or
+//                                computed from constants only (a causal buffer sliced to the
+//                                sequence; `evaluate` computes it), else the bool mask
 //                                logical_not(cond)
 //   o = matmul(softmax(s, dim = last), v)
 //
@@ -20,6 +22,7 @@
 #include <functional>
 
 #include "absl/types/span.h"
+#include "ir/constant_evaluator.h"
 #include "ir/graph.h"
 
 namespace coil::prims {
@@ -29,8 +32,10 @@ namespace coil::prims {
 using AttentionFilter =
     std::function<bool(absl::Span<const TensorType> inputs, const AttrMap& attrs)>;
 
-// Rewrites every match; returns how many.
-int MatchAttention(Graph& graph, const AttentionFilter& keep = nullptr);
+// Rewrites every match; returns how many. `evaluate` (may be null: then only a constant
+// condition is recognized as causal) computes a condition that no graph input reaches.
+int MatchAttention(Graph& graph, const AttentionFilter& keep = nullptr,
+                   const ConstantEvaluator& evaluate = nullptr);
 
 }  // namespace coil::prims
 

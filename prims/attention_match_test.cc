@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
+#include "runtime/constant_evaluator.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
 
@@ -58,6 +59,41 @@ constexpr char kGptCausal[] = R"(graph @gpt(%0 "q": f32[2, 3, 5, 8], %1 "kt": f3
   %10: f32[2, 3, 5, 4] = aten.matmul(%9, %2)
   return %10
 })";
+
+// GPT-2 as the bench's model exports it: the causal condition computed in the graph, the
+// logical_not of a registered tril buffer [8, 8] sliced to the sequence (5).
+constexpr char kGptSlicedBuffer[] = R"(graph @gpt(%0 "q": f32[2, 3, 5, 8], %1 "kt": f32[2, 3, 8, 5], %2 "v": f32[2, 3, 5, 4]) {
+  %3 "causal": bool[8, 8] = constant dense "01000000000000000101000000000000010101000000000001010101000000000101010101000000010101010101000001010101010101000101010101010101"
+  %4 "c": f32[] = constant dense "00008040"
+  %5 "ninf": f32[] = constant dense "000080ff"
+  %6: bool[5, 8] = aten.slice(%3) {dim = 0, start = 0, end = 5, step = 1}
+  %7: bool[5, 5] = aten.slice(%6) {dim = 1, start = 0, end = 5, step = 1}
+  %8: bool[5, 5] = aten.logical_not(%7)
+  %9: f32[2, 3, 5, 5] = aten.matmul(%0, %1)
+  %10: f32[2, 3, 5, 5] = aten.div(%9, %4) {rounding_mode = ""}
+  %11: f32[2, 3, 5, 5] = aten.where(%8, %5, %10)
+  %12: f32[2, 3, 5, 5] = aten.softmax(%11) {dim = 3, dtype = none}
+  %13: f32[2, 3, 5, 4] = aten.matmul(%12, %2)
+  return %13
+})";
+
+// The condition from index comparisons (arange, no constant at all): key index OP query index.
+std::string GptArange(const std::string& op) {
+  return R"(graph @gpt(%0 "q": f32[2, 3, 5, 8], %1 "kt": f32[2, 3, 8, 5], %2 "v": f32[2, 3, 5, 4]) {
+  %3 "c": f32[] = constant dense "00008040"
+  %4 "ninf": f32[] = constant dense "000080ff"
+  %5: i64[5] = aten.arange() {start = 0, end = 5, step = 1, dtype = i64, has_dtype = true}
+  %6: i64[5, 1] = aten.unsqueeze(%5) {dim = 1}
+  %7: i64[1, 5] = aten.unsqueeze(%5) {dim = 0}
+  %8: bool[5, 5] = aten.)" + op + R"((%7, %6)
+  %9: f32[2, 3, 5, 5] = aten.matmul(%0, %1)
+  %10: f32[2, 3, 5, 5] = aten.div(%9, %3) {rounding_mode = ""}
+  %11: f32[2, 3, 5, 5] = aten.where(%8, %4, %10)
+  %12: f32[2, 3, 5, 5] = aten.softmax(%11) {dim = 3, dtype = none}
+  %13: f32[2, 3, 5, 4] = aten.matmul(%12, %2)
+  return %13
+})";
+}
 
 // vit_b_16's export (torch 1.13's multi-head attention): q divided before the product, rank 3;
 // and the TorchScript exporter's attention, q and K^T each multiplied by sqrt(scale).
@@ -126,9 +162,10 @@ std::vector<HostTensor> Inputs(const Graph& g, int64_t seq) {
   return in;
 }
 
-void ExpectSameValues(const char* text, int expected_matches) {
+void ExpectSameValues(const char* text, int expected_matches,
+                      const ConstantEvaluator& evaluate = nullptr) {
   Graph before = Parse(text), after = Parse(text);
-  EXPECT_EQ(MatchAttention(after), expected_matches);
+  EXPECT_EQ(MatchAttention(after, nullptr, evaluate), expected_matches);
   absl::Status v = Verify(after);
   ASSERT_TRUE(v.ok()) << v;
   EXPECT_EQ(Count(after, "aten.scaled_dot_product_attention"), expected_matches);
@@ -164,6 +201,49 @@ TEST(AttentionMatchTest, ConstantCausalConditionBecomesIsCausal) {
     if (n->op() != "aten.scaled_dot_product_attention") continue;
     EXPECT_EQ(n->num_inputs(), 3) << "no mask input";
     EXPECT_TRUE(std::get<bool>(n->attrs().at("is_causal")));
+  }
+}
+
+// Whether the one attention op `g` has is causal (no mask input) or masked.
+void ExpectCausal(const Graph& g, bool causal) {
+  int found = 0;
+  for (const Node* n : g.nodes()) {
+    if (n->op() != "aten.scaled_dot_product_attention") continue;
+    ++found;
+    EXPECT_EQ(n->num_inputs(), causal ? 3 : 4);
+    EXPECT_EQ(std::get<bool>(n->attrs().at("is_causal")), causal);
+  }
+  EXPECT_EQ(found, 1);
+}
+
+// A condition only constants reach is computed at compile time by the injected evaluator (the
+// reference interpreter): the sliced buffer and `key index > query index` are causal; `>=`
+// (the diagonal masked too) stays a mask. Without an evaluator each stays a mask. Values as
+// the spelled-out graph's in every case.
+TEST(AttentionMatchTest, ComputedCausalConditionBecomesIsCausal) {
+  const ConstantEvaluator evaluate = ReferenceConstantEvaluator("");
+  const std::string gt = GptArange("gt"), ge = GptArange("ge");
+  for (const auto& [text, causal] : {std::pair{std::string(kGptSlicedBuffer), true},
+                                     std::pair{gt, true}, std::pair{ge, false}}) {
+    SCOPED_TRACE(text);
+    ExpectSameValues(text.c_str(), 1, evaluate);
+    Graph g = Parse(text.c_str());
+    ASSERT_EQ(MatchAttention(g, nullptr, evaluate), 1);
+    ExpectCausal(g, causal);
+    Graph plain = Parse(text.c_str());
+    ASSERT_EQ(MatchAttention(plain), 1);
+    ExpectCausal(plain, false);
+  }
+}
+
+// A condition a graph input reaches is never evaluated: it stays the mask.
+TEST(AttentionMatchTest, ConditionFromAnInputStaysAMask) {
+  Graph g = Parse(kGpt);
+  ASSERT_EQ(MatchAttention(g, nullptr, ReferenceConstantEvaluator("")), 1);
+  for (const Node* n : g.nodes()) {
+    if (n->op() == "aten.scaled_dot_product_attention") {
+      EXPECT_EQ(n->num_inputs(), 4);
+    }
   }
 }
 

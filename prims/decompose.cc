@@ -76,7 +76,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   // A backend that runs attention whole also gets the attention that ONNX exports spell out.
   if (std::find(options.keep.begin(), options.keep.end(), "aten.scaled_dot_product_attention") !=
       options.keep.end()) {
-    MatchAttention(graph, options.keep_attention);
+    MatchAttention(graph, options.keep_attention, options.evaluate_constants);
   }
   // Nothing to decompose: the graph's own prims (some added by functionalize after the
   // shape_guards pass) make their assumptions known the usual way.
@@ -174,8 +174,9 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
         std::find(options.keep.begin(), options.keep.end(),
                   "aten.scaled_dot_product_attention") != options.keep.end();
     p.Add("autocast", [precision = options.precision, attention,
-                       keep_attention = options.keep_attention](Graph& g) {
-      const bool matched = attention && MatchAttention(g, keep_attention) > 0;
+                       keep_attention = options.keep_attention,
+                       evaluate = options.evaluate_constants](Graph& g) {
+      const bool matched = attention && MatchAttention(g, keep_attention, evaluate) > 0;
       absl::StatusOr<bool> changed = Autocast(g, precision);
       if (!changed.ok()) return changed;
       return absl::StatusOr<bool>(*changed || matched);

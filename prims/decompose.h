@@ -30,6 +30,10 @@ struct DecomposeOptions {
   // With "aten.scaled_dot_product_attention" in `keep`: which attention calls stay whole (the
   // rest decompose; the attention matcher leaves the spelled-out ones alone). Null: all.
   AttentionFilter keep_attention;
+  // Computes an attention mask's condition that only constants reach, so that a causal one
+  // computed in the graph (an exporter's sliced buffer) becomes is_causal (attention_match.h).
+  // The compile driver injects the reference interpreter; null: only constant conditions.
+  ConstantEvaluator evaluate_constants;
   // kBF16: the pipeline runs the autocast pass (prims/autocast.h) after functionalize.
   Precision precision = Precision::kF32;
 };

@@ -456,6 +456,7 @@ prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
     if (std::find(d.keep.begin(), d.keep.end(), op) == d.keep.end()) d.keep.push_back(op);
   }
   if (!d.keep_attention) d.keep_attention = caps.keep_attention;
+  if (!d.evaluate_constants) d.evaluate_constants = ReferenceConstantEvaluator(o.external_data_dir);
   return d;
 }
 
