@@ -362,6 +362,17 @@ proto::Schedule ToProto(const Program& program, proto::Graph graph) {
     }
     p->set_extern_output(k.extern_output);
     for (const SymExpr& d : k.extern_output_shape) *p->add_extern_output_shape() = d.ToProto();
+    if (!k.extern_output_view.whole()) {
+      proto::ExternView* pv = p->mutable_extern_output_view();
+      *pv->mutable_offset() = k.extern_output_view.offset.ToProto();
+      for (const std::vector<ExternFactor>& dim : k.extern_output_view.dims) {
+        proto::ExternView::Dim* pd = pv->add_dims();
+        for (const ExternFactor& f : dim) {
+          *pd->add_sizes() = f.size.ToProto();
+          *pd->add_strides() = f.stride.ToProto();
+        }
+      }
+    }
     for (const auto& [name, value] : k.extern_attrs) {
       proto::NamedAttribute* a = p->add_extern_attrs();
       a->set_name(name);

@@ -100,6 +100,9 @@ struct Kernel {
   // The op's result shape where the output buffer is a reshape of it (schedule.proto); empty:
   // the buffer's shape.
   std::vector<SymExpr> extern_output_shape;
+  // The op's result written through this view of the output buffer (schedule.proto); whole():
+  // none.
+  ExternView extern_output_view;
   AttrMap extern_attrs;
   // Provenance.
   std::vector<int64_t> source_values;

@@ -47,7 +47,7 @@ absl::Status RunExtern(const proto::Kernel& k, absl::flat_hash_map<int, Buf>& bu
       return absl::UnimplementedError("jit_runner: extern input views (use CpuProgram)");
     }
   }
-  if (k.extern_output_shape_size() > 0) {
+  if (k.extern_output_shape_size() > 0 || k.extern_output_view().dims_size() > 0) {
     return absl::UnimplementedError("jit_runner: extern_output_shape (use CpuProgram)");
   }
   std::vector<HostTensor> args;

@@ -18,6 +18,7 @@
 //   reshape [4, 8, 16]:           {(2, 256), (2, 16)} {(8, 32)} {(16, 1)}
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <optional>
 #include <vector>
 
@@ -175,6 +176,91 @@ std::optional<ExternView> ViewStrided(const Node& node, const ExternView& in,
     return v;
   }
   return std::nullopt;  // prims.rev: negative strides, which libraries do not take
+}
+
+namespace {
+
+bool IsGraphOutput(const LowerContext& ctx, const Value* v) {
+  for (const Value* o : ctx.graph().outputs()) {
+    if (o == v) return true;
+  }
+  return false;
+}
+
+// The one reader of `v` when it is a reshape or a permute and `v` is no graph output.
+const Node* ViewReader(const LowerContext& ctx, const Value* v) {
+  if (v->users().size() != 1 || IsGraphOutput(ctx, v)) return nullptr;
+  const Node* n = v->users()[0];
+  if (n->num_outputs() != 1 || (n->op() != "prims.reshape" && n->op() != "prims.permute")) {
+    return nullptr;
+  }
+  return n;
+}
+
+// For a permute node (a -> b): b's dim j is a's dim dims[j].
+std::optional<std::vector<int64_t>> PermuteDims(const Node& n) {
+  absl::StatusOr<IntList> dims = GetInts(n.attrs(), "dims");
+  if (!dims.ok() || static_cast<int64_t>(dims->size()) != n.input(0)->type().rank()) {
+    return std::nullopt;
+  }
+  for (int64_t d : *dims) {
+    if (d < 0 || d >= static_cast<int64_t>(dims->size())) return std::nullopt;
+  }
+  return std::vector<int64_t>(dims->begin(), dims->end());
+}
+
+}  // namespace
+
+std::optional<ResultChain> ResultThroughViews(const LowerContext& ctx, const Value* out) {
+  ResultChain chain;
+  bool permuted = false;
+  const Value* v = out;
+  while (const Node* n = ViewReader(ctx, v)) {
+    if (n->op() == "prims.permute" && !PermuteDims(*n).has_value()) return std::nullopt;
+    permuted = permuted || n->op() == "prims.permute";
+    chain.nodes.push_back(n);
+    v = n->output(0);
+  }
+  if (!permuted || v->type().dtype != out->type().dtype) return std::nullopt;
+  chain.end = v;
+  // Back from the end's row-major buffer: each node's input as a view of the same buffer.
+  ExternView view = RowMajor(v->type().shape);
+  for (size_t i = chain.nodes.size(); i-- > 0;) {
+    const Node& n = *chain.nodes[i];
+    if (n.op() == "prims.reshape") {
+      std::optional<ExternView> in = Reshape(view, n.input(0)->type().shape, ctx.ranges());
+      if (!in.has_value()) return std::nullopt;
+      view = *std::move(in);
+    } else {
+      const std::vector<int64_t> dims = *PermuteDims(n);
+      ExternView in;
+      in.offset = view.offset;
+      in.dims.resize(dims.size());
+      for (size_t j = 0; j < dims.size(); ++j) in.dims[dims[j]] = view.dims[j];
+      view = std::move(in);
+    }
+  }
+  chain.view = std::move(view);
+  return chain;
+}
+
+void SetChainViews(LowerContext& ctx, const Value* out, const ResultChain& chain, int buffer) {
+  std::vector<SymExpr> index = IdentityIndex(chain.end->type().rank());
+  for (size_t i = chain.nodes.size(); i-- > 0;) {
+    const Node& n = *chain.nodes[i];
+    const Value* b = n.output(0);
+    ctx.SetView(b, View{buffer, index, std::nullopt});
+    const Value* a = n.input(0);
+    std::vector<SymExpr> at;  // b's index over a's variables
+    if (n.op() == "prims.reshape") {
+      at = ReshapeIndex(b->type().shape, a->type().shape, ctx.ranges());
+    } else {
+      const std::vector<int64_t> dims = *PermuteDims(n);
+      for (int64_t d : dims) at.push_back(LoopVar(static_cast<int>(d)));
+    }
+    index = Compose(View{buffer, index, std::nullopt}, at);
+  }
+  ctx.SetView(out, View{buffer, std::move(index), std::nullopt});
 }
 
 }  // namespace coil::inductor::lower_internal

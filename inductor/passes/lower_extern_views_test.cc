@@ -131,5 +131,31 @@ TEST(LowerExternViewsTest, SlicesAreViewsRevBroadcastAndHeadMergeAreCopies) {
   CheckAgainstReference(kMixed, s, {{{"n", 1}}, {{"n", 6}}});
 }
 
+// Attention's second bmm and the head merge into the output projection: the bmm writes the
+// merged `[b, s, 6]` buffer through strides, no copy.
+constexpr char kMerge[] = R"(graph @merge(%0 "p": f32[b, 2, s, s], %1 "v": f32[b, 2, s, 3], %2 "w": f32[6, 4]) {
+  symbol b min 1 max 0 hint 2
+  symbol s min 1 max 0 hint 5
+  %3: f32[b, 2, s, 3] = aten.matmul(%0, %1)
+  %4: f32[b, s, 2, 3] = aten.permute(%3) {dims = [0, 2, 1, 3]}
+  %5: f32[b, s, 6] = aten.reshape(%4) {shape = syms[b, s, 6]}
+  %6: f32[b, s, 4] = aten.matmul(%5, %2)
+  return %6
+})";
+
+TEST(LowerExternViewsTest, HeadMergeIsTheBmmsStridedResult) {
+  const proto::Schedule s = Build(kMerge, true);
+  int views = 0;
+  for (const proto::Kernel& k : s.kernels()) {
+    EXPECT_EQ(k.kind(), proto::Kernel::EXTERN) << k.name();
+    if (k.extern_op() == "aten.bmm") {
+      EXPECT_EQ(Describe(k.extern_output_view()), "b:6*s 2:3 | s:6 | 3:1");
+      ++views;
+    }
+  }
+  EXPECT_EQ(views, 1);
+  CheckAgainstReference(kMerge, s, {{{"b", 1}, {"s", 3}}, {{"b", 3}, {"s", 6}}});
+}
+
 }  // namespace
 }  // namespace coil::inductor

@@ -134,6 +134,19 @@ std::optional<ExternView> StridedOf(const LowerContext& ctx, const Value* v);
 // one (rev, a slice across merged dims, sizes the ranges cannot relate).
 std::optional<ExternView> ViewStrided(const Node& node, const ExternView& in,
                                       const SymRanges& ranges);
+// An extern's result `out` that reaches a value through a chain of single-reader reshapes and
+// permutes with at least one permute (attention's head merge): that value, the chain's nodes
+// (out's reader first), and `out` as a strided view of the value's row-major buffer; nullopt
+// when there is no such chain or its view is not one.
+struct ResultChain {
+  std::vector<const Node*> nodes;
+  const Value* end = nullptr;
+  ExternView view;
+};
+std::optional<ResultChain> ResultThroughViews(const LowerContext& ctx, const Value* out);
+// Gives every value of `chain` from `out` to its end a View into `buffer` (the end's identity),
+// so the chain's nodes lower to nothing.
+void SetChainViews(LowerContext& ctx, const Value* out, const ResultChain& chain, int buffer);
 
 // lower_ops.cc: elementwise prims, creation, random, pad, concat, gather,
 // copy_to.

@@ -56,6 +56,16 @@ bool MatmulReads(const ExternView& v) {
   return unit(rows) || unit(cols);
 }
 
+// What runtime/cpu's strided bmm writes: any batch factors, one factor for the rows, unit
+// stride along the columns, no broadcast.
+bool BmmWrites(const ExternView& v) {
+  if (v.dims.size() != 3 || !AllStridesPositive(v) || v.dims[1].size() > 1 ||
+      v.dims[2].size() > 1) {
+    return false;
+  }
+  return v.dims[2].empty() || v.dims[2][0].stride == SymExpr(1);
+}
+
 // The result of `out`'s one reader when that reader is a prims.reshape to another shape of the
 // same dtype and `out` is no graph output; else null.
 const Value* OnlyReshape(const LowerContext& ctx, const Value* out) {
@@ -168,6 +178,20 @@ absl::Status LowerExtern(LowerContext& ctx, const Node& node) {
   k.extern_attrs = node.attrs();
   k.extern_inputs = std::move(inputs);
   if (any_view) k.extern_input_views = std::move(views);
+  if (reads_views && node.op() == "aten.bmm") {
+    // The result reaches its reader through reshapes and permutes (attention's head merge,
+    // `[B*H, S, D] -> [B, S, H*D]`): the bmm writes that reader's buffer through strides.
+    std::optional<ResultChain> chain = ResultThroughViews(ctx, out);
+    if (chain.has_value() && BmmWrites(chain->view)) {
+      k.extern_output = ctx.NewBuffer(chain->end, proto::Buffer::INTERMEDIATE);
+      k.extern_output_view = chain->view;
+      k.ranges = chain->end->type().shape;
+      const int buf = k.extern_output;
+      ctx.AddKernel(std::move(k), "", &node);
+      SetChainViews(ctx, out, *chain, buf);
+      return absl::OkStatus();
+    }
+  }
   if (const Value* r = reads_views ? OnlyReshape(ctx, out) : nullptr) {
     // The result's one reader reshapes it (`[B*S, N] -> [B, S, N]` after a projection): the
     // output buffer takes the reshape's shape (the same bytes), so the reshape is no copy and a

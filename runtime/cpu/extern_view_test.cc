@@ -70,8 +70,10 @@ ExternTensor Viewed(std::vector<float>& buf, int64_t offset, std::vector<int64_t
   return t;
 }
 
-// Runs aten.mm (rank 2) or aten.bmm (rank 3) and compares with the float64 product.
-void Check(const std::string& op, const ExternTensor& x, const ExternTensor& y, int threads) {
+// Runs aten.mm (rank 2) or aten.bmm (rank 3) and compares with the float64 product; with
+// `out_view`, the result is written through it (into a buffer of as many elements).
+void Check(const std::string& op, const ExternTensor& x, const ExternTensor& y, int threads,
+           const Dims& out_view = {}) {
   const bool batched = op == "aten.bmm";
   const int64_t b = batched ? x.shape[0] : 1, m = x.shape[batched ? 1 : 0],
                 k = x.shape[batched ? 2 : 1], n = y.shape[batched ? 2 : 1];
@@ -80,9 +82,23 @@ void Check(const std::string& op, const ExternTensor& x, const ExternTensor& y, 
   o.dtype = proto::FLOAT32;
   o.shape = batched ? std::vector<int64_t>{b, m, n} : std::vector<int64_t>{m, n};
   o.data = reinterpret_cast<char*>(out.data());
+  o.view = out_view;
   std::vector<ExternTensor> in = {x, y};
   absl::Status s = RunExtern(op, ExternArgs{in, o, {}, threads});
   ASSERT_TRUE(s.ok()) << s;
+  if (!out_view.empty()) {  // read the result back through the view, row-major
+    std::vector<float> logical(out.size());
+    for (int64_t e = 0; e < static_cast<int64_t>(out.size()); ++e) {
+      std::vector<int64_t> idx(o.shape.size());
+      int64_t rest = e;
+      for (size_t d = idx.size(); d-- > 0;) {
+        idx[d] = rest % o.shape[d];
+        rest /= o.shape[d];
+      }
+      logical[e] = static_cast<float>(At(o, idx));
+    }
+    out = std::move(logical);
+  }
   for (int64_t bi = 0; bi < b; ++bi) {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
@@ -138,6 +154,22 @@ TEST(ExternViewTest, BmmReadsHeadSplitsAndTransposedKeys) {
     std::vector<float> pb = Random(B * H * S * S, 10);
     ExternTensor v = Viewed(kb, 1, {B * H, S, D}, {batch, {{S, H * D}}, {{D, 1}}});
     Check("aten.bmm", Viewed(pb, 0, {B * H, S, S}, {}), v, threads);
+  }
+}
+
+TEST(ExternViewTest, ResultsWrittenThroughViews) {
+  // The head merge: P [B*H, S, S] @ V's head split, written as [B, S, H*D] (dst strides).
+  const int64_t B = 2, S = 5, H = 3, D = 4;
+  const std::vector<ExternFactor> batch = {{B, S * H * D}, {H, D}};
+  for (int threads : {1, 3}) {
+    std::vector<float> pb = Random(B * H * S * S, 13), vb = Random(B * S * H * D, 14);
+    ExternTensor v = Viewed(vb, 0, {B * H, S, D}, {batch, {{S, H * D}}, {{D, 1}}});
+    Check("aten.bmm", Viewed(pb, 0, {B * H, S, S}, {}), v, threads,
+          {batch, {{S, H * D}}, {{D, 1}}});
+    // aten.mm does not write through strides: RunExtern computes it contiguous and scatters.
+    std::vector<float> xb = Random(6 * 4, 15), yb = Random(4 * 5, 16);
+    Check("aten.mm", Viewed(xb, 0, {6, 4}, {}), Viewed(yb, 0, {4, 5}, {}), threads,
+          {{{6, 1}}, {{5, 6}}});
   }
 }
 

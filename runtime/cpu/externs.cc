@@ -28,7 +28,7 @@ bool AnyView(const ExternArgs& args) {
   for (const ExternTensor& t : args.inputs) {
     if (!t.view.empty()) return true;
   }
-  return false;
+  return !args.output.view.empty();
 }
 
 }  // namespace
@@ -134,7 +134,12 @@ absl::Status RunReferenceExtern(absl::string_view op, const ExternArgs& args) {
                                             " for an output of ", out_type.ToString()));
   }
   const std::string bytes = r.Bytes();
-  if (!bytes.empty()) std::memcpy(args.output.data, bytes.data(), bytes.size());
+  if (bytes.empty()) return absl::OkStatus();
+  if (args.output.view.empty()) {
+    std::memcpy(args.output.data, bytes.data(), bytes.size());
+  } else {
+    ScatterView(bytes.data(), args.output);
+  }
   return absl::OkStatus();
 }
 
@@ -148,6 +153,7 @@ absl::Status RunExtern(absl::string_view op, const ExternArgs& args) {
   }
   if (viewed && impl != nullptr) {
     // Declined or not read: the implementation gets contiguous copies of the viewed inputs.
+    // A viewed output: the result into a contiguous copy, then written through the view.
     std::vector<std::vector<char>> copies;
     std::vector<ExternTensor> inputs(args.inputs.begin(), args.inputs.end());
     for (ExternTensor& t : inputs) {
@@ -157,8 +163,19 @@ absl::Status RunExtern(absl::string_view op, const ExternArgs& args) {
       t.data = copies.back().data();
       t.view.clear();
     }
-    return RunExtern(op, ExternArgs{inputs, args.output, args.attrs, args.num_threads,
-                                    args.state, args.pool});
+    ExternTensor output = args.output;
+    std::vector<char> result;
+    if (!output.view.empty()) {
+      result.resize(Bytes(output));
+      output.data = result.data();
+      output.view.clear();
+    }
+    absl::Status s = RunExtern(op, ExternArgs{inputs, output, args.attrs, args.num_threads,
+                                              args.state, args.pool});
+    if (s.ok() && !args.output.view.empty() && !result.empty()) {
+      ScatterView(result.data(), args.output);
+    }
+    return s;
   }
   return RunReferenceExtern(op, args);
 }

@@ -2,6 +2,7 @@
 #include "runtime/internal/schedule_extern.h"
 
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -34,16 +35,23 @@ absl::StatusOr<int64_t> Eval(const proto::SymExpr& p,
   return e->Evaluate(symbols);
 }
 
-// Input `i` read through its ExternView (schedule.proto): the operand's elements in row-major
-// order are the row-major digits of all its dims' factors in turn, each factor one digit.
-absl::StatusOr<HostTensor> ReadView(const BufferMem& b, const proto::ExternView& v, int i,
-                                    const absl::flat_hash_map<std::string, int64_t>& symbols) {
+struct ViewPositions {
+  std::vector<int64_t> shape;      // the operand's
+  std::vector<int64_t> positions;  // its elements' in the buffer, row-major
+};
+
+// `v` (schedule.proto's ExternView; `what` names it in errors) on buffer `b`: the operand's
+// elements in row-major order are the row-major digits of all its dims' factors in turn, each
+// factor one digit.
+absl::StatusOr<ViewPositions> Positions(const BufferMem& b, const proto::ExternView& v,
+                                        const std::string& what,
+                                        const absl::flat_hash_map<std::string, int64_t>& symbols) {
   absl::StatusOr<int64_t> offset = v.has_offset() ? Eval(v.offset(), symbols) : 0;
   if (!offset.ok()) return offset.status();
   std::vector<int64_t> shape, sizes, strides;
   for (const proto::ExternView::Dim& d : v.dims()) {
     if (d.sizes_size() != d.strides_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", i, "'s view: a dim has ",
+      return absl::InvalidArgumentError(absl::StrCat(what, ": a dim has ",
                                                      d.sizes_size(), " sizes and ",
                                                      d.strides_size(), " strides"));
     }
@@ -54,7 +62,7 @@ absl::StatusOr<HostTensor> ReadView(const BufferMem& b, const proto::ExternView&
       absl::StatusOr<int64_t> stride = Eval(d.strides(f), symbols);
       if (!stride.ok()) return stride.status();
       if (*size < 0 || *stride < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("input ", i, "'s view has size ", *size,
+        return absl::InvalidArgumentError(absl::StrCat(what, " has size ", *size,
                                                        " and stride ", *stride));
       }
       sizes.push_back(*size);
@@ -65,23 +73,37 @@ absl::StatusOr<HostTensor> ReadView(const BufferMem& b, const proto::ExternView&
   }
   int64_t numel = 1;
   for (int64_t n : shape) numel *= n;
-  std::string bytes(numel * b.elem_size, '\0');
+  ViewPositions out;
+  out.shape = shape;
+  out.positions.reserve(numel);
   std::vector<int64_t> digit(sizes.size(), 0);
   for (int64_t e = 0; e < numel; ++e) {
     int64_t pos = *offset;
     for (size_t f = 0; f < sizes.size(); ++f) pos += digit[f] * strides[f];
     if (pos < 0 || pos >= b.numel) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", i, "'s view reads element ", pos,
+      return absl::InvalidArgumentError(absl::StrCat(what, " reaches element ", pos,
                                                      " of buffer ", b.id, " ('", b.name,
                                                      "') of ", b.numel));
     }
-    std::memcpy(bytes.data() + e * b.elem_size, b.data + pos * b.elem_size, b.elem_size);
+    out.positions.push_back(pos);
     for (size_t f = sizes.size(); f-- > 0;) {
       if (++digit[f] < sizes[f]) break;
       digit[f] = 0;
     }
   }
-  return HostTensor::FromBytes(b.dtype, shape, std::move(bytes));
+  return out;
+}
+
+absl::StatusOr<HostTensor> ReadView(const BufferMem& b, const proto::ExternView& v, int i,
+                                    const absl::flat_hash_map<std::string, int64_t>& symbols) {
+  absl::StatusOr<ViewPositions> p = Positions(b, v, absl::StrCat("input ", i, "'s view"), symbols);
+  if (!p.ok()) return p.status();
+  std::string bytes(p->positions.size() * b.elem_size, '\0');
+  for (size_t e = 0; e < p->positions.size(); ++e) {
+    std::memcpy(bytes.data() + e * b.elem_size, b.data + p->positions[e] * b.elem_size,
+                b.elem_size);
+  }
+  return HostTensor::FromBytes(b.dtype, p->shape, std::move(bytes));
 }
 
 absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
@@ -156,6 +178,25 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
     }
     out_shape = std::move(shape);
   }
+  // The result written through a view of the buffer (extern_output_view): every element once.
+  std::optional<ViewPositions> out_view;
+  if (k.extern_output_view().dims_size() > 0) {
+    absl::StatusOr<ViewPositions> p = Positions(**out, k.extern_output_view(), "the output view",
+                                                symbols);
+    if (!p.ok()) return p.status();
+    std::vector<bool> seen((*out)->numel, false);
+    for (int64_t pos : p->positions) {
+      if (seen[pos] || cl->any()) {
+        return absl::InvalidArgumentError("the output view writes an element twice");
+      }
+      seen[pos] = true;
+    }
+    if (static_cast<int64_t>(p->positions.size()) != (*out)->numel) {
+      return absl::InvalidArgumentError("the output view does not cover its buffer");
+    }
+    out_shape = p->shape;
+    out_view = *std::move(p);
+  }
   const OpSchema* schema = OpRegistry::Global().Find(k.extern_op());
   if (schema == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", k.extern_op(), "'"));
@@ -182,14 +223,21 @@ absl::Status Run(const proto::Kernel& k, const std::vector<BufferMem*>& buffers,
   const HostTensor r = cl->output && !results->empty() && (*results)[0].rank() == 4
                            ? ToChannelsLastTensor((*results)[0])
                            : (*results)[0];
-  if (r.shape() != (k.extern_output_shape_size() > 0 ? out_shape : (*out)->shape) ||
-      r.dtype() != (*out)->dtype) {
+  const bool reshaped = k.extern_output_shape_size() > 0 || out_view.has_value();
+  if (r.shape() != (reshaped ? out_shape : (*out)->shape) || r.dtype() != (*out)->dtype) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the extern's result ", r.TypeString(), " does not match buffer ", (*out)->id, " ('",
         (*out)->name, "') of ", DTypeName((*out)->dtype), "[",
         absl::StrJoin((*out)->shape, ", "), "]"));
   }
   std::string bytes = r.Bytes();
+  if (out_view.has_value()) {
+    const int64_t elem = (*out)->elem_size;
+    for (size_t e = 0; e < out_view->positions.size(); ++e) {
+      std::memcpy((*out)->data + out_view->positions[e] * elem, bytes.data() + e * elem, elem);
+    }
+    return absl::OkStatus();
+  }
   if (!bytes.empty()) std::memcpy((*out)->data, bytes.data(), bytes.size());
   return absl::OkStatus();
 }

@@ -112,6 +112,7 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
     std::memset(out.data, 0, m * n * ElementSize(out.dtype));  // +0.0 in f32 and bf16 alike
     return true;
   }
+  if (!out.view.empty()) return false;  // a strided result: RunExtern writes it through
   if (!x.view.empty() || !y.view.empty()) return MmViewed(a);
   if (!types.f32()) return MmBf16(a, types);
   // A transposed operand (transposed_operand.h): sgemm reads it with 'T'.
@@ -184,7 +185,7 @@ absl::StatusOr<bool> Bmm(const ExternArgs& a) {
     std::memset(out.data, 0, b * m * n * ElementSize(out.dtype));
     return true;
   }
-  if (!x.view.empty() || !y.view.empty()) return BmmViewed(a);
+  if (!x.view.empty() || !y.view.empty() || !out.view.empty()) return BmmViewed(a);
   if (Dnnl() == nullptr) return false;
   const int threads = ThreadsFor(a, 2.0 * b * m * n * k);
   Api().omp_set_num_threads(threads);

@@ -6,7 +6,8 @@
 // aten.bmm: the batch dim may be several factors (the head split's B*H: strides S*H*D and D);
 // the operands' and the output's batch factors are refined to one common list of sizes, and
 // the call becomes one matmul primitive of rank 2 + that list's length over strided memory
-// descriptors (the output stays contiguous), f32 or bf16 (--precision bf16). Anything else
+// descriptors (the output too: the head merge's result written as [B, S, H*D]), f32 or bf16
+// (--precision bf16). Anything else
 // (a bf16 aten.mm, too many dims, no fast oneDNN implementation) declines: RunExtern then
 // gathers the views into copies.
 #include <algorithm>
@@ -140,14 +141,16 @@ absl::StatusOr<bool> BmmViewed(const ExternArgs& a) {
   const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
   PrimitiveTypes t;  // f32, or bf16 operands with a bf16 / f32 output (--precision bf16)
   if (!GetPrimitiveTypes(a, t)) return false;
-  if ((!x.view.empty() && x.view.size() != 3) || (!y.view.empty() && y.view.size() != 3)) {
+  if ((!x.view.empty() && x.view.size() != 3) || (!y.view.empty() && y.view.size() != 3) ||
+      (!out.view.empty() && out.view.size() != 3)) {
     return false;
   }
   const int64_t m = x.shape[1], k = x.shape[2], n = y.shape[2];
   std::vector<std::vector<ExternFactor>> xf = Factors3(x), yf = Factors3(y), of = Factors3(out);
   std::optional<int64_t> xr = OneStride(xf[1]), xc = OneStride(xf[2]), yr = OneStride(yf[1]),
                          yc = OneStride(yf[2]);
-  if (!xr || !xc || !yr || !yc) return false;
+  std::optional<int64_t> outr = OneStride(of[1]), outc = OneStride(of[2]);
+  if (!xr || !xc || !yr || !yc || !outr || !outc) return false;
   std::vector<int64_t> batch;
   if (!Refine({&xf[0], &yf[0], &of[0]}, batch) || batch.size() + 2 > DNNL_MAX_NDIMS) {
     return false;
@@ -162,9 +165,12 @@ absl::StatusOr<bool> BmmViewed(const ExternArgs& a) {
   xd.insert(xd.end(), {m, k});
   yd.insert(yd.end(), {k, n});
   od.insert(od.end(), {m, n});
-  xs.insert(xs.end(), {*xr, *xc});
-  ys.insert(ys.end(), {*yr, *yc});
-  os.insert(os.end(), {n, 1});
+  // A dim of size 1 has no factor (stride 0 from OneStride): any stride addresses it; the
+  // row-major one keeps the descriptors ordinary.
+  const int64_t xc1 = k == 1 ? 1 : *xc, yc1 = n == 1 ? 1 : *yc, oc1 = n == 1 ? 1 : *outc;
+  xs.insert(xs.end(), {m == 1 ? k * xc1 : *xr, xc1});
+  ys.insert(ys.end(), {k == 1 ? n * yc1 : *yr, yc1});
+  os.insert(os.end(), {m == 1 ? n * oc1 : *outr, oc1});
   int64_t b = 1;
   for (int64_t s : batch) b *= s;
   const int threads = ThreadsFor(a, 2.0 * b * m * n * k);
@@ -174,6 +180,7 @@ absl::StatusOr<bool> BmmViewed(const ExternArgs& a) {
   AppendKey(key, xs);
   AppendKey(key, yd);
   AppendKey(key, ys);
+  AppendKey(key, os);
   AppendKey(key, {n, threads, t.src, t.dst});
   bool ran = true;
   absl::StatusOr<bool> status = Guarded("aten.bmm", [&] {

@@ -82,37 +82,60 @@ absl::StatusOr<EvaluatedView> EvaluateView(
   return v;
 }
 
-void GatherView(const ExternTensor& t, char* dst) {
-  const int64_t elem = ElementSize(t.dtype);
+namespace {
+
+// Visits the runs of `t`'s innermost factor in row-major order: fn(element offset of the run,
+// its length, its stride).
+template <typename Fn>
+void ForEachRun(const ExternTensor& t, Fn fn) {
   std::vector<ExternFactor> fs;
   for (const std::vector<ExternFactor>& d : t.view) fs.insert(fs.end(), d.begin(), d.end());
   const int64_t n = t.numel();
   if (n == 0) return;
   if (fs.empty()) {
-    std::memcpy(dst, t.data, n * elem);
+    fn(int64_t{0}, n, int64_t{1});
     return;
   }
-  // Runs of the innermost factor, then an odometer over the others.
   const ExternFactor inner = fs.back();
   fs.pop_back();
   std::vector<int64_t> digit(fs.size(), 0);
   for (int64_t done = 0; done < n; done += inner.size) {
     int64_t pos = 0;
     for (size_t f = 0; f < fs.size(); ++f) pos += digit[f] * fs[f].stride;
-    const char* src = t.data + pos * elem;
-    if (inner.stride == 1) {
-      std::memcpy(dst, src, inner.size * elem);
-      dst += inner.size * elem;
-    } else {
-      for (int64_t j = 0; j < inner.size; ++j, dst += elem) {
-        std::memcpy(dst, src + j * inner.stride * elem, elem);
-      }
-    }
+    fn(pos, inner.size, inner.stride);
     for (size_t f = fs.size(); f-- > 0;) {
       if (++digit[f] < fs[f].size) break;
       digit[f] = 0;
     }
   }
+}
+
+}  // namespace
+
+void GatherView(const ExternTensor& t, char* dst) {
+  const int64_t elem = ElementSize(t.dtype);
+  ForEachRun(t, [&](int64_t pos, int64_t len, int64_t stride) {
+    const char* src = t.data + pos * elem;
+    if (stride == 1) {
+      std::memcpy(dst, src, len * elem);
+      dst += len * elem;
+      return;
+    }
+    for (int64_t j = 0; j < len; ++j, dst += elem) std::memcpy(dst, src + j * stride * elem, elem);
+  });
+}
+
+void ScatterView(const char* src, const ExternTensor& t) {
+  const int64_t elem = ElementSize(t.dtype);
+  ForEachRun(t, [&](int64_t pos, int64_t len, int64_t stride) {
+    char* dst = t.data + pos * elem;
+    if (stride == 1) {
+      std::memcpy(dst, src, len * elem);
+      src += len * elem;
+      return;
+    }
+    for (int64_t j = 0; j < len; ++j, src += elem) std::memcpy(dst + j * stride * elem, src, elem);
+  });
 }
 
 }  // namespace coil::cpu

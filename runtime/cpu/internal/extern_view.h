@@ -36,6 +36,9 @@ absl::StatusOr<EvaluatedView> EvaluateView(
 
 // Copies the viewed tensor `t` into `dst` (t.numel() elements, row-major).
 void GatherView(const ExternTensor& t, char* dst);
+// The reverse: `src` (t.numel() elements, row-major) written through `t`'s view (a result
+// written through ExternView, schedule.proto's extern_output_view).
+void ScatterView(const char* src, const ExternTensor& t);
 
 }  // namespace coil::cpu
 

@@ -178,6 +178,22 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
       call.input_offsets[i] = v->offset * ElementSize(t.dtype);
     }
     call.output = tensor(k.proto->extern_output());
+    if (k.proto->extern_output_view().dims_size() > 0) {  // the result written through strides
+      absl::StatusOr<EvaluatedView> v =
+          EvaluateView(k.proto->extern_output_view(), b, call.output.numel());
+      if (!v.ok() || v->offset != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            k.where, " output: ", v.ok() ? "a view with an offset" : v.status().message()));
+      }
+      int64_t n = 1;
+      for (int64_t d : v->shape) n *= d;
+      if (n != call.output.numel()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(k.where, ": the output view does not cover its buffer"));
+      }
+      call.output.shape = v->shape;
+      call.output.view = std::move(v->factors);
+    }
     if (k.proto->extern_output_shape_size() > 0) {  // the buffer is a reshape of the result
       std::vector<int64_t> shape;
       for (const proto::SymExpr& d : k.proto->extern_output_shape()) {
