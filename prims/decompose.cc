@@ -89,9 +89,22 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   for (const Value* in : graph.inputs()) {
     map[in] = out.AddInput(in->type(), in->name());
   }
-  for (const Value* c : graph.constants()) {
-    map[c] = out.AddConstant(c->type(), c->constant(), c->name());
+  // The constants' bytes move into `out` (a GPT-2's 500 MB were copied here); decompositions
+  // read only `out`'s values. On an error they move back, so the caller's graph loses nothing.
+  std::vector<std::pair<Value*, Value*>> moved;
+  for (Value* c : graph.constants()) {
+    Value* copy = out.AddConstant(c->type(), std::move(c->mutable_constant()), c->name());
+    map[c] = copy;
+    moved.push_back({c, copy});
   }
+  struct GiveBack {
+    std::vector<std::pair<Value*, Value*>>& moved;
+    bool done = false;
+    ~GiveBack() {
+      if (done) return;
+      for (auto& [original, copy] : moved) original->mutable_constant() = std::move(copy->mutable_constant());
+    }
+  } give_back{moved};
   // The nodes [begin, end) of `out` that aten node `source` decomposed into.
   struct Emitted {
     int begin, end;
@@ -155,6 +168,7 @@ absl::StatusOr<bool> DecomposeOps(Graph& graph, const DecomposeOptions& options)
   // What the emitted prims that are still used assume about symbolic sizes becomes guards
   // named after the op the user wrote (or the prim itself when the user wrote a prim).
   GuardDecomposedNodes(out, source_of, assumed);
+  give_back.done = true;
   graph = std::move(out);
   return true;
 }

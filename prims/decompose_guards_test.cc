@@ -75,5 +75,25 @@ TEST(DecomposeGuardsTest, GuardOfAUserPrimNamesThePrim) {
   EXPECT_THAT(g->guards()[0].reason, HasSubstr("%1 = prims.slice(%0): a slice ends within"));
 }
 
+// A decomposition that fails leaves the caller's graph as it was: its constants keep their
+// bytes (DecomposeOps moves them into the graph it builds and gives them back on an error).
+// The failure: an op no decomposition knows, in a graph built without the verifier.
+TEST(DecomposeGuardsTest, AFailedDecompositionKeepsTheConstants) {
+  Graph g("broken");
+  Value* x = g.AddInput(TensorType(proto::FLOAT32, {4}), "x");
+  ConstantData w;
+  w.raw = std::string("\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40", 16);
+  Value* c = g.AddConstant(TensorType(proto::FLOAT32, {4}), w, "w");
+  Node* mul = g.AddNode("aten.mul", {x, c}, {}, {TensorType(proto::FLOAT32, {4})});
+  Node* bad = g.AddNode("test.no_such_op", {mul->output(0)}, {}, {TensorType(proto::FLOAT32, {4})});
+  g.SetOutputs({bad->output(0)});
+  absl::StatusOr<bool> changed = DecomposeOps(g);
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(changed.status().message(), HasSubstr("test.no_such_op")) << changed.status();
+  ASSERT_EQ(g.constants().size(), 1u);
+  EXPECT_EQ(g.constants()[0]->constant().raw, w.raw);
+  EXPECT_EQ(g.num_nodes(), 2);
+}
+
 }  // namespace
 }  // namespace coil::prims
