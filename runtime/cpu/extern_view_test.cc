@@ -216,6 +216,17 @@ TEST(ExternViewTest, EvaluateViewNormalizesAndChecksBounds) {
   *t.mutable_offset() = SymExpr(1).ToProto();
   EXPECT_FALSE(EvaluateView(t, {{"s", 5}}, 20).ok());
   EXPECT_FALSE(EvaluateView(t, {}, 20).ok());  // s unbound
+  // Sizes and strides each within 2^40 whose products overflow int64: an error, not a view
+  // whose last element wrapped below the buffer's size.
+  const int64_t big = int64_t{1} << 40;
+  proto::ExternView huge;
+  *huge.add_dims() = dim({{big, big}});
+  *huge.add_dims() = dim({{big, 1}});
+  absl::StatusOr<EvaluatedView> h = EvaluateView(huge, {}, 64);
+  EXPECT_FALSE(h.ok());
+  proto::ExternView wide;  // (2^40 - 1) * 2^40 + more wraps int64
+  *wide.add_dims() = dim({{2, big}, {big, big}});
+  EXPECT_FALSE(EvaluateView(wide, {}, 64).ok());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // EvaluateView and GatherView (extern_view.h).
 #include "runtime/cpu/internal/extern_view.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -43,9 +45,13 @@ absl::StatusOr<EvaluatedView> EvaluateView(
       if (*size < 0 || *stride < 0 || *size > (int64_t{1} << 40) || *stride > (int64_t{1} << 40)) {
         return Bad(absl::StrCat("size ", *size, ", stride ", *stride));
       }
-      n *= *size;
-      if (n > (int64_t{1} << 40)) return Bad("too many elements");
-      last += (*size - 1) * *stride;
+      // Each factor is at most 2^40, so no product or sum below overflows before its check.
+      int64_t step = 0;
+      if (__builtin_mul_overflow(n, *size, &n) || n > (int64_t{1} << 40) ||
+          __builtin_mul_overflow(std::max<int64_t>(*size - 1, 0), *stride, &step) ||
+          __builtin_add_overflow(last, step, &last)) {
+        return Bad("too many elements");
+      }
       if (*size == 1) continue;
       if (!fs.empty() && fs.back().stride == *size * *stride) {
         fs.back() = {fs.back().size * *size, *stride};
@@ -53,8 +59,9 @@ absl::StatusOr<EvaluatedView> EvaluateView(
         fs.push_back({*size, *stride});
       }
     }
-    count *= n;
-    if (count > (int64_t{1} << 40)) return Bad("too many elements");
+    if (__builtin_mul_overflow(count, n, &count) || count > (int64_t{1} << 40)) {
+      return Bad("too many elements");
+    }
     v.shape.push_back(n);
     v.factors.push_back(std::move(fs));
   }

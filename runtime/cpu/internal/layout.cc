@@ -163,7 +163,17 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
     };
     for (int id : k.proto->extern_inputs()) call.inputs.push_back(tensor(id));
     call.input_offsets.assign(call.inputs.size(), 0);
-    // Inputs read as strided views of their buffers (extern_view.h).
+    // Inputs read as strided views of their buffers (extern_view.h): none, or one per input.
+    if (k.proto->extern_input_views_size() != 0 &&
+        k.proto->extern_input_views_size() != static_cast<int>(call.inputs.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          k.where, ": ", k.proto->extern_input_views_size(), " input views for ",
+          call.inputs.size(), " inputs"));
+    }
+    if (k.proto->extern_output_view().dims_size() > 0 && k.proto->extern_output_shape_size() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(k.where, ": both an output view and an output shape"));
+    }
     for (int i = 0; i < k.proto->extern_input_views_size(); ++i) {
       const proto::ExternView& pv = k.proto->extern_input_views(i);
       if (pv.dims_size() == 0) continue;
@@ -190,6 +200,19 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
       if (n != call.output.numel()) {
         return absl::InvalidArgumentError(
             absl::StrCat(k.where, ": the output view does not cover its buffer"));
+      }
+      // Every element written once: the factors, by stride, must tile the buffer exactly.
+      std::vector<ExternFactor> all;
+      for (const std::vector<ExternFactor>& fs : v->factors) all.insert(all.end(), fs.begin(), fs.end());
+      std::sort(all.begin(), all.end(),
+                [](const ExternFactor& a, const ExternFactor& b) { return a.stride < b.stride; });
+      int64_t covered = 1;
+      for (const ExternFactor& f : all) {
+        if (f.stride != covered) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(k.where, ": the output view writes an element twice"));
+        }
+        covered *= f.size;
       }
       call.output.shape = v->shape;
       call.output.view = std::move(v->factors);
