@@ -186,5 +186,60 @@ TEST(ExternViewsTest, TransposesAndSlicesReadInPlace) {
   CheckNumerics(on, "views", {{"n", 1}}, {{"n", 11}});
 }
 
+// A Schedule whose extern views the runtime must not trust (a hand-made or corrupted one; the
+// attention Schedule above, edited): more views than inputs, an output written through a view
+// and stored as a reshape at once, and an output view that writes an element twice. Each is
+// an error naming the kernel at the run, not a read or write out of place.
+TEST(ExternViewsTest, MalformedViewsAreErrors) {
+  const Compiled good = Compile(kAttention, true);
+  auto run = [&](const proto::Schedule& s) -> absl::Status {
+    absl::StatusOr<proto::KernelModule> m = GenerateCpu(s);
+    if (!m.ok()) return m.status();
+    absl::StatusOr<std::unique_ptr<CpuProgram>> p = CpuProgram::Load(*m, {});
+    if (!p.ok()) return p.status();
+    absl::flat_hash_map<std::string, int64_t> bind = {{"batch", 2}, {"seq", 3}};
+    return (*p)->Run(test_kit::RandomInputs(good.graph, bind, 5)).status();
+  };
+  ASSERT_TRUE(run(good.schedule).ok());
+  int viewed_input = -1, viewed_output = -1;
+  for (int i = 0; i < good.schedule.kernels_size(); ++i) {
+    const proto::Kernel& k = good.schedule.kernels(i);
+    if (viewed_input < 0 && k.extern_input_views_size() > 0) viewed_input = i;
+    if (viewed_output < 0 && k.extern_output_view().dims_size() > 0) viewed_output = i;
+  }
+  ASSERT_GE(viewed_input, 0);
+  ASSERT_GE(viewed_output, 0);
+
+  proto::Schedule extra = good.schedule;
+  *extra.mutable_kernels(viewed_input)->add_extern_input_views() =
+      extra.kernels(viewed_input).extern_input_views(0);
+  absl::Status s = run(extra);
+  EXPECT_TRUE(absl::StrContains(s.message(), "input views for")) << s;
+
+  proto::Schedule both = good.schedule;
+  *both.mutable_kernels(viewed_output)->add_extern_output_shape() = SymExpr(1).ToProto();
+  s = run(both);
+  EXPECT_TRUE(absl::StrContains(s.message(), "both an output view and an output shape")) << s;
+
+  // Every stride of the output view made 1 but the innermost: the count still matches, the
+  // elements overlap.
+  proto::Schedule overlap = good.schedule;
+  proto::ExternView* v = overlap.mutable_kernels(viewed_output)->mutable_extern_output_view();
+  bool changed = false;
+  for (proto::ExternView::Dim& d : *v->mutable_dims()) {
+    for (proto::SymExpr& stride : *d.mutable_strides()) {
+      absl::StatusOr<SymExpr> e = SymExpr::FromProto(stride);
+      ASSERT_TRUE(e.ok());
+      if (!(*e == SymExpr(1)) && !changed) {
+        stride = SymExpr(1).ToProto();
+        changed = true;
+      }
+    }
+  }
+  ASSERT_TRUE(changed);
+  s = run(overlap);
+  EXPECT_TRUE(absl::StrContains(s.message(), "writes an element twice")) << s;
+}
+
 }  // namespace
 }  // namespace coil
