@@ -1,6 +1,7 @@
 // Attribute accessors, text form and protobuf conversion.
 #include "ir/attribute.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/status/status.h"
@@ -62,6 +63,14 @@ absl::string_view AttrKindName(AttrKind kind) {
 
 bool HasAttr(const AttrMap& attrs, absl::string_view name) {
   return attrs.find(name) != attrs.end();
+}
+
+bool IsStaticAttr(const Attribute& a) {
+  if (const SymExpr* e = std::get_if<SymExpr>(&a)) return e->is_constant();
+  if (const SymList* l = std::get_if<SymList>(&a)) {
+    return std::all_of(l->begin(), l->end(), [](const SymExpr& e) { return e.is_constant(); });
+  }
+  return true;
 }
 
 absl::StatusOr<int64_t> GetInt(const AttrMap& attrs, absl::string_view name) {

@@ -50,6 +50,9 @@ absl::StatusOr<DType> GetDType(const AttrMap& attrs, absl::string_view name);
 absl::StatusOr<SymExpr> GetSym(const AttrMap& attrs, absl::string_view name);  // int accepted
 absl::StatusOr<SymList> GetSyms(const AttrMap& attrs, absl::string_view name);  // ints accepted
 bool HasAttr(const AttrMap& attrs, absl::string_view name);
+// Whether `a` has no symbolic size in it (a SymExpr or SymList of constants, or any other kind):
+// what a compile-time evaluation of the node may rely on.
+bool IsStaticAttr(const Attribute& a);
 
 // Text form used by the IR printer: 3, 1.5, true, "s", [1, 2], [1.5], f32, sym(s0 + 1),
 // syms[s0, 3]. Floats print with enough digits to round-trip exactly.

@@ -83,24 +83,14 @@ bool IsCausalBytes(const std::string& raw, int64_t l) {
 constexpr int64_t kMaxEvaluatedElements = int64_t{1} << 24;
 constexpr size_t kMaxEvaluatedNodes = 64;
 
-bool IsStaticAttr(const Attribute& a) {
-  if (const SymExpr* e = std::get_if<SymExpr>(&a)) return e->is_constant();
-  if (const SymList* l = std::get_if<SymList>(&a)) {
-    return std::all_of(l->begin(), l->end(), [](const SymExpr& e) { return e.is_constant(); });
-  }
-  return true;
-}
-
 // A node whose value a compile-time evaluation may compute: pure (writes nothing, draws no
 // random numbers), static attributes and output shapes.
 bool IsPureStaticNode(const Node& n) {
-  for (const char* random : {"rand", "bernoulli", "dropout", "normal", "uniform", "multinomial",
-                             "rrelu", "philox"}) {
-    if (n.op().find(random) != std::string::npos) return false;
-  }
   if (n.op() == "prims.copy_to") return false;
   const OpSchema* schema = OpRegistry::Global().Find(n.op());
-  if (schema == nullptr || schema->mutated_input >= 0) return false;
+  if (schema == nullptr || schema->mutated_input >= 0 || schema->op_class == OpClass::kRandom) {
+    return false;
+  }
   for (const auto& [name, a] : n.attrs()) {
     if (!IsStaticAttr(a)) return false;
   }

@@ -45,14 +45,6 @@ std::optional<int64_t> StaticBytes(const TensorType& t) {
   return n;
 }
 
-bool IsStaticAttr(const Attribute& a) {
-  if (const SymExpr* e = std::get_if<SymExpr>(&a)) return e->is_constant();
-  if (const SymList* l = std::get_if<SymList>(&a)) {
-    return std::all_of(l->begin(), l->end(), [](const SymExpr& e) { return e.is_constant(); });
-  }
-  return true;
-}
-
 bool IsFoldableOp(const Node& n) {
   if (n.num_inputs() == 0 || IsRandomOp(n.op()) || n.op() == "prims.copy_to") return false;
   const OpSchema* schema = OpRegistry::Global().Find(n.op());
