@@ -697,7 +697,9 @@ TEST(MemoryPlanTest, RandomProgramsKeepTheInvariants) {
       absl::StatusOr<MemoryPlanSummary> s = PlanMemory(p, Ranges(), reuse);
       ASSERT_TRUE(s.ok()) << s.status();
       ExpectInvariants(p, *s);
-      if (!reuse) EXPECT_GE(s->arena_bytes_hint, s->unplanned_bytes_hint);
+      if (!reuse) {
+        EXPECT_GE(s->arena_bytes_hint, s->unplanned_bytes_hint);
+      }
       for (const Buffer& b : p.buffers) {
         reused += reuse && b.reuses != 0;
         in_place += reuse && b.in_place;

@@ -264,7 +264,9 @@ TEST(PrimsMeta, EveryPrimHasAFamilyAndADoc) {
     ++prims;
     names += op->name + " ";
     EXPECT_FALSE(op->doc.empty()) << op->name;
-    if (op->name != "prims.copy_to") EXPECT_EQ(op->mutated_input, -1) << op->name;
+    if (op->name != "prims.copy_to") {
+      EXPECT_EQ(op->mutated_input, -1) << op->name;
+    }
   }
   // The rows of docs/prims.md's tables: 53 elementwise (the heading says 57, but its table
   // lists 53), 8 reductions and scans, 8 shape, 3 creation and random, 2 indexing, copy_to.
