@@ -30,6 +30,21 @@ bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
 }
 
+// The CUDA externs (cuBLASLt, cuDNN, attention) read and write whole buffers: a Schedule made
+// for a backend that asked inductor for operand views (Capabilities::extern_input_views, the
+// CPU's) is refused here rather than run on the wrong elements.
+absl::Status CheckWholeBufferOperands(const proto::Kernel& k) {
+  if (k.kind() != proto::Kernel::EXTERN) return absl::OkStatus();
+  if (k.extern_input_views_size() == 0 && k.extern_output_shape_size() == 0 &&
+      k.extern_output_view().dims_size() == 0) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "kernel ", k.id(), " '", k.name(), "' (extern ", k.extern_op(),
+      "): operand views (extern_input_views, extern_output_shape or extern_output_view), which "
+      "the CUDA backend does not read: schedule with the CUDA backend's capabilities"));
+}
+
 struct Sources {
   std::string module;   // the prelude, every kernel, the convolution bias kernels
   std::string prelude;
@@ -46,6 +61,7 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
   s.prelude = codegen_cuda_internal::CudaPrelude();
   s.module = s.prelude;
   for (const proto::Kernel& k : schedule.kernels()) {
+    if (absl::Status st = CheckWholeBufferOperands(k); !st.ok()) return st;
     if (!HasCode(k)) continue;
     absl::StatusOr<KernelSource> src = codegen_cuda_internal::EmitKernelSource(k, info);
     if (!src.ok()) return src.status();

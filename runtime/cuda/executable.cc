@@ -226,6 +226,10 @@ absl::Status CudaExecutable::Impl::Setup() {
       return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), " has no compiled function"));
     }
     if (k.kind() == proto::Kernel::EXTERN) {
+      // A package's Schedule too: the externs here read and write whole buffers.
+      if (k.extern_input_views_size() > 0 || k.extern_output_shape_size() > 0 || k.extern_output_view().dims_size() > 0) {
+        return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": operand views, which the CUDA runtime does not read"));
+      }
       written.insert(k.extern_output());
       const OpSchema* schema = OpRegistry::Global().Find(k.extern_op());
       if (schema == nullptr) return absl::InvalidArgumentError(absl::StrCat(KernelWhere(k), ": unknown extern op '", k.extern_op(), "'"));

@@ -438,5 +438,33 @@ TEST(CudaCodegenTest, MalformedScheduleIsAnErrorNamingTheKernel) {
   EXPECT_TRUE(absl::StrContains(src.status().message(), "unknown buffer 3"));
 }
 
+// A Schedule whose extern reads an operand view (made for the CPU backend, which asks inductor
+// for them) is refused by name: the CUDA externs read whole buffers.
+TEST(CudaCodegenTest, ExternOperandViewsAreRefused) {
+  for (int which = 0; which < 3; ++which) {
+    SCOPED_TRACE(which);
+    proto::Schedule s;
+    proto::Kernel* k = s.add_kernels();
+    k->set_id(4);
+    k->set_name("mm");
+    k->set_kind(proto::Kernel::EXTERN);
+    k->set_extern_op("aten.mm");
+    k->add_extern_inputs(1);
+    k->add_extern_inputs(2);
+    k->set_extern_output(3);
+    proto::SymExpr six;
+    six.set_kind(proto::SymExpr::CONST);
+    six.set_value(6);
+    if (which == 0) *k->add_extern_input_views()->add_dims()->add_sizes() = six;
+    if (which == 1) *k->add_extern_output_shape() = six;
+    if (which == 2) *k->mutable_extern_output_view()->add_dims()->add_sizes() = six;
+    absl::StatusOr<std::string> src = codegen_cuda::GenerateCudaSource(s);
+    ASSERT_FALSE(src.ok());
+    EXPECT_EQ(src.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(src.status().message(), "kernel 4 'mm' (extern aten.mm): operand views"))
+        << src.status();
+  }
+}
+
 }  // namespace
 }  // namespace coil
