@@ -4,8 +4,8 @@
 // Schedule interpreter, both against the float64 reference interpreter: reshapes of contiguous
 // buffers into aten.mm, attention's head split (a permute) into aten.bmm, transposes, slices
 // (an offset), symbolic batch and sequence at several sizes, odd sizes. And the copy kernels
-// the views replace are gone from a BERT-like attention Schedule (counted against
-// COIL_EXTERN_VIEWS=0's): its bias adds run as the projections' epilogues and the second bmm
+// the views replace are gone from a BERT-like attention Schedule (counted against the
+// Schedule made without views): its bias adds run as the projections' epilogues and the second bmm
 // writes the merged heads.
 #include <cstdint>
 #include <cstdlib>
@@ -75,19 +75,20 @@ struct Compiled {
   proto::Schedule schedule;
 };
 
-Compiled Compile(const std::string& text, bool views) {
+// The CPU capabilities with operand views on or off, whatever COIL_EXTERN_VIEWS says.
+absl::StatusOr<Compiled> Compile(const std::string& text, bool views) {
   absl::StatusOr<Graph> g = ParseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return g.status();
   absl::StatusOr<Graph> decomposed = ParseGraph(text);
-  EXPECT_TRUE(decomposed.ok());
-  absl::StatusOr<bool> d = prims::Decompose(*decomposed);
-  EXPECT_TRUE(d.ok()) << d.status();
+  if (!decomposed.ok()) return decomposed.status();
+  if (absl::StatusOr<bool> d = prims::Decompose(*decomposed); !d.ok()) return d.status();
   inductor::ScheduleOptions options;
   options.capabilities = CpuCapabilities();
-  if (!views) options.capabilities.extern_input_views.clear();
+  options.capabilities.extern_input_views.clear();
+  if (views) options.capabilities.extern_input_views = {"aten.bmm", "aten.mm"};
   absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(decomposed->ToProto(), options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return {*std::move(g), s.ok() ? *std::move(s) : proto::Schedule()};
+  if (!s.ok()) return s.status();
+  return Compiled{*std::move(g), *std::move(s)};
 }
 
 // Copy kernels made for an extern's input (their provenance is the extern's op).
@@ -148,7 +149,11 @@ void CheckNumerics(const Compiled& c, const std::string& name, const std::vector
 }
 
 TEST(ExternViewsTest, AttentionReadsProjectionsAndHeadsInPlace) {
-  const Compiled on = Compile(kAttention, true), off = Compile(kAttention, false);
+  absl::StatusOr<Compiled> on_or = Compile(kAttention, true), off_or = Compile(kAttention, false);
+  ASSERT_TRUE(on_or.ok()) << on_or.status();
+  ASSERT_TRUE(off_or.ok()) << off_or.status();
+  const Compiled& on = *on_or;
+  const Compiled& off = *off_or;
   // Both bmm operands are views (the head split, K transposed, the softmax's result reshaped)
   // and the projections read the input reshaped; the second bmm writes its result merged
   // (extern_output_view): no operand copy is left.
@@ -180,7 +185,9 @@ TEST(ExternViewsTest, AttentionReadsProjectionsAndHeadsInPlace) {
 }
 
 TEST(ExternViewsTest, TransposesAndSlicesReadInPlace) {
-  const Compiled on = Compile(kTransposeSlice, true);
+  absl::StatusOr<Compiled> on_or = Compile(kTransposeSlice, true);
+  ASSERT_TRUE(on_or.ok()) << on_or.status();
+  const Compiled& on = *on_or;
   EXPECT_EQ(CountViews(on.schedule, "aten.mm"), 2);
   EXPECT_EQ(CountOperandCopies(on.schedule), 0) << inductor::SummarizeSchedule(on.schedule);
   CheckNumerics(on, "views", {{"n", 1}}, {{"n", 11}});
@@ -191,7 +198,9 @@ TEST(ExternViewsTest, TransposesAndSlicesReadInPlace) {
 // and stored as a reshape at once, and an output view that writes an element twice. Each is
 // an error naming the kernel at the run, not a read or write out of place.
 TEST(ExternViewsTest, MalformedViewsAreErrors) {
-  const Compiled good = Compile(kAttention, true);
+  absl::StatusOr<Compiled> good_or = Compile(kAttention, true);
+  ASSERT_TRUE(good_or.ok()) << good_or.status();
+  const Compiled& good = *good_or;
   auto run = [&](const proto::Schedule& s) -> absl::Status {
     absl::StatusOr<proto::KernelModule> m = GenerateCpu(s);
     if (!m.ok()) return m.status();

@@ -658,7 +658,8 @@ TEST(CpuExecutableTest, MmReadsTransposedInputsWithoutTheirCopies) {
   }
 }
 
-// What does not qualify: a source some kernel writes, a copy result read twice, or returned.
+// What does not qualify: a source some kernel writes, a copy result read twice, or returned,
+// or read through a view.
 TEST(CpuExecutableTest, TransposedOperandsOnlyWhereTheCopyIsPrivate) {
   proto::Schedule s = TransposedMmSchedule();
   EXPECT_EQ(FindTransposedOperands(s).size(), 2u);
@@ -684,6 +685,17 @@ TEST(CpuExecutableTest, TransposedOperandsOnlyWhereTheCopyIsPrivate) {
     std::vector<TransposedOperand> f = FindTransposedOperands(t);
     ASSERT_EQ(f.size(), 1u);
     EXPECT_EQ(f[0].source_buffer, 1);
+  }
+  {
+    proto::Schedule t = s;  // the mm reads buf4 (operand 1) through a view of it
+    proto::Kernel* mm = t.mutable_kernels(2);
+    mm->add_extern_input_views();
+    proto::SymExpr* size = mm->add_extern_input_views()->add_dims()->add_sizes();
+    size->set_kind(proto::SymExpr::CONST);
+    size->set_value(6);
+    std::vector<TransposedOperand> f = FindTransposedOperands(t);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].operand, 0);
   }
 }
 

@@ -2,7 +2,8 @@
 // product that indexes the views element by element: transposed and sliced matrices (sgemm
 // 'T' / leading dimensions, an offset), attention's head split and K^T into a batched matmul
 // (batch factors refined across operands), and views the libraries decline (two strides in a
-// matrix dim), which RunExtern gathers into copies. EvaluateView: normalization, bounds.
+// matrix dim), which RunExtern gathers into copies; with oneDNN loaded, the views it reads make
+// no copy (ViewCopiesForTesting). EvaluateView: normalization, bounds.
 #include "runtime/cpu/internal/extern_view.h"
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/sym_expr.h"
+#include "runtime/cpu/dnnl_api.h"
 #include "runtime/cpu/externs.h"
 
 namespace coil::cpu {
@@ -113,10 +115,22 @@ void Check(const std::string& op, const ExternTensor& x, const ExternTensor& y, 
   }
 }
 
+// The views a library reads in place: with oneDNN loaded (Debian's libdnnl.so.2, which
+// tools/setup.sh installs) no copy is made; without it the reference kernel runs on copies.
+void ExpectCopies(int64_t before, bool copied) {
+  const int64_t made = ViewCopiesForTesting() - before;
+  if (copied || Dnnl() == nullptr) {
+    EXPECT_GT(made, 0) << "the view is gathered or scattered";
+  } else {
+    EXPECT_EQ(made, 0) << "oneDNN reads and writes these views in place";
+  }
+}
+
 TEST(ExternViewTest, MmReadsTransposedAndSlicedOperands) {
   for (int threads : {1, 3}) {
     // x: the transpose of a [7, 5] buffer, from element 2 of a longer one (an offset).
     std::vector<float> xb = Random(2 + 35, 1), yb = Random(7 * 11, 2), wide = Random(7 * 19, 3);
+    const int64_t copies = ViewCopiesForTesting();
     ExternTensor x = Viewed(xb, 2, {5, 7}, {{{5, 1}}, {{7, 5}}});
     ExternTensor y = Viewed(yb, 0, {7, 11}, {});
     Check("aten.mm", x, y, threads);
@@ -130,6 +144,7 @@ TEST(ExternViewTest, MmReadsTransposedAndSlicedOperands) {
     // One row and one column (any stride there).
     std::vector<float> rb = Random(40, 5);
     Check("aten.mm", Viewed(rb, 3, {1, 7}, {{}, {{7, 5}}}), y, threads);
+    ExpectCopies(copies, false);
   }
 }
 
@@ -137,7 +152,9 @@ TEST(ExternViewTest, MmGathersViewsItCannotRead) {
   // x's columns are two strides (a head merge): sgemm cannot read it, RunExtern copies it.
   std::vector<float> xb = Random(2 * 4 * 3, 6), yb = Random(12 * 5, 7);
   ExternTensor x = Viewed(xb, 0, {4, 6}, {{{4, 3}}, {{2, 12}, {3, 1}}});
+  const int64_t copies = ViewCopiesForTesting();
   Check("aten.mm", x, Viewed(yb, 0, {6, 5}, {}), 2);
+  ExpectCopies(copies, true);
 }
 
 TEST(ExternViewTest, BmmReadsHeadSplitsAndTransposedKeys) {
@@ -145,6 +162,7 @@ TEST(ExternViewTest, BmmReadsHeadSplitsAndTransposedKeys) {
   const int64_t B = 2, S = 5, H = 3, D = 4;
   for (int threads : {1, 3}) {
     std::vector<float> qb = Random(B * S * H * D, 8), kb = Random(B * S * H * D + 1, 9);
+    const int64_t copies = ViewCopiesForTesting();
     const std::vector<ExternFactor> batch = {{B, S * H * D}, {H, D}};
     ExternTensor q = Viewed(qb, 0, {B * H, S, D}, {batch, {{S, H * D}}, {{D, 1}}});
     ExternTensor kt = Viewed(kb, 1, {B * H, D, S}, {batch, {{D, 1}}, {{S, H * D}}});
@@ -154,6 +172,7 @@ TEST(ExternViewTest, BmmReadsHeadSplitsAndTransposedKeys) {
     std::vector<float> pb = Random(B * H * S * S, 10);
     ExternTensor v = Viewed(kb, 1, {B * H, S, D}, {batch, {{S, H * D}}, {{D, 1}}});
     Check("aten.bmm", Viewed(pb, 0, {B * H, S, S}, {}), v, threads);
+    ExpectCopies(copies, false);
   }
 }
 
@@ -164,12 +183,16 @@ TEST(ExternViewTest, ResultsWrittenThroughViews) {
   for (int threads : {1, 3}) {
     std::vector<float> pb = Random(B * H * S * S, 13), vb = Random(B * S * H * D, 14);
     ExternTensor v = Viewed(vb, 0, {B * H, S, D}, {batch, {{S, H * D}}, {{D, 1}}});
+    int64_t copies = ViewCopiesForTesting();
     Check("aten.bmm", Viewed(pb, 0, {B * H, S, S}, {}), v, threads,
           {batch, {{S, H * D}}, {{D, 1}}});
+    ExpectCopies(copies, false);
     // aten.mm does not write through strides: RunExtern computes it contiguous and scatters.
     std::vector<float> xb = Random(6 * 4, 15), yb = Random(4 * 5, 16);
+    copies = ViewCopiesForTesting();
     Check("aten.mm", Viewed(xb, 0, {6, 4}, {}), Viewed(yb, 0, {4, 5}, {}), threads,
           {{{6, 1}}, {{5, 6}}});
+    ExpectCopies(copies, true);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "runtime/cpu/internal/extern_view.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <cstring>
 
@@ -117,9 +118,14 @@ void ForEachRun(const ExternTensor& t, Fn fn) {
   }
 }
 
+std::atomic<int64_t> view_copies{0};
+
 }  // namespace
 
+int64_t ViewCopiesForTesting() { return view_copies.load(std::memory_order_relaxed); }
+
 void GatherView(const ExternTensor& t, char* dst) {
+  view_copies.fetch_add(1, std::memory_order_relaxed);
   const int64_t elem = ElementSize(t.dtype);
   ForEachRun(t, [&](int64_t pos, int64_t len, int64_t stride) {
     const char* src = t.data + pos * elem;
@@ -133,6 +139,7 @@ void GatherView(const ExternTensor& t, char* dst) {
 }
 
 void ScatterView(const char* src, const ExternTensor& t) {
+  view_copies.fetch_add(1, std::memory_order_relaxed);
   const int64_t elem = ElementSize(t.dtype);
   ForEachRun(t, [&](int64_t pos, int64_t len, int64_t stride) {
     char* dst = t.data + pos * elem;

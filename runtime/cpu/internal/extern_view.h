@@ -39,6 +39,9 @@ void GatherView(const ExternTensor& t, char* dst);
 // The reverse: `src` (t.numel() elements, row-major) written through `t`'s view (a result
 // written through ExternView, schedule.proto's extern_output_view).
 void ScatterView(const char* src, const ExternTensor& t);
+// How many GatherView and ScatterView calls this process has made: a test's evidence that a
+// library read or wrote a view in place (the count does not move) rather than through copies.
+int64_t ViewCopiesForTesting();
 
 }  // namespace coil::cpu
 

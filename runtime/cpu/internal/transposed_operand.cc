@@ -76,8 +76,11 @@ std::vector<TransposedOperand> FindTransposedOperands(const proto::Schedule& s) 
         if (k.extern_inputs(i) == b) operand = i;
       }
       if (operand < 0) continue;
+      // An operand read through a view (extern_input_views) is not the copy's whole result.
+      const bool viewed = k.extern_input_views_size() > operand &&
+                          k.extern_input_views(operand).dims_size() > 0;
       if (k.kind() == proto::Kernel::EXTERN && k.extern_op() == "aten.mm" &&
-          k.extern_inputs_size() == 2) {
+          k.extern_inputs_size() == 2 && !viewed) {
         out.push_back(TransposedOperand{c, m, operand, a});
       }
       break;
