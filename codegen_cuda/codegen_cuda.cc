@@ -24,7 +24,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-10";
+constexpr char kGeneratorVersion[] = "coil-cuda-11";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -138,7 +138,7 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
   absl::StrAppend(&compiled_source, s->conv_bias, s->gemm_rows);
   // The fused attention kernels its plans need (attention_source.h): a program of their own,
   // the last image, compiled alongside the others.
-  const std::vector<std::pair<std::string, int>> attention =
+  const std::vector<codegen_cuda_internal::AttentionVariant> attention =
       codegen_cuda_internal::AttentionVariants(schedule);
   if (!attention.empty()) {
     const std::string src = codegen_cuda_internal::AttentionKernelsSource(attention);

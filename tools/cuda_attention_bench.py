@@ -4,12 +4,12 @@ efficient) on the same inputs: correctness against float64 SDPA and per-call dev
 
 Runs on the GPU machine from the repository alone (no Bazel, no coil binary): the kernels'
 source is read from codegen_cuda/internal/attention_source.cc (its kCommon raw string), wrapped
-in the extern "C" entry points the emitter writes, compiled by nvcc to an sm_90 cubin
-(ptxas' register report and SASS instruction counts printed), and launched through the driver API (ctypes)
+in the extern "C" entry points the emitter writes, compiled by NVRTC to an sm_90 cubin as coil
+compiles it (ptxas' register report and SASS instruction counts printed), and launched through the driver API (ctypes)
 with kernel_abi.h's CoilAttentionParams layout on torch's tensors.
 
   python3 tools/cuda_attention_bench.py [--cases gpt2,bert,...] [--dtypes bf16,f16,f32]
-      [--variants 'label|body|threads|rows|minblocks#...'] [--no-peers] [--ncu]
+      [--variants 'label|body|threads|rows|minblocks[|source]#...'] [--no-peers] [--ncu] [--graph]
 Prints one line per case and variant: coil ms, each torch backend's ms, the ratios to cuDNN and
 to the fastest backend, and the error (|out - ref| / |ref|). --ncu launches each once, untimed
 (for `ncu --kernel-name regex:coil_attention ...`). Used for docs/benchmarks.md "Fused attention
@@ -30,20 +30,28 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def kernel_source(body_tmpl, threads, rows, minb):
-    text = open(os.path.join(ROOT, "codegen_cuda/internal/attention_source.cc")).read()
+def pick(field, d):
+    """A variant's field: "x" for both head dims, or "x64~x128"."""
+    parts = field.split("~")
+    return parts[0] if d <= 64 or len(parts) == 1 else parts[1]
+
+
+def kernel_source(v):
+    text = open(os.path.join(ROOT, v.get("source") or "codegen_cuda/internal/attention_source.cc")).read()
     m = re.search(r'constexpr char kCommon\[\] = R"CUDA\((.*?)\)CUDA";', text, re.S)
     body = m.group(1)
     # The emitter's entry points (AttentionKernelsSource), every variant; the f16 / bf16 body
     # and launch bounds may be replaced (--variants) to compare instantiations.
-    bounds = f"{threads}, {minb}" if minb else f"{threads}"
     entries = []
     for dt, dcode in (("f16", 1), ("bf16", 2)):
         for d in (64, 128):
-            half = body_tmpl.format(d=d, dt=dcode, st=2 if d <= 64 else 1,
-                                   wm=block_rows(rows, d) // 64)
-            entries.append(f"extern \"C\" __global__ void __launch_bounds__({bounds}) "
-                           f"coil_attention_{dt}_d{d}(CoilAttentionParams p) {{ {half} }}\n")
+            for mask, suffix in ((1, ""), (0, "_nomask")):
+                half = pick(v["body"], d).format(d=d, dt=dcode, mask=mask)
+                minb = int(pick(v["minb"], d))
+                threads = int(pick(v["threads"], d))
+                bounds = f"{threads}, {minb}" if minb else f"{threads}"
+                entries.append(f"extern \"C\" __global__ void __launch_bounds__({bounds}) "
+                               f"coil_attention_{dt}_d{d}{suffix}(CoilAttentionParams p) {{ {half} }}\n")
     for d in (64, 128):
         entries.append(f"extern \"C\" __global__ void __launch_bounds__(256) "
                        f"coil_attention_f32_d{d}(CoilAttentionParams p) {{ "
@@ -51,31 +59,55 @@ def kernel_source(body_tmpl, threads, rows, minb):
     return body + "".join(entries)
 
 
-# label|half body|threads|rows per block|min blocks per SM (0: none)
-# rows: a number (for both head dims) or "auto" (128 for D = 64, 64 for D = 128: the 32-rows-a-warp
-# variant measured slower); {wm} in the body is rows / 64. The default is what coil emits.
-DEFAULT_VARIANT = "coil|coil_attn_tc<{d}, {dt}, {st}, 1>(p);|128|64|0"
+# label|half body|threads|rows per block|min blocks per SM (0: none)[|source file, relative to
+# the repository: another version of attention_source.cc, e.g. `git show REV:...`]; each field "x" for both
+# head dims or "x64~x128"; {d}, {dt} and {mask} in the body are the head dim, the dtype code and
+# 1 for the masked entry point (coil_attention_bf16_d64), 0 for the one of calls without a mask
+# (coil_attention_bf16_d64_nomask; its body may ignore p.mask_kind). The
+# default is what coil emits (codegen_cuda/internal/attention_source.cc, AttentionKernelsSource).
+DEFAULT_VARIANT = ("coil|coil_attn_tc<{d}, {dt}, 2, 4, 64, 0, {mask}>(p);~coil_attn_tc<{d}, {dt}, 2, 4, 32, 1, {mask}>(p);"
+                   "|128|64|4~0")
 
 
-def block_rows(rows, d):
-    return (128 if d <= 64 else 64) if rows == "auto" else int(rows)
+def nvrtc_cubin(src):
+    """src compiled as coil compiles it (codegen_cuda/nvrtc.cc): NVRTC, sm_90, C++17."""
+    lib = None
+    for name in ("libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.13", "libnvrtc.so"):
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            pass
+    prog = ctypes.c_void_p()
+    assert lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"attn.cu", 0, None, None) == 0
+    opts = [b"--gpu-architecture=sm_90", b"-std=c++17", b"--ptxas-options=-v"]
+    rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+    n = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+    log = ctypes.create_string_buffer(n.value)
+    lib.nvrtcGetProgramLog(prog, log)
+    if rc != 0:
+        print(log.value.decode())
+        sys.exit(1)
+    lib.nvrtcGetCUBINSize(prog, ctypes.byref(n))
+    cubin = ctypes.create_string_buffer(n.value)
+    lib.nvrtcGetCUBIN(prog, cubin)
+    return cubin.raw, log.value.decode()
 
 
 def build(src):
     tmp = tempfile.mkdtemp()
-    cu = os.path.join(tmp, "attn.cu")
-    open(cu, "w").write(src)
-    cubin = os.path.join(tmp, "attn.cubin")
-    r = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", "-std=c++17", "-Xptxas", "-v",
-                        cu, "-o", cubin], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stderr)
-        sys.exit(1)
-    for line in r.stderr.splitlines():
-        if "registers" in line or "Compiling entry" in line or "spill" in line:
-            print("  ptxas:", line.strip())
-    sass = subprocess.run(["cuobjdump", "-sass", cubin], capture_output=True, text=True).stdout
-    return open(cubin, "rb").read(), sass
+    cubin_path = os.path.join(tmp, "attn.cubin")
+    cubin, log = nvrtc_cubin(src)
+    open(cubin_path, "wb").write(cubin)
+    fn = ""
+    for line in log.splitlines():
+        if "Compiling entry" in line:
+            fn = line.split("'")[1]
+        if ("registers" in line or "spill" in line) and "f16_" not in fn:
+            print("  ptxas:", fn, line.split(":", 1)[-1].strip())
+    sass = subprocess.run(["cuobjdump", "-sass", cubin_path], capture_output=True, text=True).stdout
+    return cubin, sass
 
 
 class Driver:
@@ -127,16 +159,32 @@ def params(q, k, v, out, scale, causal, mask=None):
                        1 if causal else 0, kind, 0)
 
 
+GRAPH = False  # --graph
+
+
 def time_ms(fn, reps=50):
+    """Median ms per call of 7 x reps back-to-back calls; under --graph the reps calls are
+    captured once in a CUDA graph and replayed (no CPU launch cost in the time; nan where the
+    call cannot be captured)."""
     for _ in range(5):
         fn()
     torch.cuda.synchronize()
+    run = lambda: [fn() for _ in range(reps)]
+    if GRAPH:
+        try:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                run()
+            run = g.replay
+            run()
+            torch.cuda.synchronize()
+        except Exception:
+            return float("nan")
     ts = []
     for _ in range(7):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        for _ in range(reps):
-            fn()
+        run()
         b.record()
         b.synchronize()
         ts.append(a.elapsed_time(b) / reps)
@@ -182,20 +230,26 @@ def main():
                     help="#-separated label|body|threads|rows|minblocks")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--ncu", action="store_true", help="one launch per case, no timing")
+    ap.add_argument("--graph", action="store_true",
+                    help="time CUDA graphs of the calls (no CPU launch cost; torch's calls too)")
     a = ap.parse_args()
+    global GRAPH
+    GRAPH = a.graph
     torch.zeros(1, device="cuda")  # the primary context, current
     variants = []
     for spec in a.variants.split("#"):
-        label, body, threads, rows, minb = spec.split("|")
-        cubin, sass = build(kernel_source(body, int(threads), rows, int(minb)))
-        for name in ("coil_attention_bf16_d64", "coil_attention_f32_d64"):
+        label, body, threads, rows, minb, *source = spec.split("|")
+        v = {"body": body, "threads": threads, "rows": rows, "minb": minb,
+             "source": source[0] if source else None}
+        cubin, sass = build(kernel_source(v))
+        for name in ("coil_attention_bf16_d64_nomask", "coil_attention_bf16_d64", "coil_attention_f32_d64"):
             part = sass.split("Function : " + name)
             if len(part) > 1:
                 b = part[1].split("Function :")[0]
-                print(f"  {label} sass {name}: HMMA {b.count('HMMA')} LDSM {b.count('LDSM')} "
+                print(f"  {label} sass {name}: {b.count(chr(10))} lines, HMMA {b.count('HMMA')} LDSM {b.count('LDSM')} "
                       f"LDL {b.count('LDL')} STL {b.count('STL')} MUFU {b.count('MUFU')} "
                       f"BAR {b.count('BAR')}")
-        variants.append((label, Driver(cubin), int(threads), rows))
+        variants.append((label, Driver(cubin), threads, rows))
     torch.manual_seed(0)
     dts = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
     print(f"{'case':<14}{'dt':<5}{'variant':<10}{'coil':>8}{'cudnn':>8}{'flash':>8}{'effic':>8}"
@@ -233,11 +287,12 @@ def main():
                 if not half and label != variants[0][0]:
                     continue  # the f32 kernel is the same in every variant
                 out = torch.full_like(q, float("nan"))
-                r = block_rows(rows, D) if half else (64 if D <= 64 else 32)
+                r = int(pick(rows, D)) if half else (64 if D <= 64 else 32)
                 grid = ((L + r - 1) // r, min(B * H, 65535))
-                sym = f"coil_attention_{dn}_d{D}"
+                sym = f"coil_attention_{dn}_d{D}" + ("_nomask" if half and mask is None else "")
                 pb = params(q, k, v, out, scale, causal, mask)
-                run = lambda: drv.launch(sym, grid, threads if half else 256, pb)
+                nt = int(pick(threads, D)) if half else 256
+                run = lambda: drv.launch(sym, grid, nt, pb)
                 run()
                 torch.cuda.synchronize()
                 if a.ncu:

@@ -344,195 +344,190 @@ template <int DT> __device__ __forceinline__ u32 coil_attn_pack(float lo, float 
 template <int D> __device__ __forceinline__ int coil_attn_swz(int row, int col) {
   return row * D + ((((col >> 3) ^ (row & 7))) << 3) + (col & 7);
 }
-// ROWS rows x D of src (row stride D) into a swizzled tile; rows >= rows_left are zeros.
-template <int D, int ROWS = 64>
-__device__ __forceinline__ void coil_attn_tile(u16* dst, const u16* src, int rows_left, int tid) {
-  constexpr int CH = D / 8;
-  for (int idx = tid; idx < ROWS * CH; idx += 128) {
-    const int r = idx / CH, ch = idx % CH;
-    uint4 x = make_uint4(0u, 0u, 0u, 0u);
-    if (r < rows_left) x = *(const uint4*)(src + (long long)r * D + ch * 8);
-    *(uint4*)(dst + coil_attn_swz<D>(r, ch * 8)) = x;
-  }
-}
-// The same through cp.async (16 bytes per copy, no registers; rows past the end zero-filled:
-// source size 0, the address then the tile's first row), in flight until coil_attn_wait.
-template <int D>
+// ROWS rows x D of src (row stride D) into a swizzled tile through cp.async by NT threads (16
+// bytes per copy, no registers; rows >= rows_left zero-filled: source size 0, the address then
+// the tile's first row), in flight until coil_attn_wait.
+template <int D, int ROWS, int NT>
 __device__ __forceinline__ void coil_attn_tile_async(u16* dst, const u16* src, int rows_left, int tid) {
-  constexpr int CH = D / 8;
-  for (int idx = tid; idx < 64 * CH; idx += 128) {
-    const int r = idx / CH, ch = idx % CH;
-    const bool ok = r < rows_left;
-    const u32 d = (u32)__cvta_generic_to_shared(dst + coil_attn_swz<D>(r, ch * 8));
-    const u16* g = src + (ok ? (long long)r * D + ch * 8 : 0);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(g), "r"(ok ? 16 : 0));
+  constexpr int CH = D / 8, RS = NT / CH;  // RS rows a step: a multiple of 8, the swizzle's period
+  static_assert(NT % CH == 0 && RS % 8 == 0 && ROWS % RS == 0, "whole rows per step");
+  const int r = tid / CH, ch = tid % CH;
+  const u32 d = (u32)__cvta_generic_to_shared(dst + coil_attn_swz<D>(r, ch * 8));
+  const u16* g = src + r * D + ch * 8;
+#pragma unroll
+  for (int u = 0; u < ROWS / RS; ++u) {
+    const bool ok = r + u * RS < rows_left;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(d + u * RS * D * 2), "l"(ok ? g + u * RS * D : src), "r"(ok ? 16 : 0));
   }
 }
 __device__ __forceinline__ void coil_attn_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void coil_attn_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
+// 2^x by the special function unit alone (exp2f adds a denormal range fix-up; results below
+// 2^-126 flush to 0, which a sum holding the row maximum's 1 does not see; 2^-inf = 0).
+__device__ __forceinline__ float coil_attn_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
-// 4 warps, each WM x 16 query rows of a 64 WM-row block; key tiles of 64. S = Q K^T and
-// O += P V by mma.sync m16n8k16 (each K / V fragment loaded once by ldmatrix and used for the
-// warp's WM row tiles); the softmax in the log2 domain on the accumulators (a thread holds rows
-// g and g + 8 of each of its 16-row tiles), P reused from the accumulator registers as the A
-// operand. ST = 2: K / V double-buffered, the next tile's cp.async copies in flight while this
-// one computes; ST = 1 loads each tile synchronously (D = 128: 48 KiB of static shared memory
-// for WM = 1). Masks are evaluated per element only on tiles that need them (the causal
-// diagonal, the last partial tile, a mask tile that is neither all-attend nor all-masked:
-// coil_attn_mask_tile); fully masked tiles are skipped.
-template <int D, int DT, int ST, int WM>
+// NW warps of 16 query rows each (a BR = 16 NW-row block), key tiles of BC. S = Q K^T and
+// O += P V by mma.sync m16n8k16 (each K / V fragment loaded by ldmatrix); the softmax in the
+// log2 domain on the accumulators (a thread holds rows g and g + 8 of its warp's 16), P reused
+// from the accumulator registers as the A operand. Q, and the first K / V tile, are copied by
+// cp.async together; QREG keeps Q's fragments in registers for the whole row block, else they
+// are read from shared memory per key tile (fewer registers, more blocks per SM). ST = 2: K / V
+// double-buffered, the next tile's copies in flight while this one computes; ST = 1: each tile
+// copied, then waited for. Masks are evaluated per element only where needed (a warp's causal
+// diagonal, the last partial tile, a mask tile neither all-attend nor all-masked:
+// coil_attn_mask_tile); fully masked tiles are skipped by the block, and a warp whose 16 rows
+// all lie before the tile's first key (causal) or past L skips it. MASK = 0: the kernel for
+// calls without a mask (p.mask_kind ignored; no mask code, fewer registers).
+template <int D, int DT, int ST, int NW, int BC, int QREG, int MASK>
 __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
-  constexpr int BR = 64 * WM, BC = 64, NB = BC / 8, KB = D / 16, DB = D / 8;
+  constexpr int NT = 32 * NW, BR = 16 * NW, NB = BC / 8, KB = D / 16, DB = D / 8;
   __shared__ __align__(128) u16 qs[BR * D];
   __shared__ __align__(128) u16 ks_buf[ST][BC * D];
   __shared__ __align__(128) u16 vs_buf[ST][BC * D];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tig = lane & 3;
   // The last query tile first: under a causal mask it has the most key tiles.
-  const int L = p.L, S = p.S, i0 = (gridDim.x - 1 - blockIdx.x) * BR;
+  const int L = p.L, S = p.S, i0 = (gridDim.x - 1 - blockIdx.x) * BR, wr0 = i0 + warp * 16;
+  const int r0 = wr0 + g;  // this thread's rows: r0 and r0 + 8
   const float ninf = __int_as_float(0xff800000);
   const float log2e = 1.4426950408889634f, scale2 = p.scale * log2e;
+  // ldmatrix addresses (elements) of this lane: Q's A fragments, K's B pairs, V's B pairs (trans).
+  const int qrow = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, qcol = (lane >> 4) * 8;
+  const int krow = (lane & 7) + (lane >> 4) * 8, kcol = ((lane >> 3) & 1) * 8;
+  const int vrow = (lane & 7) + ((lane >> 3) & 1) * 8, vcol = (lane >> 4) * 8;
   for (long long bh = blockIdx.y; bh < p.heads; bh += gridDim.y) {
     const u16* q = (const u16*)p.q + bh * L * D;
     const u16* k = (const u16*)p.k + bh * S * D;
     const u16* v = (const u16*)p.v + bh * S * D;
     u16* out = (u16*)p.out + bh * L * D;
-    const long long mbase = p.mask_kind != 0 ? coil_attn_mask_base(p, bh) : 0;
+    const int mk = MASK ? p.mask_kind : 0;
+    const long long mbase = mk != 0 ? coil_attn_mask_base(p, bh) : 0;
     const int kend = p.causal ? min(S, i0 + BR) : S;
     // Fully masked key tiles (coil_attn_mask_tile) are skipped, before their copies are issued.
-    int mt;
-    int j0 = coil_attn_next_tile<DT, BR, BC, 128>(p, mbase, i0, 0, kend, tid, &mt);
-    __syncthreads();
-    coil_attn_tile<D, BR>(qs, q + (long long)i0 * D, L - i0, tid);
+    int mt = 0;
+    int j0 = MASK ? coil_attn_next_tile<DT, BR, BC, NT>(p, mbase, i0, 0, kend, tid, &mt) : 0;
+    __syncthreads();  // the previous head's reads of qs and of the stages are done
+    coil_attn_tile_async<D, BR, NT>(qs, q + (long long)i0 * D, L - i0, tid);
+    coil_attn_commit();
     if (ST == 2 && j0 < kend) {
-      coil_attn_tile_async<D>(ks_buf[0], k + (long long)j0 * D, S - j0, tid);
-      coil_attn_tile_async<D>(vs_buf[0], v + (long long)j0 * D, S - j0, tid);
-      coil_attn_commit();
+      coil_attn_tile_async<D, BC, NT>(ks_buf[0], k + (long long)j0 * D, S - j0, tid);
+      coil_attn_tile_async<D, BC, NT>(vs_buf[0], v + (long long)j0 * D, S - j0, tid);
     }
+    coil_attn_commit();
+    coil_attn_wait<1>();  // Q (the first K / V tile may still be in flight)
     __syncthreads();
-    u32 qf[WM][KB][4];
+    u32 qf[QREG ? KB : 1][4];
+    if constexpr (QREG != 0) {
 #pragma unroll
-    for (int w = 0; w < WM; ++w) {
-#pragma unroll
-      for (int kb = 0; kb < KB; ++kb) {
-        coil_attn_ldsm4(qf[w][kb], qs + coil_attn_swz<D>((warp * WM + w) * 16 + (lane & 7) +
-                                                           ((lane >> 3) & 1) * 8,
-                                                       kb * 16 + (lane >> 4) * 8));
-      }
+      for (int kb = 0; kb < KB; ++kb) coil_attn_ldsm4(qf[kb], qs + coil_attn_swz<D>(qrow, kb * 16 + qcol));
     }
-    float o[WM][DB][4], m[WM][2], l[WM][2];
+    float o[DB][4], m[2] = {ninf, ninf}, l[2] = {0.f, 0.f};
 #pragma unroll
-    for (int w = 0; w < WM; ++w) {
-#pragma unroll
-      for (int db = 0; db < DB; ++db) o[w][db][0] = o[w][db][1] = o[w][db][2] = o[w][db][3] = 0.f;
-      m[w][0] = m[w][1] = ninf;
-      l[w][0] = l[w][1] = 0.f;
-    }
-    const int r0 = i0 + warp * WM * 16 + g;  // this thread's rows: r0 + 16 w and r0 + 16 w + 8
-    // (Pipelining K / V through registers as the f32 kernel does was measured slower here: 186
-    // instead of 139 registers, 2 blocks per SM instead of 3; GPT-2's bf16 calls 0.140 against
-    // 0.117 ms on an H200. cp.async needs no registers.)
+    for (int db = 0; db < DB; ++db) o[db][0] = o[db][1] = o[db][2] = o[db][3] = 0.f;
     for (int st = 0; j0 < kend; st ^= ST - 1) {
       const u16* ks = ks_buf[st];
       const u16* vs = vs_buf[st];
-      int next_mt;
-      const int nj = coil_attn_next_tile<DT, BR, BC, 128>(p, mbase, i0, j0 + BC, kend, tid, &next_mt);
+      int next_mt = 0;
+      const int nj =
+          MASK ? coil_attn_next_tile<DT, BR, BC, NT>(p, mbase, i0, j0 + BC, kend, tid, &next_mt) : j0 + BC;
       if (ST == 2) {
         if (nj < kend) {  // the stage the previous tile read: free since its last barrier
-          coil_attn_tile_async<D>(ks_buf[st ^ 1], k + (long long)nj * D, S - nj, tid);
-          coil_attn_tile_async<D>(vs_buf[st ^ 1], v + (long long)nj * D, S - nj, tid);
+          coil_attn_tile_async<D, BC, NT>(ks_buf[st ^ 1], k + (long long)nj * D, S - nj, tid);
+          coil_attn_tile_async<D, BC, NT>(vs_buf[st ^ 1], v + (long long)nj * D, S - nj, tid);
         }
         coil_attn_commit();
         coil_attn_wait<1>();  // this tile's copies (all but the group just committed)
       } else {
-        __syncthreads();
-        coil_attn_tile<D>(ks_buf[0], k + (long long)j0 * D, S - j0, tid);
-        coil_attn_tile<D>(vs_buf[0], v + (long long)j0 * D, S - j0, tid);
+        __syncthreads();  // the previous tile's reads are done
+        coil_attn_tile_async<D, BC, NT>(ks_buf[0], k + (long long)j0 * D, S - j0, tid);
+        coil_attn_tile_async<D, BC, NT>(vs_buf[0], v + (long long)j0 * D, S - j0, tid);
+        coil_attn_commit();
+        coil_attn_wait<0>();
       }
       __syncthreads();
-      {
-        float s[WM][NB][4];
+      if (wr0 < L && !(p.causal && j0 > wr0 + 15)) {
+        float s[NB][4];
 #pragma unroll
-        for (int w = 0; w < WM; ++w) {
-#pragma unroll
-          for (int nb = 0; nb < NB; ++nb) s[w][nb][0] = s[w][nb][1] = s[w][nb][2] = s[w][nb][3] = 0.f;
-        }
+        for (int nb = 0; nb < NB; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
 #pragma unroll
         for (int kb = 0; kb < KB; ++kb) {
+          u32 qa[4];
+          if constexpr (QREG != 0) {
+            qa[0] = qf[kb][0]; qa[1] = qf[kb][1]; qa[2] = qf[kb][2]; qa[3] = qf[kb][3];
+          } else {
+            coil_attn_ldsm4(qa, qs + coil_attn_swz<D>(qrow, kb * 16 + qcol));
+          }
 #pragma unroll
           for (int nb2 = 0; nb2 < NB / 2; ++nb2) {
             u32 b[4];
-            coil_attn_ldsm4(b, ks + coil_attn_swz<D>(nb2 * 16 + (lane & 7) + (lane >> 4) * 8,
-                                                      kb * 16 + ((lane >> 3) & 1) * 8));
-#pragma unroll
-            for (int w = 0; w < WM; ++w) {
-              coil_attn_mma<DT>(s[w][2 * nb2], qf[w][kb], b[0], b[1]);
-              coil_attn_mma<DT>(s[w][2 * nb2 + 1], qf[w][kb], b[2], b[3]);
-            }
+            coil_attn_ldsm4(b, ks + coil_attn_swz<D>(nb2 * 16 + krow, kb * 16 + kcol));
+            coil_attn_mma<DT>(s[2 * nb2], qa, b[0], b[1]);
+            coil_attn_mma<DT>(s[2 * nb2 + 1], qa, b[2], b[3]);
           }
         }
-        const bool edge =
-            (p.mask_kind != 0 && !(mt & 2)) || j0 + BC > S || (p.causal && j0 + BC - 1 > i0);
-        u32 a[WM][BC / 16][4];
+        const bool edge = (mk != 0 && !(mt & 2)) || j0 + BC > S || (p.causal && j0 + BC - 1 > wr0);
+        float mx[2] = {ninf, ninf};
 #pragma unroll
-        for (int w = 0; w < WM; ++w) {
-          float mx[2] = {ninf, ninf};
+        for (int nb = 0; nb < NB; ++nb) {
 #pragma unroll
-          for (int nb = 0; nb < NB; ++nb) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int row = r0 + w * 16 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
-              s[w][nb][e] = edge ? coil_attn_masked<DT>(p, mbase, row, col, s[w][nb][e] * p.scale) * log2e
-                                 : s[w][nb][e] * scale2;
-              mx[e >> 1] = fmaxf(mx[e >> 1], s[w][nb][e]);
+          for (int e = 0; e < 4; ++e) {
+            const int row = r0 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
+            if (MASK) {
+              s[nb][e] = edge ? coil_attn_masked<DT>(p, mbase, row, col, s[nb][e] * p.scale) * log2e
+                              : s[nb][e] * scale2;
+            } else {
+              s[nb][e] = edge && (col >= S || (p.causal && col > row)) ? ninf : s[nb][e] * scale2;
             }
+            mx[e >> 1] = fmaxf(mx[e >> 1], s[nb][e]);
           }
-          float base[2], alpha[2], sum[2] = {0.f, 0.f};
+        }
+        float base[2], alpha[2], sum[2] = {0.f, 0.f};
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-            const float mn = fmaxf(m[w][h], mx[h]);
-            base[h] = mn == ninf ? 0.f : mn;
-            alpha[h] = exp2f(m[w][h] - base[h]);
-            m[w][h] = mn;
+        for (int h = 0; h < 2; ++h) {
+          mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+          mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+          const float mn = fmaxf(m[h], mx[h]);
+          base[h] = mn == ninf ? 0.f : mn;
+          alpha[h] = coil_attn_exp2(m[h] - base[h]);
+          m[h] = mn;
+        }
+        u32 a[BC / 16][4];
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            s[nb][e] = coil_attn_exp2(s[nb][e] - base[e >> 1]);
+            sum[e >> 1] += s[nb][e];
           }
+        }
 #pragma unroll
-          for (int nb = 0; nb < NB; ++nb) {
+        for (int h = 0; h < 2; ++h) l[h] = l[h] * alpha[h] + sum[h];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              s[w][nb][e] = exp2f(s[w][nb][e] - base[e >> 1]);
-              sum[e >> 1] += s[w][nb][e];
-            }
-          }
+        for (int db = 0; db < DB; ++db) {
+          o[db][0] *= alpha[0]; o[db][1] *= alpha[0];
+          o[db][2] *= alpha[1]; o[db][3] *= alpha[1];
+        }
 #pragma unroll
-          for (int h = 0; h < 2; ++h) l[w][h] = l[w][h] * alpha[h] + sum[h];
-#pragma unroll
-          for (int db = 0; db < DB; ++db) {
-            o[w][db][0] *= alpha[0]; o[w][db][1] *= alpha[0];
-            o[w][db][2] *= alpha[1]; o[w][db][3] *= alpha[1];
-          }
-#pragma unroll
-          for (int kk = 0; kk < BC / 16; ++kk) {
-            a[w][kk][0] = coil_attn_pack<DT>(s[w][2 * kk][0], s[w][2 * kk][1]);
-            a[w][kk][1] = coil_attn_pack<DT>(s[w][2 * kk][2], s[w][2 * kk][3]);
-            a[w][kk][2] = coil_attn_pack<DT>(s[w][2 * kk + 1][0], s[w][2 * kk + 1][1]);
-            a[w][kk][3] = coil_attn_pack<DT>(s[w][2 * kk + 1][2], s[w][2 * kk + 1][3]);
-          }
+        for (int kk = 0; kk < BC / 16; ++kk) {
+          a[kk][0] = coil_attn_pack<DT>(s[2 * kk][0], s[2 * kk][1]);
+          a[kk][1] = coil_attn_pack<DT>(s[2 * kk][2], s[2 * kk][3]);
+          a[kk][2] = coil_attn_pack<DT>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+          a[kk][3] = coil_attn_pack<DT>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
         }
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk) {
 #pragma unroll
           for (int db2 = 0; db2 < D / 16; ++db2) {
             u32 b[4];
-            coil_attn_ldsm4_t(b, vs + coil_attn_swz<D>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                                                        db2 * 16 + (lane >> 4) * 8));
-#pragma unroll
-            for (int w = 0; w < WM; ++w) {
-              coil_attn_mma<DT>(o[w][2 * db2], a[w][kk], b[0], b[1]);
-              coil_attn_mma<DT>(o[w][2 * db2 + 1], a[w][kk], b[2], b[3]);
-            }
+            coil_attn_ldsm4_t(b, vs + coil_attn_swz<D>(kk * 16 + vrow, db2 * 16 + vcol));
+            coil_attn_mma<DT>(o[2 * db2], a[kk], b[0], b[1]);
+            coil_attn_mma<DT>(o[2 * db2 + 1], a[kk], b[2], b[3]);
           }
         }
       }
@@ -541,19 +536,16 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
       mt = next_mt;
     }
 #pragma unroll
-    for (int w = 0; w < WM; ++w) {
+    for (int h = 0; h < 2; ++h) {
+      float tot = l[h];
+      tot += __shfl_xor_sync(0xffffffffu, tot, 1);
+      tot += __shfl_xor_sync(0xffffffffu, tot, 2);
+      const int row = r0 + h * 8;
+      if (row < L) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float tot = l[w][h];
-        tot += __shfl_xor_sync(0xffffffffu, tot, 1);
-        tot += __shfl_xor_sync(0xffffffffu, tot, 2);
-        const int row = r0 + w * 16 + h * 8;
-        if (row < L) {
-#pragma unroll
-          for (int db = 0; db < DB; ++db) {
-            *(u32*)(out + (long long)row * D + db * 8 + tig * 2) =
-                coil_attn_pack<DT>(o[w][db][2 * h] / tot, o[w][db][2 * h + 1] / tot);
-          }
+        for (int db = 0; db < DB; ++db) {
+          *(u32*)(out + (long long)row * D + db * 8 + tig * 2) =
+              coil_attn_pack<DT>(o[db][2 * h] / tot, o[db][2 * h + 1] / tot);
         }
       }
     }
@@ -563,33 +555,44 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, int>> AttentionVariants(const proto::Schedule& schedule) {
-  std::vector<std::pair<std::string, int>> out;
+std::vector<AttentionVariant> AttentionVariants(const proto::Schedule& schedule) {
+  std::vector<AttentionVariant> out;
   for (const proto::Kernel& k : schedule.kernels()) {
     std::optional<cuda::AttentionPlan> p = cuda::PlanAttention(schedule, k);
     if (!p.has_value() || !p->unsupported.empty()) continue;
-    out.push_back({cuda::AttentionDTypeName(p->dtype), static_cast<int>(p->head_dim)});
+    const std::string dtype = cuda::AttentionDTypeName(p->dtype);
+    out.push_back({dtype, static_cast<int>(p->head_dim), p->mask != 0 || dtype == "f32"});
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-std::string AttentionKernelsSource(const std::vector<std::pair<std::string, int>>& variants) {
+std::string AttentionKernelsSource(const std::vector<AttentionVariant>& variants) {
   std::string out = kCommon;
-  for (const auto& [dtype, d] : variants) {
-    const bool half = dtype != "f32";
-    std::string body;
+  for (const AttentionVariant& v : variants) {
+    const int d = v.head_dim;
+    const bool half = v.dtype != "f32";
+    std::string body, bounds = absl::StrCat(cuda::AttentionBlockThreads(half));
     if (!half) {
       body = d <= 64 ? absl::StrCat("coil_attn_f32<", d, ", 4, 4>(p);")
                      : absl::StrCat("coil_attn_f32<", d, ", 2, 2>(p);");
+    } else if (d <= 64) {
+      // Q's fragments read per key tile and 4 blocks per SM (<= 128 registers): GPT-2's
+      // [8, 12, 512, 64] is_causal 0.031 ms against 0.033 with them in registers and 3 blocks
+      // (H200, tools/cuda_attention_bench.py; docs/benchmarks.md).
+      body = absl::StrCat("coil_attn_tc<64, ", v.dtype == "f16" ? 1 : 2, ", 2, 4, 64, 0, ",
+                          v.masked ? 1 : 0, ">(p);");
+      absl::StrAppend(&bounds, ", 4");
     } else {
-      body = absl::StrCat("coil_attn_tc<", d, ", ", dtype == "f16" ? 1 : 2, ", ", d <= 64 ? 2 : 1,
-                          ", ", cuda::AttentionBlockRows(true, d) / 64, ">(p);");
+      // Key tiles of 32, double-buffered: 48 KiB of static shared memory with the 64-row Q
+      // tile; Q's fragments in registers (2 blocks per SM).
+      body = absl::StrCat("coil_attn_tc<", d, ", ", v.dtype == "f16" ? 1 : 2, ", 2, 4, 32, 1, ",
+                          v.masked ? 1 : 0, ">(p);");
     }
-    absl::StrAppend(&out, "extern \"C\" __global__ void __launch_bounds__(",
-                    cuda::AttentionBlockThreads(half), ") ", cuda::AttentionSymbol(dtype, d),
-                    "(CoilAttentionParams p) { ", body, " }\n");
+    absl::StrAppend(&out, "extern \"C\" __global__ void __launch_bounds__(", bounds, ") ",
+                    cuda::AttentionSymbol(v.dtype, d, v.masked), "(CoilAttentionParams p) { ",
+                    body, " }\n");
   }
   return out;
 }

@@ -9,19 +9,33 @@
 #define COIL_CODEGEN_CUDA_INTERNAL_ATTENTION_SOURCE_H_
 
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "ir/proto/schedule.pb.h"
 
 namespace coil::codegen_cuda_internal {
 
-// (dtype name "f32" / "f16" / "bf16", head dim) of every EXTERN attention kernel of `schedule`
-// that the CUDA runtime runs on the GPU (its plan has no `unsupported`), sorted, unique.
-std::vector<std::pair<std::string, int>> AttentionVariants(const proto::Schedule& schedule);
+// One entry point: kernel_abi.h's AttentionSymbol(dtype, head_dim, masked).
+struct AttentionVariant {
+  std::string dtype;  // "f32", "f16", "bf16"
+  int head_dim = 0;
+  bool masked = true;  // false: for calls without a mask, built without the mask code
+  bool operator<(const AttentionVariant& o) const {
+    return std::tie(dtype, head_dim, masked) < std::tie(o.dtype, o.head_dim, o.masked);
+  }
+  bool operator==(const AttentionVariant& o) const {
+    return dtype == o.dtype && head_dim == o.head_dim && masked == o.masked;
+  }
+};
+
+// The entry points the EXTERN attention kernels of `schedule` that the CUDA runtime runs on the
+// GPU (their plans have no `unsupported`) need, sorted, unique: f16 / bf16 calls without a mask
+// get the unmasked kernel, all others (every f32 call) the masked one.
+std::vector<AttentionVariant> AttentionVariants(const proto::Schedule& schedule);
 
 // The kernels for `variants` (each an extern "C" AttentionSymbol), self-contained (no prelude).
-std::string AttentionKernelsSource(const std::vector<std::pair<std::string, int>>& variants);
+std::string AttentionKernelsSource(const std::vector<AttentionVariant>& variants);
 
 }  // namespace coil::codegen_cuda_internal
 

@@ -21,13 +21,19 @@ absl::StatusOr<std::unique_ptr<AttentionRunner>> AttentionRunner::Create(
     std::optional<AttentionPlan> p = PlanAttention(schedule, k);
     if (!p.has_value()) continue;
     if (p->unsupported.empty()) {
-      const std::string symbol =
-          AttentionSymbol(AttentionDTypeName(p->dtype), static_cast<int>(p->head_dim));
-      CUfunction f = nullptr;
-      for (CUmodule m : modules) {
-        if (m != nullptr && d->ModuleGetFunction(&f, m, symbol.c_str()) == 0 && f != nullptr) break;
-        f = nullptr;
-      }
+      const std::string dtype = AttentionDTypeName(p->dtype);
+      const int e = static_cast<int>(p->head_dim);
+      const std::string symbol = AttentionSymbol(dtype, e);
+      auto find = [&](const std::string& name) {
+        CUfunction f = nullptr;
+        for (CUmodule m : modules) {
+          if (m != nullptr && d->ModuleGetFunction(&f, m, name.c_str()) == 0 && f != nullptr) return f;
+        }
+        return CUfunction{nullptr};
+      };
+      // Without a mask: the entry point built without mask code, where the module has it.
+      CUfunction f = p->mask == 0 ? find(AttentionSymbol(dtype, e, false)) : nullptr;
+      if (f == nullptr) f = find(symbol);
       if (f == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat(
             "kernel ", k.id(), " '", k.name(), "': the module has no ", symbol,

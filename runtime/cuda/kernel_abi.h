@@ -157,13 +157,16 @@ inline constexpr int kAttentionMaskNone = 0;
 inline constexpr int kAttentionMaskBool = 1;
 inline constexpr int kAttentionMaskAdd = 2;
 
-// "f32", "f16", "bf16": the symbol's dtype part.
-inline std::string AttentionSymbol(const std::string& dtype, int head_dim) {
-  return "coil_attention_" + dtype + "_d" + std::to_string(head_dim);
+// "f32", "f16", "bf16": the symbol's dtype part. Calls without a mask may have an entry point
+// of their own, built without the mask code (fewer registers, more blocks per SM):
+// coil_attention_<dtype>_d<D>_nomask (masked = false); a module without it runs them with the
+// masked one (mask_kind 0).
+inline std::string AttentionSymbol(const std::string& dtype, int head_dim, bool masked = true) {
+  return "coil_attention_" + dtype + "_d" + std::to_string(head_dim) + (masked ? "" : "_nomask");
 }
 // Query rows per block and threads per block: f32 (SIMT) 64 rows for D = 64, 32 for D = 128, 256
 // threads; f16 / bf16 (tensor cores) 64 rows, 128 threads (4 warps of 16 rows; 32 rows a warp
-// was measured slower: 254 registers, one block per SM).
+// was measured slower: 254 registers, one block per SM; so were 8 warps of 16 rows).
 inline int AttentionBlockRows(bool half, int head_dim) { return half || head_dim <= 64 ? 64 : 32; }
 inline int AttentionBlockThreads(bool half) { return half ? 128 : 256; }
 

@@ -69,14 +69,18 @@ constexpr char kDropout[] = "dropout_p = 0.1, is_causal = false, offset = 0, sca
 
 TEST(CudaAttentionTest, EveryKernelVariantCompilesThroughNvrtc) {
   if (!codegen_cuda::NvrtcVersion().ok()) GTEST_SKIP() << "no NVRTC";
-  const std::vector<std::pair<std::string, int>> all = {
-      {"bf16", 64}, {"bf16", 128}, {"f16", 64}, {"f16", 128}, {"f32", 64}, {"f32", 128}};
+  std::vector<codegen_cuda_internal::AttentionVariant> all;
+  for (const char* dtype : {"bf16", "f16", "f32"}) {
+    for (int d : {64, 128}) {
+      for (bool masked : {true, false}) all.push_back({dtype, d, masked});
+    }
+  }
   absl::StatusOr<codegen_cuda::NvrtcResult> r = codegen_cuda::CompileCudaSource(
       codegen_cuda_internal::AttentionKernelsSource(all), "attention.cu", "sm_90");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->cubin.empty());
-  for (const auto& [dtype, d] : all) {
-    const std::string sym = cuda::AttentionSymbol(dtype, d);
+  for (const auto& [dtype, d, masked] : all) {
+    const std::string sym = cuda::AttentionSymbol(dtype, d, masked);
     SCOPED_TRACE(sym);
     EXPECT_TRUE(absl::StrContains(r->ptx, absl::StrCat(".entry ", sym))) << "no entry";
     ASSERT_TRUE(r->registers.contains(sym));
@@ -221,13 +225,21 @@ TEST(CudaAttentionTest, TheModuleCarriesThePlannedKernels) {
   if (!codegen_cuda::NvrtcVersion().ok()) GTEST_SKIP() << "no NVRTC";
   absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(Sdpa("bf16", 128, kCausal));
   ASSERT_TRUE(m.ok()) << m.status();
-  const std::string want = cuda::AttentionSymbol("bf16", 128);
+  // No mask: only the entry point built without the mask code.
+  const std::string want = cuda::AttentionSymbol("bf16", 128, /*masked=*/false);
   bool found = false;
   for (const proto::ObjectImage& im : m->images()) found = found || absl::StrContains(im.ptx(), want);
   found = found || absl::StrContains(m->ptx(), want);
   EXPECT_TRUE(found);
   EXPECT_TRUE(absl::StrContains(m->wrapper_source(), want));
+  EXPECT_FALSE(absl::StrContains(m->wrapper_source(), cuda::AttentionSymbol("bf16", 128) + "("));
   EXPECT_FALSE(absl::StrContains(m->wrapper_source(), cuda::AttentionSymbol("f32", 64)));
+  // With a mask: the masked one.
+  absl::StatusOr<proto::KernelModule> mm =
+      cuda_testing::GenerateModule(Sdpa("bf16", 64, kPlain, true, "bool[batch, 1, seq, seq]"));
+  ASSERT_TRUE(mm.ok()) << mm.status();
+  EXPECT_TRUE(absl::StrContains(mm->wrapper_source(), cuda::AttentionSymbol("bf16", 64) + "("));
+  EXPECT_FALSE(absl::StrContains(mm->wrapper_source(), cuda::AttentionSymbol("bf16", 64, false)));
 }
 
 }  // namespace
