@@ -472,27 +472,38 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
           }
         }
         const bool edge = (mk != 0 && !(mt & 2)) || j0 + BC > S || (p.causal && j0 + BC - 1 > wr0);
+        // Off the edge (for a positive scale) the scores stay unscaled: their maximum is scaled
+        // once and the scale folds into the exponent's FFMA. On it they are scaled and masked
+        // first (k = 1).
+        const bool plain = !edge && scale2 > 0.f;
+        const float k2 = plain ? scale2 : 1.f;
         float mx[2] = {ninf, ninf};
+        if (!plain) {
+#pragma unroll
+          for (int nb = 0; nb < NB; ++nb) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int row = r0 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
+              if (MASK) {
+                s[nb][e] = edge ? coil_attn_masked<DT>(p, mbase, row, col, s[nb][e] * p.scale) * log2e
+                                : s[nb][e] * scale2;
+              } else {
+                s[nb][e] = edge && (col >= S || (p.causal && col > row)) ? ninf : s[nb][e] * scale2;
+              }
+            }
+          }
+        }
 #pragma unroll
         for (int nb = 0; nb < NB; ++nb) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int row = r0 + (e >> 1) * 8, col = j0 + nb * 8 + tig * 2 + (e & 1);
-            if (MASK) {
-              s[nb][e] = edge ? coil_attn_masked<DT>(p, mbase, row, col, s[nb][e] * p.scale) * log2e
-                              : s[nb][e] * scale2;
-            } else {
-              s[nb][e] = edge && (col >= S || (p.causal && col > row)) ? ninf : s[nb][e] * scale2;
-            }
-            mx[e >> 1] = fmaxf(mx[e >> 1], s[nb][e]);
-          }
+          for (int e = 0; e < 4; ++e) mx[e >> 1] = fmaxf(mx[e >> 1], s[nb][e]);
         }
         float base[2], alpha[2], sum[2] = {0.f, 0.f};
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
           mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-          const float mn = fmaxf(m[h], mx[h]);
+          const float mn = fmaxf(m[h], mx[h] * k2);
           base[h] = mn == ninf ? 0.f : mn;
           alpha[h] = coil_attn_exp2(m[h] - base[h]);
           m[h] = mn;
@@ -502,16 +513,19 @@ __device__ __forceinline__ void coil_attn_tc(const CoilAttentionParams& p) {
         for (int nb = 0; nb < NB; ++nb) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            s[nb][e] = coil_attn_exp2(s[nb][e] - base[e >> 1]);
+            s[nb][e] = coil_attn_exp2(fmaf(s[nb][e], k2, -base[e >> 1]));
             sum[e >> 1] += s[nb][e];
           }
         }
 #pragma unroll
         for (int h = 0; h < 2; ++h) l[h] = l[h] * alpha[h] + sum[h];
+        // The output rescaled only when a row's maximum grew somewhere in the warp.
+        if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-        for (int db = 0; db < DB; ++db) {
-          o[db][0] *= alpha[0]; o[db][1] *= alpha[0];
-          o[db][2] *= alpha[1]; o[db][3] *= alpha[1];
+          for (int db = 0; db < DB; ++db) {
+            o[db][0] *= alpha[0]; o[db][1] *= alpha[0];
+            o[db][2] *= alpha[1]; o[db][3] *= alpha[1];
+          }
         }
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk) {
