@@ -13,7 +13,7 @@ with kernel_abi.h's CoilAttentionParams layout on torch's tensors.
 Prints one line per case and variant: coil ms, each torch backend's ms, the ratios to cuDNN and
 to the fastest backend, and the error (|out - ref| / |ref|). --ncu launches each once, untimed
 (for `ncu --kernel-name regex:coil_attention ...`). Used for docs/benchmarks.md "Fused attention
-on CUDA: masks summarized per tile".
+on CUDA: masks summarized per tile" and "... 4 blocks per SM, an unmasked entry point, ex2".
 """
 import argparse
 import ctypes
