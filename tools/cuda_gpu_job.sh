@@ -24,7 +24,8 @@
 # COIL_BENCH_PROFILE="gpt mlp ...": the bench's rows whose per-kernel times go to profile.txt.
 # gpt2ab: GPT-2 small bs8 at 512 tokens through `coil run --profile` (bf16 and f32) under each
 # setting of COIL_GPT2_AB (default: "- COIL_CUDA_GEMM_TUNE=8 COIL_CUDA_GEMM_FORWARD=1"; "-" is the
-# defaults): device medians and the top kernels, for A/B of the CUDA runtime's switches.
+# defaults): device medians and the top kernels, for A/B of the CUDA runtime's switches
+# (COIL_GPT2_PRECISIONS="bf16" runs one precision).
 # CARRY_DIR holds: zstd (Debian's), bin.tar.zst (coil, cuda_gpu_test and the shared libraries of
 # lib/ the test binary needs) and onnxdata.tar.zst (Debian's /usr/share/libonnx-testdata/data).
 # tools/cuda_gpu_pack.sh makes it.
@@ -99,16 +100,16 @@ fi
 
 if [[ $PHASES == *" gpt2ab "* ]]; then
   # GPT-2 small bs8 at 512 tokens (the bench's export), `coil run --profile` in bf16 and f32 under
-  # each setting of COIL_GPT2_AB (space-separated VAR=VALUE, "-" for the defaults): device
+  # each setting of COIL_GPT2_AB (space-separated VAR=VALUE[,VAR=VALUE], "-" for the defaults): device
   # median, the LM head's GEMM and the kernels after it, per-kind sums; files in $R/gpt2ab_*.txt.
   echo "== GPT-2 small bs8 seq512: coil run --profile per setting"
   M=/tmp/coil_gpt2ab/gpt2_small/model.onnx
   [ -f $M ] || COIL_PEERS_SKIP=compiled timeout 200 python3 "$SRC/tools/bench/torch_peers.py" --out /tmp/coil_gpt2ab \
     --device cuda --models gpt2_small --batches 8 --max-reps 5 > /dev/null 2> "$R/gpt2ab_export.log"
   for setting in ${COIL_GPT2_AB:-- COIL_CUDA_GEMM_TUNE=8 COIL_CUDA_GEMM_FORWARD=1}; do
-    for p in bf16 f32; do
+    for p in ${COIL_GPT2_PRECISIONS:-bf16 f32}; do
       f="$R/gpt2ab_${p}_$(echo "$setting" | tr -c 'A-Za-z0-9_\n' _).txt"
-      env $([ "$setting" = - ] || echo "$setting") COIL_CACHE=off timeout 120 ./coil run $M --backend cuda --dim batch=8 \
+      env $([ "$setting" = - ] || echo "$setting" | tr , ' ') COIL_CACHE=off timeout 120 ./coil run $M --backend cuda --dim batch=8 \
         --repeat 20 --profile $([ $p = bf16 ] && echo --precision bf16) > "$f" 2>&1
       echo "$p $setting: $(grep -m1 'device x' "$f" | sed 's/  */ /g')"
       sed -n '/ms per run/,+3p' "$f" | tail -3

@@ -54,8 +54,11 @@ inline constexpr uint32_t kEpilogueDefault = 1, kEpilogueRelu = 2, kEpilogueBias
 // cublasLtMatrixLayoutAttribute_t.
 inline constexpr int kLayoutBatchCount = 5, kLayoutStridedBatchOffset = 6;
 // cublasLtMatmulPreferenceAttributes_t.
-inline constexpr int kPrefMaxWorkspaceBytes = 1, kPrefMinAlignmentA = 5, kPrefMinAlignmentB = 6,
-                     kPrefMinAlignmentC = 7, kPrefMinAlignmentD = 8;
+inline constexpr int kPrefMaxWorkspaceBytes = 1, kPrefReductionSchemeMask = 3,
+                     kPrefMinAlignmentA = 5, kPrefMinAlignmentB = 6, kPrefMinAlignmentC = 7,
+                     kPrefMinAlignmentD = 8;
+// cublasLtReductionScheme_t: split-K partial sums kept in the compute type (f32).
+inline constexpr uint32_t kReductionSchemeComputeType = 2;
 }  // namespace lt
 
 struct CublasLt {

@@ -56,11 +56,12 @@ struct CudaExecutableOptions {
   // (COIL_CUDA_GEMM_TRANSPOSE_B=0 turns it off). For A/B runs.
   int gemm_forward = 2;
   bool gemm_transpose_b = true;
-  // gemm_runner.h's padded copy of a misaligned constant f16 / bf16 B (COIL_CUDA_GEMM_PAD_B=1
-  // in the CUDA backend), and its padded scratch for large f16 / bf16 GEMMs whose output rows
-  // are misaligned (COIL_CUDA_GEMM_PAD_D=1). Off until measured on a GPU (docs/cuda_backend.md).
-  bool gemm_pad_b = false;
-  bool gemm_pad_d = false;
+  // gemm_runner.h's padded copy of a misaligned constant f16 / bf16 B (COIL_CUDA_GEMM_PAD_B=0
+  // in the CUDA backend turns it off), and its padded scratch for large f16 / bf16 GEMMs whose
+  // output rows are misaligned (COIL_CUDA_GEMM_PAD_D=0). Both: GPT-2's bf16 LM head 2.53 ->
+  // 1.49 ms on an H200 (docs/cuda_backend.md).
+  bool gemm_pad_b = true;
+  bool gemm_pad_d = true;
   // cuBLASLt algorithms timed per large problem on its first run, the fastest kept (gemm.h's
   // Create); 1: the heuristic's first (default; COIL_CUDA_GEMM_TUNE=N in the CUDA backend).
   int gemm_tune = 1;

@@ -188,6 +188,17 @@ absl::StatusOr<CublasGemm::Problem*> CublasGemm::Prepare(const GemmCall& call, C
         !s.ok())
       return s;
   }
+  // An f16 / bf16 output: split-K partial sums are added in f32, never rounded to the output
+  // type first (in place or in the workspace), so a K split costs no precision: one rounding
+  // of the f32 sum, as the CPU backend and the Schedule interpreter do.
+  if (d_type == CudaType(proto::FLOAT16) || d_type == CudaType(proto::BFLOAT16)) {
+    const uint32_t schemes = lt::kReductionSchemeComputeType;
+    if (absl::Status s = check(lt_->MatmulPreferenceSetAttribute(pref, lt::kPrefReductionSchemeMask,
+                                                                 &schemes, sizeof(schemes)),
+                               "cublasLtMatmulPreferenceSetAttribute(REDUCTION_SCHEME_MASK)");
+        !s.ok())
+      return s;
+  }
   if (call.bias != 0) {
     const void* bias = reinterpret_cast<const void*>(call.bias);
     if (absl::Status s =

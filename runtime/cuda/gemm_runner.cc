@@ -179,14 +179,18 @@ absl::StatusOr<bool> GemmRunner::RunInto(GemmCall call, const std::string& where
     scratch_bytes_ = bytes;
   }
   const CUdeviceptr d = call.d;
+  const int64_t n = call.n;
   call.d = scratch_;
   call.ldd = ld;
   call.d_dtype = proto::DTYPE_UNSPECIFIED;
+  // B's padded copy has zero columns up to the same width: the GEMM computes all ld columns
+  // (zeros past n), an N of whole 16-byte rows as in Inductor's pad_mm (no bias: it has n).
+  if (!call.b_transposed && call.ldb == ld && call.bias == 0) call.n = ld;
   absl::StatusOr<bool> ran = gemm_->Run(call, stream_, where);
   if (!ran.ok() || !*ran) return ran;
   if (widen) {
     CUdeviceptr src = scratch_;
-    long long pitch = ld, rows = call.m, cols = call.n;
+    long long pitch = ld, rows = call.m, cols = n;
     void* args[] = {&src, &pitch, const_cast<CUdeviceptr*>(&d), &rows, &cols};
     const unsigned grid_y = static_cast<unsigned>(std::min<int64_t>(call.m, 65535));
     const std::string name =
@@ -204,7 +208,7 @@ absl::StatusOr<bool> GemmRunner::RunInto(GemmCall call, const std::string& where
   copy.src_device = scratch_;
   copy.src_pitch = static_cast<size_t>(ld * 2);
   copy.dst_device = d;
-  copy.dst_pitch = static_cast<size_t>(call.n * 2);
+  copy.dst_pitch = static_cast<size_t>(n * 2);
   copy.width_bytes = copy.dst_pitch;
   copy.height = static_cast<size_t>(call.m);
   if (absl::Status s = d_->Check(d_->Memcpy2DAsync(&copy, stream_), "cuMemcpy2DAsync", where);

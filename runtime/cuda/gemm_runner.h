@@ -15,9 +15,11 @@
 // output is f32 (forwarding), widened into it by the module's GemmWidenRowsSymbol kernel. On an
 // H200, torch's own bf16 mm of that shape takes 3.36 ms with N = 50257 and 0.45 ms with N
 // padded to 50264; an f32 D gained nothing from padded rows (H100: 6.17 -> 7.18 ms with the
-// copy), so f32 GEMMs write their output directly. Both paddings are off by default: the
-// padded B alone, with the f32 output forwarded, was slower (H100, GPT-2 bf16's LM head 2.54 ->
-// 2.75 ms), and the bf16 scratch with the widening kernel has not run on a GPU yet.
+// copy), so f32 GEMMs write their output directly. With B padded too (zero columns), the GEMM
+// computes the whole padded width, as Inductor's pad_mm: cuBLASLt's choice depends on N itself
+// (GPT-2 bf16's LM head on an H200: 2.53 ms, 3.5 with padded rows and N = 50257, 1.49 with
+// N = 50264 and the widening). Both paddings are on by default (GemmRunnerOptions below are
+// the runner's own; CudaExecutableOptions sets them).
 // Not an API: used by executable.cc.
 #ifndef COIL_RUNTIME_CUDA_GEMM_RUNNER_H_
 #define COIL_RUNTIME_CUDA_GEMM_RUNNER_H_

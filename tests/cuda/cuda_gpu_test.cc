@@ -75,8 +75,8 @@ struct Compiled {
 };
 
 // gemm_tune: CudaExecutableOptions::gemm_tune (cuBLASLt candidates timed per large GEMM);
-// gemm_padding: its gemm_pad_b and gemm_pad_d (gemm_runner.h's padded rows).
-std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1, bool gemm_padding = false) {
+// gemm_padding: its gemm_pad_b and gemm_pad_d (gemm_runner.h's padded rows; on by default, as there).
+std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1, bool gemm_padding = true) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return nullptr;
