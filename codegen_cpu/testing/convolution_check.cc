@@ -17,7 +17,7 @@
 namespace coil {
 
 std::string CheckConvolutionGraph(const std::string& text, test_kit::Tolerance tolerance,
-                                  const std::vector<int64_t>& batches) {
+                                  const std::vector<int64_t>& batches, const std::string& op) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status() << "\n" << text;
   if (!g.ok()) return "";
@@ -57,7 +57,9 @@ std::string CheckConvolutionGraph(const std::string& text, test_kit::Tolerance t
       }
     }
     for (const cpu::CpuExecutable::KernelTime& t : (*p)->executable().Profile()) {
-      if (absl::StrContains(t.kind, "aten.convolution")) kind = t.kind;
+      if (absl::StrContains(t.kind, absl::StrCat(op, " ")) || absl::EndsWith(t.kind, op)) {
+        kind = t.kind;
+      }
     }
   }
   return kind;

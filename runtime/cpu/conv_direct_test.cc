@@ -82,6 +82,11 @@ void Reference(const DirectConvShape& s, const std::vector<float>& x, const std:
               case ExternEpilogueStep::kHardswish:
                 v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
                 break;
+              case ExternEpilogueStep::kBias:  // aten.mm's steps, never a convolution's
+              case ExternEpilogueStep::kGeluErf:
+              case ExternEpilogueStep::kGeluTanh:
+                ADD_FAILURE() << "an aten.mm epilogue step in a convolution test";
+                break;
             }
           }
           want[idx] = v;

@@ -40,6 +40,7 @@ void RegisterDnnlExterns(ExternRegistry& registry) {
     return dnnl_internal::Convolution(a);
   });
   registry.RegisterFused("aten.convolution", dnnl_internal::ConvolutionWithEpilogue);
+  registry.RegisterFused("aten.mm", dnnl_internal::MmWithEpilogue);
   // A convolution's weight gradient (training): oneDNN's backward-weights primitive.
   registry.Register("aten.convolution_backward_weight", dnnl_internal::ConvolutionWeightGrad);
 }

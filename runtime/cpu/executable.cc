@@ -89,6 +89,7 @@ struct CpuExecutable::Impl {
   enum Choice : int8_t { kUnmeasured, kFused, kUnfused };
   absl::flat_hash_map<std::vector<int64_t>, std::vector<Choice>> post_op_choices;
   bool measure_post_ops = true;  // false: the post-op path whenever it is possible
+  bool measure_mm_post_ops = true;  // the same for aten.mm (COIL_MM_POST_OPS)
   // Transposing copies whose aten.mm reads their source as a transposed operand instead
   // (transposed_operand.h): per kernel index, whether it is such a copy (skipped in order),
   // and for each aten.mm its operands read that way.
@@ -187,7 +188,8 @@ absl::Status CpuExecutable::Impl::RunGenerated(const Layout& l, size_t ki) {
 absl::StatusOr<bool> CpuExecutable::Impl::UsePostOps(const Layout& l, size_t ki,
                                                      const ExternCall& call) {
   if (post_op_choices.size() >= 16 && !post_op_choices.contains(l.key)) post_op_choices.clear();
-  if (!measure_post_ops) return true;
+  const bool mm = checked.kernels[ki].proto->extern_op() == "aten.mm";
+  if (!(mm ? measure_mm_post_ops : measure_post_ops)) return true;
   std::vector<Choice>& choices = post_op_choices[l.key];
   choices.resize(checked.kernels.size(), kUnmeasured);
   if (choices[ki] != kUnmeasured) return choices[ki] == kFused;
@@ -226,7 +228,14 @@ absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t
     const char* b1 = b.data + b.numel() * static_cast<int64_t>(ElementSize(b.dtype));
     return a0 < b1 && b0 < a1;
   };
-  const ExternTensor out = tensor(m.store_buffer);
+  ExternTensor out = tensor(m.store_buffer);
+  const std::vector<int64_t> stored_shape = out.shape;
+  // An aten.mm writing its result as a reshape (extern_output_shape): the epilogue's
+  // destination as the [m, n] matrix, the same bytes.
+  if (checked.kernels[ki].proto->extern_op() == "aten.mm" &&
+      out.numel() == call.output.numel() && call.output.view.empty()) {
+    out.shape = call.output.shape;
+  }
   // f32, or bf16 (--precision bf16; also an f32 epilogue of a bf16 result).
   if ((out.dtype != proto::FLOAT32 && out.dtype != proto::BFLOAT16) ||
       out.shape != call.output.shape) {
@@ -242,7 +251,17 @@ absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t
     ExternEpilogueStep step{s.kind, s.lo, s.hi, nullptr};
     if (s.kind == ExternEpilogueStep::kAdd) {
       residuals.push_back(tensor(s.buffer));
-      if (residuals.back().shape != out.shape || residuals.back().dtype != out.dtype ||
+      if (residuals.back().shape != stored_shape || residuals.back().dtype != out.dtype ||
+          overlap(out, residuals.back())) {
+        return false;
+      }
+      residuals.back().shape = out.shape;
+      step.other = &residuals.back();
+    }
+    if (s.kind == ExternEpilogueStep::kBias) {  // [n]: one value per column of the result
+      residuals.push_back(tensor(s.buffer));
+      if (residuals.back().shape.size() != 1 || out.shape.empty() ||
+          residuals.back().shape[0] != out.shape.back() || residuals.back().dtype != out.dtype ||
           overlap(out, residuals.back())) {
         return false;
       }
@@ -281,11 +300,33 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
   const char* env = std::getenv("COIL_CONV_POST_OPS");
   const std::string mode = env != nullptr ? env : "";
   measure_post_ops = mode != "1" && mode != "all";
-  if (mode != "0") {
-    for (size_t i = 0; i < checked.kernels.size(); ++i) {
-      if (checked.kernels[i].fn != nullptr) {
-        post_ops[i] = MatchExternEpilogue(schedule, static_cast<int>(i), mode == "all");
-      }
+  // COIL_MM_POST_OPS: f32 aten.mm epilogues (bias, GELU, relu, residual adds) as the matmul's
+  // bias and post-ops; unset, where measured faster; =1 wherever possible; =0 never.
+  const char* mm_env = std::getenv("COIL_MM_POST_OPS");
+  const std::string mm_mode = mm_env != nullptr ? mm_env : "";
+  measure_mm_post_ops = mm_mode != "1";
+  // Scalar f32 constants (GELU's, in ONNX exports) by buffer id.
+  const ScalarConstant scalar = [this](int id) -> std::optional<double> {
+    if (id < 0 || id >= static_cast<int>(checked.index_of_id.size()) ||
+        checked.index_of_id[id] < 0) {
+      return std::nullopt;
+    }
+    const BufferInfo& b = checked.buffers[checked.index_of_id[id]];
+    if (b.proto->kind() != proto::Buffer::CONSTANT || !b.shape.empty() ||
+        b.dtype != proto::FLOAT32 || b.constant_data == nullptr) {
+      return std::nullopt;
+    }
+    float v;
+    std::memcpy(&v, b.constant_data, sizeof v);
+    return v;
+  };
+  for (size_t i = 0; i < checked.kernels.size(); ++i) {
+    if (checked.kernels[i].fn == nullptr) continue;
+    const bool mm = checked.kernels[i].proto->extern_op() == "aten.mm";
+    // (A transposed operand's copy is skipped for the plain extern, which reads its source.)
+    if (mm && !transposed_operands[i].empty()) continue;
+    if (mm ? mm_mode != "0" : mode != "0") {
+      post_ops[i] = MatchExternEpilogue(schedule, static_cast<int>(i), mode == "all", scalar);
     }
   }
   return absl::OkStatus();

@@ -127,10 +127,15 @@ struct ExternEpilogueStep {
     kRelu,       // max(v, 0)
     kClip,       // min(max(v, lo), hi)
     kHardswish,  // v * min(max(v / 6 + 1/2, 0), 1)
+    // aten.mm only (extern_epilogue.h): a bias, first if at all; `other` is [n], added to
+    // each row of the [m, n] result (oneDNN's matmul bias argument).
+    kBias,
+    kGeluErf,   // v / 2 * (1 + erf(v / sqrt(2)))
+    kGeluTanh,  // v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3)))
   };
   Kind kind = kRelu;
   float lo = 0, hi = 0;                 // kClip
-  const ExternTensor* other = nullptr;  // kAdd
+  const ExternTensor* other = nullptr;  // kAdd, kBias
 };
 
 // An implementation that applies `epilogue` itself: true when it ran the op and the
@@ -146,7 +151,7 @@ class ExternRegistry {
   static const ExternRegistry& Default();
   void Register(absl::string_view op, ExternImpl impl);
   const ExternImpl* Find(absl::string_view op) const;
-  // aten.convolution with oneDNN post-ops.
+  // aten.convolution and aten.mm with oneDNN post-ops.
   void RegisterFused(absl::string_view op, FusedExternImpl impl);
   const FusedExternImpl* FindFused(absl::string_view op) const;
 

@@ -63,6 +63,15 @@ void Reference(const std::vector<float>& x, int64_t m, int64_t ldx, const std::v
           case ExternEpilogueStep::kHardswish:
             v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
             break;
+          case ExternEpilogueStep::kBias:
+            v += reinterpret_cast<const float*>(step.other->data)[j];
+            break;
+          case ExternEpilogueStep::kGeluErf:
+            v = v / 2 * (1 + std::erf(v / std::sqrt(2.0)));
+            break;
+          case ExternEpilogueStep::kGeluTanh:
+            v = v / 2 * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+            break;
         }
       }
       want[r * n + j] = v;
@@ -132,12 +141,16 @@ TEST(GemvTest, EpilogueStepsInOrder) {
   const std::vector<float> x = Random(m * k, 5), w = Random(k * n, 6), bias = Random(n, 7);
   std::vector<float> residual = Random(m * n, 8);
   const ExternTensor other{proto::FLOAT32, {m, n}, reinterpret_cast<char*>(residual.data())};
+  std::vector<float> second_bias = Random(n, 9);  // an aten.mm epilogue's bias step
+  const ExternTensor column{proto::FLOAT32, {n}, reinterpret_cast<char*>(second_bias.data())};
   const std::vector<std::vector<ExternEpilogueStep>> chains = {
       {{ExternEpilogueStep::kRelu}},
       {{ExternEpilogueStep::kClip, 0.0f, 6.0f}},
       {{ExternEpilogueStep::kHardswish}},
       {{ExternEpilogueStep::kAdd, 0, 0, &other}, {ExternEpilogueStep::kRelu}},
       {{ExternEpilogueStep::kHardswish}, {ExternEpilogueStep::kClip, -0.25f, 0.5f}},
+      {{ExternEpilogueStep::kBias, 0, 0, &column}, {ExternEpilogueStep::kGeluErf}},
+      {{ExternEpilogueStep::kGeluTanh}, {ExternEpilogueStep::kAdd, 0, 0, &other}},
   };
   GemvWeights packed;
   ASSERT_TRUE(packed.Pack(w.data(), k, n, GemvWeights::kNK));

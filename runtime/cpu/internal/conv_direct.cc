@@ -79,6 +79,10 @@ COIL_INLINE V Steps(V v, absl::Span<const ExternEpilogueStep> steps, int64_t idx
       case ExternEpilogueStep::kHardswish:
         v = v * MinOf(MaxOf(v + 3.0f, Splat<V>(0.0f)), Splat<V>(6.0f)) / 6.0f;
         break;
+      case ExternEpilogueStep::kBias:  // aten.mm's: ConvolutionWithEpilogue declines them
+      case ExternEpilogueStep::kGeluErf:
+      case ExternEpilogueStep::kGeluTanh:
+        break;
     }
   }
   return v;

@@ -172,6 +172,11 @@ DnnlAttr PostOpsAttr(absl::Span<const ExternEpilogueStep> epilogue,
         Check(Api().post_ops_append_eltwise(ops.get(), 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f),
               "post_ops_append_eltwise");
         break;
+      case ExternEpilogueStep::kBias:  // aten.mm's alone (extern_epilogue.h)
+      case ExternEpilogueStep::kGeluErf:
+      case ExternEpilogueStep::kGeluTanh:
+        Check(dnnl_unimplemented, "post-op of an aten.mm epilogue on a convolution");
+        break;
     }
   }
   dnnl_primitive_attr_t raw_attr = nullptr;
@@ -469,6 +474,12 @@ absl::StatusOr<bool> Convolution(const ExternArgs& a) { return RunConvolution(a,
 
 absl::StatusOr<bool> ConvolutionWithEpilogue(const ExternArgs& a,
                                              absl::Span<const ExternEpilogueStep> epilogue) {
+  for (const ExternEpilogueStep& s : epilogue) {  // aten.mm's steps (extern_epilogue.h)
+    if (s.kind == ExternEpilogueStep::kBias || s.kind == ExternEpilogueStep::kGeluErf ||
+        s.kind == ExternEpilogueStep::kGeluTanh) {
+      return false;
+    }
+  }
   return RunConvolution(a, epilogue);
 }
 

@@ -1,8 +1,11 @@
 // aten.mm and aten.bmm through oneDNN (dnnl_matmul.h).
 #include "runtime/cpu/internal/dnnl_matmul.h"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
@@ -17,6 +20,9 @@ namespace {
 struct MmPlan {
   DnnlPrimitive prim;  // bf16 plans: null when oneDNN has no fast implementation (declined)
   std::unique_ptr<Operand> x, y, out;
+  // MmWithEpilogue: the bias ([1, n]) and the residuals by post-op index.
+  DnnlMemory bias;
+  std::vector<std::pair<int, DnnlMemory>> residuals;
 };
 
 struct MmState : ExternState {
@@ -96,7 +102,149 @@ absl::StatusOr<bool> MmBf16(const ExternArgs& a, const PrimitiveTypes& t) {
   return ran;
 }
 
+// An [m, k] operand whose bytes are row-major [m, k] (a view that is one: a reshape).
+bool RowMajor(const ExternTensor& t, int64_t m, int64_t k) {
+  if (t.transposed) return false;
+  if (t.view.empty()) return true;
+  if (t.view.size() != 2 || t.view[0].size() > 1 || t.view[1].size() > 1) return false;
+  return (m == 1 || t.view[0].empty() || t.view[0][0].stride == k) &&
+         (k == 1 || t.view[1].empty() || t.view[1][0].stride == 1);
+}
+
+// The post-ops of a matmul's epilogue after its bias (nullptr when none); residuals are
+// described by `od`. Throws DnnlFailure for a bias after the first step.
+DnnlAttr MmPostOpsAttr(absl::Span<const ExternEpilogueStep> post, const dnnl_memory_desc_t& od) {
+  if (post.empty()) return nullptr;
+  dnnl_post_ops_t raw_ops = nullptr;
+  Check(Api().post_ops_create(&raw_ops), "post_ops_create");
+  DnnlPostOps ops(raw_ops);
+  for (const ExternEpilogueStep& step : post) {
+    auto eltwise = [&](dnnl_alg_kind_t alg, float alpha, float beta) {
+      Check(Api().post_ops_append_eltwise(ops.get(), 1.0f, alg, alpha, beta),
+            "post_ops_append_eltwise");
+    };
+    switch (step.kind) {
+      case ExternEpilogueStep::kAdd:
+        Check(Api().post_ops_append_binary(ops.get(), dnnl_binary_add, &od),
+              "post_ops_append_binary");
+        break;
+      case ExternEpilogueStep::kRelu:
+        eltwise(dnnl_eltwise_relu, 0.0f, 0.0f);
+        break;
+      case ExternEpilogueStep::kClip:
+        eltwise(dnnl_eltwise_clip, step.lo, step.hi);
+        break;
+      case ExternEpilogueStep::kHardswish:
+        eltwise(dnnl_eltwise_hardswish, 0.0f, 0.0f);
+        break;
+      case ExternEpilogueStep::kGeluErf:
+        eltwise(dnnl_eltwise_gelu_erf, 0.0f, 0.0f);
+        break;
+      case ExternEpilogueStep::kGeluTanh:
+        eltwise(dnnl_eltwise_gelu_tanh, 0.0f, 0.0f);
+        break;
+      case ExternEpilogueStep::kBias:
+        Check(dnnl_unimplemented, "a bias after another epilogue step");
+        break;
+    }
+  }
+  dnnl_primitive_attr_t raw_attr = nullptr;
+  Check(Api().primitive_attr_create(&raw_attr), "primitive_attr_create");
+  DnnlAttr attr(raw_attr);
+  Check(Api().primitive_attr_set_post_ops(attr.get(), ops.get()), "primitive_attr_set_post_ops");
+  return attr;
+}
+
 }  // namespace
+
+absl::StatusOr<bool> MmWithEpilogue(const ExternArgs& a,
+                                    absl::Span<const ExternEpilogueStep> epilogue) {
+  if (a.inputs.size() != 2 || !AllF32(a)) return false;
+  const ExternTensor &x = a.inputs[0], &y = a.inputs[1], &out = a.output;
+  if (x.shape.size() != 2 || y.shape.size() != 2 || out.shape.size() != 2 ||
+      x.shape[1] != y.shape[0] || out.shape[0] != x.shape[0] || out.shape[1] != y.shape[1]) {
+    return ShapeError("aten.mm", a);
+  }
+  const int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
+  // Packed constant weights only (the site's state keeps them); anything else runs the plain
+  // extern and the generated epilogue.
+  if (m == 0 || n == 0 || k == 0 || !RowMajor(x, m, k) || y.transposed || !y.view.empty() ||
+      !y.constant || !out.view.empty() || a.state == nullptr || Dnnl() == nullptr) {
+    return false;
+  }
+  const ExternTensor* bias = nullptr;
+  absl::Span<const ExternEpilogueStep> post = epilogue;
+  if (!post.empty() && post[0].kind == ExternEpilogueStep::kBias) {
+    bias = post[0].other;
+    post.remove_prefix(1);
+    if (bias == nullptr || bias->numel() != n || !bias->view.empty()) return false;
+  }
+  PlanKey key = {m, k, n, ThreadsFor(a, 2.0 * m * n * k), bias != nullptr ? 1 : 0};
+  for (const ExternEpilogueStep& s : post) {
+    if (s.kind == ExternEpilogueStep::kBias) return false;
+    if (s.kind == ExternEpilogueStep::kAdd &&
+        (s.other == nullptr || s.other->numel() != m * n || !s.other->view.empty())) {
+      return false;
+    }
+    int32_t lo, hi;
+    std::memcpy(&lo, &s.lo, sizeof lo);
+    std::memcpy(&hi, &s.hi, sizeof hi);
+    key.insert(key.end(), {100 + s.kind, lo, hi});
+  }
+  const int threads = static_cast<int>(key[3]);
+  Api().omp_set_num_threads(threads);
+  MmState* state = StateOf<MmState>(a.state);
+  bool ran = true;
+  absl::StatusOr<bool> status = Guarded("aten.mm", [&] {
+    std::unique_ptr<MmPlan> one_off;
+    MmPlan* plan = FindPlan(state, key, one_off, [&] {
+      const dnnl_memory_desc_t xd = Desc({m, k}, dnnl_ab), yd = Desc({k, n}, dnnl_ab),
+                               od = Desc({m, n}, dnnl_ab), bd = Desc({1, n}, dnnl_ab),
+                               y_any = Desc({k, n}, dnnl_format_tag_any);
+      auto p = std::make_unique<MmPlan>();
+      dnnl_matmul_desc_t desc;
+      Check(Api().matmul_desc_init(&desc, &xd, &y_any, bias != nullptr ? &bd : nullptr, &od),
+            "matmul_desc_init");
+      const DnnlAttr attr = MmPostOpsAttr(post, od);
+      DnnlPrimitiveDesc pd = FastPrimitiveDesc(&desc, attr.get());
+      if (pd == nullptr) return p;  // only oneDNN's reference kernel: declined
+      const dnnl_memory_desc_t yw = QueryMd(pd.get(), dnnl_query_weights_md);
+      dnnl_primitive_t raw = nullptr;
+      Check(Api().primitive_create(&raw, pd.get()), "primitive_create");
+      p->prim = DnnlPrimitive(raw);
+      p->x = std::make_unique<Operand>(xd, xd, false);
+      p->y = std::make_unique<Operand>(yd, yw, false);
+      p->out = std::make_unique<Operand>(od, od, true);
+      if (bias != nullptr) p->bias = Memory(bd, DNNL_MEMORY_NONE);
+      for (size_t i = 0; i < post.size(); ++i) {
+        if (post[i].kind != ExternEpilogueStep::kAdd) continue;
+        p->residuals.emplace_back(static_cast<int>(i), Memory(od, DNNL_MEMORY_NONE));
+      }
+      return p;
+    });
+    if (plan->prim == nullptr) {
+      ran = false;
+      return;
+    }
+    plan->x->Bind(x.data, kScratchSrc);
+    plan->out->Bind(out.data, kScratchDst);
+    std::vector<dnnl_exec_arg_t> args = {{DNNL_ARG_SRC, plan->x->inner()},
+                                         {DNNL_ARG_WEIGHTS, Weights(*plan->y, y, &state->weights)},
+                                         {DNNL_ARG_DST, plan->out->inner()}};
+    if (plan->bias != nullptr) {
+      SetData(plan->bias.get(), bias->data);
+      args.push_back({DNNL_ARG_BIAS, plan->bias.get()});
+    }
+    for (auto& [index, memory] : plan->residuals) {
+      SetData(memory.get(), post[index].other->data);
+      args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, memory.get()});
+    }
+    Execute(plan->prim.get(), args);
+    Check(Api().stream_wait(Stream()), "stream_wait");
+  });
+  if (!status.ok()) return status;
+  return ran;
+}
 
 absl::StatusOr<bool> Mm(const ExternArgs& a) {
   PrimitiveTypes types;

@@ -12,12 +12,21 @@
 #define COIL_RUNTIME_CPU_INTERNAL_DNNL_MATMUL_H_
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "runtime/cpu/externs.h"
 
 namespace coil::cpu::dnnl_internal {
 
 // x[m, k] @ y[k, n]. InvalidArgument for shapes that do not multiply into the output.
 absl::StatusOr<bool> Mm(const ExternArgs& a);
+
+// x[m, k] @ y[k, n] with `epilogue` applied inside oneDNN's matmul (a leading kBias as its
+// bias argument, the other steps as post-ops: eltwise relu / clip / hardswish / gelu_erf /
+// gelu_tanh, binary add), into a.output: f32, constant weights (packed once per site, as Mm's),
+// x row-major (a view that is a reshape will do); false (nothing ran) otherwise or when oneDNN
+// has only its reference implementation for the post-ops.
+absl::StatusOr<bool> MmWithEpilogue(const ExternArgs& a,
+                                    absl::Span<const ExternEpilogueStep> epilogue);
 
 // x[b, m, k] @ y[b, k, n]. InvalidArgument for shapes that do not multiply into the output.
 absl::StatusOr<bool> Bmm(const ExternArgs& a);

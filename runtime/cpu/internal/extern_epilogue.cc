@@ -3,6 +3,7 @@
 #include "runtime/cpu/internal/extern_epilogue.h"
 
 #include <cmath>
+#include <utility>
 #include <limits>
 #include <string>
 #include <variant>
@@ -24,7 +25,9 @@ using Steps = std::vector<Step>;
 // the generated epilogue rounds the convolution's result first: at most one bf16 rounding apart.
 class Matcher {
  public:
-  Matcher(const proto::Kernel& k, int rank, DType dtype) : k_(k), rank_(rank), dtype_(dtype) {
+  // `mm`: an aten.mm's epilogue, which may also start with a bias and apply a GELU.
+  Matcher(const proto::Kernel& k, int rank, DType dtype, bool mm, const ScalarConstant& scalar)
+      : k_(k), rank_(rank), dtype_(dtype), mm_(mm), scalar_(scalar) {
     for (const proto::Expr& e : k.loops(0).body()) exprs_[e.id()] = &e;
   }
 
@@ -38,7 +41,20 @@ class Matcher {
     }
     const int a = e->args(0), b = e->args(1);
     const std::string& op = e->op();
+    if (mm_ && op == "prims.mul") {
+      if (std::optional<std::pair<int, ExternEpilogueStep::Kind>> g = Gelu(*e)) {
+        std::optional<Steps> s = Chain(g->first);
+        if (!s) return std::nullopt;
+        s->push_back(Step{g->second});
+        return s;
+      }
+    }
     for (auto [x, y] : {std::pair(a, b), std::pair(b, a)}) {
+      if (op == "prims.add" && mm_ && BiasLoad(y) != 0) {  // the bias: first, or not at all
+        std::optional<Steps> s = Chain(x);
+        if (!s || !s->empty()) continue;
+        return Steps{Step{ExternEpilogueStep::kBias, 0, 0, BiasLoad(y)}};
+      }
       if (op == "prims.add") {
         const int residual = ResidualLoad(y);
         if (residual == 0) continue;
@@ -100,6 +116,19 @@ class Matcher {
     return e->buffer();
   }
 
+  // The bias buffer `id` loads (0 when it is not a load of another buffer of the result's type
+  // at the last index alone: one value per column).
+  int BiasLoad(int id) const {
+    const proto::Expr* e = Find(id);
+    if (e == nullptr || e->kind() != proto::Expr::LOAD || e->dtype() != dtype_ ||
+        e->mask() != 0 || e->buffer() == k_.extern_output() || e->index_size() != 1) {
+      return 0;
+    }
+    const proto::SymExpr& i = e->index(0);
+    if (i.kind() != proto::SymExpr::SYMBOL || i.name() != absl::StrCat("_i", rank_ - 1)) return 0;
+    return e->buffer();
+  }
+
   bool Identity(const proto::Expr& e) const {
     if (e.index_size() != rank_) return false;
     for (int d = 0; d < rank_; ++d) {
@@ -134,12 +163,96 @@ class Matcher {
     return e.kind() == proto::Expr::LOAD && e.buffer() == k_.extern_output() && e.mask() == 0 &&
            e.dtype() == dtype_ && Identity(e);
   }
+  // A literal, or a load of a scalar constant (ONNX exports keep GELU's constants as
+  // initializers).
   std::optional<double> Literal(int id) const {
     const proto::Expr* e = Find(Strip(id));
-    if (e == nullptr || e->kind() != proto::Expr::LITERAL || !Computed(e->dtype())) {
+    if (e == nullptr || !Computed(e->dtype())) return std::nullopt;
+    if (e->kind() == proto::Expr::LITERAL) return e->literal();
+    if (e->kind() == proto::Expr::LOAD && e->index_size() == 0 && e->mask() == 0 && scalar_) {
+      return scalar_(e->buffer());
+    }
+    return std::nullopt;
+  }
+  // The unary APPLY `op` of `id`'s argument, or nullopt.
+  std::optional<int> UnaryArg(int id, const char* op) const {
+    const proto::Expr* e = Find(id);
+    if (e == nullptr || e->kind() != proto::Expr::APPLY || e->op() != op || e->args_size() != 1) {
       return std::nullopt;
     }
-    return e->literal();
+    return e->args(0);
+  }
+  // `id` is x * c or c * x (or, for div, x / (1 / c)).
+  bool IsScaled(int id, int x, double c) const {
+    if (IsOpWith(id, "prims.mul", c, [&](int z) { return z == x; })) return true;
+    const proto::Expr* e = Apply(id, "prims.div");
+    return e != nullptr && e->args(0) == x && Near(Literal(e->args(1)), 1.0 / c);
+  }
+  // Whether `id` is a product (prims.mul in any grouping) of `x` `power` times and literals
+  // whose product is `c`: 0.044715 * x^3 as ONNX exports and aten.gelu's decomposition spell it.
+  bool IsMonomial(int id, int x, int power, double c) const {
+    int count = 0;
+    double product = 1;
+    std::vector<int> todo = {id};
+    while (!todo.empty() && todo.size() < 16) {
+      const int t = todo.back();
+      todo.pop_back();
+      if (t == x) {
+        ++count;
+      } else if (std::optional<double> v = Literal(t)) {
+        product *= *v;
+      } else if (const proto::Expr* e = Apply(t, "prims.mul")) {
+        todo.push_back(e->args(0));
+        todo.push_back(e->args(1));
+      } else {
+        return false;
+      }
+    }
+    return todo.empty() && count == power && Near(product, c);
+  }
+  // 1 + erf(x / sqrt(2)) or 1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)) as the GELU kind, with
+  // `x` the argument tried.
+  std::optional<ExternEpilogueStep::Kind> GeluFactor(int id, int x) const {
+    const proto::Expr* e = Apply(id, "prims.add");
+    if (e == nullptr) return std::nullopt;
+    for (auto [t, one] : {std::pair(e->args(0), e->args(1)), std::pair(e->args(1), e->args(0))}) {
+      if (!Near(Literal(one), 1)) continue;
+      if (std::optional<int> u = UnaryArg(t, "prims.erf")) {
+        if (IsScaled(*u, x, 1 / std::sqrt(2.0))) return ExternEpilogueStep::kGeluErf;
+      }
+      if (std::optional<int> u = UnaryArg(t, "prims.tanh")) {
+        const bool tanh = IsOpWith(*u, "prims.mul", std::sqrt(2 / M_PI), [&](int z) {
+          const proto::Expr* sum = Apply(z, "prims.add");
+          if (sum == nullptr) return false;
+          for (auto [v, c] : {std::pair(sum->args(0), sum->args(1)),
+                              std::pair(sum->args(1), sum->args(0))}) {
+            if (v == x && IsMonomial(c, x, 3, 0.044715)) return true;
+          }
+          return false;
+        });
+        if (tanh) return ExternEpilogueStep::kGeluTanh;
+      }
+    }
+    return std::nullopt;
+  }
+  // A GELU of some x: (x * F) * 0.5, (x * 0.5) * F or x * (F * 0.5) in any operand order, F
+  // a GeluFactor of x. The x and the kind, or nullopt.
+  std::optional<std::pair<int, ExternEpilogueStep::Kind>> Gelu(const proto::Expr& e) const {
+    const int a = e.args(0), b = e.args(1);
+    for (auto [p, q] : {std::pair(a, b), std::pair(b, a)}) {
+      const proto::Expr* m = Apply(p, "prims.mul");
+      if (m == nullptr) continue;
+      for (auto [u, w] : {std::pair(m->args(0), m->args(1)), std::pair(m->args(1), m->args(0))}) {
+        if (Near(Literal(q), 0.5)) {  // (u * w) * 0.5 with u = x, w = F
+          if (std::optional<ExternEpilogueStep::Kind> k = GeluFactor(w, u)) return {{u, *k}};
+        }
+        if (Near(Literal(w), 0.5)) {  // (u * 0.5) * q, or q * (u * 0.5) with F = u
+          if (std::optional<ExternEpilogueStep::Kind> k = GeluFactor(q, u)) return {{u, *k}};
+          if (std::optional<ExternEpilogueStep::Kind> k = GeluFactor(u, q)) return {{q, *k}};
+        }
+      }
+    }
+    return std::nullopt;
   }
   static bool Near(std::optional<double> v, double want) {
     return v.has_value() && std::abs(*v - want) <= 1e-6 * std::max(1.0, std::abs(want));
@@ -180,6 +293,8 @@ class Matcher {
   const proto::Kernel& k_;
   const int rank_;
   const DType dtype_;
+  const bool mm_;
+  const ScalarConstant& scalar_;
   absl::flat_hash_map<int, const proto::Expr*> exprs_;
 };
 
@@ -225,20 +340,22 @@ bool WritesChannelsLast(const proto::Kernel& k) {
 }  // namespace
 
 std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule,
-                                                 int kernel_index, bool residuals) {
+                                                 int kernel_index, bool residuals,
+                                                 const ScalarConstant& scalar) {
   const proto::Kernel& k = schedule.kernels(kernel_index);
-  if (k.kind() != proto::Kernel::EXTERN || k.extern_op() != "aten.convolution" ||
-      k.loops_size() != 1 || k.loops(0).ranges_size() != 0) {
+  const bool mm = k.extern_op() == "aten.mm";
+  if (k.kind() != proto::Kernel::EXTERN || (k.extern_op() != "aten.convolution" && !mm) ||
+      k.loops_size() != 1 || k.loops(0).ranges_size() != 0 || k.ranges_size() < 1) {
     return std::nullopt;
   }
   const proto::Buffer* result = BufferOf(schedule, k.extern_output());
   if (result == nullptr || result->kind() != proto::Buffer::INTERMEDIATE ||
-      (result->dtype() != proto::FLOAT32 && result->dtype() != proto::BFLOAT16) ||
+      (result->dtype() != proto::FLOAT32 && (mm || result->dtype() != proto::BFLOAT16)) ||
       result->shape_size() != k.ranges_size() ||
       ReadElsewhere(schedule, kernel_index, k.extern_output())) {
     return std::nullopt;
   }
-  Matcher m(k, k.ranges_size(), result->dtype());
+  Matcher m(k, k.ranges_size(), result->dtype(), mm, scalar);
   const proto::Expr* store = nullptr;
   for (const proto::Expr& e : k.loops(0).body()) {
     if (e.kind() != proto::Expr::STORE) continue;
@@ -255,11 +372,13 @@ std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule
   if (dst == nullptr || dst->dtype() != store->dtype()) return std::nullopt;
   std::optional<std::vector<Step>> steps = m.Chain(store->args(0));
   if (!steps || steps->empty()) return std::nullopt;
-  // Residual adds: asked for, or into a channels-last result (the runtime still measures the
-  // post-op path against the generated epilogue per site unless COIL_CONV_POST_OPS says).
-  const bool adds = residuals || WritesChannelsLast(k);
+  // Residual adds: asked for, into a channels-last result, or after a matmul (the runtime
+  // still measures the post-op path against the generated epilogue per site unless
+  // COIL_CONV_POST_OPS / COIL_MM_POST_OPS say).
+  const bool adds = residuals || mm || WritesChannelsLast(k);
   for (const Step& s : *steps) {
-    if (s.kind == ExternEpilogueStep::kAdd && (!adds || s.buffer == store->buffer())) {
+    if ((s.kind == ExternEpilogueStep::kAdd || s.kind == ExternEpilogueStep::kBias) &&
+        (!adds || s.buffer == store->buffer())) {
       return std::nullopt;
     }
   }

@@ -6,6 +6,10 @@
 // (externs.h, ExternEpilogueStep; docs/cpu_backend.md, "Runtime performance"). An f32 result's
 // epilogue computes in f32; a bf16 result's (--precision bf16) in bf16, or in f32 between
 // converts, and stores bf16 or f32 (oneDNN then rounds once, after the post-ops).
+// An f32 aten.mm kernel's epilogue likewise (COIL_MM_POST_OPS), which may also start with a
+// bias (a load of a [n] buffer at the last index: oneDNN's matmul bias) and apply GELU, erf or
+// tanh (ONNX exports' spelled-out forms, their constants literals or scalar constant
+// buffers), as oneDNN's eltwise_gelu_erf / eltwise_gelu_tanh.
 // Not an API: used by executable.cc.
 //
 //   std::optional<EpilogueMatch> m = MatchExternEpilogue(schedule, kernel_index);
@@ -13,6 +17,7 @@
 #ifndef COIL_RUNTIME_CPU_INTERNAL_EXTERN_EPILOGUE_H_
 #define COIL_RUNTIME_CPU_INTERNAL_EXTERN_EPILOGUE_H_
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,23 +30,27 @@ struct EpilogueMatch {
   struct Step {
     ExternEpilogueStep::Kind kind = ExternEpilogueStep::kRelu;
     float lo = 0, hi = 0;  // kClip
-    int buffer = 0;        // kAdd: the residual's buffer id
+    int buffer = 0;        // kAdd: the residual's buffer id; kBias: the bias's
   };
   std::vector<Step> steps;  // at least one
   int store_buffer = 0;     // where the epilogue's result goes
 };
 
+// The value of a scalar (rank-0) constant buffer, or nullopt (not a constant, not known).
+using ScalarConstant = std::function<std::optional<double>(int buffer_id)>;
+
 // The post-op form of `schedule.kernels(kernel_index)`'s epilogue, or nullopt when the kernel
-// is not an aten.convolution with such an epilogue (any other expression, a masked or
-// shifted access, a second store, a result read elsewhere or returned, a residual that is
-// the destination) or, unless `residuals` or the convolution writes channels-last
-// (ir/channels_last.h), when the epilogue adds a residual: on NCHW activations oneDNN 2.6's
-// GEMM-based convolution applies a binary post-op element by element through its reference
-// code (resnet50's 1x1 convolution with add + relu at batch 1: 53 ms against about 1 ms with
-// the generated epilogue, docs/benchmarks.md); its nhwc kernels do not. The shapes and dtypes
-// of the buffers are checked again per call.
+// is not an aten.convolution or f32 aten.mm with such an epilogue (any other expression, a
+// masked or shifted access, a second store, a result read elsewhere or returned, a residual
+// or bias that is the destination) or, for a convolution, unless `residuals` or it writes
+// channels-last (ir/channels_last.h), when the epilogue adds a residual: on NCHW activations
+// oneDNN 2.6's GEMM-based convolution applies a binary post-op element by element through its
+// reference code (resnet50's 1x1 convolution with add + relu at batch 1: 53 ms against about
+// 1 ms with the generated epilogue, docs/benchmarks.md); its nhwc kernels do not. The shapes
+// and dtypes of the buffers are checked again per call. `scalar` resolves scalar constants.
 std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule,
-                                                 int kernel_index, bool residuals);
+                                                 int kernel_index, bool residuals,
+                                                 const ScalarConstant& scalar = nullptr);
 
 }  // namespace coil::cpu
 

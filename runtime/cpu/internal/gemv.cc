@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -93,6 +94,15 @@ void Store(const Job& j, int64_t r0, int rows, int64_t col0, int64_t cols, const
             break;
           case ExternEpilogueStep::kHardswish:
             v = v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+            break;
+          case ExternEpilogueStep::kBias:
+            v += reinterpret_cast<const float*>(step.other->data)[col0 + t];
+            break;
+          case ExternEpilogueStep::kGeluErf:
+            v = 0.5f * v * (1.0f + std::erf(v * 0.70710678f));
+            break;
+          case ExternEpilogueStep::kGeluTanh:
+            v = 0.5f * v * (1.0f + std::tanh(0.79788456f * (v + 0.044715f * v * v * v)));
             break;
         }
       }
