@@ -214,6 +214,8 @@ TEST(ConvDirectTest, DefaultRule) {
   EXPECT_TRUE(internal::UseDirectConv(Depthwise(16, 960, 7, 7, 5, 1, 2), 16));
   EXPECT_TRUE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 256), 16));     // 103 MFLOP
   EXPECT_FALSE(internal::UseDirectConv(Pointwise(16, 56, 56, 64, 256), 16));   // 1.6 GFLOP
+  EXPECT_TRUE(internal::UseDirectConv(Pointwise(16, 14, 14, 112, 672), 16));   // 472 MFLOP
+  EXPECT_TRUE(internal::UseDirectConv(Few(16, 3, 224, 224, 16, 3, 2, 1, true), 16));  // 173 MF
   EXPECT_TRUE(internal::UseDirectConv(Few(1, 3, 224, 224, 16, 3, 2, 1, true), 4));    // 11 MFLOP
   EXPECT_FALSE(internal::UseDirectConv(Few(1, 3, 224, 224, 64, 7, 2, 3, true), 16));   // 118 MFLOP
   DirectConvShape strided = Pointwise(1, 8, 8, 16, 16);

@@ -61,13 +61,16 @@ enum class DirectConvMode { kOff, kAlways, kMeasure, kRule };
 DirectConvMode GetDirectConvMode();
 
 // Pointwise convolutions above this many flops stay with oneDNN by default: the kernel has no
-// cache blocking over the reduction, and larger ones (resnet50's 1x1s at batch 16, 0.4-1.6
-// GFLOP) were not measured against oneDNN's.
-constexpr double kDirectPointwiseMaxFlops = 256e6;
+// cache blocking over the reduction, and larger ones (resnet50's 1x1s at batch 16, 1.6 GFLOP
+// and more) were not measured against oneDNN's. mobilenet_v3_large's at batch 16 (up to 472
+// MFLOP) were, per convolution on the 16-core Xeon: 0.36-0.48 ms against oneDNN's 0.49-0.76
+// (docs/benchmarks.md, helper-55).
+constexpr double kDirectPointwiseMaxFlops = 512e6;
 // Few-channel convolutions above this many flops stay with oneDNN by default (the kernel does
-// one multiply-add per weight vector load: fine for mobilenet's 11 MFLOP first convolution at
-// batch 1, not measured against oneDNN for resnet50's 118 MFLOP one).
-constexpr double kDirectFewChannelsMaxFlops = 32e6;
+// one multiply-add per weight vector load; mobilenet's 173 MFLOP first convolution at batch 16
+// took 0.70 ms against oneDNN's 1.20 on the 16-core Xeon; resnet50's 7x7 one, 236 MFLOP at
+// batch 1, not measured against oneDNN).
+constexpr double kDirectFewChannelsMaxFlops = 192e6;
 
 // The fewest pool threads for which the default rule takes the kernels: on the 2-core Zen 4
 // machine at 2 threads, where oneDNN's calls have no team to wake, they were slower than
