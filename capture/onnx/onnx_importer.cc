@@ -77,15 +77,16 @@ absl::StatusOr<TensorType> InputType(const ::onnx::ValueInfoProto& info, ImportC
   return TensorType(*dtype, std::move(shape));
 }
 
-absl::Status AddInitializers(const ::onnx::GraphProto& g, const ImportOptions& options,
+// Takes the initializers' raw bytes out of `g` (moved, not copied: the importer owns the model).
+absl::Status AddInitializers(::onnx::GraphProto& g, const ImportOptions& options,
                              ImportContext& ctx) {
   if (g.sparse_initializer_size() > 0) {
     return absl::UnimplementedError("sparse initializers are not supported");
   }
-  for (const ::onnx::TensorProto& t : g.initializer()) {
+  for (::onnx::TensorProto& t : *g.mutable_initializer()) {
     if (t.name().empty()) return absl::InvalidArgumentError("an initializer has no name");
     absl::StatusOr<onnx_internal::TensorData> data =
-        onnx_internal::LoadTensor(t, options.external_data_dir, options.inline_external_data);
+        onnx_internal::TakeTensor(t, options.external_data_dir, options.inline_external_data);
     if (!data.ok()) return data.status();
     std::vector<SymExpr> shape(data->shape.begin(), data->shape.end());
     TensorType type(data->dtype, std::move(shape));
@@ -169,11 +170,12 @@ absl::Status CheckSingleAssignment(const ::onnx::GraphProto& g) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Graph> ImportGraph(const ::onnx::ModelProto& model, const ImportOptions& options) {
+// `model` is the caller's to give up: its initializers' bytes move into the graph.
+absl::StatusOr<Graph> ImportGraph(::onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) return absl::InvalidArgumentError("model has no graph");
   absl::StatusOr<int64_t> opset = DefaultOpset(model);
   if (!opset.ok()) return opset.status();
-  const ::onnx::GraphProto& g = model.graph();
+  ::onnx::GraphProto& g = *model.mutable_graph();
   if (absl::Status s = CheckSingleAssignment(g); !s.ok()) return s;
   Graph graph(g.name().empty() ? "onnx" : g.name());
   ImportContext ctx(graph, *opset);
@@ -224,15 +226,20 @@ absl::StatusOr<Graph> ImportGraph(const ::onnx::ModelProto& model, const ImportO
   return graph;
 }
 
+absl::Status ParseModel(absl::string_view model_bytes, ::onnx::ModelProto& model) {
+  if (model_bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
+    return absl::InvalidArgumentError("not a valid ONNX model (the protobuf does not parse)");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> ImportOnnxModelAsGraph(absl::string_view model_bytes,
                                              const ImportOptions& options) {
   ::onnx::ModelProto model;
-  if (model_bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
-    return absl::InvalidArgumentError("not a valid ONNX model (the protobuf does not parse)");
-  }
+  if (absl::Status s = ParseModel(model_bytes, model); !s.ok()) return s;
   return ImportGraph(model, options);
 }
 
@@ -251,7 +258,10 @@ absl::StatusOr<Graph> ImportOnnxFileAsGraph(const std::string& path, ImportOptio
   if (options.external_data_dir.empty()) {
     options.external_data_dir = std::filesystem::path(path).parent_path().string();
   }
-  return ImportOnnxModelAsGraph(*bytes, options);
+  ::onnx::ModelProto model;
+  if (absl::Status s = ParseModel(*bytes, model); !s.ok()) return s;
+  *bytes = std::string();  // the file's bytes are in `model` now: freed before the graph is made
+  return ImportGraph(model, options);
 }
 
 absl::StatusOr<proto::Graph> ImportOnnxFile(const std::string& path, ImportOptions options) {

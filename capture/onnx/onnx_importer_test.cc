@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "capture/onnx/internal/model_builder_testing.h"
+#include "capture/onnx/internal/tensor_data.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/graph.h"
@@ -96,6 +97,34 @@ TEST(OnnxImport, FileAsGraphMatchesFileThroughProto) {
   EXPECT_EQ(PrintGraph(*direct), PrintGraph(*via_proto));
   EXPECT_EQ(ImportOnnxFileAsGraph(path + ".missing").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// TakeTensor gives LoadTensor's data with raw_data's bytes moved out of the proto (the file
+// importer's initializers: not copied once more); a size error leaves the proto as it was.
+TEST(OnnxImport, TakeTensorMovesRawDataOut) {
+  TensorProto t;
+  t.set_name("w");
+  t.set_data_type(TensorProto::FLOAT);
+  t.add_dims(2);
+  t.add_dims(3);
+  std::string raw(24, '\0');
+  for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<char>(i * 7 + 1);
+  t.set_raw_data(raw);
+  absl::StatusOr<onnx_internal::TensorData> loaded = onnx_internal::LoadTensor(t, "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(t.raw_data(), raw) << "LoadTensor copies";
+  absl::StatusOr<onnx_internal::TensorData> taken = onnx_internal::TakeTensor(t, "");
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_EQ(taken->bytes, raw);
+  EXPECT_EQ(taken->bytes, loaded->bytes);
+  EXPECT_THAT(taken->shape, ElementsAre(2, 3));
+  EXPECT_TRUE(t.raw_data().empty()) << "TakeTensor moves the bytes out";
+  TensorProto bad = t;
+  bad.set_raw_data(raw.substr(0, 20));
+  absl::StatusOr<onnx_internal::TensorData> refused = onnx_internal::TakeTensor(bad, "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("raw_data has 20 bytes, expected 24"));
+  EXPECT_EQ(bad.raw_data().size(), 20u) << "an error takes nothing";
 }
 
 TEST(OnnxImport, ShapeArithmeticFoldsIntoReshape) {

@@ -144,8 +144,12 @@ std::string OnnxTypeName(int32_t onnx_type) {
   return absl::StrCat(onnx_type);
 }
 
-absl::StatusOr<TensorData> LoadTensor(const TensorProto& t, const std::string& external_data_dir,
-                                      bool inline_external) {
+namespace {
+
+// LoadTensor, or TakeTensor when `take` is `t` itself (its raw_data is moved out).
+absl::StatusOr<TensorData> DecodeTensor(const TensorProto& t, TensorProto* take,
+                                        const std::string& external_data_dir,
+                                        bool inline_external) {
   if (t.has_segment()) return absl::UnimplementedError(absl::StrCat("segmented initializer '", t.name(), "' is not supported"));
   absl::StatusOr<DType> dtype = DTypeFromOnnx(t.data_type());
   if (!dtype.ok()) {
@@ -174,7 +178,7 @@ absl::StatusOr<TensorData> LoadTensor(const TensorProto& t, const std::string& e
       return Bad(t, absl::StrCat("raw_data has ", t.raw_data().size(), " bytes, expected ",
                                  expected));
     }
-    out.bytes = t.raw_data();
+    out.bytes = take != nullptr ? std::move(*take->mutable_raw_data()) : t.raw_data();
     if (*dtype == proto::BOOL) {
       for (char& c : out.bytes) c = c != 0 ? 1 : 0;
     }
@@ -184,6 +188,18 @@ absl::StatusOr<TensorData> LoadTensor(const TensorProto& t, const std::string& e
   if (!bytes.ok()) return bytes.status();
   out.bytes = *std::move(bytes);
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<TensorData> LoadTensor(const TensorProto& t, const std::string& external_data_dir,
+                                      bool inline_external) {
+  return DecodeTensor(t, nullptr, external_data_dir, inline_external);
+}
+
+absl::StatusOr<TensorData> TakeTensor(TensorProto& t, const std::string& external_data_dir,
+                                      bool inline_external) {
+  return DecodeTensor(t, &t, external_data_dir, inline_external);
 }
 
 }  // namespace coil::onnx_internal

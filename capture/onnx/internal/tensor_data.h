@@ -39,6 +39,11 @@ struct TensorData {
 absl::StatusOr<TensorData> LoadTensor(const ::onnx::TensorProto& t,
                                       const std::string& external_data_dir,
                                       bool inline_external = true);
+// The same, with raw_data's bytes moved out of `t` instead of copied (an importer that owns
+// the model: GPT-2's 650 MB of weights are not copied once more). On error `t` is unchanged.
+absl::StatusOr<TensorData> TakeTensor(::onnx::TensorProto& t,
+                                      const std::string& external_data_dir,
+                                      bool inline_external = true);
 
 }  // namespace coil::onnx_internal
 
