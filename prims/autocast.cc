@@ -2,7 +2,9 @@
 #include "prims/autocast.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -74,12 +76,30 @@ bool IsLayoutOp(absl::string_view op) {
 bool IsLowerFloat(DType t) { return t == proto::BFLOAT16 || t == proto::FLOAT16; }
 
 // f32 -> bf16, rounding to nearest even (NaN stays a quiet NaN).
+// Branch-free, so that the conversion loops below vectorize.
 uint16_t FloatBitsToBF16(uint32_t bits) {
-  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) {
-    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+  const uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded >> 16);
+}
+
+// Runs body(begin, end) over [0, n) in chunks of at least 1M elements on up to
+// hardware_concurrency threads (the calling thread alone below 2M): a model's large weights
+// are converted on several cores.
+template <typename Body>
+void ForChunks(size_t n, const Body& body) {
+  constexpr size_t kMinPerThread = size_t{1} << 20;
+  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                          std::max<size_t>(1, n / kMinPerThread));
+  if (threads <= 1) {
+    body(size_t{0}, n);
+    return;
   }
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
+  std::vector<std::thread> pool;
+  const size_t per = (n + threads - 1) / threads;
+  for (size_t b = per; b < n; b += per) pool.emplace_back(body, b, std::min(n, b + per));
+  body(size_t{0}, std::min(n, per));
+  for (std::thread& t : pool) t.join();
 }
 
 // Inline constant bytes of `from` as `to`, for the conversions done here (f32 <-> bf16);
@@ -87,22 +107,26 @@ uint16_t FloatBitsToBF16(uint32_t bits) {
 bool ConvertConstant(const std::string& raw, DType from, DType to, std::string& out) {
   if (from == proto::FLOAT32 && to == proto::BFLOAT16 && raw.size() % 4 == 0) {
     out.resize(raw.size() / 2);
-    for (size_t i = 0; i < raw.size() / 4; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, raw.data() + 4 * i, 4);
-      const uint16_t b = FloatBitsToBF16(bits);
-      std::memcpy(out.data() + 2 * i, &b, 2);
-    }
+    ForChunks(raw.size() / 4, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, raw.data() + 4 * i, 4);
+        const uint16_t b = FloatBitsToBF16(bits);
+        std::memcpy(out.data() + 2 * i, &b, 2);
+      }
+    });
     return true;
   }
   if (from == proto::BFLOAT16 && to == proto::FLOAT32 && raw.size() % 2 == 0) {
     out.resize(raw.size() * 2);
-    for (size_t i = 0; i < raw.size() / 2; ++i) {
-      uint16_t b;
-      std::memcpy(&b, raw.data() + 2 * i, 2);
-      const uint32_t bits = static_cast<uint32_t>(b) << 16;
-      std::memcpy(out.data() + 4 * i, &bits, 4);
-    }
+    ForChunks(raw.size() / 2, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        uint16_t b;
+        std::memcpy(&b, raw.data() + 2 * i, 2);
+        const uint32_t bits = static_cast<uint32_t>(b) << 16;
+        std::memcpy(out.data() + 4 * i, &bits, 4);
+      }
+    });
     return true;
   }
   return false;

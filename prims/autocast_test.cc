@@ -169,6 +169,57 @@ TEST(Autocast, ConstantsRoundToNearestEven) {
   EXPECT_NE(nb & 0x007F, 0);
 }
 
+// A weight of 3M elements is converted in chunks on several threads: every element, the chunk
+// edges included, equals a scalar round-to-nearest-even computed here (ties, NaN, infinities,
+// the largest finite float that rounds to infinity).
+TEST(Autocast, LargeConstantsConvertElementExactly) {
+  constexpr int64_t kRows = 3, kCols = 1 << 20;
+  std::vector<float> v(kRows * kCols);
+  uint32_t state = 12345;
+  for (float& f : v) {
+    state = state * 1664525u + 1013904223u;
+    uint32_t bits = state;
+    if ((bits & 0x7F800000u) == 0x7F800000u) bits &= ~0x00800000u;  // mostly finite
+    std::memcpy(&f, &bits, 4);
+  }
+  const uint32_t specials[] = {0x3F808000u, 0x3F818000u, 0x7F800000u, 0xFF800000u,
+                               0x7F800001u, 0xFFC00000u, 0x7F7FFFFFu, 0x80000000u};
+  // At the start, the end, and around each possible chunk edge (1M for 3 threads, 1.5M for 2).
+  const int64_t n = kRows * kCols;
+  for (int64_t start : {int64_t{0}, kCols - 4, n / 2 - 4, 2 * kCols - 4, n - 8}) {
+    for (int k = 0; k < 8; ++k) std::memcpy(&v[start + k], &specials[k], 4);
+  }
+  Graph g("large");
+  GraphBuilder b(g);
+  Value* x = b.Input(TensorType(kF32, {2, n / 1024}), "x");
+  Value* w = b.Constant(TensorType(kF32, {n / 1024, 1024}), F32Bytes(v), "w");
+  g.SetOutputs({Op(b, "aten.mm", {x, w})});
+  ASSERT_TRUE(Autocast(g, Precision::kBF16).ok());
+  const std::string& raw = Only(g, "aten.mm")->input(1)->constant().raw;
+  ASSERT_EQ(raw.size(), v.size() * 2);
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[i], 4);
+    uint16_t want;
+    if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0) {
+      want = static_cast<uint16_t>((bits >> 16) | 0x40u);
+    } else {
+      const uint32_t lower = bits & 0xFFFFu;
+      uint32_t upper = bits >> 16;
+      if (lower > 0x8000u || (lower == 0x8000u && (upper & 1u))) ++upper;
+      want = static_cast<uint16_t>(upper);
+    }
+    uint16_t got;
+    std::memcpy(&got, raw.data() + 2 * i, 2);
+    if (got != want && ++mismatches <= 5) {
+      ADD_FAILURE() << "element " << i << ": bits " << std::hex << bits << " -> " << got
+                    << ", want " << want;
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 // An ONNX export's linear: MatMul, then the bias added as its own constant; scalars 0-d.
 TEST(Autocast, ConstantsFollowBf16ActivationsScalarsStay) {
   Graph g("onnx_linear");
