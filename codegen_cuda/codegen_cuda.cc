@@ -24,7 +24,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-12";
+constexpr char kGeneratorVersion[] = "coil-cuda-13";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -58,6 +58,7 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
   codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(
       schedule, options.warp_row_max, options.row_unroll, options.vectorize,
       options.persistent_rows, options.vector_groups, options.row_values, options.row_min_blocks);
+  info.narrow_div_reciprocal = options.narrow_div_reciprocal;
   s.prelude = codegen_cuda_internal::CudaPrelude();
   s.module = s.prelude;
   for (const proto::Kernel& k : schedule.kernels()) {
@@ -96,7 +97,8 @@ std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
                       " vector_groups=", options.vector_groups,
                       " persistent_rows=", options.persistent_rows ? 1 : 0,
                       " row_values=", options.row_values ? 1 : 0,
-                      " row_min_blocks=", options.row_min_blocks);
+                      " row_min_blocks=", options.row_min_blocks,
+                      " narrow_div_reciprocal=", options.narrow_div_reciprocal ? 1 : 0);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,

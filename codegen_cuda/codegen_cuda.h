@@ -44,6 +44,10 @@ struct CudaCodegenOptions {
   // registers within 64K / (256 N) so that N blocks fit an SM (spilling if it must); 0: no
   // minimum (ptxas chooses). For A/B runs (COIL_CUDA_ROW_MIN_BLOCKS).
   int row_min_blocks = 0;
+  // A division of a bf16 / f16 value by a constant whose quotient is rounded to bf16 / f16 is a
+  // multiplication by the reciprocal when that rounds the same for all 2^16 dividends (checked
+  // here, per constant): the gelu's x / sqrt(2) in bf16. COIL_CUDA_DIV_RECIPROCAL=0 for A/B.
+  bool narrow_div_reciprocal = true;
   // Distinct kernels are compiled as up to this many NVRTC programs on parallel threads
   // (program_split.h; at least 1). Each program pays NVRTC's fixed cost (~40 ms here), so a
   // caller that compiles many small modules on few cores (CI's NVRTC conformance run) uses 1.

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
+#include "codegen_cuda/internal/narrow_div.h"
 #include "codegen_cuda/internal/reduction_source.h"
 #include "codegen_cuda/internal/row_cache.h"
 #include "codegen_cuda/internal/value_source.h"
@@ -19,6 +20,8 @@
 
 namespace coil::codegen_cuda_internal {
 namespace {
+
+static_assert(cuda::kCudaBlockThreads == 256, "the prelude's COIL_BLOCK_WARPS is 256 / 32");
 
 void CollectNames(const proto::SymExpr& e, absl::flat_hash_set<std::string>& out) {
   if (e.kind() == proto::SymExpr::SYMBOL) out.insert(e.name());
@@ -344,6 +347,16 @@ class Emitter {
     return absl::StrCat(t == proto::BFLOAT16 ? "coil_vstore_bf16<" : "coil_vstore_f16<", items, ">(");
   }
 
+  // APPLY div `e` as a multiplication by this reciprocal (narrow_div.h), else nullopt.
+  std::optional<float> NarrowDivReciprocal(const proto::Expr& e) const {
+    if (!info_.narrow_div_reciprocal || cache_.slot_of.contains(e.id()) || cache_.Reads(e.id()) ||
+        v_ids_.contains(e.id())) {
+      return std::nullopt;
+    }
+    return NarrowDivisionReciprocal(e, defs_, uses_, dtypes_, info_,
+                                    [&](const proto::Expr& x) { return LiteralLoad(x); });
+  }
+
   // Whether LOAD `e` reads a scalar constant (ScheduleInfo::scalar_constants): a literal.
   bool LiteralLoad(const proto::Expr& e) const {
     return e.kind() == proto::Expr::LOAD && e.mask() == 0 &&
@@ -495,6 +508,12 @@ class Emitter {
         if (e.args_size() != ScalarOpArity(*op)) {
           return absl::InvalidArgumentError(absl::StrCat(e.op(), " takes ", ScalarOpArity(*op),
                                                          " args, got ", e.args_size()));
+        }
+        if (std::optional<float> r = *op == ScalarOp::kDiv ? NarrowDivReciprocal(e) : std::nullopt) {
+          absl::StrAppend(&o, pad, "const float ", name, " = e", e.args(0), " * ",
+                          LiteralSource(proto::FLOAT32, *r, 0), ";  // e", e.args(1),
+                          ": rounds as the division (ExactNarrowReciprocal)\n");
+          break;
         }
         std::vector<ApplyOperand> args;
         for (int i = 0; i < e.args_size(); ++i) {

@@ -145,13 +145,17 @@ struct CoilProdI { __device__ __forceinline__ i64 operator()(i64 a, i64 b) const
 struct CoilMaxI { __device__ __forceinline__ i64 operator()(i64 a, i64 b) const { return b > a ? b : a; } };
 struct CoilMinI { __device__ __forceinline__ i64 operator()(i64 a, i64 b) const { return b < a ? b : a; } };
 
+// Block-per-row kernels run 256 threads (kernel_abi.h's kCudaBlockThreads): 8 warps, so the
+// fold over the warps' slots is unrolled (the same order: slot 0, then 1, ..., 7).
+#define COIL_BLOCK_WARPS 8
 template <class T, class Op> __device__ __forceinline__ T coil_block_reduce(T v, Op op, T* sh) {
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   __syncthreads();
   if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
   __syncthreads();
   T r = sh[0];
-  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) r = op(r, sh[w]);
+#pragma unroll
+  for (int w = 1; w < COIL_BLOCK_WARPS; ++w) r = op(r, sh[w]);
   return r;
 }
 
@@ -237,7 +241,8 @@ __device__ __forceinline__ i64 coil_block_arg(T v, i64 p, bool is_max, T* shv, i
   if ((threadIdx.x & 31) == 0) { shv[threadIdx.x >> 5] = v; shp[threadIdx.x >> 5] = p; }
   __syncthreads();
   T rv = shv[0]; i64 rp = shp[0];
-  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) coil_arg_combine(rv, rp, shv[w], shp[w], is_max);
+#pragma unroll
+  for (int w = 1; w < COIL_BLOCK_WARPS; ++w) coil_arg_combine(rv, rp, shv[w], shp[w], is_max);
   return rp;
 }
 template <class T>

@@ -37,6 +37,9 @@ struct ScheduleInfo {
   bool row_values = false;
   // Block-per-row kernels: __launch_bounds__(threads, row_min_blocks) when > 0.
   int row_min_blocks = 0;
+  // A bf16 / f16 dividend's division by a constant, rounded to bf16 / f16 at once, as one
+  // multiplication when that is exact (value_source.h's ExactNarrowReciprocal).
+  bool narrow_div_reciprocal = false;
   // CONSTANT buffers of one element whose bytes the Schedule's graph holds, by buffer id: their
   // value (`d` for floating dtypes, `i` otherwise). Their unmasked LOADs are literals (the ONNX
   // exporters' scalar constants: 0.5, sqrt(2), ...), so NVRTC folds them and the row cache

@@ -158,6 +158,45 @@ TEST(CudaCodegenTest, ScalarConstantsAreLiteralsAndBf16StoresConvertOnce) {
   EXPECT_TRUE(absl::StrContains(m->wrapper_source(), "cvt.rn.bf16x2.f32 %0, %1, %2;"));
 }
 
+// A bf16 division by a constant, rounded to bf16 at once, is a multiplication by the
+// reciprocal when that rounds the same for all 2^16 dividends (checked at generation); an f16
+// division by f32 sqrt(2) does not (some f16 quotient lands on the other side of a rounding
+// boundary) and stays a division, as every division does with the option off. The block
+// reductions' fold over the 8 warps' slots is unrolled.
+TEST(CudaCodegenTest, NarrowDivisionsByConstantsMultiplyWhenExact) {
+  const std::string text = R"(
+graph @d(%0 "x": bf16[4, 64], %3 "h": f16[4, 64]) {
+  %1 "c": bf16[] = constant dense "b53f"
+  %2: bf16[4, 64] = aten.div(%0, %1) {rounding_mode = ""}
+  %4 "s": f32[] = constant dense "f304b53f"
+  %5: f16[4, 64] = aten.div(%3, %4) {rounding_mode = ""}
+  return %2, %5
+}
+)";
+  for (bool on : {true, false}) {
+    SCOPED_TRACE(on ? "narrow_div_reciprocal on" : "off");
+    driver::CudaBackendOptions options;
+    options.codegen.narrow_div_reciprocal = on;
+    absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(text, options);
+    ASSERT_TRUE(m.ok()) << m.status();
+    ExpectLaunchable(*m);
+    std::string src;
+    for (const proto::CompiledKernel& k : m->kernels()) src += k.source();
+    // bf16(sqrt(2)) = 1.4140625: 1 / it in f32 is 0x3f3509e7; f16 keeps its division by sqrt(2).
+    EXPECT_EQ(absl::StrContains(src, "* __int_as_float(0x3f3509e7);"), on) << src;
+    EXPECT_EQ(Count(src, "ExactNarrowReciprocal"), on ? 4 : 0) << src;  // 4 items per thread
+    EXPECT_TRUE(absl::StrContains(src, ") / ((float)")) << src;
+  }
+  absl::StatusOr<proto::KernelModule> m = Generate(cuda_testing::MemoryBoundGraphs().back().text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_TRUE(absl::StrContains(m->wrapper_source(), "for (int w = 1; w < COIL_BLOCK_WARPS; ++w)"));
+  for (const proto::CompiledKernel& k : m->kernels()) {  // layernorm + gelu: x / bf16(sqrt(2))
+    if (absl::StrContains(k.source(), "coil_erff(")) {
+      EXPECT_TRUE(absl::StrContains(k.source(), "ExactNarrowReciprocal")) << k.source();
+    }
+  }
+}
+
 TEST(CudaCodegenTest, StaticShapesUse32BitIndexMathAndStaticGrids) {
   absl::StatusOr<proto::KernelModule> m = Generate(R"(
 graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {

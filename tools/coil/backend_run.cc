@@ -95,6 +95,10 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     if (const char* mb = std::getenv("COIL_CUDA_ROW_MIN_BLOCKS"); mb != nullptr) {
       cuda.codegen.row_min_blocks = std::max(0, std::atoi(mb));
     }
+    // COIL_CUDA_DIV_RECIPROCAL=0: bf16 / f16 divisions by constants stay divisions.
+    if (const char* dr = std::getenv("COIL_CUDA_DIV_RECIPROCAL"); dr != nullptr) {
+      cuda.codegen.narrow_div_reciprocal = std::atoi(dr) != 0;
+    }
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));
     }
