@@ -70,6 +70,7 @@ absl::StatusOr<const CudaDriver*> Load() {
   optional(d->GraphLaunch, "cuGraphLaunch");
   optional(d->GraphExecDestroy, "cuGraphExecDestroy");
   optional(d->GraphDestroy, "cuGraphDestroy");
+  optional(d->LaunchHostFunc, "cuLaunchHostFunc");
   sym(d->GetErrorName, "cuGetErrorName");
   sym(d->GetErrorString, "cuGetErrorString");
   if (!missing.empty()) {

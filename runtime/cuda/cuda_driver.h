@@ -94,6 +94,9 @@ struct CudaDriver {
   CUresult (*GraphLaunch)(CUgraphExec, CUstream);
   CUresult (*GraphExecDestroy)(CUgraphExec);
   CUresult (*GraphDestroy)(CUgraph);
+  // A host function in stream order (the stream waits until it returns); null when the driver
+  // lacks it. Only the timing probe (executable.cc, COIL_CUDA_TIMING_PROBE=gate) uses it.
+  CUresult (*LaunchHostFunc)(CUstream, void (*)(void*), void*);
   CUresult (*GetErrorName)(CUresult, const char**);
   CUresult (*GetErrorString)(CUresult, const char**);
 
