@@ -181,6 +181,13 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
   // mutation and aliasing go before them.
   p.Add("shape_guards", [](Graph& g) { return AddShapeGuards(g); })
       .Add("functionalize", [](Graph& g) { return Functionalize(g); });
+  if (options.merge_matmuls) {
+    p.Add("merge_matmuls", [](Graph& g) -> absl::StatusOr<bool> {
+      absl::StatusOr<int> merged = MergeSharedInputMatmuls(g);
+      if (!merged.ok()) return merged.status();
+      return *merged > 0;
+    });
+  }
   if (options.precision != Precision::kF32) {
     // Attention that ONNX spells out is found before casts sit between its ops (a backend
     // that keeps aten.scaled_dot_product_attention whole; DecomposeOps does it otherwise).

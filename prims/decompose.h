@@ -20,6 +20,7 @@
 #include "ir/proto/graph.pb.h"
 #include "prims/attention_match.h"
 #include "prims/autocast.h"
+#include "prims/merge_matmuls.h"
 
 namespace coil::prims {
 
@@ -34,12 +35,17 @@ struct DecomposeOptions {
   // computed in the graph (an exporter's sliced buffer) becomes is_causal (attention_match.h).
   // The compile driver injects the reference interpreter; null: only constant conditions.
   ConstantEvaluator evaluate_constants;
+  // The pipeline runs merge_matmuls (prims/merge_matmuls.h) after functionalize: matmuls that
+  // read the same input with constant weights become one (a backend that reads slices of a
+  // buffer in place: the CPU).
+  bool merge_matmuls = false;
   // kBF16: the pipeline runs the autocast pass (prims/autocast.h) after functionalize.
   Precision precision = Precision::kF32;
 };
 
 // The prims stage as one PassPipeline, its order written once: shape guards of the input,
-// functionalize (in-place ops and views become data flow), autocast (only with a precision
+// functionalize (in-place ops and views become data flow), merge_matmuls (only when asked),
+// autocast (only with a precision
 // other than f32), then decompose (DecomposeOps, with the guards of the prims it emits). Tests
 // run this same object.
 PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options = {});

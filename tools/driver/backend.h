@@ -41,6 +41,10 @@ struct BackendCapabilities {
   // v[, mask] and attributes) it runs whole; the rest are decomposed (prims' DecomposeOptions::
   // keep_attention). Null: all.
   std::function<bool(absl::Span<const TensorType> inputs, const AttrMap& attrs)> keep_attention;
+  // Matmuls that read the same input with constant weights become one matmul whose result is
+  // sliced (prims/merge_matmuls.h; DecomposeOptions::merge_matmuls): for a backend that reads
+  // those slices in place (extern operand views).
+  bool merge_matmuls = false;
   // Width of the vector registers code is generated for (0: no vector code).
   int vector_bits = 0;
   // Byte alignment the backend guarantees for the buffers it allocates.

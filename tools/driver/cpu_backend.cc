@@ -46,6 +46,10 @@ class CpuBackendImpl : public Backend {
     if (options_.extern_epilogues.has_value()) {
       c.inductor.extern_epilogues = *options_.extern_epilogues;
     }
+    // BERT's Q, K and V projections as one GEMM of N = 3 * 768, sliced in place by the
+    // matmuls' operand views (prims/merge_matmuls.h; COIL_MERGE_MATMULS=0 keeps them apart).
+    const char* merge = std::getenv("COIL_MERGE_MATMULS");
+    c.merge_matmuls = merge == nullptr || std::string(merge) != "0";
     // A convolution's weight gradient (training graphs) runs oneDNN's backward-weights
     // primitive instead of a convolution of transposed copies.
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution", "aten.convolution_backward_weight"};

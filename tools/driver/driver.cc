@@ -67,6 +67,7 @@ std::string OptionsText(const DriverOptions& o) {
                       " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
                       " fold_constants=", o.schedule.fold_constants,
                       " keep=", absl::StrJoin(keep, ","),
+                      EffectiveDecompose(o).merge_matmuls ? " merge_matmuls=1" : "",
                       o.precision == prims::Precision::kF32
                           ? ""
                           : absl::StrCat(" precision=", prims::PrecisionName(o.precision)),
@@ -456,6 +457,7 @@ prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
     if (std::find(d.keep.begin(), d.keep.end(), op) == d.keep.end()) d.keep.push_back(op);
   }
   if (!d.keep_attention) d.keep_attention = caps.keep_attention;
+  d.merge_matmuls = d.merge_matmuls || caps.merge_matmuls;
   if (!d.evaluate_constants) d.evaluate_constants = ReferenceConstantEvaluator(o.external_data_dir);
   return d;
 }

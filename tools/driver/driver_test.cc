@@ -110,7 +110,8 @@ TEST(DriverTest, CpuCompileRunsEveryStageInOrder) {
     if (p.pass() == "fold_constants") folded = p.changed();
     EXPECT_EQ(p.dump(), "");
   }
-  EXPECT_THAT(passes, ElementsAre("prims.shape_guards", "prims.functionalize", "prims.decompose",
+  EXPECT_THAT(passes, ElementsAre("prims.shape_guards", "prims.functionalize",
+                                  "prims.merge_matmuls", "prims.decompose",
                                   "inductor.graph.fold_constants", "inductor.lower",
                                   "inductor.fuse_vertical", "inductor.fuse_reductions",
                                   "inductor.fuse_horizontal", "inductor.fuse_extern_epilogues",
