@@ -2,7 +2,7 @@
 // weights, each with its bias add, either operand order) becomes one matmul, one add and three
 // slices; with a member lacking its bias add only the matmuls merge; the float64 reference
 // interpreter gives the same values before and after (the aten graph and the decomposed prims
-// graph); what must not merge is left alone.
+// graph; a symbolic batch at two sizes); what must not merge is left alone.
 #include "prims/merge_matmuls.h"
 
 #include <cmath>
@@ -41,6 +41,7 @@ struct Options {
   bool bias_first[3] = {true, false, false};  // add(b, y): how the ONNX exporter writes it
   bool weight_input = false;                  // the second weight a graph input: no merge
   bool output_direct = false;                 // the first result a graph output: no merge
+  bool symbolic_batch = false;                // x [batch, 5, 8] (as the exports' batch axis)
 };
 
 // x [2, 5, 8] (or [10, 8] for aten.mm); three projections of widths 8, 8 and 4, each
@@ -50,8 +51,10 @@ Graph Build(const Options& o) {
   GraphBuilder b(g);
   std::mt19937 rng(3);
   const bool mm = o.op == "aten.mm";
+  if (o.symbolic_batch) g.symbols().push_back({.name = "batch", .min = 1, .max = 0, .hint = 2});
+  const SymExpr batch = o.symbolic_batch ? SymExpr::Symbol("batch") : SymExpr(2);
   Value* x = b.Input(mm ? TensorType(proto::FLOAT32, {10, 8})
-                        : TensorType(proto::FLOAT32, {2, 5, 8}),
+                        : TensorType(proto::FLOAT32, {batch, 5, 8}),
                      "x");
   Value* w_in = nullptr;
   if (o.weight_input) w_in = b.Input(TensorType(proto::FLOAT32, {8, 8}), "w1");
@@ -78,11 +81,13 @@ int Count(const Graph& g, const std::string& op) {
   return n;
 }
 
-std::vector<HostTensor> Inputs(const Graph& g) {
+std::vector<HostTensor> Inputs(const Graph& g, int64_t batch) {
   std::vector<HostTensor> in;
   std::mt19937 rng(11);
   for (const Value* v : g.inputs()) {
-    HostTensor t = HostTensor::Zeros(v->type().dtype, *v->type().StaticShape());
+    std::vector<int64_t> shape;
+    for (const SymExpr& d : v->type().shape) shape.push_back(d.is_constant() ? d.constant() : batch);
+    HostTensor t = HostTensor::Zeros(v->type().dtype, shape);
     for (int64_t i = 0; i < t.numel(); ++i) {
       t.StoreDouble(i, std::uniform_real_distribution<double>(-2, 2)(rng));
     }
@@ -91,8 +96,8 @@ std::vector<HostTensor> Inputs(const Graph& g) {
   return in;
 }
 
-void ExpectSameValues(const Graph& before, const Graph& after) {
-  std::vector<HostTensor> in = Inputs(before);
+void ExpectSameValues(const Graph& before, const Graph& after, int64_t batch = 2) {
+  std::vector<HostTensor> in = Inputs(before, batch);
   absl::StatusOr<std::vector<HostTensor>> want = Interpret(before, in, {.float64 = true});
   absl::StatusOr<std::vector<HostTensor>> got = Interpret(after, in, {.float64 = true});
   ASSERT_TRUE(want.ok()) << want.status();
@@ -170,6 +175,21 @@ TEST(MergeMatmulsTest, LeavesAloneWhatItMustNotMerge) {
     EXPECT_EQ(Count(g, "aten.matmul"), 2);
     ASSERT_TRUE(Verify(g).ok());
     ExpectSameValues(before, g);
+  }
+}
+
+TEST(MergeMatmulsTest, SymbolicBatch) {
+  Options o;
+  o.symbolic_batch = true;
+  Graph before = Build(o), after = Build(o);
+  absl::StatusOr<int> merged = MergeSharedInputMatmuls(after);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(*merged, 2);
+  absl::Status v = Verify(after);
+  ASSERT_TRUE(v.ok()) << v;
+  for (int64_t batch : {1, 3}) {
+    SCOPED_TRACE(batch);
+    ExpectSameValues(before, after, batch);
   }
 }
 
