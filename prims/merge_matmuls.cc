@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ir/attribute.h"
@@ -176,7 +176,7 @@ absl::StatusOr<bool> MergeGroup(Graph& graph, std::vector<Member>& group) {
 
 absl::StatusOr<int> MergeSharedInputMatmuls(Graph& graph) {
   // Groups by (x, op, K), in node order.
-  std::vector<std::tuple<const Value*, std::string, int64_t>> keys;
+  absl::flat_hash_map<std::tuple<const Value*, std::string, int64_t>, size_t> group_of;
   std::vector<std::vector<Member>> groups;
   for (Node* node : graph.nodes()) {
     if ((node->op() != "aten.matmul" && node->op() != "aten.mm") || node->num_inputs() != 2 ||
@@ -192,14 +192,10 @@ absl::StatusOr<int> MergeSharedInputMatmuls(Graph& graph) {
     if (IsGraphOutput(graph, y) || y->type().dtype != dtype) continue;
     Member m{node, (*w)[1]};
     m.add = BiasAdd(graph, y, m.n, &m.bias);
-    auto key = std::make_tuple(static_cast<const Value*>(x), node->op(), (*w)[0]);
-    auto it = std::find(keys.begin(), keys.end(), key);
-    if (it == keys.end()) {
-      keys.push_back(key);
-      groups.push_back({m});
-    } else {
-      groups[it - keys.begin()].push_back(m);
-    }
+    auto [it, inserted] = group_of.try_emplace(
+        std::make_tuple(static_cast<const Value*>(x), node->op(), (*w)[0]), groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(m);
   }
   int merged = 0;
   for (std::vector<Member>& group : groups) {
