@@ -71,6 +71,8 @@ absl::StatusOr<const CudaDriver*> Load() {
   optional(d->GraphExecDestroy, "cuGraphExecDestroy");
   optional(d->GraphDestroy, "cuGraphDestroy");
   optional(d->LaunchHostFunc, "cuLaunchHostFunc");
+  optional(d->MemHostAlloc, "cuMemHostAlloc");
+  optional(d->MemFreeHost, "cuMemFreeHost");
   sym(d->GetErrorName, "cuGetErrorName");
   sym(d->GetErrorString, "cuGetErrorString");
   if (!missing.empty()) {

@@ -97,6 +97,9 @@ struct CudaDriver {
   // A host function in stream order (the stream waits until it returns); null when the driver
   // lacks it. Only the timing probe (executable.cc, COIL_CUDA_TIMING_PROBE=gate) uses it.
   CUresult (*LaunchHostFunc)(CUstream, void (*)(void*), void*);
+  // Pinned host memory (executable.h's pinned_inputs); null when the driver lacks them.
+  CUresult (*MemHostAlloc)(void**, size_t, unsigned);
+  CUresult (*MemFreeHost)(void*);
   CUresult (*GetErrorName)(CUresult, const char**);
   CUresult (*GetErrorString)(CUresult, const char**);
 

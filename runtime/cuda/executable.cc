@@ -102,6 +102,9 @@ struct CudaExecutable::Impl {
   CudaExecutable::GemmCounts attention_counts;  // fused: on the GPU; host: on the host
   // Input and output buffers, kept from run to run: buffer id -> (address, capacity).
   absl::flat_hash_map<int, std::pair<CUdeviceptr, int64_t>> io;
+  // Pinned host buffers of large inputs (options.pinned_inputs): buffer id -> (address, capacity).
+  absl::flat_hash_map<int, std::pair<void*, int64_t>> pinned;
+  bool pinned_refused = false;
   // Timing events: before the input copies, before the first kernel, after the last one; with
   // profiling, one before every kernel (and one after the last) and the sums per kernel.
   CUevent ev_begin = nullptr, ev_kernels = nullptr, ev_end = nullptr;
@@ -120,6 +123,7 @@ struct CudaExecutable::Impl {
     for (CUevent e : ev_kernel) d->EventDestroy(e);
     graphs.reset();
     for (auto& [id, p] : io) d->MemFree(p.first);
+    for (auto& [id, p] : pinned) d->MemFreeHost(p.first);
     gemms.reset();
     convs.reset();
     for (auto& [id, p] : constants) d->MemFree(p);
@@ -148,6 +152,9 @@ struct CudaExecutable::Impl {
   absl::Status Setup();
   // The device buffer of INPUT/OUTPUT buffer `id`, at least `bytes` large (kept between runs).
   absl::StatusOr<CUdeviceptr> IoBuffer(int id, int64_t bytes, const std::string& where);
+  // Copies input buffer `id`'s `bytes` from `src` to `dst` through its pinned buffer (chunks
+  // copied on the host, each then sent asynchronously); false when there is none to use.
+  absl::StatusOr<bool> PinnedCopyIn(int id, CUdeviceptr dst, const char* src, int64_t bytes, const std::string& where);
   // Event a - event b in ms (both recorded and complete).
   double Elapsed(CUevent a, CUevent b) const {
     float ms = 0;
@@ -339,12 +346,41 @@ absl::StatusOr<CUdeviceptr> CudaExecutable::Impl::IoBuffer(int id, int64_t bytes
   return *p;
 }
 
+absl::StatusOr<bool> CudaExecutable::Impl::PinnedCopyIn(int id, CUdeviceptr dst, const char* src, int64_t bytes, const std::string& where) {
+  constexpr int64_t kMin = int64_t{1} << 20, kChunk = int64_t{8} << 20;
+  if (!options.pinned_inputs || pinned_refused || bytes < kMin || d->MemHostAlloc == nullptr || d->MemFreeHost == nullptr) return false;
+  auto it = pinned.find(id);
+  if (it == pinned.end() || it->second.second < bytes) {
+    if (it != pinned.end()) {
+      d->MemFreeHost(it->second.first);
+      pinned.erase(it);
+    }
+    void* h = nullptr;
+    if (d->MemHostAlloc(&h, static_cast<size_t>(bytes), 0) != 0 || h == nullptr) {
+      pinned_refused = true;  // pageable copies from now on
+      return false;
+    }
+    it = pinned.emplace(id, std::make_pair(h, bytes)).first;
+  }
+  char* h = static_cast<char*>(it->second.first);
+  for (int64_t off = 0; off < bytes; off += kChunk) {
+    const int64_t n = std::min(kChunk, bytes - off);
+    std::memcpy(h + off, src + off, static_cast<size_t>(n));
+    if (absl::Status st = Check(d->MemcpyHtoDAsync(dst + off, h + off, static_cast<size_t>(n), stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
+  }
+  return true;
+}
+
 absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<const HostTensor> inputs) {
   const proto::Schedule& s = module.schedule();
   absl::StatusOr<Bindings> bound = BindSymbols(graph, inputs);
   if (!bound.ok()) return bound.status();
   const Bindings& b = *bound;
   if (absl::Status st = Check(d->CtxSetCurrent(ctx), "cuCtxSetCurrent", device_name); !st.ok()) return st;
+  // A run that failed may have left copies from the pinned buffers in flight.
+  if (!pinned.empty()) {
+    if (absl::Status st = Check(d->StreamSynchronize(stream), "cuStreamSynchronize", "the pinned inputs"); !st.ok()) return st;
+  }
   if (absl::Status st = Check(d->EventRecord(ev_begin, stream), "cuEventRecord", "the run"); !st.ok()) return st;
   // Shapes and places of every buffer.
   absl::flat_hash_map<int, std::vector<int64_t>> shapes;
@@ -397,7 +433,9 @@ absl::StatusOr<std::vector<HostTensor>> CudaExecutable::Impl::Run(absl::Span<con
         p = *a;
         // From pageable memory the call returns once the bytes are staged (one host pass, as
         // torch's .cuda()).
-        if (bytes > 0) {
+        absl::StatusOr<bool> pinned_copy = PinnedCopyIn(pb.id(), p, reinterpret_cast<const char*>(in->RawData()), bytes, where);
+        if (!pinned_copy.ok()) return pinned_copy.status();
+        if (bytes > 0 && !*pinned_copy) {
           if (absl::Status st = Check(d->MemcpyHtoDAsync(p, in->RawData(), bytes, stream), "cuMemcpyHtoDAsync", where); !st.ok()) return st;
         }
         break;

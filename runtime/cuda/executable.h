@@ -75,6 +75,15 @@ struct CudaExecutableOptions {
   // executable's kept device buffers. Not with sync_each_kernel or profiling. COIL_CUDA_GRAPHS=1
   // turns it on in the CUDA backend.
   bool cuda_graphs = false;
+  // Inputs of at least 1 MiB are copied through pinned host buffers kept per input (host copies
+  // of 8 MiB chunks, each sent on by an asynchronous copy), so that the table, the start event
+  // and the kernels are enqueued while the last chunks are in flight: the first kernel follows
+  // the copies without the launch gap of an idle GPU (H200: 21-36 us less device time on the
+  // bench's memory-bound rows). Off: the run's wall time grew by 4-11 ms there (the host copy
+  // into pinned memory is slower than the driver's pageable staging), so it would shorten the
+  // measured device time while lengthening the call (docs/benchmarks.md, "Memory-bound rows
+  // against the copy ceiling"). COIL_CUDA_PINNED_INPUTS=1 in the CUDA backend, for A/B runs.
+  bool pinned_inputs = false;
   // Graphs kept at most (least recently used evicted).
   int max_graphs = 8;
 };

@@ -76,7 +76,8 @@ struct Compiled {
 
 // gemm_tune: CudaExecutableOptions::gemm_tune (cuBLASLt candidates timed per large GEMM);
 // gemm_padding: its gemm_pad_b and gemm_pad_d (gemm_runner.h's padded rows; on by default, as there).
-std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1, bool gemm_padding = true) {
+std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1, bool gemm_padding = true,
+                                  bool pinned_inputs = false) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return nullptr;
@@ -84,6 +85,7 @@ std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1, bo
   cuda.runtime.sync_each_kernel = true;
   cuda.runtime.gemm_tune = gemm_tune;
   cuda.runtime.gemm_pad_b = cuda.runtime.gemm_pad_d = gemm_padding;
+  cuda.runtime.pinned_inputs = pinned_inputs;
   driver::DriverOptions options;
   options.backend = driver::CudaBackend(cuda);
   options.cache = nullptr;
@@ -695,6 +697,31 @@ TEST(CudaGpuTest, StridedInputsRunTimesAndProfile) {
   EXPECT_LE(kernels_total, device_total * 1.001 + 1e-3);
   exe->SetProfiling(false);
   EXPECT_TRUE(exe->Profile().empty());
+}
+
+// With pinned_inputs (executable.h; off by default), inputs of 1 MiB and more go through pinned host buffers:
+// the same outputs as pageable copies, run after run (the buffers are reused), and as the
+// Schedule interpreter's.
+TEST(CudaGpuTest, LargeInputsThroughPinnedBuffersMatch) {
+  REQUIRE_GPU();
+  const cuda_testing::TestGraph& t = cuda_testing::MemoryBoundGraphs()[0];  // gelu chain, x and y
+  std::unique_ptr<Compiled> pinned = Compile(t.text, 1, true, /*pinned_inputs=*/true);
+  std::unique_ptr<Compiled> pageable = Compile(t.text);
+  ASSERT_NE(pinned, nullptr);
+  ASSERT_NE(pageable, nullptr);
+  for (int64_t batch : {4096, 1024, 4096}) {  // 4 MiB per input, then smaller, then again
+    std::vector<HostTensor> inputs = RandomInputs(pinned->graph, batch, 50 + batch, t.spec);
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(pinned->schedule, inputs);
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<std::vector<HostTensor>> a = pinned->exe->Run(inputs);
+    absl::StatusOr<std::vector<HostTensor>> b = pageable->exe->Run(inputs);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    for (size_t o = 0; o < want->size(); ++o) {
+      ExpectClose((*want)[o], (*a)[o], absl::StrCat("pinned, batch ", batch, ", output ", o));
+      EXPECT_EQ((*a)[o].Bytes(), (*b)[o].Bytes()) << "batch " << batch << ", output " << o;
+    }
+  }
 }
 
 TEST(CudaGpuTest, GatherIndexOutOfBoundsIsAnError) {

@@ -35,6 +35,10 @@ class CudaBackendImpl : public Backend {
     if (const char* g = std::getenv("COIL_CUDA_GRAPHS"); g != nullptr) {
       options_.runtime.cuda_graphs = std::string(g) != "0";
     }
+    // COIL_CUDA_PINNED_INPUTS=1: large inputs staged in pinned memory (executable.h; off).
+    if (const char* pi = std::getenv("COIL_CUDA_PINNED_INPUTS"); pi != nullptr) {
+      options_.runtime.pinned_inputs = std::string(pi) != "0";
+    }
     // A/B switches of runtime/cuda/gemm_plan.h's forwarding (0, 1, 2) and transposed constant B.
     if (const char* f = std::getenv("COIL_CUDA_GEMM_FORWARD"); f != nullptr) {
       options_.runtime.gemm_forward = std::atoi(f);
