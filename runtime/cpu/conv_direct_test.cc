@@ -178,6 +178,11 @@ const std::vector<DirectConvShape>& Shapes() {
       Pointwise(2, 9, 7, 24, 72),
       Pointwise(1, 4, 4, 24, 40),
       Pointwise(1, 6, 6, 19, 100),
+      // Depthwise bands (helper-58): on 4 threads (3 taken) bands of 4 rows, the last of 2;
+      // stride 2 from an odd size in bands of 2 rows; whole images on one thread.
+      Depthwise(2, 40, 26, 26, 3, 1, 1),
+      Depthwise(2, 64, 23, 23, 5, 2, 2),
+      Depthwise(3, 24, 11, 17, 5, 2, 2),
   };
   return *shapes;
 }

@@ -77,7 +77,9 @@ COIL_INLINE V Steps(V v, absl::Span<const ExternEpilogueStep> steps, int64_t idx
         v = MinOf(MaxOf(v, Splat<V>(step.lo)), Splat<V>(step.hi));
         break;
       case ExternEpilogueStep::kHardswish:
-        v = v * MinOf(MaxOf(v + 3.0f, Splat<V>(0.0f)), Splat<V>(6.0f)) / 6.0f;
+        // A multiply by 1/6, not a division (a vector division is ~10x a multiply's
+        // throughput, and this runs once per output); within an ulp of the quotient.
+        v = v * MinOf(MaxOf(v + 3.0f, Splat<V>(0.0f)), Splat<V>(6.0f)) * (1.0f / 6.0f);
         break;
       case ExternEpilogueStep::kBias:  // aten.mm's: ConvolutionWithEpilogue declines them
       case ExternEpilogueStep::kGeluErf:
@@ -98,6 +100,10 @@ struct Job {
   // How the work is cut into tasks (Partition): depthwise, channels per task (a multiple of
   // 16, the last task of a row takes the rest); pointwise, rows and 16-column panels per task.
   int64_t task_channels = 0, task_rows = 0, task_panels = 0;
+  // Depthwise and few channels: output rows per task (a band of one image's rows).
+  int64_t task_band = 1;
+  // Depthwise: each vector of channels down the band's rows (Partition), else rows outer.
+  bool rows_inner = false;
   // Whether the row kernels take interior columns in blocks of kOwBlock (OwBlocksOn).
   bool ow_blocks = true;
 };
@@ -251,21 +257,45 @@ COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
   for (; ow < s.ow; ++ow) single(ow);
 }
 
-// Tasks [begin, end): task t is output row t / groups (of every image's rows) and channels
-// [task_channels * (t % groups), +task_channels), groups = ceil(c / task_channels).
+// Tasks [begin, end): task t is a band of task_band output rows of one image, band t / groups
+// (bands = n * ceil(oh / task_band)), and channels [task_channels * (t % groups),
+// +task_channels), groups = ceil(c / task_channels). Each vector of channels runs down the
+// band's rows before the next (rows_inner: bands of 2 rows or more), so that the kh input rows a
+// row reads are in L1 from the rows before it; or each row runs across the channels (tasks of
+// one row, as before helper-58).
 template <int KH, int KW>
 COIL_INLINE void DepthwiseRows(const Job& j, int64_t begin, int64_t end) {
   const int64_t c = j.s->c, groups = (c + j.task_channels - 1) / j.task_channels;
+  const int64_t bands_per_image = (j.s->oh + j.task_band - 1) / j.task_band;
   for (int64_t t = begin; t < end; ++t) {
-    const int64_t row = t / groups, n = row / j.s->oh, oh = row % j.s->oh;
+    const int64_t band = t / groups, n = band / bands_per_image;
+    const int64_t oh0 = (band % bands_per_image) * j.task_band,
+                  oh1 = std::min(j.s->oh, oh0 + j.task_band);
     const int64_t c1 = std::min(c, (t % groups + 1) * j.task_channels);
-    int64_t c0 = (t % groups) * j.task_channels;
-    for (; c0 + 16 <= c1; c0 += 16) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
+    const int64_t cb = (t % groups) * j.task_channels;
+    if (!j.rows_inner) {
+      for (int64_t oh = oh0; oh < oh1; ++oh) {
+        int64_t c0 = cb;
+        for (; c0 + 16 <= c1; c0 += 16) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
+        if (c0 + 8 <= c1) {
+          DepthwiseRow<V8, KH, KW>(j, n, oh, c0);
+          c0 += 8;
+        }
+        for (; c0 < c1; ++c0) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
+      }
+      continue;
+    }
+    int64_t c0 = cb;
+    for (; c0 + 16 <= c1; c0 += 16) {
+      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
+    }
     if (c0 + 8 <= c1) {
-      DepthwiseRow<V8, KH, KW>(j, n, oh, c0);
+      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRow<V8, KH, KW>(j, n, oh, c0);
       c0 += 8;
     }
-    for (; c0 < c1; ++c0) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
+    for (; c0 < c1; ++c0) {
+      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
+    }
   }
 }
 
@@ -471,19 +501,46 @@ COIL_CONV_CLONES void PointwiseTask(const Job& j, int64_t begin, int64_t end) {
   }
 }
 
+// COIL_CONV_DIRECT_DW_BANDS=0 (read once per process): depthwise tasks of one output row each,
+// every row across its channels, as before helper-58 (for A/B measurements).
+bool DwBandsOn() {
+  static const bool on = [] {
+    const char* v = std::getenv("COIL_CONV_DIRECT_DW_BANDS");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
 std::atomic<int64_t> direct_calls{0};
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Cuts the work into tasks: the largest ones (depthwise: a whole row of channels; pointwise: 64
-// rows x 4 panels, which keeps a task's panels in L2 across its rows) that still give each of
-// `threads` threads two tasks, halving the channels / rows (down to 16 / 8) and then the panels
-// (down to 2) until they do. Returns the number of tasks.
+// Cuts the work into tasks. Depthwise: bands of 2+ rows of one image with all channels where
+// every thread gets four (batch 16 on 16 threads); else, as for few channels, the largest
+// tasks (a whole row of channels) that still give each thread two, halving the channels (down
+// to 16). Pointwise: 64 rows x 4 panels (which keeps a task's panels in L2 across its rows),
+// halving the rows (down to 8) and then the panels (down to 2) until each thread has two.
+// Returns the number of tasks.
 int64_t Partition(Job& j, int64_t threads) {
   const DirectConvShape& s = *j.s;
+  if (j.w->kind() == DirectConvKind::kDepthwise && DwBandsOn()) {
+    // Bands of rows with all channels, halved from whole images until every thread has four
+    // tasks; where that needs bands of one row (batch 1, mostly), one-row tasks with channels
+    // split as below.
+    j.task_channels = CeilDiv(s.c, 16) * 16;
+    j.task_band = s.oh;
+    while (s.n * CeilDiv(s.oh, j.task_band) < 4 * threads && j.task_band > 1) {
+      j.task_band = CeilDiv(j.task_band, 2);
+    }
+    if (j.task_band >= 2) {
+      j.rows_inner = true;
+      return s.n * CeilDiv(s.oh, j.task_band);
+    }
+  }
   if (j.w->kind() != DirectConvKind::kPointwise) {
     // Rows of output channels (the input's too for depthwise).
     const int64_t rows = s.n * s.oh, ch = s.oc;
+    j.task_band = 1;
     j.task_channels = CeilDiv(ch, 16) * 16;
     while (rows * CeilDiv(ch, j.task_channels) < 2 * threads && j.task_channels > 16) {
       j.task_channels = CeilDiv(j.task_channels / 2, 16) * 16;

@@ -2,7 +2,9 @@
 // activations of a CNN at small batch, where oneDNN's per-call cost (waking its passive OpenMP
 // team, or running a small call on one thread) exceeds the arithmetic:
 //   - depthwise: groups == input channels == output channels, kernels up to 7x7, any stride,
-//     padding and dilation: each output row of each image is one task; 16 channels per vector
+//     padding and dilation: tasks of bands of output rows with all channels, each vector of
+//     channels down the band (its input rows in L1 across them), where the threads get four
+//     each, else of one output row each (batch 1, mostly); 16 channels per vector
 //     (then 8, then one at a time); interior output columns in blocks of 8 accumulators (the
 //     3x3 taps' weights in registers), rows with no whole interior block in edge blocks;
 //   - pointwise: a 1x1 kernel, stride 1, no padding, groups 1: a product of the [N*H*W, C]
