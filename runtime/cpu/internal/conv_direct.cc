@@ -106,6 +106,8 @@ struct Job {
   bool rows_inner = false;
   // Whether the row kernels take interior columns in blocks of kOwBlock (OwBlocksOn).
   bool ow_blocks = true;
+  // The row kernels' interior output columns [lo, hi) (InteriorColumns), once per call.
+  int64_t interior_lo = 0, interior_hi = 0;
 };
 
 // ---- depthwise -------------------------------------------------------------------------------
@@ -219,7 +221,8 @@ COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
     StoreV(j.out + idx, Steps(acc, j.steps, idx));
   };
   int64_t lo, hi;
-  InteriorColumns(s, span, lo, hi);
+  lo = j.interior_lo;
+  hi = j.interior_hi;
   if (j.ow_blocks && hi - lo < kOwBlock) {
     // No whole interior block (a 7x7 activation, say): the row in edge blocks. (Where most
     // columns are interior, the few around them stay single: on one Zen 4 core, batch 4, a
@@ -345,7 +348,8 @@ COIL_INLINE void FewChannelsRow(const Job& j, int64_t n, int64_t oh, int64_t o0)
     StoreV(j.out + idx, Steps(acc, j.steps, idx));
   };
   int64_t lo, hi;
-  InteriorColumns(s, (s.kw - 1) * s.dil_w, lo, hi);
+  lo = j.interior_lo;
+  hi = j.interior_hi;
   if (!j.ow_blocks) hi = lo;
   int64_t ow = 0;
   for (; ow < lo; ++ow) single(ow);
@@ -654,6 +658,9 @@ void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWei
   direct_calls.fetch_add(1, std::memory_order_relaxed);
   Job j{&s, x, &w, bias, steps, out};
   j.ow_blocks = OwBlocksOn();
+  if (w.kind() != DirectConvKind::kPointwise) {
+    InteriorColumns(s, (s.kw - 1) * s.dil_w, j.interior_lo, j.interior_hi);
+  }
   const int64_t wanted = pool == nullptr ? 1 : DirectConvThreads(s, pool->num_threads());
   const int64_t tasks = Partition(j, wanted);
   const int64_t threads = std::min(tasks, wanted);
