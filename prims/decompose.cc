@@ -188,6 +188,13 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
       return *merged > 0;
     });
   }
+  if (options.fold_weight_scales) {
+    p.Add("fold_weight_scales", [](Graph& g) -> absl::StatusOr<bool> {
+      absl::StatusOr<int> folded = FoldWeightScales(g);
+      if (!folded.ok()) return folded.status();
+      return *folded > 0;
+    });
+  }
   if (options.precision != Precision::kF32) {
     // Attention that ONNX spells out is found before casts sit between its ops (a backend
     // that keeps aten.scaled_dot_product_attention whole; DecomposeOps does it otherwise).

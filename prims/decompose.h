@@ -20,6 +20,7 @@
 #include "ir/proto/graph.pb.h"
 #include "prims/attention_match.h"
 #include "prims/autocast.h"
+#include "prims/fold_weight_scales.h"
 #include "prims/merge_matmuls.h"
 
 namespace coil::prims {
@@ -39,12 +40,16 @@ struct DecomposeOptions {
   // read the same input with constant weights become one (a backend that reads slices of a
   // buffer in place: the CPU).
   bool merge_matmuls = false;
+  // Then fold_weight_scales (prims/fold_weight_scales.h): a scalar scale of a projection's
+  // sliced output (vit's q, K^T) folded into its constant weights and bias.
+  bool fold_weight_scales = false;
   // kBF16: the pipeline runs the autocast pass (prims/autocast.h) after functionalize.
   Precision precision = Precision::kF32;
 };
 
 // The prims stage as one PassPipeline, its order written once: shape guards of the input,
-// functionalize (in-place ops and views become data flow), merge_matmuls (only when asked),
+// functionalize (in-place ops and views become data flow), merge_matmuls and
+// fold_weight_scales (only when asked),
 // autocast (only with a precision
 // other than f32), then decompose (DecomposeOps, with the guards of the prims it emits). Tests
 // run this same object.

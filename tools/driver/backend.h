@@ -45,6 +45,9 @@ struct BackendCapabilities {
   // sliced (prims/merge_matmuls.h; DecomposeOptions::merge_matmuls): for a backend that reads
   // those slices in place (extern operand views).
   bool merge_matmuls = false;
+  // A scalar scale of a projection's sliced output folded into its constant weights
+  // (prims/fold_weight_scales.h), for the same kind of backend.
+  bool fold_weight_scales = false;
   // Width of the vector registers code is generated for (0: no vector code).
   int vector_bits = 0;
   // Byte alignment the backend guarantees for the buffers it allocates.

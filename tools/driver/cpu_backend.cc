@@ -50,6 +50,11 @@ class CpuBackendImpl : public Backend {
     // matmuls' operand views (prims/merge_matmuls.h; COIL_MERGE_MATMULS=0 keeps them apart).
     const char* merge = std::getenv("COIL_MERGE_MATMULS");
     c.merge_matmuls = merge == nullptr || std::string(merge) != "0";
+    // vit's q / K^T scales folded into the packed projection's weights, so the bmms read its
+    // slices in place (prims/fold_weight_scales.h; COIL_FOLD_WEIGHT_SCALES=0 keeps the kernels).
+    // Not with the fused attention extern: its matcher needs the scale to find the attention.
+    const char* fold = std::getenv("COIL_FOLD_WEIGHT_SCALES");
+    c.fold_weight_scales = (fold == nullptr || std::string(fold) != "0") && !FusedAttention();
     // A convolution's weight gradient (training graphs) runs oneDNN's backward-weights
     // primitive instead of a convolution of transposed copies.
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution", "aten.convolution_backward_weight"};

@@ -68,6 +68,7 @@ std::string OptionsText(const DriverOptions& o) {
                       " fold_constants=", o.schedule.fold_constants,
                       " keep=", absl::StrJoin(keep, ","),
                       EffectiveDecompose(o).merge_matmuls ? " merge_matmuls=1" : "",
+                      EffectiveDecompose(o).fold_weight_scales ? " fold_weight_scales=1" : "",
                       o.precision == prims::Precision::kF32
                           ? ""
                           : absl::StrCat(" precision=", prims::PrecisionName(o.precision)),
@@ -458,6 +459,7 @@ prims::DecomposeOptions EffectiveDecompose(const DriverOptions& o) {
   }
   if (!d.keep_attention) d.keep_attention = caps.keep_attention;
   d.merge_matmuls = d.merge_matmuls || caps.merge_matmuls;
+  d.fold_weight_scales = d.fold_weight_scales || caps.fold_weight_scales;
   if (!d.evaluate_constants) d.evaluate_constants = ReferenceConstantEvaluator(o.external_data_dir);
   return d;
 }

@@ -111,7 +111,8 @@ TEST(DriverTest, CpuCompileRunsEveryStageInOrder) {
     EXPECT_EQ(p.dump(), "");
   }
   EXPECT_THAT(passes, ElementsAre("prims.shape_guards", "prims.functionalize",
-                                  "prims.merge_matmuls", "prims.decompose",
+                                  "prims.merge_matmuls", "prims.fold_weight_scales",
+                                  "prims.decompose",
                                   "inductor.graph.fold_constants", "inductor.lower",
                                   "inductor.fuse_vertical", "inductor.fuse_reductions",
                                   "inductor.fuse_horizontal", "inductor.fuse_extern_epilogues",
