@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
+#include "ir/dtype.h"
 
 namespace coil {
 namespace {
@@ -34,6 +35,20 @@ std::string SourceLoc::ToString() const {
 const ConstantData& Value::constant() const {
   COIL_CHECK(kind_ == Kind::kConstant && constant_ != nullptr) << "value " << id_;
   return *constant_;
+}
+
+std::optional<std::vector<int64_t>> Value::InlineDenseShape() const {
+  if (kind_ != Kind::kConstant || constant_->is_external() || !type_.strides.empty()) {
+    return std::nullopt;
+  }
+  std::optional<std::vector<int64_t>> shape = type_.StaticShape();
+  if (!shape.has_value()) return std::nullopt;
+  int64_t n = 1;
+  for (int64_t d : *shape) n *= d;
+  if (static_cast<int64_t>(constant_->raw.size()) != n * ElementSize(type_.dtype)) {
+    return std::nullopt;
+  }
+  return shape;
 }
 
 ConstantData& Value::mutable_constant() {
@@ -123,6 +138,10 @@ Node* Graph::InsertNodeBefore(Node* before, std::string op, std::vector<Value*> 
   Node* n = MakeNode(std::move(op), std::move(inputs), std::move(attrs), std::move(output_types));
   std::rotate(nodes_.begin() + index, nodes_.end() - 1, nodes_.end());
   return n;
+}
+
+bool Graph::IsOutput(const Value* v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
 }
 
 std::vector<Node*> Graph::nodes() const {

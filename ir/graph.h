@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,10 @@ class Value {
   int output_index() const { return output_index_; }
   // Constant data; only for kConstant values.
   const ConstantData& constant() const;
+  // The static sizes of an inline constant whose bytes are all there, dense and row-major
+  // (no external data, no strides, raw size = elements x element size); nullopt otherwise
+  // (inputs and node outputs included). What passes that rewrite weights may read in place.
+  std::optional<std::vector<int64_t>> InlineDenseShape() const;
   // The same, to change (or to take its bytes from a graph about to be dropped).
   ConstantData& mutable_constant();
   // Nodes that read this value, one entry per use (a node using it twice appears twice).
@@ -165,6 +170,7 @@ class Graph {
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& constants() const { return constants_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
+  bool IsOutput(const Value* v) const;
   // Nodes in their current (topological) order.
   std::vector<Node*> nodes() const;
   int num_nodes() const { return static_cast<int>(nodes_.size()); }

@@ -37,6 +37,26 @@ TEST(GraphTest, UseDefLists) {
   EXPECT_EQ(b->Describe(), "%2, %3 = test.b(%1, %1)");
 }
 
+TEST(GraphTest, IsOutputAndInlineDenseShape) {
+  Graph g("g");
+  Value* x = g.AddInput(F32({2}), "x");
+  Value* dense = g.AddConstant(F32({2, 3}), {.raw = std::string(24, '\0')}, "w");
+  Value* short_bytes = g.AddConstant(F32({2, 3}), {.raw = std::string(20, '\0')}, "short");
+  Value* external =
+      g.AddConstant(F32({2}), {.external_path = "w.bin", .external_length = 8}, "ext");
+  Value* symbolic = g.AddConstant(F32({SymExpr::Symbol("n")}), {.raw = std::string(8, '\0')});
+  Node* a = g.AddNode("test.a", {x, dense}, {}, {F32({2})});
+  g.SetOutputs({a->output(0)});
+  EXPECT_TRUE(g.IsOutput(a->output(0)));
+  EXPECT_FALSE(g.IsOutput(x));
+  EXPECT_THAT(*dense->InlineDenseShape(), ElementsAre(2, 3));
+  EXPECT_FALSE(short_bytes->InlineDenseShape().has_value());
+  EXPECT_FALSE(external->InlineDenseShape().has_value());
+  EXPECT_FALSE(symbolic->InlineDenseShape().has_value());
+  EXPECT_FALSE(x->InlineDenseShape().has_value());
+  EXPECT_FALSE(a->output(0)->InlineDenseShape().has_value());
+}
+
 TEST(GraphTest, ReplaceAllUsesWith) {
   Graph g("g");
   Value* x = g.AddInput(F32({2}));

@@ -26,7 +26,7 @@ bool IsOp(const Value* v, const char* op) {
 // Used by exactly one node and not a graph output.
 bool SingleUse(const Graph& g, const Value* v) {
   if (v->users().size() != 1) return false;
-  return std::find(g.outputs().begin(), g.outputs().end(), v) == g.outputs().end();
+  return !g.IsOutput(v);
 }
 
 // A one-element f32 / f64 / f16 / bf16 constant's value.

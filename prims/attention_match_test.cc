@@ -16,6 +16,7 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "runtime/constant_evaluator.h"
+#include "prims/testing/rewrite_testing.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
 
@@ -135,11 +136,7 @@ Graph Parse(const char* text) {
   return *std::move(g);
 }
 
-int Count(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const Node* node : g.nodes()) n += node->op() == op;
-  return n;
-}
+using testing::CountOps;
 
 std::vector<HostTensor> Inputs(const Graph& g, int64_t seq) {
   std::vector<HostTensor> in;
@@ -168,8 +165,8 @@ void ExpectSameValues(const char* text, int expected_matches,
   EXPECT_EQ(MatchAttention(after, nullptr, evaluate), expected_matches);
   absl::Status v = Verify(after);
   ASSERT_TRUE(v.ok()) << v;
-  EXPECT_EQ(Count(after, "aten.scaled_dot_product_attention"), expected_matches);
-  EXPECT_EQ(Count(after, "aten.softmax"), 1 - expected_matches);
+  EXPECT_EQ(CountOps(after, "aten.scaled_dot_product_attention"), expected_matches);
+  EXPECT_EQ(CountOps(after, "aten.softmax"), 1 - expected_matches);
   for (int64_t seq : {1, 5, 70}) {
     SCOPED_TRACE(seq);
     std::vector<HostTensor> in = Inputs(before, seq);

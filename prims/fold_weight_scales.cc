@@ -16,25 +16,19 @@
 namespace coil::prims {
 namespace {
 
-bool IsGraphOutput(const Graph& graph, const Value* v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
-
 bool IsView(const std::string& op) {
   return op == "aten.reshape" || op == "aten.view" || op == "aten.permute" ||
          op == "aten.transpose";
 }
 
-// An inline f32 constant of `numel` elements, row-major.
+// An inline dense f32 constant of `numel` elements.
 bool InlineF32(const Value* v, int64_t numel) {
-  if (v->kind() != Value::Kind::kConstant || v->constant().is_external()) return false;
-  const TensorType& t = v->type();
-  if (t.dtype != proto::FLOAT32 || !t.strides.empty()) return false;
-  std::optional<std::vector<int64_t>> shape = t.StaticShape();
+  if (v->type().dtype != proto::FLOAT32) return false;
+  std::optional<std::vector<int64_t>> shape = v->InlineDenseShape();
   if (!shape.has_value()) return false;
   int64_t n = 1;
   for (int64_t d : *shape) n *= d;
-  return n == numel && static_cast<int64_t>(v->constant().raw.size()) == n * 4;
+  return n == numel;
 }
 
 // [start, end) of a step-1 slice of y's last dim with static bounds, or nullopt.
@@ -106,7 +100,7 @@ bool Fold(Graph& graph, Node* m) {
   Value* v = s->tensor;
   const Node* user = m;
   while (true) {
-    if (IsGraphOutput(graph, v) || v->users().size() != 1 || v->users()[0] != user) return false;
+    if (graph.IsOutput(v) || v->users().size() != 1 || v->users()[0] != user) return false;
     Node* p = v->producer();
     if (p == nullptr) return false;
     if (IsView(p->op()) && p->num_inputs() >= 1) {
@@ -118,7 +112,7 @@ bool Fold(Graph& graph, Node* m) {
   }
   Node* slice = v->producer();
   Value* y = slice->num_inputs() == 1 ? slice->input(0) : nullptr;
-  if (y == nullptr || IsGraphOutput(graph, y)) return false;
+  if (y == nullptr || graph.IsOutput(y)) return false;
   const int64_t rank = y->type().rank();
   if (rank < 2 || !y->type().shape.back().is_constant()) return false;
   const int64_t n = y->type().shape.back().constant();
@@ -144,7 +138,7 @@ bool Fold(Graph& graph, Node* m) {
     }
     if (bias_index < 0) return false;
     Value* product = add->input(1 - bias_index);
-    if (product->type() != y->type() || IsGraphOutput(graph, product) ||
+    if (product->type() != y->type() || graph.IsOutput(product) ||
         product->users().size() != 1) {
       return false;
     }

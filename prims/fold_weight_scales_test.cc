@@ -15,27 +15,14 @@
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "prims/decompose.h"
-#include "runtime/host_tensor.h"
-#include "runtime/interpreter.h"
+#include "prims/testing/rewrite_testing.h"
 
 namespace coil::prims {
 namespace {
 
-Value* Constant(GraphBuilder& b, std::vector<int64_t> shape, std::vector<float> values,
-                const std::string& name) {
-  std::vector<SymExpr> dims(shape.begin(), shape.end());
-  std::string raw(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-  return b.Constant(TensorType(proto::FLOAT32, dims), raw, name);
-}
-
-Value* RandomConstant(GraphBuilder& b, std::vector<int64_t> shape, std::mt19937& rng,
-                      const std::string& name) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> values(n);
-  for (float& v : values) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  return Constant(b, shape, values, name);
-}
+using testing::CountOps;
+using testing::F32Constant;
+using testing::RandomF32Constant;
 
 struct Options {
   bool torch2 = false;      // q and K^T times sqrt(1 / sqrt(d)); else q / sqrt(d)
@@ -51,8 +38,8 @@ Graph Build(const Options& o) {
   GraphBuilder b(g);
   std::mt19937 rng(5);
   Value* x = b.Input(TensorType(proto::FLOAT32, {2, 5, 8}), "x");
-  Value* y = *b.Op("aten.matmul", {x, RandomConstant(b, {8, 24}, rng, "w")});
-  if (o.bias) y = *b.Op("aten.add", {RandomConstant(b, {24}, rng, "b"), y});
+  Value* y = *b.Op("aten.matmul", {x, RandomF32Constant(b, {8, 24}, rng, "w")});
+  if (o.bias) y = *b.Op("aten.add", {RandomF32Constant(b, {24}, rng, "b"), y});
   auto heads = [&](int64_t start, std::vector<int64_t> dims) {
     Value* s = *b.Op("aten.slice", {y}, {{"dim", int64_t{2}}, {"start", SymExpr(start)},
                                          {"end", SymExpr(start + 8)}, {"step", int64_t{1}}});
@@ -67,10 +54,10 @@ Graph Build(const Options& o) {
   if (o.y_used_whole) outputs.push_back(*b.Op("aten.neg", {y}));
   if (o.torch2) {
     const float c = std::sqrt(1.0f / std::sqrt(4.0f));
-    q = *b.Op("aten.mul", {q, Constant(b, {}, {c}, "cq")});
-    kt = *b.Op("aten.mul", {Constant(b, {}, {c}, "ck"), kt});
+    q = *b.Op("aten.mul", {q, F32Constant(b, {}, {c}, "cq")});
+    kt = *b.Op("aten.mul", {F32Constant(b, {}, {c}, "ck"), kt});
   } else {
-    q = *b.Op("aten.div", {q, Constant(b, {}, {2.0f}, "c")}, {{"rounding_mode", std::string()}});
+    q = *b.Op("aten.div", {q, F32Constant(b, {}, {2.0f}, "c")}, {{"rounding_mode", std::string()}});
   }
   Value* scores = *b.Op("aten.matmul", {q, kt});
   outputs.insert(outputs.begin(), *b.Op("aten.matmul", {scores, v}));
@@ -78,35 +65,8 @@ Graph Build(const Options& o) {
   return g;
 }
 
-int Count(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const Node* node : g.nodes()) n += node->op() == op;
-  return n;
-}
-
 void ExpectSameValues(const Graph& before, const Graph& after, double tolerance) {
-  std::vector<HostTensor> in;
-  std::mt19937 rng(13);
-  for (const Value* v : before.inputs()) {
-    HostTensor t = HostTensor::Zeros(v->type().dtype, *v->type().StaticShape());
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      t.StoreDouble(i, std::uniform_real_distribution<double>(-2, 2)(rng));
-    }
-    in.push_back(t);
-  }
-  absl::StatusOr<std::vector<HostTensor>> want = Interpret(before, in, {.float64 = true});
-  absl::StatusOr<std::vector<HostTensor>> got = Interpret(after, in, {.float64 = true});
-  ASSERT_TRUE(want.ok()) << want.status();
-  ASSERT_TRUE(got.ok()) << got.status();
-  ASSERT_EQ(want->size(), got->size());
-  for (size_t o = 0; o < want->size(); ++o) {
-    std::vector<double> a = (*want)[o].ToDoubles(), b = (*got)[o].ToDoubles();
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-      EXPECT_NEAR(a[i], b[i], tolerance * (1 + std::abs(a[i]))) << "output " << o << " element "
-                                                                 << i;
-    }
-  }
+  testing::ExpectSameFloat64Values(before, after, testing::RandomInputs(before, 1, 13), tolerance);
 }
 
 TEST(FoldWeightScalesTest, Torch113DivisionOfQ) {
@@ -120,7 +80,7 @@ TEST(FoldWeightScalesTest, Torch113DivisionOfQ) {
     EXPECT_EQ(*folded, 1);
     absl::Status v = Verify(after);
     ASSERT_TRUE(v.ok()) << v;
-    EXPECT_EQ(Count(after, "aten.div"), 0);
+    EXPECT_EQ(CountOps(after, "aten.div"), 0);
     // The weights (and bias) replaced by their scaled copies: as many constants as before less
     // the scale.
     EXPECT_EQ(after.constants().size(), before.constants().size() - 1);
@@ -137,7 +97,7 @@ TEST(FoldWeightScalesTest, Torch211ScalesOfQAndKTransposed) {
   ASSERT_TRUE(folded.ok()) << folded.status();
   EXPECT_EQ(*folded, 2);
   ASSERT_TRUE(Verify(after).ok());
-  EXPECT_EQ(Count(after, "aten.mul"), 0);
+  EXPECT_EQ(CountOps(after, "aten.mul"), 0);
   // Each weight rounded to f32 once after scaling: within a few f32 ulps of the product.
   ExpectSameValues(before, after, 1e-6);
 }
@@ -152,7 +112,7 @@ TEST(FoldWeightScalesTest, LeavesAloneWhatItMustNotFold) {
     absl::StatusOr<int> folded = FoldWeightScales(after);
     ASSERT_TRUE(folded.ok());
     EXPECT_EQ(*folded, 0);
-    EXPECT_EQ(Count(after, "aten.div"), 1);
+    EXPECT_EQ(CountOps(after, "aten.div"), 1);
     ExpectSameValues(before, after, 0);
   }
 }

@@ -19,21 +19,10 @@
 namespace coil::prims {
 namespace {
 
-bool IsGraphOutput(const Graph& graph, const Value* v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
-
-// An inline constant of `dtype`, row-major, of this static shape's rank; its sizes, or nullopt.
+// An inline dense constant of `dtype` and this rank; its sizes, or nullopt.
 std::optional<std::vector<int64_t>> InlineConstant(const Value* v, DType dtype, int64_t rank) {
-  if (v->kind() != Value::Kind::kConstant || v->constant().is_external()) return std::nullopt;
-  const TensorType& t = v->type();
-  if (t.dtype != dtype || t.rank() != rank || !t.strides.empty()) return std::nullopt;
-  std::optional<std::vector<int64_t>> shape = t.StaticShape();
-  if (!shape.has_value()) return std::nullopt;
-  int64_t n = 1;
-  for (int64_t d : *shape) n *= d;
-  if (static_cast<int64_t>(v->constant().raw.size()) != n * ElementSize(dtype)) return std::nullopt;
-  return shape;
+  if (v->type().dtype != dtype || v->type().rank() != rank) return std::nullopt;
+  return v->InlineDenseShape();
 }
 
 struct Member {
@@ -54,7 +43,7 @@ Node* BiasAdd(const Graph& graph, const Value* y, int64_t n, Value** bias) {
   if (other == y) return nullptr;
   std::optional<std::vector<int64_t>> shape = InlineConstant(other, y->type().dtype, 1);
   if (!shape.has_value() || (*shape)[0] != n) return nullptr;
-  if (add->output(0)->type() != y->type() || IsGraphOutput(graph, add->output(0))) return nullptr;
+  if (add->output(0)->type() != y->type() || graph.IsOutput(add->output(0))) return nullptr;
   *bias = other;
   return add;
 }
@@ -191,7 +180,7 @@ absl::StatusOr<int> MergeSharedInputMatmuls(Graph& graph) {
     std::optional<std::vector<int64_t>> w = InlineConstant(node->input(1), dtype, 2);
     if (!w.has_value() || node->input(1) == x) continue;
     const Value* y = node->output(0);
-    if (IsGraphOutput(graph, y) || y->type().dtype != dtype) continue;
+    if (graph.IsOutput(y) || y->type().dtype != dtype) continue;
     Member m{node, (*w)[1]};
     m.add = BiasAdd(graph, y, m.n, &m.bias);
     auto [it, inserted] = group_of.try_emplace(

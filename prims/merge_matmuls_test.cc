@@ -15,25 +15,13 @@
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "prims/decompose.h"
-#include "runtime/host_tensor.h"
-#include "runtime/interpreter.h"
+#include "prims/testing/rewrite_testing.h"
 
 namespace coil::prims {
 namespace {
 
-Value* RandomConstant(GraphBuilder& b, std::vector<int64_t> shape, std::mt19937& rng,
-                      const std::string& name) {
-  int64_t n = 1;
-  std::vector<SymExpr> dims;
-  for (int64_t d : shape) {
-    n *= d;
-    dims.push_back(d);
-  }
-  std::vector<float> values(n);
-  for (float& v : values) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  std::string raw(reinterpret_cast<const char*>(values.data()), n * sizeof(float));
-  return b.Constant(TensorType(proto::FLOAT32, dims), raw, name);
-}
+using testing::CountOps;
+using testing::RandomF32Constant;
 
 struct Options {
   std::string op = "aten.matmul";
@@ -63,10 +51,10 @@ Graph Build(const Options& o) {
   for (int i = 0; i < 3; ++i) {
     Value* w = i == 1 && w_in != nullptr
                    ? w_in
-                   : RandomConstant(b, {8, widths[i]}, rng, "w" + std::to_string(i));
+                   : RandomF32Constant(b, {8, widths[i]}, rng, "w" + std::to_string(i));
     Value* y = *b.Op(o.op, {x, w});
     if (o.bias[i]) {
-      Value* c = RandomConstant(b, {widths[i]}, rng, "b" + std::to_string(i));
+      Value* c = RandomF32Constant(b, {widths[i]}, rng, "b" + std::to_string(i));
       y = o.bias_first[i] ? *b.Op("aten.add", {c, y}) : *b.Op("aten.add", {y, c});
     }
     outs.push_back(i == 0 && o.output_direct ? y : *b.Op("aten.neg", {y}));
@@ -75,42 +63,9 @@ Graph Build(const Options& o) {
   return g;
 }
 
-int Count(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const Node* node : g.nodes()) n += node->op() == op;
-  return n;
-}
-
-std::vector<HostTensor> Inputs(const Graph& g, int64_t batch) {
-  std::vector<HostTensor> in;
-  std::mt19937 rng(11);
-  for (const Value* v : g.inputs()) {
-    std::vector<int64_t> shape;
-    for (const SymExpr& d : v->type().shape) shape.push_back(d.is_constant() ? d.constant() : batch);
-    HostTensor t = HostTensor::Zeros(v->type().dtype, shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      t.StoreDouble(i, std::uniform_real_distribution<double>(-2, 2)(rng));
-    }
-    in.push_back(t);
-  }
-  return in;
-}
-
+// The same products summed over the same K in float64: equal up to the summation order.
 void ExpectSameValues(const Graph& before, const Graph& after, int64_t batch = 2) {
-  std::vector<HostTensor> in = Inputs(before, batch);
-  absl::StatusOr<std::vector<HostTensor>> want = Interpret(before, in, {.float64 = true});
-  absl::StatusOr<std::vector<HostTensor>> got = Interpret(after, in, {.float64 = true});
-  ASSERT_TRUE(want.ok()) << want.status();
-  ASSERT_TRUE(got.ok()) << got.status();
-  ASSERT_EQ(want->size(), got->size());
-  for (size_t o = 0; o < want->size(); ++o) {
-    std::vector<double> a = (*want)[o].ToDoubles(), b = (*got)[o].ToDoubles();
-    ASSERT_EQ(a.size(), b.size());
-    // The same products summed over the same K in float64: equal up to the summation order.
-    for (size_t i = 0; i < a.size(); ++i) {
-      EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(a[i]))) << "output " << o << " element " << i;
-    }
-  }
+  testing::ExpectSameFloat64Values(before, after, testing::RandomInputs(before, batch, 11), 1e-12);
 }
 
 TEST(MergeMatmulsTest, QkvWithBiasesBecomesOneMatmulOneAddThreeSlices) {
@@ -125,13 +80,15 @@ TEST(MergeMatmulsTest, QkvWithBiasesBecomesOneMatmulOneAddThreeSlices) {
     EXPECT_EQ(*merged, 2);
     absl::Status v = Verify(after);
     ASSERT_TRUE(v.ok()) << v;
-    EXPECT_EQ(Count(after, op), 1);
-    EXPECT_EQ(Count(after, "aten.add"), 1);
-    EXPECT_EQ(Count(after, "aten.slice"), 3);
+    EXPECT_EQ(CountOps(after, op), 1);
+    EXPECT_EQ(CountOps(after, "aten.add"), 1);
+    EXPECT_EQ(CountOps(after, "aten.slice"), 3);
     // Six constants (three weights, three biases) became two.
     EXPECT_EQ(static_cast<int>(after.constants().size()), constants_before - 4);
     for (const Node* n : after.nodes()) {
-      if (n->op() == op) EXPECT_EQ(n->output(0)->type().shape.back(), SymExpr(20));
+      if (n->op() == op) {
+        EXPECT_EQ(n->output(0)->type().shape.back(), SymExpr(20));
+      }
     }
     ExpectSameValues(before, after);
   }
@@ -145,9 +102,9 @@ TEST(MergeMatmulsTest, AMemberWithoutItsBiasAddMergesTheMatmulsOnly) {
   ASSERT_TRUE(merged.ok()) << merged.status();
   EXPECT_EQ(*merged, 2);
   ASSERT_TRUE(Verify(after).ok());
-  EXPECT_EQ(Count(after, "aten.matmul"), 1);
-  EXPECT_EQ(Count(after, "aten.add"), 2);  // the two bias adds, now on slices
-  EXPECT_EQ(Count(after, "aten.slice"), 3);
+  EXPECT_EQ(CountOps(after, "aten.matmul"), 1);
+  EXPECT_EQ(CountOps(after, "aten.add"), 2);  // the two bias adds, now on slices
+  EXPECT_EQ(CountOps(after, "aten.slice"), 3);
   ExpectSameValues(before, after);
 }
 
@@ -160,7 +117,7 @@ TEST(MergeMatmulsTest, LeavesAloneWhatItMustNotMerge) {
     absl::StatusOr<int> merged = MergeSharedInputMatmuls(g);
     ASSERT_TRUE(merged.ok());
     EXPECT_EQ(*merged, 1);  // the other two still merge
-    EXPECT_EQ(Count(g, "aten.matmul"), 2);
+    EXPECT_EQ(CountOps(g, "aten.matmul"), 2);
     ASSERT_TRUE(Verify(g).ok());
   }
   {
@@ -172,7 +129,7 @@ TEST(MergeMatmulsTest, LeavesAloneWhatItMustNotMerge) {
     absl::StatusOr<int> merged = MergeSharedInputMatmuls(g);
     ASSERT_TRUE(merged.ok());
     EXPECT_EQ(*merged, 1);
-    EXPECT_EQ(Count(g, "aten.matmul"), 2);
+    EXPECT_EQ(CountOps(g, "aten.matmul"), 2);
     ASSERT_TRUE(Verify(g).ok());
     ExpectSameValues(before, g);
   }
@@ -203,8 +160,8 @@ TEST(MergeMatmulsTest, DecomposedGraphComputesTheSameValues) {
   absl::StatusOr<bool> changed = Decompose(merged, options);
   ASSERT_TRUE(changed.ok()) << changed.status();
   ASSERT_TRUE(Decompose(plain).ok());
-  EXPECT_EQ(Count(merged, "aten.mm"), 1);
-  EXPECT_EQ(Count(plain, "aten.mm"), 3);
+  EXPECT_EQ(CountOps(merged, "aten.mm"), 1);
+  EXPECT_EQ(CountOps(plain, "aten.mm"), 3);
   ExpectSameValues(before, merged);
 }
 
