@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
 #include "runtime/half.h"
+#include "runtime/strided_copy.h"
 
 namespace coil {
 namespace {
@@ -226,14 +227,12 @@ HostTensor HostTensor::Contiguous() const {
     return *this;
   }
   HostTensor out = Empty(dtype_, shape_);
-  const int64_t size = ElementSize(dtype_);
-  int64_t i = 0;
-  ForEachIndex(shape_, [&](absl::Span<const int64_t> idx) {
-    std::memcpy(out.storage_->data() + i * size, storage_->data() + StorageOffset(idx) * size,
-                size);
-    ++i;
-  });
+  CopyElementsTo(out.storage_->data());
   return out;
+}
+
+void HostTensor::CopyElementsTo(uint8_t* dst) const {
+  CopyStridedToRowMajor(RawData(), shape_, strides_, ElementSize(dtype_), dst);
 }
 
 HostTensor HostTensor::To(DType dtype) const {

@@ -79,6 +79,10 @@ class HostTensor {
   HostTensor View(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset) const;
   // A contiguous copy (or this tensor when already contiguous).
   HostTensor Contiguous() const;
+  // Writes the elements in row-major order, in this dtype, to `dst` (numel x element size
+  // bytes; must not overlap this tensor's storage). Strided views copy at memory speed
+  // (runtime/strided_copy.h).
+  void CopyElementsTo(uint8_t* dst) const;
   // A contiguous copy converted to another dtype (PyTorch's .to(dtype) semantics:
   // float -> int truncates toward zero, -> bool tests != 0).
   HostTensor To(DType dtype) const;

@@ -21,6 +21,11 @@ inline absl::Status KernelError(const char* prim, const std::string& what) {
 
 // Copies `in` in row-major order into the contiguous `out` (same number of elements).
 inline void CopyRowMajor(const HostTensor& in, HostTensor& out) {
+  if (in.dtype() == out.dtype() && out.IsContiguous() && in.numel() == out.numel() &&
+      !in.SharesStorageWith(out)) {
+    in.CopyElementsTo(out.RawData());  // the same bytes: at memory speed
+    return;
+  }
   int64_t o = 0;
   ForEachIndex(in.shape(), [&](absl::Span<const int64_t> idx) {
     CopyElem(in, in.StorageOffset(idx), out, o++);

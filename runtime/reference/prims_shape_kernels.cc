@@ -73,8 +73,26 @@ Result Squeeze(Ctx ctx) {
   return std::vector<HostTensor>{out};
 }
 
+// Output 0 as the elements of `view` (a view of an input of the output's dtype, of the output's
+// shape) in row-major order, copied at memory speed.
+HostTensor CopyOfView(Ctx ctx, const HostTensor& view) {
+  HostTensor out = HostTensor::Empty(ctx.output_dtypes[0], ctx.output_shapes[0]);
+  COIL_CHECK(view.shape() == out.shape() && view.dtype() == out.dtype());
+  view.CopyElementsTo(out.RawData());
+  return out;
+}
+
 Result Permute(Ctx ctx) {
   IntList dims = meta::IntsAttr(ctx.attrs, "dims");
+  const HostTensor& x = ctx.inputs[0];
+  if (x.dtype() == ctx.output_dtypes[0]) {
+    std::vector<int64_t> shape, strides;
+    for (int64_t d : dims) {
+      shape.push_back(x.shape()[d]);
+      strides.push_back(x.strides()[d]);
+    }
+    return std::vector<HostTensor>{CopyOfView(ctx, x.View(shape, strides, x.offset()))};
+  }
   return std::vector<HostTensor>{Gather(ctx, ctx.inputs[0], [&](auto idx, auto& src) {
     for (size_t j = 0; j < dims.size(); ++j) src[dims[j]] = idx[j];
     return true;
@@ -92,6 +110,13 @@ Result BroadcastInDim(Ctx ctx) {
                                       " cannot broadcast to output dim ", bd[i], " of size ",
                                       shape[bd[i]], " (it must be equal or 1)"));
     }
+  }
+  if (x.dtype() == ctx.output_dtypes[0]) {  // a view with stride 0 on the broadcast dims
+    std::vector<int64_t> strides(shape.size(), 0);
+    for (int64_t i = 0; i < x.rank(); ++i) {
+      if (x.shape()[i] != 1) strides[bd[i]] = x.strides()[i];
+    }
+    return std::vector<HostTensor>{CopyOfView(ctx, x.View(shape, strides, x.offset()))};
   }
   return std::vector<HostTensor>{Gather(ctx, x, [&](auto idx, auto& src) {
     for (int64_t i = 0; i < x.rank(); ++i) src[i] = x.shape()[i] == 1 ? 0 : idx[bd[i]];
