@@ -16,7 +16,7 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "runtime/constant_evaluator.h"
-#include "prims/testing/rewrite_testing.h"
+#include "prims/rewrite_testing.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
 

@@ -15,7 +15,7 @@
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "prims/decompose.h"
-#include "prims/testing/rewrite_testing.h"
+#include "prims/rewrite_testing.h"
 
 namespace coil::prims {
 namespace {

@@ -1,5 +1,5 @@
 // Test helpers for prims' graph rewrites (rewrite_testing.h).
-#include "prims/testing/rewrite_testing.h"
+#include "prims/rewrite_testing.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // Helpers for the tests of prims' graph rewrites (merge_matmuls, fold_weight_scales,
 // attention_match): build random f32 constants, count ops, and compare a graph before and after
 // a rewrite on the float64 reference interpreter (the oracle) with random inputs.
-#ifndef COIL_PRIMS_TESTING_REWRITE_TESTING_H_
-#define COIL_PRIMS_TESTING_REWRITE_TESTING_H_
+#ifndef COIL_PRIMS_REWRITE_TESTING_H_
+#define COIL_PRIMS_REWRITE_TESTING_H_
 
 #include <cstdint>
 #include <random>
@@ -36,4 +36,4 @@ void ExpectSameFloat64Values(const Graph& before, const Graph& after,
 
 }  // namespace coil::prims::testing
 
-#endif  // COIL_PRIMS_TESTING_REWRITE_TESTING_H_
+#endif  // COIL_PRIMS_REWRITE_TESTING_H_
