@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/testing/convolution_check.h"
 #include "gtest/gtest.h"
@@ -19,17 +20,10 @@
 namespace coil {
 namespace {
 
+// A dense constant's text in the IR (little-endian bytes as hex, as ir/printer writes them).
 std::string HexFloats(const std::vector<float>& v) {
-  std::string out;
-  const char* digits = "0123456789abcdef";
-  for (float f : v) {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(&f);
-    for (int i = 0; i < 4; ++i) {
-      out += digits[p[i] >> 4];
-      out += digits[p[i] & 15];
-    }
-  }
-  return out;
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
 }
 
 // `n` values in [-1, 1) from a fixed sequence.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
@@ -303,17 +304,10 @@ extern "C" void AbsEpilogue(int64_t b, int64_t e, char* const* bufs, const int64
   }
 }
 
+// A dense constant's text in the IR (little-endian bytes as hex, as ir/printer writes them).
 std::string HexFloats(const std::vector<float>& v) {
-  std::string out;
-  const char* digits = "0123456789abcdef";
-  for (float f : v) {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(&f);
-    for (int i = 0; i < 4; ++i) {
-      out += digits[p[i] >> 4];
-      out += digits[p[i] & 15];
-    }
-  }
-  return out;
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
 }
 
 // y = |x @ w| with a constant w: an aten.mm EXTERN whose epilogue is the abs.
