@@ -183,6 +183,20 @@ const std::vector<DirectConvShape>& Shapes() {
       Depthwise(2, 40, 26, 26, 3, 1, 1),
       Depthwise(2, 64, 23, 23, 5, 2, 2),
       Depthwise(3, 24, 11, 17, 5, 2, 2),
+      // Register tiles (helper-61, conv_direct_dw_tile.h): no padding (interior tiles and a
+      // partial last one), padding wider than half the kernel (a tile column with no tap in
+      // the row), one-column rows, stride 2 from even and odd widths with a 1-7 column last
+      // tile, 5x5 stride 2 without padding, a 7-wide row (one edge tile), 16 + 8 + 3 lanes.
+      Depthwise(1, 32, 5, 21, 3, 1, 0),
+      Depthwise(1, 16, 6, 11, 3, 1, 2),
+      Depthwise(2, 24, 3, 1, 3, 1, 1),
+      Depthwise(1, 24, 4, 1, 5, 2, 2),
+      Depthwise(1, 40, 5, 34, 3, 2, 1),
+      Depthwise(1, 16, 7, 35, 3, 2, 1),
+      Depthwise(1, 16, 9, 27, 5, 2, 0),
+      Depthwise(1, 27, 7, 7, 5, 1, 2),
+      Depthwise(1, 27, 9, 19, 5, 1, 1),
+      Depthwise(1, 16, 5, 9, 3, 2, 2),
   };
   return *shapes;
 }

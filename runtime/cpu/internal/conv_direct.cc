@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
+#include "runtime/cpu/internal/conv_direct_dw_tile.h"
 #include "runtime/cpu/thread_pool.h"
 
 // As gemv.cc: GCC/clang vector types, the task functions compiled for AVX-512, AVX2 and the
@@ -106,6 +108,8 @@ struct Job {
   bool rows_inner = false;
   // Whether the row kernels take interior columns in blocks of kOwBlock (OwBlocksOn).
   bool ow_blocks = true;
+  // Depthwise: conv_direct_dw_tile.h's tiles where the shape allows (DwTilesOn).
+  bool dw_tiles = true;
   // The row kernels' interior output columns [lo, hi) (InteriorColumns), once per call.
   int64_t interior_lo = 0, interior_hi = 0;
 };
@@ -260,13 +264,125 @@ COIL_INLINE void DepthwiseRow(const Job& j, int64_t n, int64_t oh, int64_t c0) {
   for (; ow < s.ow; ++ow) single(ow);
 }
 
+// COIL_CONV_DIRECT_DW_TILES=0 (read once per process): depthwise rows through DepthwiseRow's
+// blocks (one load per multiply-add) instead of conv_direct_dw_tile.h's tiles, as before
+// helper-61 (for A/B measurements).
+bool DwTilesOn() {
+  static const bool on = [] {
+    const char* v = std::getenv("COIL_CONV_DIRECT_DW_TILES");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+constexpr int kTileCols = 8;  // output columns per tile (8 accumulators)
+static_assert(dw_tile::kMaxRows == kMaxDepthwiseKernel);
+
+// One tile of NB output columns from ow0 (dw_tile::Tile), stored through the epilogue.
+template <typename V, int KH, int KW, int SW, int NB, bool kEdge>
+COIL_INLINE void DwTileStore(const Job& j, const float* const (&rows)[kMaxDepthwiseKernel],
+                             const V* wv, const float* wp, int64_t ws, V b, int64_t obase,
+                             int64_t ow0) {
+  const DirectConvShape& s = *j.s;
+  V acc[NB];
+  dw_tile::Tile<V, KH, KW, SW, NB, kEdge, (KH * KW <= 9)>(rows, s.c, s.w, ow0 * SW - s.pad_w, wv,
+                                                          wp, ws, b, acc);
+#pragma GCC unroll 8
+  for (int i = 0; i < NB; ++i) {
+    const int64_t idx = obase + (ow0 + i) * s.c;
+    StoreV(j.out + idx, Steps(acc[i], j.steps, idx));
+  }
+}
+
+// Channels [c0, c0 + 16) of output row (n, oh) of a KH x KW kernel with stride SW and
+// dilation 1 along the row, in tiles of kTileCols columns where they lie inside the row's
+// interior, else (the padded borders, rows narrower than a tile, the last columns) in edge
+// tiles of 8, 4, 2 and 1 columns with bounds tests. Few tile widths and one vector width keep
+// the instantiations (each tile is straight code) down: V8 and single lanes take DepthwiseRow.
+template <int KH, int KW, int SW>
+COIL_INLINE void DepthwiseRowTiles(const Job& j, int64_t n, int64_t oh, int64_t c0) {
+  using V = V16;
+  const DirectConvShape& s = *j.s;
+  const int64_t c = s.c;
+  const float* rows[kMaxDepthwiseKernel] = {};
+  const int64_t ih0 = oh * s.stride_h - s.pad_h;
+  for (int64_t kh = 0; kh < KH; ++kh) {
+    const int64_t ih = ih0 + kh * s.dil_h;
+    rows[kh] = ih >= 0 && ih < s.h ? j.x + ((n * s.h + ih) * s.w) * c + c0 : nullptr;
+  }
+  const float* wp = j.w->taps() + c0;
+  const int64_t ws = j.w->tap_stride();
+  constexpr bool kInRegs = KH * KW <= 9;
+  V wv[kInRegs ? KH * KW : 1];
+  if (kInRegs) {
+    for (int t = 0; t < KH * KW; ++t) wv[t] = Load<V>(wp + t * ws);
+  }
+  const V b = j.bias != nullptr ? Load<V>(j.bias + c0) : Splat<V>(0.0f);
+  const int64_t obase = ((n * s.oh + oh) * s.ow) * c + c0;
+  const int64_t lo = j.interior_lo, hi = j.interior_hi;
+  for (int64_t ow0 = 0; ow0 < s.ow;) {
+    const int64_t left = s.ow - ow0;
+    if (left >= kTileCols && ow0 >= lo && ow0 + kTileCols <= hi) {
+      DwTileStore<V, KH, KW, SW, kTileCols, false>(j, rows, wv, wp, ws, b, obase, ow0);
+      ow0 += kTileCols;
+    } else if (left >= 8) {
+      DwTileStore<V, KH, KW, SW, 8, true>(j, rows, wv, wp, ws, b, obase, ow0);
+      ow0 += 8;
+    } else if (left >= 4) {
+      DwTileStore<V, KH, KW, SW, 4, true>(j, rows, wv, wp, ws, b, obase, ow0);
+      ow0 += 4;
+    } else if (left >= 2) {
+      DwTileStore<V, KH, KW, SW, 2, true>(j, rows, wv, wp, ws, b, obase, ow0);
+      ow0 += 2;
+    } else {
+      DwTileStore<V, KH, KW, SW, 1, true>(j, rows, wv, wp, ws, b, obase, ow0);
+      ow0 += 1;
+    }
+  }
+}
+
+// DepthwiseRowTiles per kernel, each compiled once per ISA (called per row and vector of
+// channels from DepthwiseRows, in whichever of its loops; no vectors cross the call).
+COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles3x3S1(const Job& j, int64_t n,
+                                                                int64_t oh, int64_t c0) {
+  DepthwiseRowTiles<3, 3, 1>(j, n, oh, c0);
+}
+COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles3x3S2(const Job& j, int64_t n,
+                                                                int64_t oh, int64_t c0) {
+  DepthwiseRowTiles<3, 3, 2>(j, n, oh, c0);
+}
+COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles5x5S1(const Job& j, int64_t n,
+                                                                int64_t oh, int64_t c0) {
+  DepthwiseRowTiles<5, 5, 1>(j, n, oh, c0);
+}
+COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles5x5S2(const Job& j, int64_t n,
+                                                                int64_t oh, int64_t c0) {
+  DepthwiseRowTiles<5, 5, 2>(j, n, oh, c0);
+}
+
+// One vector of channels of one output row: the tiles where SW > 0 and V is 16 lanes, else
+// DepthwiseRow.
+template <typename V, int KH, int KW, int SW>
+COIL_INLINE void DepthwiseRowAny(const Job& j, int64_t n, int64_t oh, int64_t c0) {
+  if constexpr (SW > 0 && std::is_same_v<V, V16>) {
+    static_assert((KH == 3 || KH == 5) && KW == KH && (SW == 1 || SW == 2));
+    if constexpr (KH == 3) {
+      (SW == 1 ? DwRowTiles3x3S1 : DwRowTiles3x3S2)(j, n, oh, c0);
+    } else {
+      (SW == 1 ? DwRowTiles5x5S1 : DwRowTiles5x5S2)(j, n, oh, c0);
+    }
+  } else {
+    DepthwiseRow<V, KH, KW>(j, n, oh, c0);
+  }
+}
+
 // Tasks [begin, end): task t is a band of task_band output rows of one image, band t / groups
 // (bands = n * ceil(oh / task_band)), and channels [task_channels * (t % groups),
 // +task_channels), groups = ceil(c / task_channels). Each vector of channels runs down the
 // band's rows before the next (rows_inner: bands of 2 rows or more), so that the kh input rows a
 // row reads are in L1 from the rows before it; or each row runs across the channels (tasks of
 // one row, as before helper-58).
-template <int KH, int KW>
+template <int KH, int KW, int SW>
 COIL_INLINE void DepthwiseRows(const Job& j, int64_t begin, int64_t end) {
   const int64_t c = j.s->c, groups = (c + j.task_channels - 1) / j.task_channels;
   const int64_t bands_per_image = (j.s->oh + j.task_band - 1) / j.task_band;
@@ -279,36 +395,55 @@ COIL_INLINE void DepthwiseRows(const Job& j, int64_t begin, int64_t end) {
     if (!j.rows_inner) {
       for (int64_t oh = oh0; oh < oh1; ++oh) {
         int64_t c0 = cb;
-        for (; c0 + 16 <= c1; c0 += 16) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
+        for (; c0 + 16 <= c1; c0 += 16) DepthwiseRowAny<V16, KH, KW, SW>(j, n, oh, c0);
         if (c0 + 8 <= c1) {
-          DepthwiseRow<V8, KH, KW>(j, n, oh, c0);
+          DepthwiseRowAny<V8, KH, KW, SW>(j, n, oh, c0);
           c0 += 8;
         }
-        for (; c0 < c1; ++c0) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
+        for (; c0 < c1; ++c0) DepthwiseRowAny<float, KH, KW, SW>(j, n, oh, c0);
       }
       continue;
     }
     int64_t c0 = cb;
     for (; c0 + 16 <= c1; c0 += 16) {
-      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRow<V16, KH, KW>(j, n, oh, c0);
+      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRowAny<V16, KH, KW, SW>(j, n, oh, c0);
     }
     if (c0 + 8 <= c1) {
-      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRow<V8, KH, KW>(j, n, oh, c0);
+      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRowAny<V8, KH, KW, SW>(j, n, oh, c0);
       c0 += 8;
     }
     for (; c0 < c1; ++c0) {
-      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRow<float, KH, KW>(j, n, oh, c0);
+      for (int64_t oh = oh0; oh < oh1; ++oh) DepthwiseRowAny<float, KH, KW, SW>(j, n, oh, c0);
     }
   }
 }
 
+// The tiles take 3x3 and 5x5 kernels of stride 1 or 2 and dilation 1 along the rows
+// (mobilenets'); other shapes, and every shape with COIL_CONV_DIRECT_DW_TILES=0 or
+// COIL_CONV_DIRECT_OW_BLOCKS=0, DepthwiseRow's blocks.
 COIL_CONV_CLONES void DepthwiseTask(const Job& j, int64_t begin, int64_t end) {
-  if (j.s->kh == 3 && j.s->kw == 3) {
-    DepthwiseRows<3, 3>(j, begin, end);
-  } else if (j.s->kh == 5 && j.s->kw == 5) {
-    DepthwiseRows<5, 5>(j, begin, end);
+  const DirectConvShape& s = *j.s;
+  const int sw = j.dw_tiles && s.dil_w == 1 && (s.stride_w == 1 || s.stride_w == 2)
+                     ? static_cast<int>(s.stride_w)
+                     : 0;
+  if (s.kh == 3 && s.kw == 3) {
+    if (sw == 1) {
+      DepthwiseRows<3, 3, 1>(j, begin, end);
+    } else if (sw == 2) {
+      DepthwiseRows<3, 3, 2>(j, begin, end);
+    } else {
+      DepthwiseRows<3, 3, 0>(j, begin, end);
+    }
+  } else if (s.kh == 5 && s.kw == 5) {
+    if (sw == 1) {
+      DepthwiseRows<5, 5, 1>(j, begin, end);
+    } else if (sw == 2) {
+      DepthwiseRows<5, 5, 2>(j, begin, end);
+    } else {
+      DepthwiseRows<5, 5, 0>(j, begin, end);
+    }
   } else {
-    DepthwiseRows<0, 0>(j, begin, end);
+    DepthwiseRows<0, 0, 0>(j, begin, end);
   }
 }
 
@@ -658,6 +793,7 @@ void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWei
   direct_calls.fetch_add(1, std::memory_order_relaxed);
   Job j{&s, x, &w, bias, steps, out};
   j.ow_blocks = OwBlocksOn();
+  j.dw_tiles = j.ow_blocks && DwTilesOn();
   if (w.kind() != DirectConvKind::kPointwise) {
     InteriorColumns(s, (s.kw - 1) * s.dil_w, j.interior_lo, j.interior_hi);
   }

@@ -5,8 +5,11 @@
 //     padding and dilation: tasks of bands of output rows with all channels, each vector of
 //     channels down the band (its input rows in L1 across them), where the threads get four
 //     each, else of one output row each (batch 1, mostly); 16 channels per vector
-//     (then 8, then one at a time); interior output columns in blocks of 8 accumulators (the
-//     3x3 taps' weights in registers), rows with no whole interior block in edge blocks;
+//     (then 8, then one at a time); 3x3 and 5x5 kernels of stride 1 or 2 (16 lanes) in
+//     register tiles of 8 output columns that load each input column once per kernel row
+//     (conv_direct_dw_tile.h; COIL_CONV_DIRECT_DW_TILES=0 off), other shapes' interior output
+//     columns in blocks of 8 accumulators (one load per multiply-add), rows with no whole
+//     interior block in edge blocks;
 //   - pointwise: a 1x1 kernel, stride 1, no padding, groups 1: a product of the [N*H*W, C]
 //     activation with the [C, OC] weight packed into 16-column panels (gemv.h's packing),
 //     register blocks of 8 rows x 32 columns (x 48 where three panels are left), tasks of 64
