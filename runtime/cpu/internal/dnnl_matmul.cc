@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
 #include "runtime/cpu/internal/gemv.h"
+#include "runtime/cpu/internal/own_gemm.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu::dnnl_internal {
@@ -29,7 +30,24 @@ struct MmState : ExternState {
   PlanCache<MmPlan> plans;
   WeightCache weights;
   internal::GemvWeights gemv;  // small-M calls (gemv.h)
+  internal::OwnGemmWeights own;  // larger M on AVX-512 CPUs (own_gemm.h)
 };
+
+// Runs x[m, k] (row-major, rows ldx apart) @ the site's constant y through own_gemm.h, packing
+// y on the first call.
+absl::StatusOr<bool> RunOwnGemm(const ExternArgs& a, MmState* state, int64_t m, int64_t k,
+                                int64_t n, const float* bias,
+                                absl::Span<const ExternEpilogueStep> steps) {
+  const ExternTensor &x = a.inputs[0], &y = a.inputs[1];
+  if (!state->own.Holds(y.data, k, n) && !state->own.Pack(y.data, k, n)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("aten.mm: out of memory packing a ", k, "x", n, " weight"));
+  }
+  internal::OwnGemm(reinterpret_cast<const float*>(x.data), m, k, state->own, bias, steps,
+                    reinterpret_cast<float*>(a.output.data), n, ThreadsFor(a, 2.0 * m * n * k),
+                    a.pool);
+  return true;
+}
 
 // ---- aten.bmm: x[b, m, k] @ y[b, k, n].
 
@@ -169,7 +187,7 @@ absl::StatusOr<bool> MmWithEpilogue(const ExternArgs& a,
   // Packed constant weights only (the site's state keeps them); anything else runs the plain
   // extern and the generated epilogue.
   if (m == 0 || n == 0 || k == 0 || !RowMajor(x, m, k) || y.transposed || !y.view.empty() ||
-      !y.constant || !out.view.empty() || a.state == nullptr || Dnnl() == nullptr) {
+      !y.constant || !out.view.empty() || a.state == nullptr) {
     return false;
   }
   const ExternTensor* bias = nullptr;
@@ -191,6 +209,12 @@ absl::StatusOr<bool> MmWithEpilogue(const ExternArgs& a,
     std::memcpy(&hi, &s.hi, sizeof hi);
     key.insert(key.end(), {100 + s.kind, lo, hi});
   }
+  if (internal::UseOwnGemm(m, k, n)) {
+    return RunOwnGemm(a, StateOf<MmState>(a.state), m, k, n,
+                      bias != nullptr ? reinterpret_cast<const float*>(bias->data) : nullptr,
+                      post);
+  }
+  if (Dnnl() == nullptr) return false;
   const int threads = static_cast<int>(key[3]);
   Api().omp_set_num_threads(threads);
   MmState* state = StateOf<MmState>(a.state);
@@ -277,6 +301,10 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
     internal::Gemv(reinterpret_cast<const float*>(x.data), m, k, state->gemv, nullptr, {},
                    reinterpret_cast<float*>(out.data), n, a.pool);
     return true;
+  }
+  // Larger M against constant weights on AVX-512 CPUs: coil's own GEMM.
+  if (!xt && !yt && y.constant && a.state != nullptr && internal::UseOwnGemm(m, k, n)) {
+    return RunOwnGemm(a, StateOf<MmState>(a.state), m, k, n, nullptr, {});
   }
   if (Dnnl() == nullptr) return false;
   const int threads = ThreadsFor(a, 2.0 * m * n * k);

@@ -1,0 +1,150 @@
+// The transformer rows' f32 GEMMs against constant weights, one shape at a time: coil's own
+// GEMM (runtime/cpu/internal/own_gemm.h) against oneDNN's packed-weight matmul (aten.mm
+// through RunExtern / RunExternFused with COIL_OWN_GEMM=0, which this binary sets), alternated
+// in rounds within one process; median ms per call and TFLOP/s of each, best round's medians.
+//
+//   own_gemm_micro [--threads 16] [--seconds 0.15] [--rounds 3] [--filter 768x3072]
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/externs.h"
+#include "runtime/cpu/internal/own_gemm.h"
+#include "runtime/cpu/thread_pool.h"
+
+namespace coil::cpu {
+namespace {
+
+struct Shape {
+  int64_t m, k, n;
+  ExternEpilogueStep::Kind act;  // kBias: bias alone; kRelu: none (plain mm)
+};
+
+constexpr auto kNone = ExternEpilogueStep::kRelu;
+constexpr auto kBias = ExternEpilogueStep::kBias;
+constexpr auto kGelu = ExternEpilogueStep::kGeluErf;
+constexpr auto kAdd = ExternEpilogueStep::kAdd;  // bias + residual
+
+// BERT / GPT-2 at batch 1 and 8 (M = 128, 1024), vit_b_16 at batch 1 and 8 (197, 1576); the
+// LM head at batch 1.
+const Shape kShapes[] = {
+    {128, 768, 2304, kNone},  {128, 768, 2304, kBias}, {128, 768, 768, kAdd},
+    {128, 768, 3072, kGelu},  {128, 3072, 768, kAdd},  {128, 768, 50257, kNone},
+    {197, 768, 2304, kBias},  {197, 768, 3072, kGelu}, {197, 3072, 768, kAdd},
+    {1024, 768, 2304, kBias}, {1024, 768, 768, kAdd},  {1024, 768, 3072, kGelu},
+    {1024, 3072, 768, kAdd},  {1576, 768, 2304, kBias}, {1576, 768, 3072, kGelu},
+    {1576, 3072, 768, kAdd},
+};
+
+std::vector<float> Random(int64_t size, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(size);
+  for (float& f : v) f = u(rng);
+  return v;
+}
+
+template <typename Fn>
+double MedianMs(Fn fn, double seconds) {
+  fn();
+  std::vector<double> ms;
+  const auto start = std::chrono::steady_clock::now();
+  while (ms.size() < 5 ||
+         (ms.size() < 2000 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+              seconds)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+int Main(int argc, char** argv) {
+  int threads = 16, rounds = 3;
+  double seconds = 0.15;
+  std::string filter;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--threads") threads = std::atoi(argv[i + 1]);
+    if (a == "--seconds") seconds = std::atof(argv[i + 1]);
+    if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
+    if (a == "--filter") filter = argv[i + 1];
+  }
+  setenv("COIL_OWN_GEMM", "0", 1);  // RunExtern's aten.mm: oneDNN; OwnGemm is called directly
+  if (!internal::OwnGemmCpu()) {
+    std::printf("no AVX-512F: nothing to compare\n");
+    return 0;
+  }
+  ThreadPool pool(threads);
+  const char* kc = std::getenv("COIL_OWN_GEMM_KC");
+  std::printf("%d threads, COIL_OWN_GEMM_KC=%s; ms per call (median), TFLOP/s\n", threads,
+              kc == nullptr ? "(default)" : kc);
+  std::printf("%-24s %10s %10s %8s %8s %7s %9s\n", "shape MxKxN epilogue", "oneDNN ms",
+              "own ms", "oneDNN", "own", "own x", "max|diff|");
+  for (const Shape& s : kShapes) {
+    const char* act = s.act == kNone ? "" : s.act == kBias ? "+b" : s.act == kGelu ? "+b,gelu"
+                                                                                  : "+b,+res";
+    char name[64];
+    std::snprintf(name, sizeof name, "%lldx%lldx%lld%s", static_cast<long long>(s.m),
+                  static_cast<long long>(s.k), static_cast<long long>(s.n), act);
+    if (!filter.empty() && std::string(name).find(filter) == std::string::npos) continue;
+    std::vector<float> x = Random(s.m * s.k, 1), w = Random(s.k * s.n, 2), bias = Random(s.n, 3),
+                       res = Random(s.m * s.n, 4), out_dnn(s.m * s.n), out_own(s.m * s.n);
+    const ExternTensor xt{proto::FLOAT32, {s.m, s.k}, reinterpret_cast<char*>(x.data())};
+    const ExternTensor wt{proto::FLOAT32, {s.k, s.n}, reinterpret_cast<char*>(w.data()), true};
+    const ExternTensor bt{proto::FLOAT32, {s.n}, reinterpret_cast<char*>(bias.data()), true};
+    const ExternTensor rt{proto::FLOAT32, {s.m, s.n}, reinterpret_cast<char*>(res.data())};
+    const ExternTensor ot{proto::FLOAT32, {s.m, s.n}, reinterpret_cast<char*>(out_dnn.data())};
+    std::vector<ExternEpilogueStep> steps;
+    if (s.act != kNone) steps.push_back({kBias, 0, 0, &bt});
+    if (s.act == kGelu) steps.push_back({kGelu});
+    if (s.act == kAdd) steps.push_back({kAdd, 0, 0, &rt});
+    const std::vector<ExternEpilogueStep> post(steps.begin() + (steps.empty() ? 0 : 1),
+                                               steps.end());
+    const std::vector<ExternTensor> in = {xt, wt};
+    ExternStateSlot state;
+    auto dnn = [&] {
+      if (steps.empty()) {
+        absl::Status st = RunExtern("aten.mm", ExternArgs{in, ot, {}, threads, &state, &pool});
+        if (!st.ok()) std::abort();
+      } else {
+        absl::StatusOr<bool> st =
+            RunExternFused("aten.mm", ExternArgs{in, ot, {}, threads, &state, &pool}, steps);
+        if (!st.ok() || !*st) std::abort();
+      }
+    };
+    internal::OwnGemmWeights packed;
+    packed.Pack(w.data(), s.k, s.n);
+    auto own = [&] {
+      internal::OwnGemm(x.data(), s.m, s.k, packed, steps.empty() ? nullptr : bias.data(), post,
+                        out_own.data(), s.n, threads, &pool);
+    };
+    double best_dnn = 1e30, best_own = 1e30;
+    for (int r = 0; r < rounds; ++r) {
+      best_dnn = std::min(best_dnn, MedianMs(dnn, seconds));
+      best_own = std::min(best_own, MedianMs(own, seconds));
+    }
+    double diff = 0;
+    for (size_t i = 0; i < out_own.size(); ++i) {
+      diff = std::max<double>(diff, std::abs(out_own[i] - out_dnn[i]));
+    }
+    const double gflop = 2.0 * s.m * s.k * s.n * 1e-9;
+    std::printf("%-24s %10.3f %10.3f %8.3f %8.3f %7.2f %9.2e\n", name, best_dnn, best_own,
+                gflop / best_dnn, gflop / best_own, best_dnn / best_own, diff);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace coil::cpu
+
+int main(int argc, char** argv) { return coil::cpu::Main(argc, argv); }
