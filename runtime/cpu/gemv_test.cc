@@ -17,6 +17,7 @@
 #include "ir/attribute.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
+#include "runtime/cpu/product_reference_testing.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu {
@@ -32,52 +33,17 @@ std::vector<float> Random(int64_t size, int seed) {
   return v;
 }
 
-// The float64 oracle: out[r, j] = steps(sum_c x[r, c] * W[c, j] + bias[j]), W read from `w`
-// as `layout` says; also returns per element the sum of |terms| for the tolerance.
+// The float64 oracle (product_reference_testing.h), W read from `w` as `layout` says.
 void Reference(const std::vector<float>& x, int64_t m, int64_t ldx, const std::vector<float>& w,
                int64_t k, int64_t n, GemvWeights::Layout layout, const float* bias,
                const std::vector<ExternEpilogueStep>& steps, std::vector<double>& want,
                std::vector<double>& scale) {
-  want.assign(m * n, 0);
-  scale.assign(m * n, 0);
-  for (int64_t r = 0; r < m; ++r) {
-    for (int64_t j = 0; j < n; ++j) {
-      double v = 0, s = 0;
-      for (int64_t c = 0; c < k; ++c) {
-        const double wv = layout == GemvWeights::kKN ? w[c * n + j] : w[j * k + c];
-        v += static_cast<double>(x[r * ldx + c]) * wv;
-        s += std::abs(static_cast<double>(x[r * ldx + c]) * wv);
-      }
-      if (bias != nullptr) v += bias[j];
-      for (const ExternEpilogueStep& step : steps) {
-        switch (step.kind) {
-          case ExternEpilogueStep::kAdd:
-            v += reinterpret_cast<const float*>(step.other->data)[r * n + j];
-            break;
-          case ExternEpilogueStep::kRelu:
-            v = std::max(v, 0.0);
-            break;
-          case ExternEpilogueStep::kClip:
-            v = std::min(std::max(v, static_cast<double>(step.lo)), static_cast<double>(step.hi));
-            break;
-          case ExternEpilogueStep::kHardswish:
-            v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
-            break;
-          case ExternEpilogueStep::kBias:
-            v += reinterpret_cast<const float*>(step.other->data)[j];
-            break;
-          case ExternEpilogueStep::kGeluErf:
-            v = v / 2 * (1 + std::erf(v / std::sqrt(2.0)));
-            break;
-          case ExternEpilogueStep::kGeluTanh:
-            v = v / 2 * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-            break;
-        }
-      }
-      want[r * n + j] = v;
-      scale[r * n + j] = s + 1;
-    }
-  }
+  testing::ReferenceProduct(
+      x, m, ldx, k, n,
+      [&](int64_t c, int64_t j) -> double {
+        return layout == GemvWeights::kKN ? w[c * n + j] : w[j * k + c];
+      },
+      bias, steps, want, scale);
 }
 
 void ExpectNear(const float* got, int64_t m, int64_t n, int64_t ldo,
