@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "runtime/cpu/internal/attention_block.h"
+#include "runtime/cpu/internal/avx512_exp.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -24,25 +25,8 @@ namespace {
 constexpr int kRows = 4;   // query rows per register block
 constexpr int kVecs = 4;   // 16-float vectors per key tile / value chunk (64 floats)
 
-// AttentionExp on 16 lanes (x <= 0 or -inf; no NaN reaches it).
-COIL_AVX512 inline __m512 Exp16(__m512 x) {
-  const __m512 lo = _mm512_set1_ps(-87.0f);
-  const __mmask16 keep = _mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ);
-  x = _mm512_max_ps(x, lo);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 y = _mm512_set1_ps(1.0f / 5040);
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 720));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 120));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 24));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 6));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(0.5f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-  return _mm512_maskz_mov_ps(keep, _mm512_scalef_ps(y, n));
-}
+// AttentionExp on 16 lanes (x <= 0 or -inf; no NaN reaches it): avx512_exp.h.
+COIL_AVX512 inline __m512 Exp16(__m512 x) { return Avx512Exp(x); }
 
 // sc[r][0..64) = scale * q[i0 + r] . kt[., j0 + j] for rows [r0, r0 + nr), nr <= kRows.
 // kt's padding keys are zero, so all 64 columns are read.

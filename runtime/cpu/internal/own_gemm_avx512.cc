@@ -5,6 +5,7 @@
 // the CPU first.
 #include <cstdint>
 
+#include "runtime/cpu/internal/avx512_exp.h"
 #include "runtime/cpu/internal/own_gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -77,27 +78,8 @@ COIL_AVX512 void MicroRows(int rows, const float* a, int64_t lda, const float* b
   }
 }
 
-// e^x for x <= 88 (x below -87 gives 0): 2^n * p(r), |r| <= ln2 / 2, a degree-7 Taylor
-// polynomial (relative error ~2e-7 before rounding).
-COIL_AVX512 inline __m512 Exp16(__m512 x) {
-  const __m512 lo = _mm512_set1_ps(-87.0f);
-  const __mmask16 keep = _mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ);
-  x = _mm512_min_ps(_mm512_max_ps(x, lo), _mm512_set1_ps(88.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 y = _mm512_set1_ps(1.0f / 5040);
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 720));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 120));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 24));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f / 6));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(0.5f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-  // 2^n by scalef (n in [-126, 127] here).
-  return _mm512_maskz_mov_ps(keep, _mm512_scalef_ps(y, n));
-}
+// e^x (avx512_exp.h).
+COIL_AVX512 inline __m512 Exp16(__m512 x) { return Avx512Exp(x); }
 
 // erf(x): 1 - q(t) e^{-x^2} with t = 1 / (1 + p|x|), the sign of x (Abramowitz and Stegun
 // 7.1.26, absolute error below 1.5e-7).
