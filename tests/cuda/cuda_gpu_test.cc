@@ -716,17 +716,26 @@ TEST(CudaGpuTest, LargeInputsThroughPinnedBuffersMatch) {
   std::unique_ptr<Compiled> pageable = Compile(t.text);
   ASSERT_NE(pinned, nullptr);
   ASSERT_NE(pageable, nullptr);
-  for (int64_t batch : {4096, 1024, 4096}) {  // 4 MiB per input, then smaller, then again
+  // 1 MiB per input (the smallest pinned size), then under it (pageable in both), then 4 MiB
+  // (the pinned buffers grow). The same kernels run either way, so the pinned run must give
+  // the pageable run's bytes; the Schedule interpreter checks the first size only (it takes
+  // minutes at 4 MiB per input; MemoryBoundGraphsMatchTheScheduleInterpreter checks the
+  // pageable path against it).
+  for (int64_t batch : {1024, 512, 4096}) {
     std::vector<HostTensor> inputs = RandomInputs(pinned->graph, batch, 50 + batch, t.spec);
-    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(pinned->schedule, inputs);
-    ASSERT_TRUE(want.ok()) << want.status();
     absl::StatusOr<std::vector<HostTensor>> a = pinned->exe->Run(inputs);
     absl::StatusOr<std::vector<HostTensor>> b = pageable->exe->Run(inputs);
     ASSERT_TRUE(a.ok()) << a.status();
     ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_EQ(a->size(), b->size());
+    for (size_t o = 0; o < a->size(); ++o) {
+      EXPECT_EQ((*a)[o].Bytes(), (*b)[o].Bytes()) << "batch " << batch << ", output " << o;
+    }
+    if (batch != 1024) continue;
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(pinned->schedule, inputs);
+    ASSERT_TRUE(want.ok()) << want.status();
     for (size_t o = 0; o < want->size(); ++o) {
       ExpectClose((*want)[o], (*a)[o], absl::StrCat("pinned, batch ", batch, ", output ", o));
-      EXPECT_EQ((*a)[o].Bytes(), (*b)[o].Bytes()) << "batch " << batch << ", output " << o;
     }
   }
 }
