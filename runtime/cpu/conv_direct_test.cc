@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "ir/attribute.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cpu/kernel_testing.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu {
@@ -26,13 +27,7 @@ using internal::DirectConvKind;
 using internal::DirectConvShape;
 using internal::DirectConvWeights;
 
-std::vector<float> Random(int64_t size, int seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(size);
-  for (float& f : v) f = u(rng);
-  return v;
-}
+std::vector<float> Random(int64_t size, int seed) { return testing::RandomFloats(size, seed); }
 
 // The float64 oracle over NHWC activations (the input NCHW where the shape says so) and an
 // [oc, c / groups, kh, kw] weight; `scale` per

@@ -17,7 +17,7 @@
 #include "ir/attribute.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
-#include "runtime/cpu/product_reference_testing.h"
+#include "runtime/cpu/kernel_testing.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu {
@@ -25,15 +25,9 @@ namespace {
 
 using internal::GemvWeights;
 
-std::vector<float> Random(int64_t size, int seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(size);
-  for (float& f : v) f = u(rng);
-  return v;
-}
+std::vector<float> Random(int64_t size, int seed) { return testing::RandomFloats(size, seed); }
 
-// The float64 oracle (product_reference_testing.h), W read from `w` as `layout` says.
+// The float64 oracle (kernel_testing.h), W read from `w` as `layout` says.
 void Reference(const std::vector<float>& x, int64_t m, int64_t ldx, const std::vector<float>& w,
                int64_t k, int64_t n, GemvWeights::Layout layout, const float* bias,
                const std::vector<ExternEpilogueStep>& steps, std::vector<double>& want,

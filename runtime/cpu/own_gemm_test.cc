@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/externs.h"
-#include "runtime/cpu/product_reference_testing.h"
+#include "runtime/cpu/kernel_testing.h"
 #include "runtime/cpu/thread_pool.h"
 
 namespace coil::cpu {
@@ -26,15 +26,9 @@ namespace {
 
 using internal::OwnGemmWeights;
 
-std::vector<float> Random(int64_t size, int seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(size);
-  for (float& f : v) f = u(rng);
-  return v;
-}
+std::vector<float> Random(int64_t size, int seed) { return testing::RandomFloats(size, seed); }
 
-// The float64 oracle (product_reference_testing.h) for [k, n] weights.
+// The float64 oracle (kernel_testing.h) for [k, n] weights.
 void Reference(const std::vector<float>& x, int64_t m, int64_t ldx, const std::vector<float>& w,
                int64_t k, int64_t n, const float* bias,
                const std::vector<ExternEpilogueStep>& steps, std::vector<double>& want,

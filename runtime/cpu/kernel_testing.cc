@@ -1,10 +1,19 @@
-// ReferenceProduct (product_reference_testing.h).
-#include "runtime/cpu/product_reference_testing.h"
+// ReferenceProduct (kernel_testing.h).
+#include "runtime/cpu/kernel_testing.h"
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 namespace coil::cpu::testing {
+
+std::vector<float> RandomFloats(int64_t size, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(size);
+  for (float& f : v) f = u(rng);
+  return v;
+}
 
 void ReferenceProduct(const std::vector<float>& x, int64_t m, int64_t ldx, int64_t k, int64_t n,
                       const std::function<double(int64_t c, int64_t j)>& weight,

@@ -1,8 +1,8 @@
-// Test oracle for the CPU runtime's own products (internal/gemv.h, internal/own_gemm.h): an
-// [m, n] product of f32 rows against f32 weights, plus a bias and an extern epilogue
-// (externs.h's ExternEpilogueStep), computed in float64.
-#ifndef COIL_RUNTIME_CPU_PRODUCT_REFERENCE_TESTING_H_
-#define COIL_RUNTIME_CPU_PRODUCT_REFERENCE_TESTING_H_
+// Test helpers for the CPU runtime's own kernels (internal/gemv.h, own_gemm.h, conv_direct.h):
+// random operands, and the float64 oracle of a product with a bias and an extern epilogue
+// (externs.h's ExternEpilogueStep).
+#ifndef COIL_RUNTIME_CPU_KERNEL_TESTING_H_
+#define COIL_RUNTIME_CPU_KERNEL_TESTING_H_
 
 #include <cstdint>
 #include <functional>
@@ -11,6 +11,10 @@
 #include "runtime/cpu/externs.h"
 
 namespace coil::cpu::testing {
+
+// `size` floats uniform in [-1, 1) from std::mt19937(seed): the inputs and weights of the
+// runtime's kernel tests.
+std::vector<float> RandomFloats(int64_t size, int seed);
 
 // out[r, j] = steps(sum_c x[r * ldx + c] * weight(c, j) + bias[j]) in float64 (bias may be
 // null; kAdd's other is [m, n], kBias's [n]); `scale` per element is the sum of the products'
@@ -22,4 +26,4 @@ void ReferenceProduct(const std::vector<float>& x, int64_t m, int64_t ldx, int64
 
 }  // namespace coil::cpu::testing
 
-#endif  // COIL_RUNTIME_CPU_PRODUCT_REFERENCE_TESTING_H_
+#endif  // COIL_RUNTIME_CPU_KERNEL_TESTING_H_
