@@ -1,6 +1,6 @@
 #!/bin/bash
 # The CUDA backend's checks on a GPU machine that has only the carried files (no Bazel, no Debian
-# packages): the GPU test binaries (cuda_gpu_test; cuda_attention_gpu_test: fused attention;
+# packages): the GPU test binaries (cuda_gpu_test; cuda_run_modes_gpu_test; cuda_attention_gpu_test: fused attention;
 # training_cuda_test: compiled training steps against torch 1.13's numbers), the ONNX conformance suites through `coil conformance` with the
 # cpu and cuda backends (every test that passes on cpu must pass on cuda), and compute-sanitizer
 # memcheck over the GPU tests, and the GEMM-heavy models and resnets against torch
@@ -61,12 +61,15 @@ for i in $(seq 0 $((N - 1))); do
   GTEST_TOTAL_SHARDS=$N GTEST_SHARD_INDEX=$i timeout 400 ./cuda_gpu_test > "$R/cuda_gpu_test.$i.log" 2>&1 &
 done
 timeout 400 ./cuda_attention_gpu_test > "$R/cuda_attention_gpu_test.log" 2>&1 &
+timeout 400 ./cuda_run_modes_gpu_test > "$R/cuda_run_modes_gpu_test.log" 2>&1 &
 timeout 400 ./training_cuda_test training_mlp.txt training_optim.txt training_cnn.txt > "$R/training_cuda_test.log" 2>&1 &
 start=$SECONDS
 wait
 echo "(all test processes: $((SECONDS - start)) s wall)"
 cat $(seq -f "$R/cuda_gpu_test.%g.log" 0 $((N - 1))) > "$R/cuda_gpu_test.log"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" "$R/cuda_gpu_test.log" | head -40
+echo "== run modes on the GPU (strided inputs, profile, pinned inputs, timed passes)"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" "$R/cuda_run_modes_gpu_test.log" | head -40
 echo "== fused attention on the GPU (against the Schedule interpreter)"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" "$R/cuda_attention_gpu_test.log" | head -40
 echo "== training on the GPU (MLP, CNN, optimizers against torch 1.13's numbers)"

@@ -149,12 +149,23 @@ class CudaExecutable {
   // included), device_ms from the first kernel or GEMM to the end of the last (launch gaps
   // included: what a caller holding device tensors would wait for), copy_out_ms the host's wait
   // for the outputs (device->host copies into the returned tensors).
+  // With SetTimedPasses(n), device_ms is the mean of the run's `passes` back-to-back passes.
   struct RunTimes {
     double copy_in_ms = 0;
     double device_ms = 0;
     double copy_out_ms = 0;
+    int passes = 1;
   };
   RunTimes last_run_times();
+
+  // For benchmarks: from the next Run on, the kernels run `passes` times back to back between
+  // the device-time events, each pass enqueued while the one before runs, so only the first pass
+  // starts on an idle GPU (the launch gap RunTimes::device_ms otherwise holds: 21-36 us on an
+  // H200, docs/benchmarks.md); device_ms is then the mean per pass and the outputs are the last
+  // pass's (the same as one pass's: the passes read the same inputs). A program that updates
+  // one of its inputs in place, a profiled run and sync_each_kernel run one pass. The GEMM,
+  // convolution and graph counts count every pass. 1 (the default): one pass.
+  void SetTimedPasses(int passes);
 
   // Per-kernel device time (an event before and after every kernel and GEMM), summed over the
   // runs since profiling was switched on; slower runs (one event per launch).

@@ -23,23 +23,12 @@
 #include "runtime/cuda/executable.h"
 #include "runtime/schedule_interpreter.h"
 #include "runtime/testing/test_kit.h"
+#include "tests/cuda/cuda_gpu_testing.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
 
 namespace coil {
 namespace {
-
-bool HaveGpu() {
-  absl::Status s = cuda::CudaExecutable::DriverStatus();
-  if (s.ok()) return true;
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  return false;
-}
-
-#define REQUIRE_GPU()                                                          \
-  if (!HaveGpu()) {                                                            \
-    GTEST_SKIP() << "no CUDA driver or GPU on this machine: GPU test skipped"; \
-  }
 
 // A structured mask: the value at (flattened batch index b, query row i, key j) of the mask's
 // own shape (its last two dims; 0 for a dim of 1).

@@ -23,6 +23,7 @@
 #include "runtime/cuda/executable.h"
 #include "runtime/schedule_interpreter.h"
 #include "runtime/testing/test_kit.h"
+#include "tests/cuda/cuda_gpu_testing.h"
 #include "tests/cuda/cuda_test_graphs.h"
 #include "tools/driver/cuda_backend.h"
 #include "tools/driver/driver.h"
@@ -30,76 +31,11 @@
 namespace coil {
 namespace {
 
+using cuda_testing::Compile;
+using cuda_testing::Compiled;
+using cuda_testing::ExpectClose;
 using cuda_testing::InputSpec;
-
-// Whether a GPU is usable; without one, checks the error is the clean one.
-bool HaveGpu() {
-  absl::Status s = cuda::CudaExecutable::DriverStatus();
-  if (s.ok()) return true;
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  EXPECT_TRUE(absl::StrContains(s.message(), "no CUDA driver") ||
-              absl::StrContains(s.message(), "no GPU") || absl::StrContains(s.message(), "cuInit"))
-      << s;
-  // Loading a module fails the same way.
-  proto::KernelModule m;
-  m.set_backend("cuda");
-  absl::StatusOr<std::unique_ptr<cuda::CudaExecutable>> e = cuda::CudaExecutable::Create(m);
-  EXPECT_EQ(e.status(), s);
-  return false;
-}
-
-#define REQUIRE_GPU()                                                            \
-  if (!HaveGpu()) {                                                              \
-    GTEST_SKIP() << "no CUDA driver or GPU on this machine: GPU test skipped";   \
-  }
-
-std::vector<HostTensor> RandomInputs(const Graph& g, int64_t batch, int seed,
-                                     const InputSpec& spec) {
-  return test_kit::RandomInputs(g, {{"batch", batch}}, seed, spec);
-}
-
-// f32 transcendentals are CUDA's (a few ulp) and f32 sums are tree-ordered in f32; equal
-// values (infinities: a product over 1000 rows overflows in both) and NaN in both match.
-void ExpectClose(const HostTensor& want, const HostTensor& got, const std::string& what) {
-  test_kit::Tolerance tol{.abs = 1e-5, .rel = 1e-4, .equal_values_match = true};
-  if (want.dtype() == proto::FLOAT16) tol.abs = tol.rel = 2e-3;
-  if (want.dtype() == proto::BFLOAT16) tol.abs = tol.rel = 1.6e-2;
-  if (!IsFloating(want.dtype())) tol.abs = tol.rel = 0;
-  test_kit::ExpectClose(want, got, tol, what);
-}
-
-struct Compiled {
-  Graph graph;
-  proto::Schedule schedule;
-  std::unique_ptr<driver::Executable> exe;
-};
-
-// gemm_tune: CudaExecutableOptions::gemm_tune (cuBLASLt candidates timed per large GEMM);
-// gemm_padding: its gemm_pad_b and gemm_pad_d (gemm_runner.h's padded rows; on by default, as there).
-std::unique_ptr<Compiled> Compile(const std::string& text, int gemm_tune = 1, bool gemm_padding = true,
-                                  bool pinned_inputs = false) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status();
-  if (!g.ok()) return nullptr;
-  driver::CudaBackendOptions cuda;
-  cuda.runtime.sync_each_kernel = true;
-  cuda.runtime.gemm_tune = gemm_tune;
-  cuda.runtime.gemm_pad_b = cuda.runtime.gemm_pad_d = gemm_padding;
-  cuda.runtime.pinned_inputs = pinned_inputs;
-  driver::DriverOptions options;
-  options.backend = driver::CudaBackend(cuda);
-  options.cache = nullptr;
-  auto c = std::make_unique<Compiled>();
-  c->graph = g->Clone();
-  absl::StatusOr<driver::CompileResult> r = driver::CompileGraph(*std::move(g), options);
-  EXPECT_TRUE(r.ok()) << r.status();
-  if (!r.ok()) return nullptr;
-  EXPECT_NE(r->executable, nullptr) << r->load_error;
-  if (r->executable == nullptr) return nullptr;
-  c->schedule = *r->schedule;
-  c->exe = std::move(r->executable);
-  return c;
-}
+using cuda_testing::RandomInputs;
 
 // Compiles each graph of `graphs` and runs it against the Schedule interpreter at each batch
 // size, in order (seeded with seed + batch).
@@ -303,7 +239,7 @@ TEST(CudaGpuTest, LmHeadGemmWritesTheGraphOutput) {
   %3: )", t, R"([batch, 4, 33] = aten.matmul(%2, %1)
   %4: f32[batch, 4, 33] = aten.to_dtype(%3) {dtype = f32}
   return %4
-})"), 1, padding);
+})"), {.gemm_padding = padding});
     ASSERT_NE(c, nullptr);
     cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
     ASSERT_NE(exe, nullptr);
@@ -344,8 +280,8 @@ TEST(CudaGpuTest, MisalignedOutputRowsMatchTheScheduleInterpreter) {
 })");
     // Padding is a runtime option (the same Schedule): the interpreter's results, a GFLOP each
     // (minutes of the GPU job's time in all), are computed once for both executables.
-    std::unique_ptr<Compiled> padded = Compile(text, 1, /*gemm_padding=*/true);
-    std::unique_ptr<Compiled> unpadded = Compile(text, 1, /*gemm_padding=*/false);
+    std::unique_ptr<Compiled> padded = Compile(text, {.gemm_padding = true});
+    std::unique_ptr<Compiled> unpadded = Compile(text, {.gemm_padding = false});
     ASSERT_NE(padded, nullptr);
     ASSERT_NE(unpadded, nullptr);
     for (int64_t batch : {1100, 7, 1300}) {  // 1.13 GFLOP, 7 MFLOP, 1.33 GFLOP
@@ -380,7 +316,7 @@ TEST(CudaGpuTest, TunedGemmsMatchTheScheduleInterpreter) {
   symbol batch min 1 max 0 hint 4
   %3: f32[batch, 1024] = aten.linear(%0, %1, %2)
   return %3
-})", 8);
+})", {.gemm_tune = 8});
   ASSERT_NE(c, nullptr);
   for (int64_t batch : {512, 512, 4}) {
     std::vector<HostTensor> inputs = RandomInputs(c->graph, batch, 11 + batch, {});
@@ -652,92 +588,6 @@ graph @r(%0 "x": f32[4194304], %1 "a": f32[8, 16, 64, 64], %2 "h": bf16[131072])
   }
   EXPECT_TRUE(std::isnan((*got)[1].ToDoubles()[5])) << "the NaN reaches channel 5's sum";
   EXPECT_TRUE(std::isnan((*got)[2].ToDoubles()[5])) << "and its max";
-}
-
-// Inputs that are views (transposed, offset) are copied as their elements, not their storage;
-// the timings of a run are device event times that add up; the profile has one entry per
-// kernel per run.
-TEST(CudaGpuTest, StridedInputsRunTimesAndProfile) {
-  REQUIRE_GPU();
-  std::unique_ptr<Compiled> c = Compile(cuda_testing::TestGraphs()[0].text);  // x, w, b, r
-  ASSERT_NE(c, nullptr);
-  cuda::CudaExecutable* exe = driver::AsCudaExecutable(*c->exe);
-  ASSERT_NE(exe, nullptr);
-  std::vector<HostTensor> inputs = RandomInputs(c->graph, 9, 21, {});
-  // x as the transpose of a [40, 9] tensor, starting one row in: same values, other strides.
-  HostTensor base = HostTensor::Zeros(proto::FLOAT32, {41, 9});
-  HostTensor x = base.View({9, 40}, {1, 9}, 9);
-  for (int64_t i = 0; i < 9; ++i) {
-    for (int64_t j = 0; j < 40; ++j) x.SetDouble({i, j}, inputs[0].GetDouble({i, j}));
-  }
-  ASSERT_FALSE(x.IsContiguous());
-  std::vector<HostTensor> strided = inputs;
-  strided[0] = x;
-  absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->schedule, inputs);
-  ASSERT_TRUE(want.ok()) << want.status();
-  exe->SetProfiling(true);
-  const int runs = 3;
-  double device_total = 0;
-  for (int r = 0; r < runs; ++r) {
-    absl::StatusOr<std::vector<HostTensor>> got = c->exe->Run(strided);
-    ASSERT_TRUE(got.ok()) << got.status();
-    for (size_t o = 0; o < want->size(); ++o) {
-      ExpectClose((*want)[o], (*got)[o], absl::StrCat("strided x, run ", r, ", output ", o));
-    }
-    const cuda::CudaExecutable::RunTimes t = exe->last_run_times();
-    EXPECT_GT(t.device_ms, 0);
-    EXPECT_GE(t.copy_in_ms, 0);
-    EXPECT_GE(t.copy_out_ms, 0);
-    device_total += t.device_ms;
-  }
-  const std::vector<cuda::CudaExecutable::KernelTime> profile = exe->Profile();
-  ASSERT_EQ(static_cast<int>(profile.size()), c->schedule.kernels_size());
-  double kernels_total = 0;
-  for (const cuda::CudaExecutable::KernelTime& k : profile) {
-    EXPECT_EQ(k.calls, runs) << k.kernel;
-    EXPECT_GE(k.total_ms, 0) << k.kernel;
-    EXPECT_FALSE(k.kind.empty()) << k.kernel;
-    kernels_total += k.total_ms;
-  }
-  // The per-kernel events lie between the run's first-kernel and end events.
-  EXPECT_GT(kernels_total, 0);
-  EXPECT_LE(kernels_total, device_total * 1.001 + 1e-3);
-  exe->SetProfiling(false);
-  EXPECT_TRUE(exe->Profile().empty());
-}
-
-// With pinned_inputs (executable.h; off by default), inputs of 1 MiB and more go through pinned host buffers:
-// the same outputs as pageable copies, run after run (the buffers are reused), and as the
-// Schedule interpreter's.
-TEST(CudaGpuTest, LargeInputsThroughPinnedBuffersMatch) {
-  REQUIRE_GPU();
-  const cuda_testing::TestGraph& t = cuda_testing::MemoryBoundGraphs()[0];  // gelu chain, x and y
-  std::unique_ptr<Compiled> pinned = Compile(t.text, 1, true, /*pinned_inputs=*/true);
-  std::unique_ptr<Compiled> pageable = Compile(t.text);
-  ASSERT_NE(pinned, nullptr);
-  ASSERT_NE(pageable, nullptr);
-  // 1 MiB per input (the smallest pinned size), then under it (pageable in both), then 4 MiB
-  // (the pinned buffers grow). The same kernels run either way, so the pinned run must give
-  // the pageable run's bytes; the Schedule interpreter checks the first size only (it takes
-  // minutes at 4 MiB per input; MemoryBoundGraphsMatchTheScheduleInterpreter checks the
-  // pageable path against it).
-  for (int64_t batch : {1024, 512, 4096}) {
-    std::vector<HostTensor> inputs = RandomInputs(pinned->graph, batch, 50 + batch, t.spec);
-    absl::StatusOr<std::vector<HostTensor>> a = pinned->exe->Run(inputs);
-    absl::StatusOr<std::vector<HostTensor>> b = pageable->exe->Run(inputs);
-    ASSERT_TRUE(a.ok()) << a.status();
-    ASSERT_TRUE(b.ok()) << b.status();
-    ASSERT_EQ(a->size(), b->size());
-    for (size_t o = 0; o < a->size(); ++o) {
-      EXPECT_EQ((*a)[o].Bytes(), (*b)[o].Bytes()) << "batch " << batch << ", output " << o;
-    }
-    if (batch != 1024) continue;
-    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(pinned->schedule, inputs);
-    ASSERT_TRUE(want.ok()) << want.status();
-    for (size_t o = 0; o < want->size(); ++o) {
-      ExpectClose((*want)[o], (*a)[o], absl::StrCat("pinned, batch ", batch, ", output ", o));
-    }
-  }
 }
 
 TEST(CudaGpuTest, GatherIndexOutOfBoundsIsAnError) {
