@@ -1,17 +1,18 @@
-// The depthwise convolution's register tile (conv_direct.cc): NB neighbouring output columns of
-// one output row x one vector of channels, each input column of a kernel row loaded once and
-// multiplied into every output column of the tile whose taps reach it (a 3x3 stride-1 tile of 8
-// columns: 10 loads for 24 multiply-adds per kernel row, where one load per multiply-add was
-// the direct kernel's bound before; helper-61). Kernel sizes, stride and tile width are
-// template parameters so that the loops unroll into straight code with every accumulator in a
-// register; dilation 1 along the row only (conv_direct.cc takes other shapes the old way).
+// The depthwise convolution's register tile (conv_direct_depthwise.cc): NB neighbouring output
+// columns of one output row x one vector of channels, each input column of a kernel row loaded
+// once and multiplied into every output column of the tile whose taps reach it (a 3x3 stride-1
+// tile of 8 columns: 10 loads for 24 multiply-adds per kernel row, where one load per
+// multiply-add was the direct kernel's bound before; helper-61). Kernel sizes, stride and tile
+// width are template parameters so that the loops unroll into straight code with every
+// accumulator in a register; dilation 1 along the row only (conv_direct_depthwise.cc takes
+// other shapes the old way).
 //
 // Numerics: each output's taps are added in (kh, kw) order, as the row kernels before did;
 // taps outside the input row (the tile at a padded border, kEdge) are skipped, not multiplied
 // by zero.
 //
-// Header-only, always inlined: instantiated inside conv_direct.cc's per-ISA clones so that the
-// vectors are that clone's registers. Not an API.
+// Header-only, always inlined: instantiated inside conv_direct_depthwise.cc's per-ISA clones so
+// that the vectors are that clone's registers. Not an API.
 #ifndef COIL_RUNTIME_CPU_INTERNAL_CONV_DIRECT_DW_TILE_H_
 #define COIL_RUNTIME_CPU_INTERNAL_CONV_DIRECT_DW_TILE_H_
 
@@ -28,7 +29,7 @@ COIL_DW_TILE_INLINE V LoadV(const float* p) {
   return v;
 }
 
-// The most rows a kernel may have (conv_direct.cc's kMaxDepthwiseKernel).
+// The most rows a kernel may have (conv_direct_task.h's kMaxDepthwiseKernel).
 constexpr int kMaxRows = 7;
 
 // acc[i] (i < NB) = bias + the taps of output column ow0 + i, ow0's first tap at input column
