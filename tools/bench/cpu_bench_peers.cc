@@ -211,8 +211,13 @@ void AppendPeersReport(const CpuBenchResults& r, std::string& out) {
   }
 
   if (r.backend() == "cuda") {
+    out +=
+        "\nCUDA times are device time per call, from samples of calls back to back (at least 5 ms "
+        "each), so that only a sample's first call starts on an idle GPU; the same for torch, "
+        "torch.compile, coil and the copy\n";
     AppendCopyShares(r, out);
-    out += "\ncoil whole run (host tensors in, copies to and from the GPU, host tensors out)\n";
+    out += "\ncoil whole run (host tensors in, copies to and from the GPU, host tensors out; one "
+           "pass)\n";
     absl::StrAppendFormat(&out, "%-19s %5s %10s %10s\n", "model", "batch", "run ms", "device ms");
     for (const ModelRow& m : r.models()) {
       absl::StrAppendFormat(&out, "%-19s %5d %10s %10s\n", m.model(), m.batch(),

@@ -32,7 +32,9 @@ Default batch sizes are each model's BATCHES (the issue's), --batches replaces t
 
 --device cuda (`coil bench cuda`): torch eager and torch.compile run on the first GPU, model and
 input moved there, TF32 off (torch.backends.*.allow_tf32 = False: exact f32, coil's default),
-each call timed by CUDA events around it (device time, as coil's); default batches CUDA_BATCHES,
+timed by CUDA events around samples of calls back to back (at least BACK_TO_BACK_MS of them, so
+that only a sample's first call starts on an idle GPU; per-call device time, as coil's, which is
+timed the same way); default batches CUDA_BATCHES,
 gpt2_small at 512 tokens (CUDA_TOKENS; the CUDA issue's row);
 ONNX Runtime is not measured (absent); the JSON names the GPU ("gpu"). The saved input and
 output are host tensors, as on the CPU.
@@ -345,23 +347,45 @@ def peer_failure(e):
     return {"error": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]}
 
 
+# Each CUDA sample is calls back to back for at least this long (at most MAX_PASSES calls),
+# divided by their number, so that only a sample's first call starts on an idle GPU: the launch
+# onto an idle GPU costs 21-36 us on an H200 (docs/benchmarks.md), 10-20% of a memory-bound row.
+# coil's rows are timed the same way (tools/bench/cpu_bench_models.cc, kBackToBackMs).
+BACK_TO_BACK_MS = 5.0
+MAX_PASSES = 64
+
+
+def passes_for(single_ms):
+    """Calls per CUDA sample for a call that takes single_ms alone."""
+    return max(1, min(MAX_PASSES, math.ceil(BACK_TO_BACK_MS / max(single_ms, 1e-3))))
+
+
 def time_cuda(fn, args):
-    """(median, min, reps) of fn() in ms by CUDA events around each call, under the same
-    policy as torch_eager.time_calls (warm-ups, then min/max reps and min seconds)."""
+    """(median, min, reps) of fn() in ms per call by CUDA events around samples of calls back to
+    back (passes_for), under the same policy as torch_eager.time_calls for the samples (warm-ups,
+    then min/max reps and min seconds)."""
     for _ in range(args.warmup):
         fn()
     torch.cuda.synchronize()
+
+    def sample(passes):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(passes):
+            fn()
+        b.record()
+        b.synchronize()
+        return a.elapsed_time(b) / passes
+
+    passes = passes_for(sample(1))
     samples = []
     start = time.perf_counter()
     while len(samples) < args.min_reps or (len(samples) < args.max_reps and
                                            time.perf_counter() - start < args.min_seconds):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        samples.append(a.elapsed_time(b))
+        samples.append(sample(passes))
     samples.sort()
+    torch_eager.log("  %d samples of %d call%s back to back" % (
+        len(samples), passes, "" if passes == 1 else "s"))
     return samples[len(samples) // 2] if len(samples) % 2 else (
         samples[len(samples) // 2 - 1] + samples[len(samples) // 2]) / 2, samples[0], len(samples)
 
