@@ -2,6 +2,7 @@
 #include "runtime/cuda/executable.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -768,6 +769,11 @@ std::string CudaExecutable::graphs_why_not() {
 void CudaExecutable::SetTimedPasses(int passes) {
   absl::MutexLock lock(&mu_);
   impl_->timed_passes = std::max(passes, 1);
+}
+
+int CudaExecutable::PassesForSample(double single_ms, double sample_ms) {
+  if (!(single_ms > 0)) return kMaxTimedPasses;
+  return static_cast<int>(std::clamp(std::ceil(sample_ms / single_ms), 1.0, double{kMaxTimedPasses}));
 }
 
 void CudaExecutable::SetProfiling(bool on) {

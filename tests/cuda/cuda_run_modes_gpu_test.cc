@@ -110,6 +110,16 @@ TEST(CudaRunModesGpuTest, LargeInputsThroughPinnedBuffersMatch) {
   }
 }
 
+// Enough passes for 5 ms samples, at most 64 (no GPU needed).
+TEST(CudaRunModesGpuTest, PassesForSample) {
+  EXPECT_EQ(cuda::CudaExecutable::PassesForSample(0.16), 32);  // ceil(31.25)
+  EXPECT_EQ(cuda::CudaExecutable::PassesForSample(2.5), 2);
+  EXPECT_EQ(cuda::CudaExecutable::PassesForSample(18.8), 1);
+  EXPECT_EQ(cuda::CudaExecutable::PassesForSample(0.01), 64);
+  EXPECT_EQ(cuda::CudaExecutable::PassesForSample(0), 64);  // no time measured
+  EXPECT_EQ(cuda::CudaExecutable::PassesForSample(1.0, 10.0), 10);
+}
+
 // SetTimedPasses(n): one Run enqueues the kernels n times back to back; its outputs are one
 // pass's (the same bytes as a one-pass run, and the interpreter's), last_run_times() reports the
 // n passes, and the GEMM counts grow by n (each pass ran its GEMM). A program that updates an

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -17,12 +16,6 @@
 
 namespace coil::bench {
 namespace {
-
-// Each CUDA sample runs the kernels back to back for at least this long (at most kMaxPasses
-// passes; CudaExecutable::SetTimedPasses), as torch_peers.py's BACK_TO_BACK_MS times torch's
-// calls: only a sample's first pass starts on an idle GPU.
-constexpr double kBackToBackMs = 5.0;
-constexpr int kMaxPasses = 64;
 
 ModelRow StartRow(const TorchEagerModel& torch, const TorchEagerRun& run) {
   ModelRow row;
@@ -68,10 +61,10 @@ void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const Tor
   if (!row.matches()) return;  // a wrong answer gets no time
   // CUDA: device_ms per pass and the run's wall time less its extra passes (a one-pass run).
   std::vector<double> device_ms, run_ms;
+  // Each CUDA sample runs the kernels back to back for at least 5 ms (SetTimedPasses), as
+  // torch_peers.py's BACK_TO_BACK_MS times torch's calls: only its first pass starts on an idle GPU.
   if (cuda != nullptr) {
-    const double single_ms = cuda->last_run_times().device_ms;
-    cuda->SetTimedPasses(static_cast<int>(std::clamp(
-        std::ceil(kBackToBackMs / std::max(single_ms, 1e-3)), 1.0, double{kMaxPasses})));
+    cuda->SetTimedPasses(cuda::CudaExecutable::PassesForSample(cuda->last_run_times().device_ms));
   }
   const CpuTimes cpu_before = ReadCpuTimes();
   absl::StatusOr<Timing> t = TimeRuns(options.timing, [&]() {

@@ -350,7 +350,7 @@ def peer_failure(e):
 # Each CUDA sample is calls back to back for at least this long (at most MAX_PASSES calls),
 # divided by their number, so that only a sample's first call starts on an idle GPU: the launch
 # onto an idle GPU costs 21-36 us on an H200 (docs/benchmarks.md), 10-20% of a memory-bound row.
-# coil's rows are timed the same way (tools/bench/cpu_bench_models.cc, kBackToBackMs).
+# coil's rows are timed the same way (runtime/cuda/executable.h, PassesForSample).
 BACK_TO_BACK_MS = 5.0
 MAX_PASSES = 64
 
