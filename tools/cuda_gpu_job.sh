@@ -61,7 +61,7 @@ for i in $(seq 0 $((N - 1))); do
   GTEST_TOTAL_SHARDS=$N GTEST_SHARD_INDEX=$i timeout 400 ./cuda_gpu_test > "$R/cuda_gpu_test.$i.log" 2>&1 &
 done
 timeout 400 ./cuda_attention_gpu_test > "$R/cuda_attention_gpu_test.log" 2>&1 &
-timeout 400 ./cuda_run_modes_gpu_test > "$R/cuda_run_modes_gpu_test.log" 2>&1 &
+timeout 150 ./cuda_run_modes_gpu_test > "$R/cuda_run_modes_gpu_test.log" 2>&1 &
 timeout 400 ./training_cuda_test training_mlp.txt training_optim.txt training_cnn.txt > "$R/training_cuda_test.log" 2>&1 &
 start=$SECONDS
 wait
