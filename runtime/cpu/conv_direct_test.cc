@@ -26,6 +26,7 @@ namespace {
 using internal::DirectConvKind;
 using internal::DirectConvShape;
 using internal::DirectConvWeights;
+using testing::RandomTensor;
 
 std::vector<float> Random(int64_t size, int seed) { return testing::RandomFloats(size, seed); }
 
@@ -296,19 +297,6 @@ TEST(ConvDirectTest, EpilogueStepsInOrder) {
   }
 }
 
-// A tensor and its ExternTensor view.
-struct Tensor {
-  Tensor(std::vector<int64_t> shape, int seed, bool constant = false) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    data = Random(n, seed);
-    t = ExternTensor{proto::FLOAT32, std::move(shape), reinterpret_cast<char*>(data.data()),
-                     constant};
-  }
-  std::vector<float> data;
-  ExternTensor t;
-};
-
 AttrMap ConvAttrs(int64_t stride, int64_t pad, int64_t groups, bool channels_last,
                   bool input_channels_last = true) {
   AttrMap a = {{"stride", IntList{stride}},  {"padding", IntList{pad}},
@@ -325,9 +313,9 @@ TEST(ConvDirectTest, ConvolutionsRouteToTheKernels) {
     const std::string dw = internal::ClassifyDirectConv(s) == DirectConvKind::kDepthwise
                                ? "depthwise"
                                : s.input_nchw ? "few channels" : "pointwise";
-    Tensor x(s.input_nchw ? std::vector<int64_t>{s.n, s.c, s.h, s.w}
-                          : std::vector<int64_t>{s.n, s.h, s.w, s.c},
-             21),
+    RandomTensor x(s.input_nchw ? std::vector<int64_t>{s.n, s.c, s.h, s.w}
+                                : std::vector<int64_t>{s.n, s.h, s.w, s.c},
+                   21),
         w({s.oc, s.c / s.groups, s.kh, s.kw}, 22, true), bias({s.oc}, 23, true),
         out({s.n, s.oh, s.ow, s.oc}, 24), residual({s.n, s.oh, s.ow, s.oc}, 25);
     const AttrMap attrs = ConvAttrs(s.stride_h, s.pad_h, s.groups, /*channels_last=*/true,
@@ -357,7 +345,7 @@ TEST(ConvDirectTest, ConvolutionsRouteToTheKernels) {
 TEST(ConvDirectTest, OtherConvolutionsDoNotTakeThem) {
   ThreadPool pool(4);
   const DirectConvShape s = Depthwise(1, 16, 8, 8, 3, 1, 1);
-  Tensor x_nchw({1, 16, 8, 8}, 31), x_nhwc({1, 8, 8, 16}, 32), w({16, 1, 3, 3}, 33, true),
+  RandomTensor x_nchw({1, 16, 8, 8}, 31), x_nhwc({1, 8, 8, 16}, 32), w({16, 1, 3, 3}, 33, true),
       w_runtime({16, 1, 3, 3}, 34), out_nchw({1, 16, 8, 8}, 35), out_nhwc({1, 8, 8, 16}, 36);
   const int64_t before = internal::DirectConvCallCount();
   ExternStateSlot s1, s2, s3;

@@ -24,6 +24,7 @@ namespace coil::cpu {
 namespace {
 
 using internal::GemvWeights;
+using testing::RandomTensor;
 
 std::vector<float> Random(int64_t size, int seed) { return testing::RandomFloats(size, seed); }
 
@@ -168,24 +169,11 @@ TEST(GemvTest, OneDnnThreadRuleDependsOnThreadCount) {
   EXPECT_EQ(ThreadsForCall(2e7, 0.1 * mb, 16, per), 5);
 }
 
-// A buffer an ExternTensor points at.
-struct Tensor {
-  std::vector<float> data;
-  ExternTensor t;
-  Tensor(std::vector<int64_t> shape, int seed, bool constant = false) {
-    t.dtype = proto::FLOAT32;
-    t.shape = std::move(shape);
-    t.constant = constant;
-    data = Random(t.numel(), seed);
-    t.data = reinterpret_cast<char*>(data.data());
-  }
-};
-
 TEST(GemvTest, MmTakesThePathForSmallMWithConstantWeights) {
   ThreadPool pool(4);
   for (int64_t m : {1, 2, 5, 8, 9}) {
     const int64_t k = 300, n = 1001;
-    Tensor x({m, k}, 20), w({k, n}, 21, /*constant=*/true), out({m, n}, 22);
+    RandomTensor x({m, k}, 20), w({k, n}, 21, /*constant=*/true), out({m, n}, 22);
     ExternStateSlot state;
     const std::vector<ExternTensor> in = {x.t, w.t};
     std::vector<double> want, scale;
@@ -199,7 +187,7 @@ TEST(GemvTest, MmTakesThePathForSmallMWithConstantWeights) {
     }
   }
   // Weights computed at run time, or no pool: not this path.
-  Tensor x({1, 300}, 23), w({300, 1001}, 24), out({1, 1001}, 25);
+  RandomTensor x({1, 300}, 23), w({300, 1001}, 24), out({1, 1001}, 25);
   ExternStateSlot state;
   const std::vector<ExternTensor> in = {x.t, w.t};
   const int64_t before = internal::GemvCallCount();
@@ -223,8 +211,8 @@ TEST(GemvTest, OneByOneConvolutionOfAOneByOneInput) {
                                                   : std::vector<int64_t>{batch, c, 1, 1};
     const std::vector<int64_t> os = channels_last ? std::vector<int64_t>{batch, 1, 1, oc}
                                                   : std::vector<int64_t>{batch, oc, 1, 1};
-    Tensor x(xs, 30), w({oc, c, 1, 1}, 31, /*constant=*/true), bias({oc}, 32, true);
-    Tensor out(os, 33), residual(os, 34);
+    RandomTensor x(xs, 30), w({oc, c, 1, 1}, 31, /*constant=*/true), bias({oc}, 32, true);
+    RandomTensor out(os, 33), residual(os, 34);
     const AttrMap attrs = Conv1x1(channels_last);
     ExternStateSlot state;
     const std::vector<ExternTensor> in = {x.t, w.t, bias.t};
@@ -250,8 +238,8 @@ TEST(GemvTest, OneByOneConvolutionOfAOneByOneInput) {
     ExpectNear(out.data.data(), batch, oc, oc, want, scale, "convolution + add + clip");
   }
   // Not products: padding (the output is 3x3), a 3x3 kernel; these run as before.
-  Tensor x({1, c, 1, 1}, 40), w({oc, c, 1, 1}, 41, true), w3({oc, c, 3, 3}, 42, true);
-  Tensor out3({1, oc, 3, 3}, 43), out1({1, oc, 1, 1}, 44);
+  RandomTensor x({1, c, 1, 1}, 40), w({oc, c, 1, 1}, 41, true), w3({oc, c, 3, 3}, 42, true);
+  RandomTensor out3({1, oc, 3, 3}, 43), out1({1, oc, 1, 1}, 44);
   AttrMap padded = Conv1x1(false);
   padded["padding"] = IntList{1};
   ExternStateSlot s1, s2;

@@ -1,9 +1,10 @@
-// ReferenceProduct (kernel_testing.h).
+// RandomFloats, RandomTensor and ReferenceProduct (kernel_testing.h).
 #include "runtime/cpu/kernel_testing.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 
 namespace coil::cpu::testing {
 
@@ -13,6 +14,14 @@ std::vector<float> RandomFloats(int64_t size, int seed) {
   std::vector<float> v(size);
   for (float& f : v) f = u(rng);
   return v;
+}
+
+RandomTensor::RandomTensor(std::vector<int64_t> shape, int seed, bool constant) {
+  t.dtype = proto::FLOAT32;
+  t.shape = std::move(shape);
+  t.constant = constant;
+  data = RandomFloats(t.numel(), seed);
+  t.data = reinterpret_cast<char*>(data.data());
 }
 
 void ReferenceProduct(const std::vector<float>& x, int64_t m, int64_t ldx, int64_t k, int64_t n,

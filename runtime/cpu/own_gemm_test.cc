@@ -25,6 +25,7 @@ namespace coil::cpu {
 namespace {
 
 using internal::OwnGemmWeights;
+using testing::RandomTensor;
 
 std::vector<float> Random(int64_t size, int seed) { return testing::RandomFloats(size, seed); }
 
@@ -129,24 +130,11 @@ TEST(OwnGemmTest, BiasAndEpilogueSteps) {
   }
 }
 
-// A buffer an ExternTensor points at.
-struct Tensor {
-  std::vector<float> data;
-  ExternTensor t;
-  Tensor(std::vector<int64_t> shape, int seed, bool constant = false) {
-    t.dtype = proto::FLOAT32;
-    t.shape = std::move(shape);
-    t.constant = constant;
-    data = Random(t.numel(), seed);
-    t.data = reinterpret_cast<char*>(data.data());
-  }
-};
-
 TEST(OwnGemmTest, MmWithConstantWeightsTakesThePathOnAvx512) {
   setenv("COIL_OWN_GEMM", "1", 1);  // off by default (own_gemm.h); read at the first call
   ThreadPool pool(4);
   const int64_t m = 40, k = 200, n = 301;  // 4.8 MFLOP: above UseOwnGemm's floor
-  Tensor x({m, k}, 10), w({k, n}, 11, /*constant=*/true), bias({n}, 12, true),
+  RandomTensor x({m, k}, 10), w({k, n}, 11, /*constant=*/true), bias({n}, 12, true),
       res({m, n}, 13), out({m, n}, 14);
   const std::vector<ExternTensor> in = {x.t, w.t};
   ExternStateSlot state, fused_state;
@@ -170,7 +158,7 @@ TEST(OwnGemmTest, MmWithConstantWeightsTakesThePathOnAvx512) {
     if (internal::OwnGemmAvailable()) EXPECT_TRUE(*f);  // the own path always runs there
   }
   // Weights computed at run time: not this path.
-  Tensor w2({k, n}, 15);
+  RandomTensor w2({k, n}, 15);
   const std::vector<ExternTensor> in2 = {x.t, w2.t};
   ExternStateSlot state2;
   const int64_t before = internal::OwnGemmCallCount();
