@@ -5,8 +5,6 @@
 // unset: the default rule), so an A/B is two processes (docs/benchmarks.md, helper-58).
 //
 //   conv_direct_micro [--batch 16] [--threads 1] [--seconds 0.2] [--filter dw]
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/cpu/thread_pool.h"
+#include "tools/bench/cpu_bench_timing.h"
 
 namespace coil::cpu {
 namespace {
@@ -114,28 +115,22 @@ int Main(int argc, char** argv) {
     }
     const std::vector<ExternTensor> in = {xt, wt, bt};
     ExternStateSlot state;
-    auto call = [&] {
+    auto call = [&]() -> absl::Status {
       absl::StatusOr<bool> r =
           RunExternFused("aten.convolution", ExternArgs{in, ot, attrs, threads, &state, &pool},
                          steps);
-      if (!r.ok() || !*r) {
-        std::fprintf(stderr, "%s: not fused or failed\n", cv.name);
-        std::exit(1);
-      }
+      if (!r.ok()) return r.status();
+      return *r ? absl::OkStatus() : absl::InternalError("not fused");
     };
-    for (int i = 0; i < 5; ++i) call();  // plans, packing and the site's trials
-    std::vector<double> ms;
-    const auto start = std::chrono::steady_clock::now();
-    while (ms.size() < 10 ||
-           (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds) &&
-            ms.size() < 2000)) {
-      const auto t0 = std::chrono::steady_clock::now();
-      call();
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                       .count());
+    // Five untimed calls first: plans, packing and the site's trials.
+    const bench::TimingPolicy policy{
+        .warmup = 5, .min_reps = 10, .max_reps = 2000, .min_seconds = seconds};
+    const absl::StatusOr<bench::Timing> timing = bench::TimeRuns(policy, call);
+    if (!timing.ok()) {
+      std::fprintf(stderr, "%s: %s\n", cv.name, timing.status().ToString().c_str());
+      return 1;
     }
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
+    const double med = timing->median_ms;
     const double flops = 2.0 * batch * oh * oh * cv.oc * cg * cv.k * cv.k;
     total += med;
     std::printf("%-24s %8.1f MFLOP %9.4f ms %7.1f GFLOP/s\n", cv.name, flops / 1e6, med,

@@ -5,7 +5,7 @@
 //
 //   own_gemm_micro [--threads 16] [--seconds 0.15] [--rounds 3] [--filter 768x3072]
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,9 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "runtime/cpu/externs.h"
 #include "runtime/cpu/internal/own_gemm.h"
 #include "runtime/cpu/thread_pool.h"
+#include "tools/bench/cpu_bench_timing.h"
 
 namespace coil::cpu {
 namespace {
@@ -49,22 +53,16 @@ std::vector<float> Random(int64_t size, int seed) {
   return v;
 }
 
-template <typename Fn>
-double MedianMs(Fn fn, double seconds) {
-  fn();
-  std::vector<double> ms;
-  const auto start = std::chrono::steady_clock::now();
-  while (ms.size() < 5 ||
-         (ms.size() < 2000 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-              seconds)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+// Median ms per call of `fn` after one untimed call; exits on an error.
+double MedianMs(absl::FunctionRef<absl::Status()> fn, double seconds) {
+  const bench::TimingPolicy policy{
+      .warmup = 1, .min_reps = 5, .max_reps = 2000, .min_seconds = seconds};
+  const absl::StatusOr<bench::Timing> t = bench::TimeRuns(policy, fn);
+  if (!t.ok()) {
+    std::fprintf(stderr, "%s\n", t.status().ToString().c_str());
+    std::exit(1);
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return t->median_ms;
 }
 
 int Main(int argc, char** argv) {
@@ -111,21 +109,21 @@ int Main(int argc, char** argv) {
                                                steps.end());
     const std::vector<ExternTensor> in = {xt, wt};
     ExternStateSlot state;
-    auto dnn = [&] {
+    auto dnn = [&]() -> absl::Status {
       if (steps.empty()) {
-        absl::Status st = RunExtern("aten.mm", ExternArgs{in, ot, {}, threads, &state, &pool});
-        if (!st.ok()) std::abort();
-      } else {
-        absl::StatusOr<bool> st =
-            RunExternFused("aten.mm", ExternArgs{in, ot, {}, threads, &state, &pool}, steps);
-        if (!st.ok() || !*st) std::abort();
+        return RunExtern("aten.mm", ExternArgs{in, ot, {}, threads, &state, &pool});
       }
+      absl::StatusOr<bool> st =
+          RunExternFused("aten.mm", ExternArgs{in, ot, {}, threads, &state, &pool}, steps);
+      if (!st.ok()) return st.status();
+      return *st ? absl::OkStatus() : absl::InternalError("aten.mm not fused");
     };
     internal::OwnGemmWeights packed;
     packed.Pack(w.data(), s.k, s.n);
     auto own = [&] {
       internal::OwnGemm(x.data(), s.m, s.k, packed, steps.empty() ? nullptr : bias.data(), post,
                         out_own.data(), s.n, threads, &pool);
+      return absl::OkStatus();
     };
     double best_dnn = 1e30, best_own = 1e30;
     for (int r = 0; r < rounds; ++r) {
