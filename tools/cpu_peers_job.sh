@@ -21,6 +21,11 @@
 # adds gemm.txt after the peers runs (which leave it GEMM_SECONDS): GEMM_SHAPES (default
 # BERT-base's GEMM shapes and three classifier GEMVs at batch 1, MxKxN) through torch, ONNX
 # Runtime and coil (tools/bench/gemm_peers.py) at every thread count given (or GEMM_THREADS).
+# ROUNDS (default: the bench's, 3) is each peers run's --rounds. STANDALONE=1 adds
+# standalone.txt after the first peers run (which leaves it STANDALONE_SECONDS, default 40):
+# `coil run --repeat 20` alone, a fresh process each, of STANDALONE_ROWS (default resnet50:1
+# bert_base:8 mobilenet_v3_large:16, "model:batch") of that run's exports at its thread count,
+# twice each in alternation: the same program's time outside the bench, in the same call.
 set -u
 G=$(cd "$1" && pwd)
 END=$((SECONDS + $2))
@@ -45,7 +50,7 @@ peers() {  # peers THREADS SECONDS (at least 1: `timeout 0` would never stop it)
   echo "== coil bench cpu --peers --threads $1 (at most $limit s)"
   PYTHONUNBUFFERED=1 timeout "$limit" $W/coil bench cpu --peers --threads "$1" --python python3 \
     --min-seconds "${MIN_SECONDS:-0.5}" --work-dir /tmp/peers_work_$1 --json "$R/peers_$1.json" \
-    ${PEERS_ARGS:-} >"$R/peers_$1.txt" 2>"$R/peers_$1.log"
+    ${ROUNDS:+--rounds "$ROUNDS"} ${PEERS_ARGS:-} >"$R/peers_$1.txt" 2>"$R/peers_$1.log"
   echo "exit status $? after $SECONDS s"
   cat "$R/peers_$1.txt"
   grep -v "Warning\|warn(" "$R/peers_$1.log" | tail -4
@@ -55,8 +60,25 @@ shift
 REST=("$@")
 set -- "$FIRST" "${REST[@]}"
 # Time kept back from the peers runs for the phases after them.
-KEEP=$((${SWEEP_SECONDS:-0} + ${GEMM_SECONDS:-0}))
+STANDALONE_KEEP=0
+[ "${STANDALONE:-0}" = 1 ] && STANDALONE_KEEP=${STANDALONE_SECONDS:-40}
+KEEP=$((${SWEEP_SECONDS:-0} + ${GEMM_SECONDS:-0} + STANDALONE_KEEP))
 peers "$FIRST" $((END - SECONDS - KEEP))
+KEEP=$((KEEP - STANDALONE_KEEP))
+if [ "${STANDALONE:-0}" = 1 ]; then
+  ROWS=(${STANDALONE_ROWS:-resnet50:1 bert_base:8 mobilenet_v3_large:16})
+  for pass in 1 2; do
+    for m in "${ROWS[@]}"; do
+      f=/tmp/peers_work_$FIRST/${m%%:*}/model.onnx
+      [ -f "$f" ] && [ $((END - SECONDS - KEEP)) -gt 5 ] || continue
+      echo "${m%%:*} batch ${m##*:} threads $FIRST pass $pass: $(timeout $((END - SECONDS - KEEP)) \
+        $W/coil run "$f" --backend cpu --repeat 20 --threads "$FIRST" --dim batch="${m##*:}" 2>&1 |
+        grep 'run x')"
+    done
+  done > "$R/standalone.txt"
+  cat "$R/standalone.txt"
+  echo "standalone done after $SECONDS s"
+fi
 if [ "${PROFILE:-1}" = 1 ]; then
   for m in ${PROFILE_MODELS:-resnet50:1 mobilenet_v3_large:1 vit_b_16:1 bert_base:8 gpt2_small:1}; do
     f=/tmp/peers_work_$FIRST/${m%%:*}/model.onnx

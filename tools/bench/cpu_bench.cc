@@ -21,6 +21,7 @@
 #include "tools/bench/cpu_bench_models.h"
 #include "tools/bench/cpu_bench_peers.h"
 #include "tools/bench/cpu_bench_report.h"
+#include "tools/bench/cpu_bench_rounds.h"
 #include "tools/bench/cpu_bench_timing.h"
 #include "tools/bench/cpu_bench_torch.h"
 
@@ -48,6 +49,11 @@ absl::Status CheckOptions(const CpuBenchOptions& o) {
     return absl::InvalidArgumentError(
         "the cuda benchmark is model rows against peers only (peers on, models not skipped, "
         "no large model)");
+  }
+  if (o.rounds < 0 || o.coil_copies < 1 || (o.coil_copies > 1 && o.rounds == 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rounds ", o.rounds, " must be at least 0 and coil copies ", o.coil_copies,
+        " at least 1 (more than 1 only in rounds)"));
   }
   if (o.bandwidth_rows < 0) {
     return absl::InvalidArgumentError(absl::StrCat("bandwidth rows ", o.bandwidth_rows, " < 0"));
@@ -140,6 +146,11 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   TimingPolicy timing = Policy(options.quick);
   if (options.min_seconds >= 0) timing.min_seconds = options.min_seconds;
+  // In rounds each round is one sample of a row: at least 3 timed calls each (after the
+  // warm-ups), so R rounds time at least 3R calls per system.
+  if (options.peers && options.backend == "cpu" && options.rounds > 0) {
+    timing.min_reps = std::min(timing.min_reps, 3);
+  }
   CpuBenchResults results;
   results.set_machine(DescribeMachine());
   results.set_threads(threads);
@@ -158,7 +169,11 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
                               options.backend};
     std::fprintf(stderr, "coil bench: %s (%s)\n", options.peers ? "peers" : "torch eager",
                  TorchEagerCommand(request).c_str());
-    absl::StatusOr<TorchEagerResults> torch = RunTorchEager(request);
+    // The CPU peers in rounds: the script stays running (cpu_bench_rounds.h).
+    const bool rounds = options.peers && options.backend == "cpu" && options.rounds > 0;
+    std::unique_ptr<PeerServer> server;
+    absl::StatusOr<TorchEagerResults> torch =
+        rounds ? StartPeerServer(request, server) : RunTorchEager(request);
     if (!torch.ok()) return torch.status();
     results.set_torch_version(torch->torch_version());
     results.set_compiled_absent(torch->compiled_absent());
@@ -184,9 +199,19 @@ absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options) {
     model_options.threads = threads;
     model_options.timing = timing;
     model_options.backend = options.backend;
-    for (const TorchEagerModel& m : torch->models()) {
-      std::fprintf(stderr, "coil bench: %s\n", m.name().c_str());
-      for (ModelRow& row : BenchModel(m, model_options)) *results.add_models() = std::move(row);
+    if (rounds) {
+      RoundsOptions rounds_options;
+      rounds_options.rounds = options.rounds;
+      rounds_options.copies = options.coil_copies;
+      rounds_options.model = model_options;
+      results.set_rounds(options.rounds);
+      if (absl::Status s = RunRounds(*torch, *server, rounds_options, results); !s.ok()) return s;
+      if (absl::Status s = server->Finish(); !s.ok()) return s;
+    } else {
+      for (const TorchEagerModel& m : torch->models()) {
+        std::fprintf(stderr, "coil bench: %s\n", m.name().c_str());
+        for (ModelRow& row : BenchModel(m, model_options)) *results.add_models() = std::move(row);
+      }
     }
   }
 

@@ -10,6 +10,8 @@
 //   4. bandwidth rows: a fused pointwise chain and a softmax against a STREAM-style copy.
 // With `peers` (cpu_bench_peers.h), torch_peers.py replaces step 1 (five standard-size models,
 // torch eager, torch.compile and ONNX Runtime) and steps 2 and 4 are left out.
+// With peers on the CPU backend, the peer script stays running and every row's systems are
+// timed in rounds, in alternation (cpu_bench_rounds.h).
 // With backend "cuda" (`coil bench cuda`, peers only): coil's CUDA backend, torch_peers.py with
 // `--device cuda` (torch eager and torch.compile on the same GPU; no ONNX Runtime); a machine
 // without a CUDA driver fails first with "no CUDA driver", before any peer runs.
@@ -56,6 +58,14 @@ struct CpuBenchOptions {
   double min_seconds = -1;
   // "cpu" or "cuda" (needs peers).
   std::string backend = "cpu";
+  // peers on the CPU backend: each row's systems timed this many times in alternation
+  // (cpu_bench_rounds.h), at least 3 timed calls per system per round; 0: one pass per system,
+  // all the peers' rows before coil's (as before rounds, for comparison; `coil bench cuda`
+  // always does that).
+  int rounds = 3;
+  // peers on the CPU backend: coil programs compiled per row (a diagnosis of per-program
+  // first-run choices; cpu_bench_rounds.h's RoundsOptions::copies).
+  int coil_copies = 1;
 };
 
 // The model names torch_eager.py knows (torch_peers.py's: cpu_bench_peers.h).
@@ -63,9 +73,10 @@ const std::vector<std::string>& KnownModels();
 
 // Runs everything and Summarize()s the results; progress goes to stderr. Failed rows are results
 // (matches = false, error set), not errors. Errors: bad options (InvalidArgument: an unknown model,
-// a batch < 1, threads < 0, an unknown backend, cuda without peers), torch_eager.py missing or
-// failing, the work folder not creatable; backend cuda without a CUDA driver (FailedPrecondition
-// "no CUDA driver (...)").
+// a batch < 1, threads < 0, an unknown backend, cuda without peers, rounds < 0, coil_copies < 1
+// or > 1 without rounds), torch_eager.py missing or failing (in rounds: its output ending early
+// or a malformed answer), the work folder not creatable; backend cuda without a CUDA driver
+// (FailedPrecondition "no CUDA driver (...)").
 absl::StatusOr<CpuBenchResults> RunCpuBench(const CpuBenchOptions& options);
 
 // "AMD EPYC (2 logical CPUs)": /proc/cpuinfo's model name and the hardware concurrency.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/bench/cpu_bench_peers.h"
+#include "tools/bench/cpu_bench_rounds.h"
 
 namespace coil::bench {
 namespace {
@@ -157,6 +158,7 @@ std::string FormatReport(const CpuBenchResults& r) {
         r.onnxruntime_absent().empty() ? r.onnxruntime_version() : "absent",
         r.quick() ? "quick" : "full");
     AppendPeersReport(r, out);
+    AppendRoundsReport(r, out);
     if (r.has_large_compile()) AppendCompileTimes(r.large_compile(), out);
     return out;
   }

@@ -165,9 +165,10 @@ def positive_ints(text):
     return values
 
 
-def parse_common_args(description, sizes, models, default_batches, devices=("cpu",)):
-    """The flags this script and torch_peers.py share; returns (args, model names). Sets the
-    thread count and creates --out."""
+def parse_common_args(description, sizes, models, default_batches, devices=("cpu",),
+                      serve=False):
+    """The flags this script and torch_peers.py share (serve: also torch_peers.py's --serve);
+    returns (args, model names). Sets the thread count and creates --out."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--out", required=True, help="folder for the ONNX models and tensors")
     p.add_argument("--size", choices=sorted(sizes), default="full")
@@ -179,6 +180,9 @@ def parse_common_args(description, sizes, models, default_batches, devices=("cpu
     p.add_argument("--max-reps", type=int, default=50)
     p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("--device", choices=devices, default="cpu")
+    if serve:
+        p.add_argument("--serve", action="store_true",
+                       help="stay running and time rows on request (see the script's help)")
     args = p.parse_args()
     if args.threads < 1 or args.warmup < 0 or args.min_reps < 1 or args.max_reps < args.min_reps:
         p.error("need --threads >= 1, --warmup >= 0, 1 <= --min-reps <= --max-reps")

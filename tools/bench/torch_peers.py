@@ -49,7 +49,18 @@ compared with torch eager's (max|peer - eager| / max|eager|).
 
 Prints one JSON object on stdout (tools/bench/cpu_bench.proto, TorchEagerResults, with the
 peer fields); files as torch_eager.py (DIR/MODEL/model.onnx, DIR/MODEL/batch_N/*.pb).
+
+--serve (CPU; `coil bench cpu --peers` uses it for its rounds, tools/bench/cpu_bench_rounds.h):
+the first pass times each system with one call only (its outputs checked as always) and keeps
+every row's eager model, torch.compile'd module and ONNX Runtime session alive (torch.compile
+compiles once per row: torch._dynamo.reset() runs once, not per row); the JSON is one line.
+Then it reads requests on stdin, one per line, until stdin closes: "time MODEL BATCH" prints
+one line {"eager": T, "compiled": T, "onnxruntime": T} (cpu_bench.proto's PeerRound; T a
+median_ms/min_ms/reps timing under the timing flags, or an error; absent peers left out), in
+that order of timing. Anything else is an error (exit status 1). Protocol lines are written to
+the original stdout only; every other print goes to stderr.
 """
+import argparse
 import json
 import math
 import os
@@ -404,8 +415,18 @@ def synchronized(fn, args):
     return call
 
 
-def time_compiled(model, x, want, eager_ms, args):
-    torch._dynamo.reset()
+def no_grad_call(fn):
+    """fn() under torch.no_grad() (the calls --serve keeps for its rounds)."""
+    def call():
+        with torch.no_grad():
+            return fn()
+    return call
+
+
+def time_compiled(model, x, want, eager_ms, args, keep=None):
+    """keep (--serve): a dict that gets "compiled", the compiled call, when it checks out."""
+    if keep is None:  # --serve resets once: a reset would drop the kept rows' compiled code
+        torch._dynamo.reset()
     try:
         # COIL_BENCH_COMPILE_MODE=reduce-overhead: torch.compile with CUDA graphs (against coil's
         # COIL_CUDA_GRAPHS=1); unset: the default mode.
@@ -421,11 +442,14 @@ def time_compiled(model, x, want, eager_ms, args):
             median_ms, min_ms, reps = time_on(args)(lambda: compiled(x), args)
     except Exception as e:  # a peer failing is a result, not a crash of the benchmark
         return peer_failure(e)
+    if keep is not None:
+        keep["compiled"] = no_grad_call(lambda c=compiled, x=x: c(x))
     return checked({"median_ms": median_ms, "min_ms": min_ms, "reps": reps,
                     "compile_seconds": max(first_s - eager_ms / 1e3, 0.0)}, y, want)
 
 
-def time_onnxruntime(ort, onnx_path, x, want, args):
+def time_onnxruntime(ort, onnx_path, x, want, args, keep=None):
+    """keep (--serve): a dict that gets "onnxruntime", the session's run, kept alive."""
     try:
         options = ort.SessionOptions()
         options.intra_op_num_threads = args.threads
@@ -437,6 +461,9 @@ def time_onnxruntime(ort, onnx_path, x, want, args):
         y = session.run(None, feed)[0]
         first_s = time.perf_counter() - start
         median_ms, min_ms, reps = torch_eager.time_calls(lambda: session.run(None, feed), args)
+        if keep is not None:
+            # Bound now: the `del session` below empties the variable a closure would read.
+            keep["onnxruntime"] = lambda s=session, f=feed: s.run(None, f)
         del session
     except Exception as e:
         return peer_failure(e)
@@ -456,7 +483,8 @@ class Autocast(nn.Module):
             return self.model(*xs).float()
 
 
-def run_model(name, args, compile_absent, ort):
+def run_model(name, args, compile_absent, ort, kept=None):
+    """kept (--serve): a dict that gets, per (name, batch), the row's calls by system."""
     torch.manual_seed(0)
     cuda = args.device == "cuda"
     bytes_moved = lambda n: 0  # noqa: E731
@@ -511,11 +539,15 @@ def run_model(name, args, compile_absent, ort):
             run["more_inputs"] = paths[1:]
         if bytes_moved(batch) > 0:
             run["bytes"] = bytes_moved(batch)
+        keep = None
+        if kept is not None:
+            keep = kept[(name, batch)] = {"eager": no_grad_call(
+                lambda model=model, xs=xs: model(*xs))}
         if not compile_absent:
             one = (model, xs[0]) if len(xs) == 1 else (Unpacked(model), xs)
-            run["compiled"] = time_compiled(one[0], one[1], y, median_ms, args)
+            run["compiled"] = time_compiled(one[0], one[1], y, median_ms, args, keep)
         if ort is not None:
-            run["onnxruntime"] = time_onnxruntime(ort, onnx_path, xs_host[0], y, args)
+            run["onnxruntime"] = time_onnxruntime(ort, onnx_path, xs_host[0], y, args, keep)
         torch_eager.log("%s batch %d: eager %.3f ms, torch.compile %s, onnxruntime %s" % (
             name, batch, median_ms, run.get("compiled", {}).get("median_ms", "-"),
             run.get("onnxruntime", {}).get("median_ms", "-")))
@@ -527,11 +559,60 @@ def run_model(name, args, compile_absent, ort):
     return result
 
 
+def timing(fn, args):
+    """{"median_ms", "min_ms", "reps"} of fn under the timing flags, or an error."""
+    try:
+        median_ms, min_ms, reps = torch_eager.time_calls(fn, args)
+    except Exception as e:  # a peer failing in a round is a result
+        return peer_failure(e)
+    return {"median_ms": median_ms, "min_ms": min_ms, "reps": reps}
+
+
+# --serve: seconds between the last timed call of a round and its answer.
+IDLE_BEFORE_ANSWER_S = 0.1
+
+
+def serve(kept, args, out):
+    """--serve's request loop: one PeerRound line on `out` per "time MODEL BATCH" line."""
+    for line in sys.stdin:
+        words = line.split()
+        if len(words) != 3 or words[0] != "time" or not words[2].isdigit():
+            raise SystemExit("torch_peers.py --serve: bad request %r (want 'time MODEL BATCH')" %
+                             line.strip())
+        calls = kept.get((words[1], int(words[2])))
+        if calls is None:
+            raise SystemExit("torch_peers.py --serve: no row %s batch %s (rows: %s)" % (
+                words[1], words[2], ", ".join("%s %d" % k for k in kept)))
+        answer = {system: timing(calls[system], args)
+                  for system in ("eager", "compiled", "onnxruntime") if system in calls}
+        torch_eager.log("round %s batch %s: %s" % (words[1], words[2], ", ".join(
+            "%s %.3f ms" % (k, v["median_ms"]) if "median_ms" in v else "%s failed" % k
+            for k, v in answer.items())))
+        # Before answering (coil times next): torch's and ONNX Runtime's threads spin for a
+        # while after a call (libgomp's default policy spins ~300k times), then sleep; this
+        # lets them reach their sleep so they take no CPU from coil's timed runs.
+        time.sleep(IDLE_BEFORE_ANSWER_S)
+        out.write(json.dumps(answer) + "\n")
+        out.flush()
+
+
 def main():
     args, names = torch_eager.parse_common_args(__doc__.splitlines()[0], SIZES,
                                                 MODELS + tuple(MICRO) +
                                                 tuple(m + BF16_SUFFIX for m in MODELS), None,
-                                                devices=("cpu", "cuda"))
+                                                devices=("cpu", "cuda"), serve=True)
+    out, kept, first = sys.stdout, None, args
+    if args.serve:
+        if args.device != "cpu":
+            raise SystemExit("torch_peers.py: --serve is for --device cpu")
+        # The protocol owns the original stdout; any other print (a library's too) goes to stderr.
+        out = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        kept = {}
+        # The first pass only checks: one call per system (the rounds are the measurement).
+        first = argparse.Namespace(**vars(args))
+        first.warmup, first.min_reps, first.max_reps, first.min_seconds = 0, 1, 1, 0.0
     gpu = ""
     if args.device == "cuda":
         if not torch.cuda.is_available():
@@ -541,12 +622,19 @@ def main():
         torch.backends.cudnn.allow_tf32 = False
         gpu = torch.cuda.get_device_name(0)
     compile_absent, ort, ort_absent = absent_peers(args.device)
+    if args.serve and not compile_absent:
+        torch._dynamo.reset()  # once: time_compiled does not reset under --serve
     results = {"gpu": gpu, "torch_version": torch.__version__, "threads": torch.get_num_threads(),
                "compiled_absent": compile_absent, "onnxruntime_absent": ort_absent,
                "onnxruntime_version": ort.__version__ if ort is not None else "",
-               "models": [run_model(name, args, compile_absent, ort) for name in names]}
+               "models": [run_model(name, first, compile_absent, ort, kept) for name in names]}
     if args.device == "cuda":
         results["copy_gb_per_s"] = copy_gb_per_s(args)
+    if args.serve:
+        out.write(json.dumps(results) + "\n")
+        out.flush()
+        serve(kept, args, out)
+        return
     json.dump(results, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

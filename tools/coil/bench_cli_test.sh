@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `coil bench cpu --quick` end to end: torch 1.13 exports and times the four models, coil
 # compiles and runs them, every output must match torch's and every row must be present in the
-# text and in --json. Structure and correctness only: no speed is asserted. Then usage errors.
+# text and in --json (one pass: no rounds, which are --peers'). Structure and correctness only:
+# no speed is asserted. Then usage errors.
 set -uo pipefail
 coil=tools/coil/coil
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -57,6 +58,10 @@ stages = [s["name"] for s in c["cold_stages"]]
 if not (c["model"] == "resnet18" and c["warm_cache_hit"] and c["cold_ms"] > 0 and
         "onnx import" in stages and "inductor schedule" in stages and not c["error"]):
     problems.append("compile %s" % c)
+# Rounds are --peers' (cpu_bench_rounds.h): without it, one pass and no round lists.
+if r.get("rounds", 0) != 0 or any(m.get("torch_round_ms") or m.get("coil_round_ms")
+                                  for m in r["models"]):
+    problems.append("rounds without --peers: %s" % r.get("rounds"))
 if not (r["geomean_speedup"] > 0 and r["failed_rows"] == 0 and r["threads"] == 1 and r["quick"]):
     problems.append("summary %s" % {k: r[k] for k in ("geomean_speedup", "failed_rows", "threads")})
 for p in problems:
@@ -73,6 +78,7 @@ check unknown_flag 2 'usage: coil bench cpu' -- $coil bench cpu --fast
 check unknown_model 1 "unknown model 'alexnet'" -- $coil bench cpu --models alexnet
 check batch_zero 1 'batch size 0 < 1' -- $coil bench cpu --batches 0
 check missing_script 1 'no such file' -- $coil bench cpu --torch-script "$tmp/nope.py"
+check rounds_need_peers 2 '--rounds needs --peers' -- $coil bench cpu --quick --rounds 2
 check help 0 'geomean vs torch eager' -- $coil bench --help
 
 echo "$fails failed"

@@ -1,7 +1,7 @@
 // `coil bench cpu [--quick] [--json FILE] [--threads N] [--models A,B] [--batches 1,8]
 //                 [--bandwidth-rows N] [--work-dir DIR] [--torch-script PATH] [--python PATH]
 //                 [--no-models] [--no-bandwidth] [--large-model MODEL.onnx] [--peers]
-//                 [--min-seconds S]`
+//                 [--min-seconds S] [--rounds R] [--coil-copies N]`
 // `coil bench cuda [--quick] [--json FILE] [--models A,B] [--batches N] [--work-dir DIR]
 //                  [--torch-script PATH] [--python PATH] [--min-seconds S]`
 // `coil bench train [--quick] [--profile] [--threads N] [--reps N] [--models gpt,resnet18]
@@ -29,6 +29,7 @@ constexpr char kUsage[] =
     "                      [--batches 1,8] [--bandwidth-rows N] [--work-dir DIR]\n"
     "                      [--torch-script PATH] [--python PATH] [--no-models] [--no-bandwidth]\n"
     "                      [--large-model MODEL.onnx] [--peers] [--min-seconds S]\n"
+    "                      [--rounds R] [--coil-copies N]\n"
     "  coil's compiled CPU backend against torch 1.13 eager (Debian's /usr/bin/python3) on\n"
     "  resnet18, mobilenet_v2 (224x224), a transformer encoder and a GPT-style decoder at\n"
     "  batch 1 and 8, fp32, same thread count (--threads, default every CPU) and inputs;\n"
@@ -47,6 +48,14 @@ constexpr char kUsage[] =
     "  bert_base (128 tokens, batch 1 and 8) and gpt2_small (128 tokens, batch 1 and 4),\n"
     "  random weights; ratio rows, geomean lines against each peer, cold compile times.\n"
     "  --min-seconds S: time each side for at least S seconds (default 1; 5 to 50 runs).\n"
+    "  --rounds R (--peers, default 3): each row's systems are timed R times in alternation\n"
+    "  (the peer script stays running; torch.compile compiles each row once) and each time is\n"
+    "  the median of its R round medians; prints each system's spread (slowest round median /\n"
+    "  fastest) per row and a NOISY line above 1.10x. Each row gets its own coil program;\n"
+    "  at least 3 timed calls per system per round. --rounds 0: one pass per system, the\n"
+    "  peers' rows before coil's (the old way, for comparison).\n"
+    "  --coil-copies N (--peers, a diagnosis): N coil programs per row, each timed every round\n"
+    "  (a COPIES line: their medians); the row's time is the first's.\n"
     "  Exit status 1 when an output does not match torch or a stage fails.\n"
     "\n"
     "usage: coil bench cuda [--quick] [--json FILE] [--models A,B] [--batches N]\n"
@@ -155,7 +164,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
   absl::StatusOr<Args> args = ParseArgs(argv,
                                         {"json", "threads", "models", "batches", "bandwidth-rows",
                                          "work-dir", "torch-script", "python", "large-model",
-                                         "min-seconds"},
+                                         "min-seconds", "rounds", "coil-copies"},
                                         {"quick", "no-models", "no-bandwidth", "help", "peers"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("help")) return Usage(kUsage, /*asked_for_help=*/true);
@@ -168,7 +177,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
   const bool cuda = args->positional[0] == "cuda";
   if (cuda) {
     for (const char* cpu_only : {"threads", "bandwidth-rows", "large-model", "no-models",
-                                 "no-bandwidth", "peers"}) {
+                                 "no-bandwidth", "peers", "rounds", "coil-copies"}) {
       if (args->Has(cpu_only) || args->values.count(cpu_only) > 0) {
         return UsageError(absl::StrCat("--", cpu_only, " is for coil bench cpu, not cuda"));
       }
@@ -204,6 +213,17 @@ int BenchCommand(const std::vector<std::string>& argv) {
     absl::StatusOr<int64_t> n = ParsePositive("threads", args->Get("threads"), 4096);
     if (!n.ok()) return UsageError(std::string(n.status().message()));
     options.threads = static_cast<int>(*n);
+  }
+  for (const char* flag : {"rounds", "coil-copies"}) {
+    if (args->values.count(flag) == 0) continue;
+    if (!options.peers) return UsageError(absl::StrCat("--", flag, " needs --peers"));
+    const bool rounds = std::string(flag) == "rounds";
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(args->Get(flag), &n) || n < (rounds ? 0 : 1) || n > 100) {
+      return UsageError(absl::StrCat("--", flag, " takes an integer from ", rounds ? 0 : 1,
+                                     " to 100, got '", args->Get(flag), "'"));
+    }
+    (rounds ? options.rounds : options.coil_copies) = static_cast<int>(n);
   }
   if (args->values.count("bandwidth-rows") > 0) {
     absl::StatusOr<int64_t> n =
