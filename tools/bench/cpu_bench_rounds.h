@@ -3,8 +3,8 @@
 // on all of them instead of on whichever ran then. torch_peers.py runs as a server
 // (cpu_bench_peer_server.h): its first pass exports, compiles (torch.compile once per row) and
 // checks every row; then, per round and per row, it times torch eager, torch.compile and ONNX
-// Runtime on request, and coil times the row's program right before or after (peers first in
-// even rounds, coil first in odd ones; rows in order in even rounds, reversed in odd ones).
+// Runtime on request, and coil times the row's program right before or after (rounds 1, 3, ...:
+// peers first, rows in order; rounds 2, 4, ...: coil first, rows reversed).
 // Each system's row time is the median of its R round medians; the report adds each system's
 // spread (slowest round median / fastest) and a NOISY line where a spread is above
 // kNoisySpread.
