@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
@@ -10,6 +12,16 @@
 #include "runtime/cuda/executable.h"
 
 namespace coil::cuda_testing {
+namespace {
+
+// A crash on the GPU machine, where there is no debugger, prints its stack and signal.
+const bool kCrashesPrintTheirStack = [] {
+  absl::InitializeSymbolizer("/proc/self/exe");
+  absl::InstallFailureSignalHandler(absl::FailureSignalHandlerOptions());
+  return true;
+}();
+
+}  // namespace
 
 bool HaveGpu() {
   absl::Status s = cuda::CudaExecutable::DriverStatus();

@@ -1,7 +1,8 @@
 // What the GPU tests share (testonly): whether a GPU is usable (without one, that the failure is
 // the clean "no CUDA driver" one), REQUIRE_GPU() to skip saying so, a graph compiled by the
 // compile driver with the CUDA backend, random inputs at a batch size, and the tolerances a GPU
-// output is compared with the Schedule interpreter's (the float64 oracle) at.
+// output is compared with the Schedule interpreter's (the float64 oracle) at. Linking it installs
+// absl's failure signal handler: a crash prints its stack (there is no debugger on the GPU machine).
 #ifndef COIL_TESTS_CUDA_CUDA_GPU_TESTING_H_
 #define COIL_TESTS_CUDA_CUDA_GPU_TESTING_H_
 
