@@ -183,7 +183,7 @@ graph @ints(%0 "a": i64[batch, 10], %1 "b": i32[batch, 10], %2 "m": bool[batch, 
 // partial last group (2056, 1000) and none of them (65, 2999): the gelu chain in f32, bf16
 // softmax and gelu(layer_norm(x + r)) in bf16, and a division by a per-element value beside the
 // divisions by constants and by a row's sum. Batch symbols start at 1.
-inline std::vector<TestGraph> MemoryBoundGraphs() {
+inline const std::vector<TestGraph>& MemoryBoundGraphs() {
   const char* gelu = R"(
 graph @gelu_chain(%0 "x": f32[batch, W], %16 "y": f32[batch, W]) {
   symbol batch min 1 max 0 hint 4
@@ -245,9 +245,13 @@ graph @ln(%0 "x": bf16[batch, W], %1 "r": bf16[batch, W], %2 "w": bf16[W], %3 "b
     for (int w : {8192, 2056}) add("layernorm_gelu", layernorm, w);
     return t;
   }();
-  std::vector<TestGraph> out;
-  for (const auto& [name, text] : *texts) out.push_back({name.c_str(), text.c_str(), {}});
-  return out;
+  // Built once and kept (a reference into a returned temporary would dangle).
+  static const auto* graphs = [] {
+    auto* out = new std::vector<TestGraph>;
+    for (const auto& [name, text] : *texts) out->push_back({name.c_str(), text.c_str(), {}});
+    return out;
+  }();
+  return *graphs;
 }
 
 }  // namespace coil::cuda_testing

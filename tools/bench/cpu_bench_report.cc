@@ -143,7 +143,8 @@ std::string FormatReport(const CpuBenchResults& r) {
   if (r.backend() == "cuda") {
     std::string out = absl::StrFormat(
         "coil bench cuda: %s (host %s); torch %s (eager, torch.compile %s), TF32 off; coil ms: "
-        "device time per run (CUDA events), as torch's; %s sizes\n\n",
+        "device time per call (CUDA events, samples of calls back to back), as torch's; %s "
+        "sizes\n\n",
         r.gpu().empty() ? "unknown GPU" : r.gpu(), r.machine(), r.torch_version(),
         r.compiled_absent().empty() ? "default mode" : "absent", r.quick() ? "quick" : "full");
     AppendPeersReport(r, out);
