@@ -11,7 +11,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
-#include "codegen_cuda/internal/f32_division.h"
 #include "codegen_cuda/internal/narrow_div.h"
 #include "codegen_cuda/internal/reduction_source.h"
 #include "codegen_cuda/internal/row_cache.h"
@@ -348,24 +347,14 @@ class Emitter {
     return absl::StrCat(t == proto::BFLOAT16 ? "coil_vstore_bf16<" : "coil_vstore_f16<", items, ">(");
   }
 
-  // APPLY div `e` without the division: a multiplication by this reciprocal (narrow_div.h) or
-  // an f32 division by a constant (f32_division.h); else nullopt.
-  std::optional<std::string> DivisionByConstant(const proto::Expr& e) const {
+  // APPLY div `e` as a multiplication by this reciprocal (narrow_div.h), else nullopt.
+  std::optional<float> NarrowDivReciprocal(const proto::Expr& e) const {
     if (!info_.narrow_div_reciprocal || cache_.slot_of.contains(e.id()) || cache_.Reads(e.id()) ||
         v_ids_.contains(e.id())) {
       return std::nullopt;
     }
-    auto literal_load = [&](const proto::Expr& x) { return LiteralLoad(x); };
-    const std::string a = absl::StrCat("e", e.args(0));
-    if (std::optional<float> r = NarrowDivisionReciprocal(e, defs_, uses_, dtypes_, info_, literal_load)) {
-      return absl::StrCat(a, " * ", LiteralSource(proto::FLOAT32, *r, 0), ";  // rounds as the division (narrow_div.h)");
-    }
-    std::optional<F32ConstantDivision> d = F32DivisionByConstant(e, defs_, dtypes_, info_, literal_load);
-    if (!d.has_value()) return std::nullopt;
-    const std::string r = LiteralSource(proto::FLOAT32, d->r, 0);
-    return d->power_of_two ? absl::StrCat(a, " * ", r, ";  // exact (f32_division.h)")
-                           : absl::StrCat("coil_div_const(", a, ", ", LiteralSource(proto::FLOAT32, d->c, 0), ", ", r,
-                                          ");  // correctly rounded (f32_division.h)");
+    return NarrowDivisionReciprocal(e, defs_, uses_, dtypes_, info_,
+                                    [&](const proto::Expr& x) { return LiteralLoad(x); });
   }
 
   // Whether LOAD `e` reads a scalar constant (ScheduleInfo::scalar_constants): a literal.
@@ -520,8 +509,10 @@ class Emitter {
           return absl::InvalidArgumentError(absl::StrCat(e.op(), " takes ", ScalarOpArity(*op),
                                                          " args, got ", e.args_size()));
         }
-        if (std::optional<std::string> d = *op == ScalarOp::kDiv ? DivisionByConstant(e) : std::nullopt) {
-          absl::StrAppend(&o, pad, "const float ", name, " = ", *d, "\n");
+        if (std::optional<float> r = *op == ScalarOp::kDiv ? NarrowDivReciprocal(e) : std::nullopt) {
+          absl::StrAppend(&o, pad, "const float ", name, " = e", e.args(0), " * ",
+                          LiteralSource(proto::FLOAT32, *r, 0), ";  // e", e.args(1),
+                          ": rounds as the division (ExactNarrowReciprocal)\n");
           break;
         }
         std::vector<ApplyOperand> args;

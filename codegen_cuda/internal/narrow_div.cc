@@ -51,43 +51,6 @@ std::optional<float> ExactNarrowReciprocal(DType in, DType out, float c) {
   return exact ? std::optional<float>(r) : std::nullopt;
 }
 
-std::optional<float> DivisorLiteral(
-    const proto::Expr& e, const absl::flat_hash_map<int, const proto::Expr*>& defs,
-    const ScheduleInfo& info, const std::function<bool(const proto::Expr&)>& literal_load) {
-  if (e.kind() != proto::Expr::APPLY || e.op() != "prims.div" || e.args_size() != 2) {
-    return std::nullopt;
-  }
-  auto def = [&](int id) -> const proto::Expr* {
-    auto it = defs.find(id);
-    return it == defs.end() ? nullptr : it->second;
-  };
-  auto convert = [](const proto::Expr& x) {
-    return x.kind() == proto::Expr::APPLY && x.op() == "prims.convert_element_type" &&
-           x.args_size() == 1;
-  };
-  // The divisor's f32 value: a literal or a scalar constant's load, perhaps converted (each
-  // value rounded to its dtype, as value_source's LiteralSource and ConvertSource).
-  auto in_dtype = [](float v, DType t) -> std::optional<float> {
-    if (t == proto::FLOAT32) return v;
-    if (t == proto::BFLOAT16) return BFloat16ToFloat(FloatToBFloat16(v));
-    if (t == proto::FLOAT16) return HalfToFloat(FloatToHalf(v));
-    return std::nullopt;
-  };
-  std::function<std::optional<float>(const proto::Expr*)> literal = [&](const proto::Expr* x) -> std::optional<float> {
-    if (x == nullptr) return std::nullopt;
-    if (x->kind() == proto::Expr::LITERAL) return in_dtype(static_cast<float>(x->literal()), x->dtype());
-    if (convert(*x)) {
-      std::optional<float> v = literal(def(x->args(0)));
-      return v.has_value() ? in_dtype(*v, x->dtype()) : std::nullopt;
-    }
-    if (!literal_load(*x)) return std::nullopt;
-    std::optional<float> v = in_dtype(static_cast<float>(info.scalar_constants.at(x->buffer()).d),
-                                      info.buffers.at(x->buffer())->dtype());
-    return v.has_value() ? in_dtype(*v, x->dtype()) : std::nullopt;
-  };
-  return literal(def(e.args(1)));
-}
-
 std::optional<float> NarrowDivisionReciprocal(
     const proto::Expr& e, const absl::flat_hash_map<int, const proto::Expr*>& defs,
     const absl::flat_hash_map<int, int>& uses, const absl::flat_hash_map<int, DType>& dtypes,
@@ -122,7 +85,27 @@ std::optional<float> NarrowDivisionReciprocal(
     auto b = info.buffers.find(a->buffer());
     if (b != info.buffers.end()) in = b->second->dtype();
   }
-  const std::optional<float> divisor = DivisorLiteral(e, defs, info, literal_load);
+  // The divisor's f32 value: a literal or a scalar constant's load, perhaps converted (each
+  // value rounded to its dtype, as value_source's LiteralSource and ConvertSource).
+  auto in_dtype = [](float v, DType t) -> std::optional<float> {
+    if (t == proto::FLOAT32) return v;
+    if (t == proto::BFLOAT16) return BFloat16ToFloat(FloatToBFloat16(v));
+    if (t == proto::FLOAT16) return HalfToFloat(FloatToHalf(v));
+    return std::nullopt;
+  };
+  std::function<std::optional<float>(const proto::Expr*)> literal = [&](const proto::Expr* x) -> std::optional<float> {
+    if (x == nullptr) return std::nullopt;
+    if (x->kind() == proto::Expr::LITERAL) return in_dtype(static_cast<float>(x->literal()), x->dtype());
+    if (convert(*x)) {
+      std::optional<float> v = literal(def(x->args(0)));
+      return v.has_value() ? in_dtype(*v, x->dtype()) : std::nullopt;
+    }
+    if (!literal_load(*x)) return std::nullopt;
+    std::optional<float> v = in_dtype(static_cast<float>(info.scalar_constants.at(x->buffer()).d),
+                                      info.buffers.at(x->buffer())->dtype());
+    return v.has_value() ? in_dtype(*v, x->dtype()) : std::nullopt;
+  };
+  const std::optional<float> divisor = literal(c);
   std::optional<DType> out;  // the one reader's dtype
   for (const auto& [id, x] : defs) {
     if (convert(*x) && x->args(0) == e.id()) out = x->dtype();

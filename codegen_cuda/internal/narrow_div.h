@@ -26,13 +26,6 @@ namespace coil::codegen_cuda_internal {
 // NaNs count as equal), `out` bf16 / f16; else nullopt. Memoized per (in, out, c).
 std::optional<float> ExactNarrowReciprocal(DType in, DType out, float c);
 
-// The f32 value of APPLY div `e`'s divisor when it is a literal: a LITERAL or a load that
-// `literal_load` says is a scalar constant's value, perhaps converted (each value rounded to its
-// dtype, as value_source's LiteralSource and ConvertSource); else nullopt.
-std::optional<float> DivisorLiteral(
-    const proto::Expr& e, const absl::flat_hash_map<int, const proto::Expr*>& defs,
-    const ScheduleInfo& info, const std::function<bool(const proto::Expr&)>& literal_load);
-
 // For APPLY div `e` of a kernel (defs: every expression by id; uses: how many expressions read
 // each; dtypes: the dtypes of the expressions defined so far): the reciprocal of its divisor
 // when `e` is f32, its dividend a bf16 / f16 value (converted to f32, or an unmasked load of a

@@ -88,17 +88,6 @@ __device__ __forceinline__ float coil_erff(float x) {
   return t >= __int_as_float(0x3f8060fe) ? b : a;
 }
 
-// a / c for a constant c, r = RN(1 / c), correctly rounded for 2^-90 <= |a| <= 2^90 (checked per c:
-// f32_division.h); other a (zeros, tiny, huge, infinities, NaN) take the division itself.
-__device__ __forceinline__ float coil_div_const(float a, float c, float r) {
-  const float t = fabsf(a);
-  if (t >= 0x1p-90f && t <= 0x1p90f) {
-    const float q = __fmul_rn(a, r);
-    return __fmaf_rn(__fmaf_rn(-q, c, a), r, q);
-  }
-  return __fdiv_rn(a, c);
-}
-
 // Floating remainder with the divisor's sign (prims.remainder).
 __device__ __forceinline__ float coil_remainder(float a, float b) {
   float m = fmodf(a, b); if (m != 0 && ((b < 0) != (m < 0))) m += b; return m;

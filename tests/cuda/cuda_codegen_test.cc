@@ -161,9 +161,8 @@ TEST(CudaCodegenTest, ScalarConstantsAreLiteralsAndBf16StoresConvertOnce) {
 // A bf16 division by a constant, rounded to bf16 at once, is a multiplication by the
 // reciprocal when that rounds the same for all 2^16 dividends (checked at generation); an f16
 // division by f32 sqrt(2) does not (some f16 quotient lands on the other side of a rounding
-// boundary) and stays an f32 division of the f16 value, by coil_div_const (f32_division.h);
-// with the option off every division is one. The block reductions' fold over the 8 warps'
-// slots is unrolled.
+// boundary) and stays a division, as every division does with the option off. The block
+// reductions' fold over the 8 warps' slots is unrolled.
 TEST(CudaCodegenTest, NarrowDivisionsByConstantsMultiplyWhenExact) {
   const std::string text = R"(
 graph @d(%0 "x": bf16[4, 64], %3 "h": f16[4, 64]) {
@@ -185,52 +184,17 @@ graph @d(%0 "x": bf16[4, 64], %3 "h": f16[4, 64]) {
     for (const proto::CompiledKernel& k : m->kernels()) src += k.source();
     // bf16(sqrt(2)) = 1.4140625: 1 / it in f32 is 0x3f3509e7; f16 keeps its division by sqrt(2).
     EXPECT_EQ(absl::StrContains(src, "* __int_as_float(0x3f3509e7);"), on) << src;
-    EXPECT_EQ(Count(src, "(narrow_div.h)"), on ? 4 : 0) << src;  // 4 items per thread
-    EXPECT_EQ(Count(src, "coil_div_const(e"), on ? 4 : 0) << src;
-    EXPECT_EQ(absl::StrContains(src, ") / ((float)"), !on) << src;
+    EXPECT_EQ(Count(src, "ExactNarrowReciprocal"), on ? 4 : 0) << src;  // 4 items per thread
+    EXPECT_TRUE(absl::StrContains(src, ") / ((float)")) << src;
   }
   absl::StatusOr<proto::KernelModule> m = Generate(cuda_testing::MemoryBoundGraphs().back().text);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_TRUE(absl::StrContains(m->wrapper_source(), "for (int w = 1; w < COIL_BLOCK_WARPS; ++w)"));
   for (const proto::CompiledKernel& k : m->kernels()) {  // layernorm + gelu: x / bf16(sqrt(2))
     if (absl::StrContains(k.source(), "coil_erff(")) {
-      EXPECT_TRUE(absl::StrContains(k.source(), "(narrow_div.h)")) << k.source();
+      EXPECT_TRUE(absl::StrContains(k.source(), "ExactNarrowReciprocal")) << k.source();
     }
   }
-}
-
-// f32 divisions by constants (f32_division.h): by a power of two a multiplication by the exact
-// reciprocal, by sqrt(2), 3 or 0.1 coil_div_const with the divisor and its rounded reciprocal
-// (checked for every significand at generation), by 1e30 (outside [2^-20, 2^20]) and by a
-// tensor a division; NVRTC compiles them. cuda_gpu_test checks the quotients' bits on a GPU.
-TEST(CudaCodegenTest, F32DivisionsByConstantsWithoutTheDivision) {
-  absl::StatusOr<proto::KernelModule> m = Generate(R"(
-graph @d(%0 "x": f32[batch, 64], %1 "y": f32[batch, 64]) {
-  symbol batch min 1 max 0 hint 4
-  %2 "eight": f32[] = constant dense "00000041"
-  %3 "sqrt2": f32[] = constant dense "f304b53f"
-  %4 "three": f32[] = constant dense "00004040"
-  %5 "tenth": f32[] = constant dense "cdcccc3d"
-  %6 "huge": f32[] = constant dense "caf24971"
-  %7: f32[batch, 64] = aten.div(%0, %2) {rounding_mode = ""}
-  %8: f32[batch, 64] = aten.div(%0, %3) {rounding_mode = ""}
-  %9: f32[batch, 64] = aten.div(%0, %4) {rounding_mode = ""}
-  %10: f32[batch, 64] = aten.div(%0, %5) {rounding_mode = ""}
-  %11: f32[batch, 64] = aten.div(%0, %6) {rounding_mode = ""}
-  %12: f32[batch, 64] = aten.div(%0, %1) {rounding_mode = ""}
-  return %7, %8, %9, %10, %11, %12
-}
-)");
-  ASSERT_TRUE(m.ok()) << m.status();
-  ExpectLaunchable(*m);
-  std::string src;
-  for (const proto::CompiledKernel& k : m->kernels()) src += k.source();
-  EXPECT_TRUE(absl::StrContains(src, " * __int_as_float(0x3e000000);  // exact (f32_division.h)")) << src;
-  EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x3fb504f3), __int_as_float(0x3f3504f3))")) << src;
-  EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x40400000), __int_as_float(0x3eaaaaab))")) << src;
-  EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x3dcccccd), __int_as_float(0x41200000))")) << src;
-  EXPECT_FALSE(absl::StrContains(src, "__int_as_float(0x7149f2ca), ")) << src;  // 1e30: divided
-  EXPECT_GE(Count(src, ") / ((float)"), 2) << src;  // by 1e30 and by y
 }
 
 TEST(CudaCodegenTest, StaticShapesUse32BitIndexMathAndStaticGrids) {
