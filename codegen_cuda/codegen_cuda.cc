@@ -59,6 +59,7 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
       schedule, options.warp_row_max, options.row_unroll, options.vectorize,
       options.persistent_rows, options.vector_groups, options.row_values, options.row_min_blocks);
   info.narrow_div_reciprocal = options.narrow_div_reciprocal;
+  info.row_division = options.row_division;
   s.prelude = codegen_cuda_internal::CudaPrelude();
   s.module = s.prelude;
   for (const proto::Kernel& k : schedule.kernels()) {
@@ -98,7 +99,8 @@ std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
                       " persistent_rows=", options.persistent_rows ? 1 : 0,
                       " row_values=", options.row_values ? 1 : 0,
                       " row_min_blocks=", options.row_min_blocks,
-                      " narrow_div_reciprocal=", options.narrow_div_reciprocal ? 1 : 0);
+                      " narrow_div_reciprocal=", options.narrow_div_reciprocal ? 1 : 0,
+                      " row_division=", options.row_division ? 1 : 0);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,

@@ -48,6 +48,10 @@ struct CudaCodegenOptions {
   // multiplication by the reciprocal when that rounds the same for all 2^16 dividends (checked
   // here, per constant): the gelu's x / sqrt(2) in bf16. COIL_CUDA_DIV_RECIPROCAL=0 for A/B.
   bool narrow_div_reciprocal = true;
+  // An f32 division in a row Loop whose divisor is the same at every position (softmax's sum)
+  // is one reciprocal per row and two FMAs per position, bit-identical to the IEEE division
+  // (internal/row_division.h). COIL_CUDA_ROW_DIVISION=0 for A/B.
+  bool row_division = true;
   // Distinct kernels are compiled as up to this many NVRTC programs on parallel threads
   // (program_split.h; at least 1). Each program pays NVRTC's fixed cost (~40 ms here), so a
   // caller that compiles many small modules on few cores (CI's NVRTC conformance run) uses 1.

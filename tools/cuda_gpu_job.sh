@@ -1,6 +1,6 @@
 #!/bin/bash
 # The CUDA backend's checks on a GPU machine that has only the carried files (no Bazel, no Debian
-# packages): the GPU test binaries (cuda_gpu_test; cuda_run_modes_gpu_test; cuda_attention_gpu_test: fused attention;
+# packages): the GPU test binaries (cuda_gpu_test; cuda_run_modes_gpu_test; cuda_division_gpu_test; cuda_attention_gpu_test: fused attention;
 # training_cuda_test: compiled training steps against torch 1.13's numbers), the ONNX conformance suites through `coil conformance` with the
 # cpu and cuda backends (every test that passes on cpu must pass on cuda), and compute-sanitizer
 # memcheck over the GPU tests, and the GEMM-heavy models and resnets against torch
@@ -62,6 +62,7 @@ for i in $(seq 0 $((N - 1))); do
 done
 timeout 400 ./cuda_attention_gpu_test > "$R/cuda_attention_gpu_test.log" 2>&1 &
 timeout 150 ./cuda_run_modes_gpu_test > "$R/cuda_run_modes_gpu_test.log" 2>&1 &
+timeout 150 ./cuda_division_gpu_test > "$R/cuda_division_gpu_test.log" 2>&1 &
 timeout 400 ./training_cuda_test training_mlp.txt training_optim.txt training_cnn.txt > "$R/training_cuda_test.log" 2>&1 &
 start=$SECONDS
 wait
@@ -70,6 +71,8 @@ cat $(seq -f "$R/cuda_gpu_test.%g.log" 0 $((N - 1))) > "$R/cuda_gpu_test.log"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" "$R/cuda_gpu_test.log" | head -40
 echo "== run modes on the GPU (strided inputs, profile, pinned inputs, timed passes)"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" "$R/cuda_run_modes_gpu_test.log" | head -40
+echo "== f32 divisions on the GPU (by constants, by a row's sum) against the host's IEEE division"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" "$R/cuda_division_gpu_test.log" | head -40
 echo "== fused attention on the GPU (against the Schedule interpreter)"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|error" "$R/cuda_attention_gpu_test.log" | head -40
 echo "== training on the GPU (MLP, CNN, optimizers against torch 1.13's numbers)"

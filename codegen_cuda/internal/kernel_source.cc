@@ -14,6 +14,7 @@
 #include "codegen_cuda/internal/narrow_div.h"
 #include "codegen_cuda/internal/reduction_source.h"
 #include "codegen_cuda/internal/row_cache.h"
+#include "codegen_cuda/internal/row_division.h"
 #include "codegen_cuda/internal/value_source.h"
 #include "runtime/cuda/kernel_abi.h"
 #include "runtime/reference/prims_scalar.h"
@@ -195,20 +196,6 @@ class Emitter {
     return absl::OkStatus();
   }
 
-  // Whether `e` (LOAD / STORE) reads or writes the element at the flat outer index: unmasked,
-  // the buffer's shape is the kernel's ranges, and the index is _i0, _i1, ...
-  bool IsFlatAccess(const proto::Expr& e) const {
-    if (e.mask() != 0) return false;
-    const proto::Buffer& b = *info_.buffers.at(e.buffer());
-    if (b.shape_size() != k_.ranges_size() || e.index_size() != k_.ranges_size()) return false;
-    for (int d = 0; d < e.index_size(); ++d) {
-      const proto::SymExpr& ix = e.index(d);
-      if (ix.kind() != proto::SymExpr::SYMBOL || ix.name() != absl::StrCat("_i", d)) return false;
-      if (b.shape(d).SerializeAsString() != k_.ranges(d).SerializeAsString()) return false;
-    }
-    return true;
-  }
-
   // Vectorized pointwise kernels (kernel_source.h).
   void DecideVector() {
     if (!info_.vectorize || out_.rows || k_.ranges_size() == 0) return;
@@ -218,7 +205,7 @@ class Emitter {
     for (const proto::Loop& l : k_.loops()) {
       if (l.ranges_size() > 0) return;
       for (const proto::Expr& e : l.body()) {
-        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) && IsFlatAccess(e)) {
+        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) && IsFlatAccess(e, k_, info_)) {
           flat.insert(e.id());
         }
       }
@@ -337,14 +324,6 @@ class Emitter {
     auto t = dtypes_.find(c.args(0));
     if (t == dtypes_.end() || !IsFloating(t->second)) return std::nullopt;
     return std::make_pair(c.args(0), t->second);
-  }
-
-  // Vector stores of these dtypes keep f32 values and round them in pairs when stored
-  // (coil_vstore_bf16 / coil_vstore_f16: one cvt per two elements).
-  static bool PackedStore(DType t) { return t == proto::BFLOAT16 || t == proto::FLOAT16; }
-  static std::string VectorStoreCall(DType t, int items) {
-    if (!PackedStore(t)) return absl::StrCat("coil_vcopy", items, "(");
-    return absl::StrCat(t == proto::BFLOAT16 ? "coil_vstore_bf16<" : "coil_vstore_f16<", items, ">(");
   }
 
   // APPLY div `e` as a multiplication by this reciprocal (narrow_div.h), else nullopt.
@@ -515,6 +494,11 @@ class Emitter {
                           ": rounds as the division (ExactNarrowReciprocal)\n");
           break;
         }
+        if (row_div_loop_ != nullptr && IsRowDivision(e, *row_div_loop_, defs_)) {
+          absl::StrAppend(&o, pad, "const float ", name, " = coil_div_row(e", e.args(0), ", e",
+                          e.args(1), ");\n");
+          break;
+        }
         std::vector<ApplyOperand> args;
         for (int i = 0; i < e.args_size(); ++i) {
           args.push_back({absl::StrCat("e", e.args(i)), arg_dt[i]});
@@ -610,6 +594,51 @@ class Emitter {
     std::string type;               // its C type
   };
 
+  // A ranged Loop's body once per item of a position group (`items` > 1: each in its own scope,
+  // the innermost position advanced), its REDUCEs accumulating (declarations to `decls`).
+  absl::Status Items(int li, int items, std::vector<Acc>& accs, std::string& decls,
+                     const std::string& pad, const std::string& ix) {
+    std::string& o = out_.text;
+    const proto::Loop& l = k_.loops(li);
+    for (int u = 0; u < items; ++u) {
+      std::string body_pad = pad + "  ";
+      if (items > 1) {
+        vec_item_ = u;
+        absl::StrAppend(&o, body_pad, "{\n", body_pad, "const ", ix, " r", l.ranges_size() - 1,
+                        " = coil_rl + ", u, ";\n", body_pad, "const ", ix, " coil_p = coil_p0 + ",
+                        u, ";\n");
+        for (const proto::Expr& e : l.body()) {
+          if (e.kind() != proto::Expr::REDUCE) dtypes_.erase(e.id());
+        }
+      }
+      for (const proto::Expr& e : l.body()) {
+        if (cache_.dead.contains(e.id())) continue;  // feeds only a value read from its slot
+        if (e.kind() != proto::Expr::REDUCE) {
+          if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
+          continue;
+        }
+        Acc* a = nullptr;
+        for (Acc& x : accs) {
+          if (x.e == &e) a = &x;
+        }
+        absl::StatusOr<DType> in = Use(e.args(0));
+        if (!in.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("loop ", li, " expr ", e.id(), ": ", in.status().message()));
+        }
+        a->acc_dt = AccumulatorDType(*in);
+        a->type = RegType(a->acc_dt);
+        const ReductionText t = AccumulateSource(a->op, e.id(), absl::StrCat("e", e.args(0)),
+                                                 a->acc_dt);
+        // Vectorized: the accumulators are declared once (the first item's pass).
+        if (u == 0) absl::StrAppend(&decls, pad, t.decl, "\n");
+        absl::StrAppend(&o, body_pad, t.update, "\n");
+      }
+      if (items > 1) absl::StrAppend(&o, body_pad, "}\n");
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status RangedLoop(int li) {
     const proto::Loop& l = k_.loops(li);
     std::string& o = out_.text;
@@ -700,42 +729,19 @@ class Emitter {
       }
       vec_ = flat;
     }
-    for (int u = 0; u < items; ++u) {
-      std::string body_pad = pad + "  ";
-      if (items > 1) {
-        vec_item_ = u;
-        absl::StrAppend(&o, body_pad, "{\n", body_pad, "const ", ix, " r", l.ranges_size() - 1,
-                        " = coil_rl + ", u, ";\n", body_pad, "const ", ix, " coil_p = coil_p0 + ",
-                        u, ";\n");
-        for (const proto::Expr& e : l.body()) {
-          if (e.kind() != proto::Expr::REDUCE) dtypes_.erase(e.id());
-        }
-      }
-      for (const proto::Expr& e : l.body()) {
-        if (cache_.dead.contains(e.id())) continue;  // feeds only a value read from its slot
-        if (e.kind() != proto::Expr::REDUCE) {
-          if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
-          continue;
-        }
-        Acc* a = nullptr;
-        for (Acc& x : accs) {
-          if (x.e == &e) a = &x;
-        }
-        absl::StatusOr<DType> in = Use(e.args(0));
-        if (!in.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("loop ", li, " expr ", e.id(), ": ", in.status().message()));
-        }
-        a->acc_dt = AccumulatorDType(*in);
-        a->type = RegType(a->acc_dt);
-        const ReductionText t = AccumulateSource(a->op, e.id(), absl::StrCat("e", e.args(0)),
-                                                 a->acc_dt);
-        // Vectorized: the accumulators are declared once (the first item's pass).
-        if (u == 0) absl::StrAppend(&decls_all, pad, t.decl, "\n");
-        absl::StrAppend(&o, body_pad, t.update, "\n");
-      }
-      if (items > 1) absl::StrAppend(&o, body_pad, "}\n");
-    }  // items
+    // Row divisions (row_division.h): coil_div_row when the group's dividends are in range.
+    const std::string div_ok =
+        info_.row_division ? RowDivisionCheck(l, items, cache_, vec_, dtypes_, info_, defs_) : "";
+    if (!div_ok.empty()) absl::StrAppend(&o, pad, "  if (", div_ok, ") {\n");
+    row_div_loop_ = div_ok.empty() ? nullptr : &l;
+    if (absl::Status s = Items(li, items, accs, decls_all, pad, ix); !s.ok()) return s;
+    row_div_loop_ = nullptr;
+    if (!div_ok.empty()) {
+      std::string decls_again;  // the accumulators are declared once
+      absl::StrAppend(&o, pad, "  } else {\n");
+      if (absl::Status s = Items(li, items, accs, decls_again, pad, ix); !s.ok()) return s;
+      absl::StrAppend(&o, pad, "  }\n");
+    }
     vec_item_ = -1;
     for (const proto::Expr* e : vstores) {
       absl::StatusOr<std::string> el = Element(*e, pad + "  ");
@@ -781,6 +787,8 @@ class Emitter {
   // emitted (-1: none).
   absl::flat_hash_set<int> vec_;
   int vec_item_ = -1;
+  // The ranged Loop whose items are being emitted with row divisions (row_division.h).
+  const proto::Loop* row_div_loop_ = nullptr;
   // Defined expressions (REDUCE results once their Loop ends) -> dtype.
   absl::flat_hash_map<int, DType> dtypes_;
 };

@@ -63,6 +63,18 @@ __device__ __forceinline__ float coil_nanmin(float a, float b) { float d; asm("m
 __device__ __forceinline__ double coil_nanmax(double a, double b) { return (a != a || b != b) ? coil_nan_d() : (a < b ? b : a); }
 __device__ __forceinline__ double coil_nanmin(double a, double b) { return (a != a || b != b) ? coil_nan_d() : (b < a ? b : a); }
 
+// x / s for a divisor shared by a row's positions (row_division.h): r = 1 / s is the same
+// expression at every position (computed once per row); Markstein's correction gives the IEEE
+// quotient when coil_div_row_ok(x, s), |x| and |s| in [2^-60, 2^60].
+__device__ __forceinline__ bool coil_div_row_ok(float x, float s) {
+  const float lo = __int_as_float(0x21800000), hi = __int_as_float(0x5d800000);
+  return (fabsf(s) >= lo) & (fabsf(s) <= hi) & (fabsf(x) >= lo) & (fabsf(x) <= hi);
+}
+__device__ __forceinline__ float coil_div_row(float x, float s) {
+  const float r = 1.0f / s, q = x * r;
+  return fmaf(fmaf(-q, s, x), r, q);
+}
+
 // erff as CUDA 13's libdevice computes it (the same coefficients, operations and order, so the
 // same bits), without its per-coefficient selects: both polynomials, then one select. |x| <
 // 1.00296: x + x p(x^2); else copysign(1 - 2^(q(|x|) (-|x|) - |x|), x). FMAs instead of 9

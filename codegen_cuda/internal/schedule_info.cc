@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
 #include "ir/dtype.h"
 #include "ir/proto/graph.pb.h"
@@ -100,6 +101,18 @@ ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_
     }
   }
   return info;
+}
+
+bool IsFlatAccess(const proto::Expr& e, const proto::Kernel& k, const ScheduleInfo& info) {
+  if (e.mask() != 0) return false;
+  const proto::Buffer& b = *info.buffers.at(e.buffer());
+  if (b.shape_size() != k.ranges_size() || e.index_size() != k.ranges_size()) return false;
+  for (int d = 0; d < e.index_size(); ++d) {
+    const proto::SymExpr& ix = e.index(d);
+    if (ix.kind() != proto::SymExpr::SYMBOL || ix.name() != absl::StrCat("_i", d)) return false;
+    if (b.shape(d).SerializeAsString() != k.ranges(d).SerializeAsString()) return false;
+  }
+  return true;
 }
 
 }  // namespace coil::codegen_cuda_internal

@@ -40,6 +40,8 @@ struct ScheduleInfo {
   // A bf16 / f16 dividend's division by a constant, rounded to bf16 / f16 at once, as one
   // multiplication when that is exact (value_source.h's ExactNarrowReciprocal).
   bool narrow_div_reciprocal = false;
+  // f32 divisions by a row invariant in ranged Loops as coil_div_row (row_division.h).
+  bool row_division = false;
   // CONSTANT buffers of one element whose bytes the Schedule's graph holds, by buffer id: their
   // value (`d` for floating dtypes, `i` otherwise). Their unmasked LOADs are literals (the ONNX
   // exporters' scalar constants: 0.5, sqrt(2), ...), so NVRTC folds them and the row cache
@@ -55,6 +57,10 @@ ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_
                               int row_unroll = 1, bool vectorize = false,
                               bool persistent_rows = false, int vector_groups = 1,
                               bool row_values = false, int row_min_blocks = 0);
+
+// Whether LOAD / STORE `e` of kernel `k` reads or writes the element at the flat outer index:
+// unmasked, the buffer's shape is the kernel's ranges, and the index is _i0, _i1, ...
+bool IsFlatAccess(const proto::Expr& e, const proto::Kernel& k, const ScheduleInfo& info);
 
 }  // namespace coil::codegen_cuda_internal
 

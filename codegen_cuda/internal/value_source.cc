@@ -271,4 +271,12 @@ absl::StatusOr<std::string> ApplySource(ScalarOp op, const std::vector<ApplyOper
                       "; }");
 }
 
+bool PackedStore(DType t) { return t == proto::BFLOAT16 || t == proto::FLOAT16; }
+
+std::string VectorStoreCall(DType t, int items) {
+  if (!PackedStore(t)) return absl::StrCat("coil_vcopy", items, "(");
+  return absl::StrCat(t == proto::BFLOAT16 ? "coil_vstore_bf16<" : "coil_vstore_f16<", items,
+                      ">(");
+}
+
 }  // namespace coil::codegen_cuda_internal

@@ -48,6 +48,12 @@ std::string StoreElementSource(const std::string& x, DType t);
 // f16 store rounds; a bf16 value, rounded already, is the high half of its f32 bits).
 std::string StoreValueSource(const std::string& x, DType from, DType to);
 
+// Vector stores of these dtypes keep f32 values and round them in pairs when stored
+// (coil_vstore_bf16 / coil_vstore_f16: one cvt per two elements); the call that stores `items`
+// of them (coil_vcopy<items> for the others).
+bool PackedStore(DType t);
+std::string VectorStoreCall(DType t, int items);
+
 // `x` as an int64 (_v<id>): floats TruncSat, bool 0/1.
 std::string ToI64Source(const std::string& x, DType t);
 

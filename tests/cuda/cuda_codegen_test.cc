@@ -197,6 +197,42 @@ graph @d(%0 "x": bf16[4, 64], %3 "h": f16[4, 64]) {
   }
 }
 
+// A row Loop's f32 division by an earlier Loop's reduction (softmax's exponentials over their
+// sum) is coil_div_row per position when the group's dividends, registers before its items,
+// are in range (else the items with IEEE divisions); the layer norm's mean (a row invariant
+// divided by a literal) and the option off keep the division.
+TEST(CudaCodegenTest, DivisionsByARowsSumUseOneReciprocalPerRow) {
+  const cuda_testing::TestGraph* softmax = nullptr;
+  const cuda_testing::TestGraph* layernorm = nullptr;
+  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
+    if (std::string(g.name) == "softmax_8192") softmax = &g;
+    if (std::string(g.name) == "layernorm_gelu_8192") layernorm = &g;
+  }
+  ASSERT_NE(softmax, nullptr);
+  ASSERT_NE(layernorm, nullptr);
+  for (bool on : {true, false}) {
+    SCOPED_TRACE(on ? "row_division on" : "off");
+    driver::CudaBackendOptions options;
+    options.codegen.row_division = on;
+    absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(softmax->text, options);
+    ASSERT_TRUE(m.ok()) << m.status();
+    ExpectLaunchable(*m);
+    int row_divisions = 0, fallbacks = 0;
+    for (const proto::CompiledKernel& k : m->kernels()) {
+      row_divisions += Count(k.source(), "coil_div_row(e");
+      fallbacks += Count(k.source(), "if (coil_div_row_ok(");
+    }
+    // bf16 softmax: 8 items per group; f32 softmax: 4 (the amax kernel divides nothing).
+    EXPECT_EQ(row_divisions, on ? 12 : 0);
+    EXPECT_EQ(fallbacks, on ? 2 : 0);
+  }
+  absl::StatusOr<proto::KernelModule> m = Generate(layernorm->text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  for (const proto::CompiledKernel& k : m->kernels()) {
+    EXPECT_FALSE(absl::StrContains(k.source(), "coil_div_row(e")) << k.source();
+  }
+}
+
 TEST(CudaCodegenTest, StaticShapesUse32BitIndexMathAndStaticGrids) {
   absl::StatusOr<proto::KernelModule> m = Generate(R"(
 graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {

@@ -99,6 +99,10 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     if (const char* dr = std::getenv("COIL_CUDA_DIV_RECIPROCAL"); dr != nullptr) {
       cuda.codegen.narrow_div_reciprocal = std::atoi(dr) != 0;
     }
+    // COIL_CUDA_ROW_DIVISION=0: divisions by a row's sum stay IEEE divisions per position.
+    if (const char* rd = std::getenv("COIL_CUDA_ROW_DIVISION"); rd != nullptr) {
+      cuda.codegen.row_division = std::atoi(rd) != 0;
+    }
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));
     }
