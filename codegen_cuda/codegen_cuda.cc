@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/attention_source.h"
 #include "codegen_cuda/internal/conv_bias_source.h"
@@ -24,7 +26,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-13";
+constexpr char kGeneratorVersion[] = "coil-cuda-14";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -53,6 +55,13 @@ struct Sources {
   std::vector<std::pair<const proto::Kernel*, KernelSource>> kernels;
 };
 
+// Whether `arch` ("sm_90", "sm_90a", ...) is compute capability `major_minor` or later.
+bool ArchAtLeast(const std::string& arch, int major_minor) {
+  int v = 0;
+  return absl::StartsWith(arch, "sm_") && absl::SimpleAtoi(arch.substr(3, 2), &v) &&
+         v >= major_minor;
+}
+
 absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenOptions& options) {
   Sources s;
   codegen_cuda_internal::ScheduleInfo info = codegen_cuda_internal::MakeScheduleInfo(
@@ -60,6 +69,7 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
       options.persistent_rows, options.vector_groups, options.row_values, options.row_min_blocks);
   info.narrow_div_reciprocal = options.narrow_div_reciprocal;
   info.row_division = options.row_division;
+  info.packed_pairs = options.packed_pairs && ArchAtLeast(options.arch, 90);
   s.prelude = codegen_cuda_internal::CudaPrelude();
   s.module = s.prelude;
   for (const proto::Kernel& k : schedule.kernels()) {
@@ -100,7 +110,8 @@ std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
                       " row_values=", options.row_values ? 1 : 0,
                       " row_min_blocks=", options.row_min_blocks,
                       " narrow_div_reciprocal=", options.narrow_div_reciprocal ? 1 : 0,
-                      " row_division=", options.row_division ? 1 : 0);
+                      " row_division=", options.row_division ? 1 : 0,
+                      " packed_pairs=", options.packed_pairs ? 1 : 0);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
@@ -129,44 +140,94 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
   }
   const std::vector<std::vector<int>> programs = codegen_cuda_internal::SplitPrograms(sizes, std::max(1, options.max_programs));
   std::vector<int> image_of(s->kernels.size(), 0);
-  std::vector<std::string> program_source(programs.size(), s->prelude);
-  std::string compiled_source = s->prelude;
   for (size_t p = 0; p < programs.size(); ++p) {
-    for (int d : programs[p]) {
-      image_of[distinct[d]] = static_cast<int>(p);
-      absl::StrAppend(&program_source[p], "\n", s->kernels[distinct[d]].second.text);
-    }
+    for (int d : programs[p]) image_of[distinct[d]] = static_cast<int>(p);
   }
-  for (int d : distinct) absl::StrAppend(&compiled_source, "\n", s->kernels[d].second.text);
-  absl::StrAppend(&program_source[0], s->conv_bias, s->gemm_rows);
-  absl::StrAppend(&compiled_source, s->conv_bias, s->gemm_rows);
   // The fused attention kernels its plans need (attention_source.h): a program of their own,
   // the last image, compiled alongside the others.
   const std::vector<codegen_cuda_internal::AttentionVariant> attention =
       codegen_cuda_internal::AttentionVariants(schedule);
-  if (!attention.empty()) {
-    const std::string src = codegen_cuda_internal::AttentionKernelsSource(attention);
-    program_source.push_back(src);
-    absl::StrAppend(&compiled_source, "\n", src);
-  }
+  const std::string attention_source =
+      attention.empty() ? "" : codegen_cuda_internal::AttentionKernelsSource(attention);
+  std::vector<std::string> program_source;
+  std::string compiled_source;
+  const auto assemble = [&] {
+    program_source.assign(programs.size(), s->prelude);
+    compiled_source = s->prelude;
+    for (size_t p = 0; p < programs.size(); ++p) {
+      for (int d : programs[p]) {
+        absl::StrAppend(&program_source[p], "\n", s->kernels[distinct[d]].second.text);
+      }
+    }
+    for (int d : distinct) absl::StrAppend(&compiled_source, "\n", s->kernels[d].second.text);
+    absl::StrAppend(&program_source[0], s->conv_bias, s->gemm_rows);
+    absl::StrAppend(&compiled_source, s->conv_bias, s->gemm_rows);
+    if (!attention.empty()) {
+      program_source.push_back(attention_source);
+      absl::StrAppend(&compiled_source, "\n", attention_source);
+    }
+  };
+  assemble();
   if (parts != nullptr) parts->push_back({"cuda_source", seconds_since(clock)});
   clock = std::chrono::steady_clock::now();
   std::vector<absl::StatusOr<NvrtcResult>> results(program_source.size(),
                                                    absl::InternalError("not compiled"));
-  const int threads = static_cast<int>(std::min<size_t>(
-      program_source.size(), std::max(1u, std::thread::hardware_concurrency())));
-  auto compile_some = [&](int first) {
-    for (size_t p = first; p < program_source.size(); p += threads) {
-      results[p] = CompileCudaSource(program_source[p], absl::StrCat("coil_module_", p, ".cu"),
-                                     options.arch);
-    }
+  std::vector<bool> compile(program_source.size(), true);
+  const auto compile_all = [&] {
+    const int threads = static_cast<int>(std::min<size_t>(
+        program_source.size(), std::max(1u, std::thread::hardware_concurrency())));
+    auto compile_some = [&](int first) {
+      for (size_t p = first; p < program_source.size(); p += threads) {
+        if (!compile[p]) continue;
+        results[p] = CompileCudaSource(program_source[p], absl::StrCat("coil_module_", p, ".cu"),
+                                       options.arch);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(compile_some, t);
+    compile_some(0);
+    for (std::thread& t : pool) t.join();
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(compile_some, t);
-  compile_some(0);
-  for (std::thread& t : pool) t.join();
+  compile_all();
   for (const absl::StatusOr<NvrtcResult>& r : results) {
     if (!r.ok()) return r.status();
+  }
+  // row_min_blocks -1: persistent row kernels at 65-80 registers again with 4 blocks per SM.
+  if (options.row_min_blocks < 0) {
+    std::fill(compile.begin(), compile.end(), false);
+    for (size_t p = 0; p < programs.size(); ++p) {
+      for (int d : programs[p]) {
+        KernelSource& k = s->kernels[distinct[d]].second;
+        auto r = results[p]->registers.find(k.symbol);
+        if (!k.rows || k.warp_rows || k.cached_loads == 0 || r == results[p]->registers.end() ||
+            r->second <= 64 || r->second > 80) {
+          continue;
+        }
+        const std::string bounds = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ")");
+        const size_t at = k.text.find(bounds);
+        if (at == std::string::npos) continue;
+        k.text.replace(at, bounds.size(),
+                       absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ", 4)"));
+        compile[p] = true;
+      }
+    }
+    if (std::find(compile.begin(), compile.end(), true) != compile.end()) {
+      for (size_t i = 0; i < s->kernels.size(); ++i) {  // the shown sources of duplicates too
+        const std::string& r = s->kernels[rep[i]].second.text;
+        std::string& t = s->kernels[i].second.text;
+        const std::string four = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ", 4)");
+        const std::string plain = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ")");
+        if (rep[i] != static_cast<int>(i) && absl::StrContains(r, four) &&
+            t.find(plain) != std::string::npos) {
+          t.replace(t.find(plain), plain.size(), four);
+        }
+      }
+      assemble();
+      compile_all();
+      for (const absl::StatusOr<NvrtcResult>& r : results) {
+        if (!r.ok()) return r.status();
+      }
+    }
   }
   NvrtcResult* compiled = &*results[0];
   for (size_t p = 1; p < results.size(); ++p) {

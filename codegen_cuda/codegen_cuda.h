@@ -42,8 +42,12 @@ struct CudaCodegenOptions {
   bool row_values = true;
   // Block-per-row kernels declare __launch_bounds__(256, N) for N > 0: ptxas keeps their
   // registers within 64K / (256 N) so that N blocks fit an SM (spilling if it must); 0: no
-  // minimum (ptxas chooses). For A/B runs (COIL_CUDA_ROW_MIN_BLOCKS).
-  int row_min_blocks = 0;
+  // minimum (ptxas chooses); -1: none, then a persistent row kernel (row_cache.h) that ptxas
+  // gave 65-80 registers (3 blocks per SM) is compiled again asking for 4 (spilling at most 16
+  // registers): the bf16 layernorm + gelu row, 80 registers, ran at 86.6% of a copy's bandwidth
+  // with 4 blocks against 83.9% with 3 (H200); a softmax at 64 asked for 5 spilled and ran
+  // slower. COIL_CUDA_ROW_MIN_BLOCKS=N for A/B runs.
+  int row_min_blocks = -1;
   // A division of a bf16 / f16 value by a constant whose quotient is rounded to bf16 / f16 is a
   // multiplication by the reciprocal when that rounds the same for all 2^16 dividends (checked
   // here, per constant): the gelu's x / sqrt(2) in bf16. COIL_CUDA_DIV_RECIPROCAL=0 for A/B.
@@ -52,6 +56,10 @@ struct CudaCodegenOptions {
   // is one reciprocal per row and two FMAs per position, bit-identical to the IEEE division
   // (internal/row_division.h). COIL_CUDA_ROW_DIVISION=0 for A/B.
   bool row_division = true;
+  // A row Loop's tail of bf16 / f16 add, sub and mul (each rounded, ending in a vector store)
+  // runs as bf16x2 / f16x2 instructions on pairs of positions, bit-identical
+  // (internal/packed_pairs.h); arch sm_90 or later. COIL_CUDA_PACKED_PAIRS=0 for A/B.
+  bool packed_pairs = true;
   // Distinct kernels are compiled as up to this many NVRTC programs on parallel threads
   // (program_split.h; at least 1). Each program pays NVRTC's fixed cost (~40 ms here), so a
   // caller that compiles many small modules on few cores (CI's NVRTC conformance run) uses 1.

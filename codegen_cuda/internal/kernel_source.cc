@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
 #include "codegen_cuda/internal/narrow_div.h"
+#include "codegen_cuda/internal/packed_pairs.h"
 #include "codegen_cuda/internal/reduction_source.h"
 #include "codegen_cuda/internal/row_cache.h"
 #include "codegen_cuda/internal/row_division.h"
@@ -45,20 +46,7 @@ class Emitter {
  private:
   absl::Status Emit() {
     for (const proto::Loop& l : k_.loops()) out_.rows = out_.rows || l.ranges_size() > 0;
-    out_.warp_rows = out_.rows && info_.warp_row_max > 0;
-    for (const proto::Loop& l : k_.loops()) {
-      int64_t positions = 1;
-      for (const proto::SymExpr& r : l.ranges()) {
-        std::optional<int64_t> v = ConstantValue(r);
-        if (!v.has_value() || *v < 0 || *v > info_.warp_row_max) {
-          positions = -1;
-          break;
-        }
-        positions *= *v;
-        if (positions > info_.warp_row_max) break;
-      }
-      if (positions < 0 || positions > info_.warp_row_max) out_.warp_rows = false;
-    }
+    out_.warp_rows = out_.rows && WarpRows(k_, info_);
     absl::flat_hash_set<std::string> names;
     ForEachSymExpr(k_, [&](const proto::SymExpr& e) { CollectNames(e, names); });
     std::vector<int> used_symbols;
@@ -107,8 +95,8 @@ class Emitter {
     for (const proto::Loop& l : k_.loops()) {
       for (const proto::Expr& e : l.body()) {
         defs_[e.id()] = &e;
-        for (int a : e.args()) ++uses_[a];
-        if (e.mask() != 0) ++uses_[e.mask()];
+        for (int a : e.args()) ++uses_[a], readers_[a].push_back(e.id());
+        if (e.mask() != 0) ++uses_[e.mask()], readers_[e.mask()].push_back(e.id());
       }
     }
     // 32-bit index math when everything is constant and bounded (kernel_source.h).
@@ -133,9 +121,9 @@ class Emitter {
                            cache_.values > 0 ? absl::StrCat(", ", cache_.values, " values") : "")
             : "",
         out_.index64 ? ", 64-bit index" : ", 32-bit index", ")\n");
-    const bool min_blocks = out_.rows && !out_.warp_rows && info_.row_min_blocks > 0;
+    const int min_blocks = out_.rows && !out_.warp_rows ? std::max(0, info_.row_min_blocks) : 0;
     absl::StrAppend(&o, "extern \"C\" __global__ void __launch_bounds__(", cuda::kCudaBlockThreads,
-                    min_blocks ? absl::StrCat(", ", info_.row_min_blocks) : "", ") ", out_.symbol,
+                    min_blocks > 0 ? absl::StrCat(", ", min_blocks) : "", ") ", out_.symbol,
                     "(char* const* coil_bufs, const i64* coil_syms, CoilCudaError* coil_err) {\n");
     absl::flat_hash_set<int> declared;
     for (int p : used_symbols) {
@@ -198,21 +186,9 @@ class Emitter {
 
   // Vectorized pointwise kernels (kernel_source.h).
   void DecideVector() {
-    if (!info_.vectorize || out_.rows || k_.ranges_size() == 0) return;
-    std::optional<int64_t> last = ConstantValue(k_.ranges(k_.ranges_size() - 1));
-    if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return;
-    absl::flat_hash_set<int> flat;
-    for (const proto::Loop& l : k_.loops()) {
-      if (l.ranges_size() > 0) return;
-      for (const proto::Expr& e : l.body()) {
-        if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) && IsFlatAccess(e, k_, info_)) {
-          flat.insert(e.id());
-        }
-      }
-    }
-    if (flat.empty()) return;
-    vec_ = std::move(flat);
-    out_.items_per_thread = cuda::kCudaVectorItems * info_.vector_groups;
+    if (!info_.vectorize || out_.rows) return;
+    vec_ = PointwiseVectorAccesses(k_, info_);
+    if (!vec_.empty()) out_.items_per_thread = cuda::kCudaVectorItems * info_.vector_groups;
   }
 
   // The loop of a vectorized pointwise kernel. A thread takes `groups` vectors of 4
@@ -612,7 +588,8 @@ class Emitter {
         }
       }
       for (const proto::Expr& e : l.body()) {
-        if (cache_.dead.contains(e.id())) continue;  // feeds only a value read from its slot
+        // Dead: feeds only a value read from its slot; packed: computed on pairs after the items.
+        if (cache_.dead.contains(e.id()) || packed_.exprs.contains(e.id())) continue;
         if (e.kind() != proto::Expr::REDUCE) {
           if (absl::Status s = ExprAt(li, e, false, body_pad); !s.ok()) return s;
           continue;
@@ -634,6 +611,7 @@ class Emitter {
         if (u == 0) absl::StrAppend(&decls, pad, t.decl, "\n");
         absl::StrAppend(&o, body_pad, t.update, "\n");
       }
+      absl::StrAppend(&o, PackedStash(packed_, u, body_pad));
       if (items > 1) absl::StrAppend(&o, body_pad, "}\n");
     }
     return absl::OkStatus();
@@ -730,6 +708,9 @@ class Emitter {
       vec_ = flat;
     }
     // Row divisions (row_division.h): coil_div_row when the group's dividends are in range.
+    // Packed pairs (packed_pairs.h): the tail of bf16 / f16 arithmetic on pairs of positions.
+    if (info_.packed_pairs) PlanPacked(l, items, vstores);
+    absl::StrAppend(&o, PackedStashDeclarations(packed_, items, pad + "  "));
     const std::string div_ok =
         info_.row_division ? RowDivisionCheck(l, items, cache_, vec_, dtypes_, info_, defs_) : "";
     if (!div_ok.empty()) absl::StrAppend(&o, pad, "  if (", div_ok, ") {\n");
@@ -742,16 +723,20 @@ class Emitter {
       if (absl::Status s = Items(li, items, accs, decls_again, pad, ix); !s.ok()) return s;
       absl::StrAppend(&o, pad, "  }\n");
     }
+    absl::StrAppend(&o, PackedPairsSource(packed_, items, pad + "  "));
     vec_item_ = -1;
     for (const proto::Expr* e : vstores) {
       absl::StatusOr<std::string> el = Element(*e, pad + "  ");
       if (!el.ok()) return el.status();
+      const DType dt = info_.buffers.at(e->buffer())->dtype();
       absl::StrAppend(&o, pad, "  ",
-                      PackedStore(info_.buffers.at(e->buffer())->dtype())
-                          ? VectorStoreCall(info_.buffers.at(e->buffer())->dtype(), items)
-                          : vcopy,
-                      "&", *el, ", coil_v", e->id(), ");\n");
+                      packed_.exprs.contains(e->id())
+                          ? absl::StrCat("coil_vstore_words<", items, ">(&", *el, ", coil_w")
+                          : absl::StrCat(PackedStore(dt) ? VectorStoreCall(dt, items) : vcopy,
+                                         "&", *el, ", coil_v"),
+                      e->id(), ");\n");
     }
+    packed_ = PackedPairs();
     vec_.clear();
     absl::StrAppend(&o, pad, "}\n");
     o.insert(decl_at, decls_all);
@@ -770,6 +755,23 @@ class Emitter {
     return absl::OkStatus();
   }
 
+  // packed_ for ranged Loop `l` (its vector STOREs `vstores`): expressions the row cache keeps,
+  // reads or skips are not planned; literals are LITERALs and scalar constants' LOADs.
+  void PlanPacked(const proto::Loop& l, int items, const std::vector<const proto::Expr*>& vstores) {
+    absl::flat_hash_set<int> stores;
+    for (const proto::Expr* e : vstores) stores.insert(e->id());
+    packed_ = PlanPackedPairs(
+        l, items, stores, defs_, readers_,
+        [&](int id) { return cache_.slot_of.contains(id) || cache_.dead.contains(id) ||
+                             v_ids_.contains(id); },
+        [&](int id) -> std::optional<double> {
+          const proto::Expr& e = *defs_.at(id);
+          if (e.kind() == proto::Expr::LITERAL && IsFloating(e.dtype())) return e.literal();
+          if (LiteralLoad(e)) return info_.scalar_constants.at(e.buffer()).d;
+          return std::nullopt;
+        });
+  }
+
   // Persistent rows: a LOAD that reads its register slot instead of memory, and that slot's
   // element for the current group and item.
   bool Cached(int id) const { return cache_.Reads(id) && !cache_.Raw(id); }
@@ -783,6 +785,8 @@ class Emitter {
   // Every expression of the kernel by id, and how many expressions read each (args, masks).
   absl::flat_hash_map<int, const proto::Expr*> defs_;
   absl::flat_hash_map<int, int> uses_;
+  absl::flat_hash_map<int, std::vector<int>> readers_;  // the expressions that read each
+  PackedPairs packed_;  // the ranged Loop being emitted (packed_pairs.h)
   // Vectorized pointwise kernels: the flat accesses (LOAD / STORE ids) and the item being
   // emitted (-1: none).
   absl::flat_hash_set<int> vec_;

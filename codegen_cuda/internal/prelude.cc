@@ -202,6 +202,18 @@ template <int N> __device__ __forceinline__ void coil_vstore_bf16(unsigned short
   if constexpr (N == 8) *(uint4*)dst = make_uint4(w[0], w[1], w[2], w[3]);
   else *(uint2*)dst = make_uint2(w[0], w[1]);
 }
+// Packed pairs (packed_pairs.h): two f32 registers holding exact bf16 / f16 values as one
+// pair word (the first in the low half), and a group's pair words stored as one vector.
+__device__ __forceinline__ u32 coil_pack_bf16x2(float lo, float hi) {
+  return __byte_perm(__float_as_uint(lo), __float_as_uint(hi), 0x7632);
+}
+__device__ __forceinline__ u32 coil_pack_f16x2(float lo, float hi) {
+  u32 d; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo)); return d;
+}
+template <int N> __device__ __forceinline__ void coil_vstore_words(unsigned short* dst, const u32* w) {
+  if constexpr (N == 8) *(uint4*)dst = make_uint4(w[0], w[1], w[2], w[3]);
+  else *(uint2*)dst = make_uint2(w[0], w[1]);
+}
 template <int N> __device__ __forceinline__ void coil_vstore_f16(unsigned short* dst, const float* v) {
   u32 w[N / 2];
 #pragma unroll

@@ -10,6 +10,7 @@
 #include "codegen_cuda/internal/index_source.h"
 #include "ir/dtype.h"
 #include "ir/proto/graph.pb.h"
+#include "runtime/cuda/kernel_abi.h"
 #include "runtime/half.h"
 
 namespace coil::codegen_cuda_internal {
@@ -70,7 +71,7 @@ ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_
                               bool vectorize, bool persistent_rows, int vector_groups,
                               bool row_values, int row_min_blocks) {
   ScheduleInfo info;
-  info.row_min_blocks = std::max(0, row_min_blocks);
+  info.row_min_blocks = std::max(-1, row_min_blocks);
   info.row_values = row_values;
   info.vector_groups = std::max(1, vector_groups);
   info.persistent_rows = persistent_rows;
@@ -113,6 +114,37 @@ bool IsFlatAccess(const proto::Expr& e, const proto::Kernel& k, const ScheduleIn
     if (b.shape(d).SerializeAsString() != k.ranges(d).SerializeAsString()) return false;
   }
   return true;
+}
+
+bool WarpRows(const proto::Kernel& k, const ScheduleInfo& info) {
+  if (info.warp_row_max <= 0) return false;
+  for (const proto::Loop& l : k.loops()) {
+    int64_t positions = 1;
+    for (const proto::SymExpr& r : l.ranges()) {
+      std::optional<int64_t> v = ConstantValue(r);
+      if (!v.has_value() || *v < 0 || *v > info.warp_row_max) return false;
+      positions *= *v;
+      if (positions > info.warp_row_max) return false;
+    }
+  }
+  return true;
+}
+
+absl::flat_hash_set<int> PointwiseVectorAccesses(const proto::Kernel& k, const ScheduleInfo& info) {
+  if (k.ranges_size() == 0) return {};
+  std::optional<int64_t> last = ConstantValue(k.ranges(k.ranges_size() - 1));
+  if (!last.has_value() || *last <= 0 || *last % cuda::kCudaVectorItems != 0) return {};
+  absl::flat_hash_set<int> flat;
+  for (const proto::Loop& l : k.loops()) {
+    if (l.ranges_size() > 0) return {};
+    for (const proto::Expr& e : l.body()) {
+      if ((e.kind() == proto::Expr::LOAD || e.kind() == proto::Expr::STORE) &&
+          IsFlatAccess(e, k, info)) {
+        flat.insert(e.id());
+      }
+    }
+  }
+  return flat;
 }
 
 }  // namespace coil::codegen_cuda_internal

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "ir/proto/schedule.pb.h"
 
 namespace coil::codegen_cuda_internal {
@@ -35,13 +36,16 @@ struct ScheduleInfo {
   bool persistent_rows = false;
   // ... and the values several Loops compute (row_cache.h).
   bool row_values = false;
-  // Block-per-row kernels: __launch_bounds__(threads, row_min_blocks) when > 0.
+  // Block-per-row kernels: __launch_bounds__(threads, row_min_blocks) when > 0 (-1: chosen
+  // after ptxas, codegen_cuda.h).
   int row_min_blocks = 0;
   // A bf16 / f16 dividend's division by a constant, rounded to bf16 / f16 at once, as one
   // multiplication when that is exact (value_source.h's ExactNarrowReciprocal).
   bool narrow_div_reciprocal = false;
   // f32 divisions by a row invariant in ranged Loops as coil_div_row (row_division.h).
   bool row_division = false;
+  // bf16 / f16 add, sub, mul on pairs of a row group's positions (packed_pairs.h; sm_90+).
+  bool packed_pairs = false;
   // CONSTANT buffers of one element whose bytes the Schedule's graph holds, by buffer id: their
   // value (`d` for floating dtypes, `i` otherwise). Their unmasked LOADs are literals (the ONNX
   // exporters' scalar constants: 0.5, sqrt(2), ...), so NVRTC folds them and the row cache
@@ -61,6 +65,14 @@ ScheduleInfo MakeScheduleInfo(const proto::Schedule& schedule, int64_t warp_row_
 // Whether LOAD / STORE `e` of kernel `k` reads or writes the element at the flat outer index:
 // unmasked, the buffer's shape is the kernel's ranges, and the index is _i0, _i1, ...
 bool IsFlatAccess(const proto::Expr& e, const proto::Kernel& k, const ScheduleInfo& info);
+
+// Whether every ranged Loop of kernel `k` has a constant count of at most info.warp_row_max
+// positions (a warp per row).
+bool WarpRows(const proto::Kernel& k, const ScheduleInfo& info);
+
+// A pointwise kernel's vector accesses (kernel_source.h): with no ranged Loop and the innermost
+// range a constant multiple of cuda::kCudaVectorItems, its flat LOADs and STOREs; else none.
+absl::flat_hash_set<int> PointwiseVectorAccesses(const proto::Kernel& k, const ScheduleInfo& info);
 
 }  // namespace coil::codegen_cuda_internal
 

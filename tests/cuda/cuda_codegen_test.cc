@@ -53,7 +53,9 @@ void ExpectLaunchable(const proto::KernelModule& m) {
       ASSERT_EQ(k.launch().block_size(), 1);
       EXPECT_EQ(k.launch().block(0), 256);
     }
-    EXPECT_TRUE(absl::StrContains(k.source(), "__launch_bounds__(256)"));
+    // 4 blocks per SM: a persistent row kernel ptxas gave 65-80 registers, compiled again.
+    EXPECT_TRUE(absl::StrContains(k.source(), "__launch_bounds__(256)") ||
+                absl::StrContains(k.source(), "__launch_bounds__(256, 4)"));
     ASSERT_LE(k.image(), m.images_size());
     const std::string& ptx = k.image() == 0 ? m.ptx() : m.images(k.image() - 1).ptx();
     EXPECT_TRUE(absl::StrContains(ptx, absl::StrCat(".entry ", k.symbol())));
@@ -146,7 +148,7 @@ TEST(CudaCodegenTest, ScalarConstantsAreLiteralsAndBf16StoresConvertOnce) {
     } else {
       EXPECT_EQ(Count(src, "coil_bufs["), 5) << src;  // x, r, w, b, the output
       EXPECT_TRUE(absl::StrContains(src, "__int_as_float(0x3fb50000)")) << src;  // bf16 sqrt(2)
-      EXPECT_TRUE(absl::StrContains(src, "coil_vstore_bf16<8>(&b")) << src;
+      EXPECT_TRUE(absl::StrContains(src, "coil_vstore_words<8>(&b")) << src;  // packed pairs
       EXPECT_TRUE(absl::StrContains(src, "coil_bf2f_at(coil_v")) << src;
       EXPECT_FALSE(absl::StrContains(src, "coil_f2bf(")) << src;
     }
@@ -230,6 +232,48 @@ TEST(CudaCodegenTest, DivisionsByARowsSumUseOneReciprocalPerRow) {
   ASSERT_TRUE(m.ok()) << m.status();
   for (const proto::CompiledKernel& k : m->kernels()) {
     EXPECT_FALSE(absl::StrContains(k.source(), "coil_div_row(e")) << k.source();
+  }
+}
+
+// The layernorm + gelu row's bf16 tail ((erf + 1) * x * 0.5, each rounded, then stored) runs as
+// bf16x2 instructions on pairs of positions and stores packed words; ptxas gives its kernel 80
+// registers, so it is compiled again asking for 4 blocks per SM; softmax's (64) is not. Off,
+// or for sm_80, the tail stays f32 per position.
+TEST(CudaCodegenTest, BfloatTailsRunOnPackedPairs) {
+  const cuda_testing::TestGraph* layernorm = nullptr;
+  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
+    if (std::string(g.name) == "layernorm_gelu_8192") layernorm = &g;
+  }
+  ASSERT_NE(layernorm, nullptr);
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    for (bool on : {true, false}) {
+      SCOPED_TRACE(absl::StrCat(arch, on ? " packed_pairs on" : " off"));
+      driver::CudaBackendOptions options;
+      options.codegen.arch = arch;
+      options.codegen.packed_pairs = on;
+      absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(layernorm->text, options);
+      ASSERT_TRUE(m.ok()) << m.status();
+      if (std::string(arch) == "sm_90") ExpectLaunchable(*m);
+      std::string src;
+      for (const proto::CompiledKernel& k : m->kernels()) src += k.source();
+      const bool packed = on && std::string(arch) == "sm_90";
+      // 4 pairs per group: (erf + 1), times x, times 0.5.
+      EXPECT_EQ(Count(src, "add.rn.bf16x2"), packed ? 4 : 0) << src;
+      EXPECT_EQ(Count(src, "mul.rn.bf16x2"), packed ? 8 : 0) << src;
+      EXPECT_EQ(Count(src, "coil_vstore_words<8>("), packed ? 1 : 0) << src;
+      if (std::string(arch) == "sm_90") {  // ptxas: 80 registers, compiled again for 4 blocks
+        EXPECT_TRUE(absl::StrContains(src, "__launch_bounds__(256, 4)")) << src;
+        EXPECT_LE(m->kernels(0).launch().registers(), 64);
+      }
+    }
+  }
+  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
+    if (std::string(g.name) != "softmax_8192") continue;
+    absl::StatusOr<proto::KernelModule> m = Generate(g.text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    for (const proto::CompiledKernel& k : m->kernels()) {
+      EXPECT_FALSE(absl::StrContains(k.source(), "__launch_bounds__(256, 4)")) << k.source();
+    }
   }
 }
 

@@ -72,6 +72,39 @@ TEST(CudaGpuTest, MemoryBoundGraphsMatchTheScheduleInterpreter) {
   ExpectGraphsMatch(cuda_testing::MemoryBoundGraphs(), {1, 37, 1000}, 7);
 }
 
+// The generation choices that claim bit-identical results (row divisions, packed bf16 pairs,
+// the row kernels' minimum blocks per SM) give the same bytes as the code without them, on the
+// memory-bound graphs at batch 300 (softmax's x / sum, the layernorm + gelu tail in bf16x2).
+TEST(CudaGpuTest, ExactGenerationChoicesGiveTheSameBits) {
+  REQUIRE_GPU();
+  cuda_testing::RuntimeChoices plain;
+  plain.codegen.row_division = false;
+  plain.codegen.packed_pairs = false;
+  plain.codegen.row_min_blocks = 0;
+  for (const cuda_testing::TestGraph& t : cuda_testing::MemoryBoundGraphs()) {
+    SCOPED_TRACE(t.name);
+    std::unique_ptr<Compiled> a = Compile(t.text);
+    std::unique_ptr<Compiled> b = Compile(t.text, plain);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    std::vector<HostTensor> inputs = RandomInputs(a->graph, 300, 5, t.spec);
+    absl::StatusOr<std::vector<HostTensor>> x = a->exe->Run(inputs);
+    absl::StatusOr<std::vector<HostTensor>> y = b->exe->Run(inputs);
+    ASSERT_TRUE(x.ok()) << x.status();
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_EQ(x->size(), y->size());
+    for (size_t o = 0; o < x->size(); ++o) {
+      const std::string bx = (*x)[o].Bytes(), by = (*y)[o].Bytes();
+      ASSERT_EQ(bx.size(), by.size());
+      size_t differ = 0, first = bx.size();
+      for (size_t i = 0; i < bx.size(); ++i) {
+        if (bx[i] != by[i]) differ += first == bx.size() ? (first = i, 1) : 1;
+      }
+      EXPECT_EQ(differ, 0u) << "output " << o << ": first differing byte " << first;
+    }
+  }
+}
+
 // GEMM outputs: the largest error relative to the largest magnitude (sums of K products cancel,
 // so element-wise relative errors mean little). f32 at 1e-5 also checks that TF32 is off (TF32
 // is about 1e-3).

@@ -43,6 +43,7 @@ std::unique_ptr<Compiled> Compile(const std::string& text, const RuntimeChoices&
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return nullptr;
   driver::CudaBackendOptions cuda;
+  cuda.codegen = choices.codegen;
   cuda.runtime.sync_each_kernel = choices.sync_each_kernel;
   cuda.runtime.gemm_tune = choices.gemm_tune;
   cuda.runtime.gemm_pad_b = cuda.runtime.gemm_pad_d = choices.gemm_padding;

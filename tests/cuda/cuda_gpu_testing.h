@@ -42,6 +42,8 @@ struct RuntimeChoices {
   bool pinned_inputs = false;
   // Synchronize after every kernel (a kernel's error names it); off for back-to-back passes.
   bool sync_each_kernel = true;
+  // The code generator's options (A/B of a generation choice on the same inputs).
+  codegen_cuda::CudaCodegenOptions codegen;
 };
 
 // `text` (coil text IR) compiled by the compile driver with the CUDA backend, no cache; null

@@ -103,6 +103,10 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     if (const char* rd = std::getenv("COIL_CUDA_ROW_DIVISION"); rd != nullptr) {
       cuda.codegen.row_division = std::atoi(rd) != 0;
     }
+    // COIL_CUDA_PACKED_PAIRS=0: bf16 / f16 tails stay f32 operations per position.
+    if (const char* pp = std::getenv("COIL_CUDA_PACKED_PAIRS"); pp != nullptr) {
+      cuda.codegen.packed_pairs = std::atoi(pp) != 0;
+    }
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));
     }
