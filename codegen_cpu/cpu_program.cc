@@ -51,6 +51,11 @@ inductor::Capabilities CpuCapabilities() {
   // (comparisons).
   const char* views = std::getenv("COIL_EXTERN_VIEWS");
   if (views == nullptr || std::string(views) != "0") c.extern_input_views = {"aten.bmm", "aten.mm"};
+  // A convolution's residual add written in place over the residual, which the runtime runs
+  // as oneDNN's `sum` post-op (runtime/cpu/internal/dnnl_conv.h); COIL_CONV_SUM=0 keeps the
+  // residual's own buffer (comparisons).
+  const char* sum = std::getenv("COIL_CONV_SUM");
+  if (sum == nullptr || std::string(sum) != "0") c.extern_epilogue_in_place = {"aten.convolution"};
   return c;
 }
 

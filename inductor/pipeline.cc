@@ -57,8 +57,9 @@ PassPipeline<Program> ProgramPipeline(const ScheduleOptions& options, SymRanges 
     });
   }
   p.Add("plan_memory", [ranges = std::move(ranges), reuse = options.reuse_memory,
+                        in_place = options.capabilities.extern_epilogue_in_place,
                         plan](Program& program) -> absl::StatusOr<bool> {
-    absl::StatusOr<MemoryPlanSummary> summary = PlanMemory(program, ranges, reuse);
+    absl::StatusOr<MemoryPlanSummary> summary = PlanMemory(program, ranges, reuse, in_place);
     if (!summary.ok()) return summary.status();
     *plan = *std::move(summary);
     return true;

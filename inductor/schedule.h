@@ -38,6 +38,11 @@ struct Capabilities {
   // a transpose, a slice) through the Kernel's extern_input_views, without a copy kernel
   // (passes/lower.h). Empty: every extern input is a whole buffer (CUDA).
   std::vector<std::string> extern_input_views;
+  // Extern ops whose fused epilogue may write its result in place over a residual it reads at
+  // the same index when that residual dies there (passes/memory_plan.h): for a runtime that
+  // then accumulates the op's result into the destination (the CPU's convolutions: oneDNN's
+  // `sum` post-op). Empty: none.
+  std::vector<std::string> extern_epilogue_in_place;
 };
 
 struct ScheduleOptions {

@@ -17,7 +17,8 @@
 namespace coil {
 
 std::string CheckConvolutionGraph(const std::string& text, test_kit::Tolerance tolerance,
-                                  const std::vector<int64_t>& batches, const std::string& op) {
+                                  const std::vector<int64_t>& batches, const std::string& op,
+                                  int nth) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status() << "\n" << text;
   if (!g.ok()) return "";
@@ -56,9 +57,11 @@ std::string CheckConvolutionGraph(const std::string& text, test_kit::Tolerance t
                               absl::StrCat("batch ", batch, ", ", threads, " threads, output ", o));
       }
     }
+    int seen = 0;
     for (const cpu::CpuExecutable::KernelTime& t : (*p)->executable().Profile()) {
       if (absl::StrContains(t.kind, absl::StrCat(op, " ")) || absl::EndsWith(t.kind, op)) {
-        kind = t.kind;
+        if (nth < 0 || seen == nth) kind = t.kind;
+        ++seen;
       }
     }
   }

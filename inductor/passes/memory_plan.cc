@@ -5,7 +5,10 @@
 // as floordiv(n + 63, 64) * 64, so offsets are sums of multiples of 64 even when symbolic). In
 // program order, a buffer born at kernel t takes (1) the slot of an input that dies at t when
 // the kernel is a plain pointwise one reading that input only at the index it writes (in
-// place: each element is read before the same element is written), else (2) the smallest free
+// place: each element is read before the same element is written), or an extern kernel of an
+// op the backend names whose epilogue Loop is such (the input not an operand of the extern op:
+// a convolution's residual add, which the CPU runtime then runs as oneDNN's `sum` post-op),
+// else (2) the smallest free
 // slot provably large enough, cut down to the buffer's size when provably larger (the rest
 // stays a free slot), else (3) the smallest run of adjacent free slots provably large enough
 // together, joined and cut down, else (4) the free slots at the end of the arena, joined and
@@ -21,6 +24,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -63,6 +67,18 @@ absl::Status CheckBufferIds(const Program& program) {
 // One range-less Loop and no reductions: each outer index is computed independently.
 bool IsPlainPointwise(const Kernel& k) {
   if (k.kind != proto::Kernel::POINTWISE || k.loops.size() != 1 || !k.loops[0].ranges.empty()) {
+    return false;
+  }
+  for (const Expr& e : k.loops[0].body) {
+    if (e.kind == proto::Expr::REDUCE) return false;
+  }
+  return true;
+}
+
+// An EXTERN kernel of one of `ops` whose epilogue is one range-less Loop without reductions.
+bool IsExternWithPlainEpilogue(const Kernel& k, const std::vector<std::string>& ops) {
+  if (k.kind != proto::Kernel::EXTERN || k.loops.size() != 1 || !k.loops[0].ranges.empty() ||
+      std::find(ops.begin(), ops.end(), k.extern_op) == ops.end()) {
     return false;
   }
   for (const Expr& e : k.loops[0].body) {
@@ -118,9 +134,11 @@ bool MayWriteInPlace(const Kernel& k, const Buffer& out, const Buffer& in,
 
 class Planner {
  public:
-  Planner(Program& program, const SymRanges& ranges)
+  Planner(Program& program, const SymRanges& ranges,
+          const std::vector<std::string>& in_place_externs)
       : program_(program),
         ranges_(ranges),
+        in_place_externs_(in_place_externs),
         live_(ComputeLiveRanges(program)),
         slot_of_(program.buffers.size() + 1, -1),
         sizes_(program.BufferSizes()),
@@ -304,10 +322,18 @@ class Planner {
   // An input of kernel t dying there whose slot `b` may take in place, or 0.
   int InPlaceInput(const Buffer& b, int t) const {
     const Kernel& k = program_.kernels[t];
-    if (!IsPlainPointwise(k)) return 0;
+    const bool extern_epilogue = IsExternWithPlainEpilogue(k, in_place_externs_);
+    if (!IsPlainPointwise(k) && !extern_epilogue) return 0;
+    if (extern_epilogue && b.id == k.extern_output) return 0;  // written by the op, not the Loop
     for (int in : k.Reads()) {
       const Buffer& input = program_.buffer(in);
       if (in == b.id || input.kind != proto::Buffer::INTERMEDIATE) continue;
+      // The op reads its operands (and writes its result) before the epilogue runs.
+      if (extern_epilogue && (in == k.extern_output ||
+                              std::find(k.extern_inputs.begin(), k.extern_inputs.end(), in) !=
+                                  k.extern_inputs.end())) {
+        continue;
+      }
       if (live_[in].last != t || live_[in].first >= t || slot_of_[in] < 0) continue;
       if (slots_[slot_of_[in]].owner != in) continue;  // already taken by another output
       if (MayWriteInPlace(k, b, input, ranges_)) return in;
@@ -363,6 +389,7 @@ class Planner {
 
   Program& program_;
   const SymRanges& ranges_;
+  const std::vector<std::string>& in_place_externs_;
   std::vector<LiveRange> live_;
   std::vector<int> slot_of_;  // by buffer id: index into slots_, or -1
   const std::vector<SymExpr> sizes_;                      // by buffer id - 1
@@ -377,14 +404,15 @@ class Planner {
 }  // namespace
 
 absl::StatusOr<MemoryPlanSummary> PlanMemory(Program& program, const SymRanges& ranges,
-                                             bool reuse) {
+                                             bool reuse,
+                                             const std::vector<std::string>& in_place_externs) {
   if (absl::Status s = CheckBufferIds(program); !s.ok()) return s;
   for (Buffer& b : program.buffers) {
     b.arena_offset = SymExpr(0);
     b.reuses = 0;
     b.in_place = false;
   }
-  Planner planner(program, ranges);
+  Planner planner(program, ranges, in_place_externs);
   if (reuse) {
     planner.PlanWithReuse();
   } else {

@@ -6,11 +6,16 @@
 // slots joined, else the free end of the arena grown, the unused rest of a slot staying free
 // (memory_plan.cc, [Note: slots]); a pointwise kernel may write its output in place over an
 // input that dies
-// there when it reads that input only at the index it writes (Buffer::in_place). Slots are
+// there when it reads that input only at the index it writes (Buffer::in_place), and so may an
+// extern kernel's epilogue Loop for the extern ops in `in_place_externs` (over an input that
+// is not an operand of the op: a residual). Slots are
 // 64-byte aligned; offsets and the arena size are SymExprs (dynamic shapes plan once). Without
 // reuse every buffer gets its own slot. Fills MemoryPlan fields via the returned summary.
 #ifndef COIL_INDUCTOR_PASSES_MEMORY_PLAN_H_
 #define COIL_INDUCTOR_PASSES_MEMORY_PLAN_H_
+
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "inductor/loop_ir.h"
@@ -26,8 +31,9 @@ struct MemoryPlanSummary {
 };
 
 // `ranges`: the graph's symbol ranges (for provable size relations).
-absl::StatusOr<MemoryPlanSummary> PlanMemory(Program& program, const SymRanges& ranges,
-                                             bool reuse);
+absl::StatusOr<MemoryPlanSummary> PlanMemory(
+    Program& program, const SymRanges& ranges, bool reuse,
+    const std::vector<std::string>& in_place_externs = {});
 
 }  // namespace coil::inductor
 

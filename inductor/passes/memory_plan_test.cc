@@ -593,6 +593,43 @@ TEST(MemoryPlanTest, NoInPlaceIntoReductionsOrExterns) {
   ExpectInvariants(p, *s);
 }
 
+// A convolution's epilogue e = c + r, with the residual r dying there: in place over r only
+// for an extern op the backend names, never over the op's own operand or result.
+TEST(MemoryPlanTest, ExternEpilogueInPlaceOverADyingResidualWhenAsked) {
+  for (bool asked : {false, true}) {
+    Program p;
+    int x = AddBuffer(p, proto::Buffer::INPUT, {8, 8});
+    int r = AddBuffer(p, proto::Buffer::INTERMEDIATE, {8, 8});
+    int h = AddBuffer(p, proto::Buffer::INTERMEDIATE, {8, 8});
+    int c = AddBuffer(p, proto::Buffer::INTERMEDIATE, {8, 8});
+    int e = AddBuffer(p, proto::Buffer::INTERMEDIATE, {8, 8});
+    int y = AddBuffer(p, proto::Buffer::OUTPUT, {8, 8});
+    p.kernels.push_back(PointwiseOf(p, r, {x}));
+    p.kernels.push_back(PointwiseOf(p, h, {x, r}));
+    // conv(h) into c, then e = c + r and h: h is the op's operand, r only the epilogue's.
+    Kernel conv = PointwiseOf(p, e, {c, r, h});
+    conv.name = "conv";
+    conv.kind = proto::Kernel::EXTERN;
+    conv.extern_op = "aten.convolution";
+    conv.extern_inputs = {h};
+    conv.extern_output = c;
+    p.kernels.push_back(std::move(conv));
+    p.kernels.push_back(PointwiseOf(p, y, {e}));
+    absl::StatusOr<MemoryPlanSummary> s =
+        PlanMemory(p, {}, /*reuse=*/true,
+                   asked ? std::vector<std::string>{"aten.convolution"}
+                         : std::vector<std::string>{});
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(p.buffer(e).in_place, asked);
+    if (asked) {
+      EXPECT_EQ(p.buffer(e).reuses, r);
+      EXPECT_EQ(p.buffer(e).arena_offset, p.buffer(r).arena_offset);
+    }
+    EXPECT_FALSE(p.buffer(c).in_place);
+    ExpectInvariants(p, *s);
+  }
+}
+
 TEST(MemoryPlanTest, ReplanningResetsThePreviousPlan) {
   Program p;
   int x = AddBuffer(p, proto::Buffer::INPUT, {100});

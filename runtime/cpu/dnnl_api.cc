@@ -87,6 +87,7 @@ const DnnlApi* Load() {
   bind(api->post_ops_destroy, "dnnl_post_ops_destroy");
   bind(api->post_ops_append_eltwise, "dnnl_post_ops_append_eltwise");
   bind(api->post_ops_append_binary, "dnnl_post_ops_append_binary");
+  bind(api->post_ops_append_sum, "dnnl_post_ops_append_sum");
   bind(api->omp_set_num_threads, "omp_set_num_threads");
   // Optional: without it the pools keep their own threads. dlsym on oneDNN's handle also
   // searches its dependencies, libgomp among them.

@@ -71,6 +71,7 @@ struct DnnlApi {
   decltype(&dnnl_post_ops_destroy) post_ops_destroy;
   decltype(&dnnl_post_ops_append_eltwise) post_ops_append_eltwise;
   decltype(&dnnl_post_ops_append_binary) post_ops_append_binary;
+  decltype(&dnnl_post_ops_append_sum) post_ops_append_sum;
   void (*omp_set_num_threads)(int);
   // libgomp's entry for `#pragma omp parallel` (nullptr when not found: no team).
   void (*gomp_parallel)(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -117,7 +118,8 @@ struct CpuExecutable::Impl {
   // run of each layout, like the convolution's own layout (dnnl_conv.cc): the post-op path
   // and the convolution followed by the generated epilogue run kTrials times each, the best
   // time of each counts. Both paths write the same buffers, so the trials leave nothing
-  // behind that the run after them does not overwrite.
+  // behind that the run after them does not overwrite; a residual the epilogue overwrites in
+  // place is copied first and put back before each trial and the run.
   absl::StatusOr<bool> UsePostOps(const Layout& l, size_t ki, const ExternCall& call);
   // Kernel `ki`'s extern alone (the library or the reference kernel).
   absl::Status RunPlainExtern(size_t ki, const ExternCall& call);
@@ -194,6 +196,22 @@ absl::StatusOr<bool> CpuExecutable::Impl::UsePostOps(const Layout& l, size_t ki,
   choices.resize(checked.kernels.size(), kUnmeasured);
   if (choices[ki] != kUnmeasured) return choices[ki] == kFused;
   constexpr int kTrials = 3;
+  // An epilogue written in place over its residual consumes the residual: each trial starts
+  // from a copy of it, and so does the run after the trials.
+  std::vector<char> residual;
+  char* dst = nullptr;
+  const EpilogueMatch& m = *post_ops[ki];
+  for (const EpilogueMatch::Step& s : m.steps) {
+    if (s.kind != ExternEpilogueStep::kAdd || ptrs[s.buffer] != ptrs[m.store_buffer]) continue;
+    const int i = checked.index_of_id[s.buffer];
+    int64_t n = ElementSize(checked.buffers[i].dtype);
+    for (int64_t d : l.shapes[i]) n *= d;
+    dst = ptrs[s.buffer];
+    residual.assign(dst, dst + n);
+  }
+  auto restore = [&] {
+    if (dst != nullptr) std::memcpy(dst, residual.data(), residual.size());
+  };
   double fused_s = 1e300, unfused_s = 1e300;
   for (int t = 0; t < kTrials; ++t) {
     auto start = std::chrono::steady_clock::now();
@@ -205,11 +223,13 @@ absl::StatusOr<bool> CpuExecutable::Impl::UsePostOps(const Layout& l, size_t ki,
     }
     fused_s = std::min(fused_s, std::chrono::duration<double>(
                                     std::chrono::steady_clock::now() - start).count());
+    restore();
     start = std::chrono::steady_clock::now();
     if (absl::Status s = RunPlainExtern(ki, call); !s.ok()) return s;
     if (absl::Status s = RunGenerated(l, ki); !s.ok()) return s;
     unfused_s = std::min(unfused_s, std::chrono::duration<double>(
                                         std::chrono::steady_clock::now() - start).count());
+    restore();
   }
   choices[ki] = fused_s <= unfused_s ? kFused : kUnfused;
   return choices[ki] == kFused;
@@ -251,8 +271,12 @@ absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t
     ExternEpilogueStep step{s.kind, s.lo, s.hi, nullptr};
     if (s.kind == ExternEpilogueStep::kAdd) {
       residuals.push_back(tensor(s.buffer));
+      // The destination itself (the epilogue writes in place over the residual: a `sum`
+      // post-op), or bytes apart from it.
+      const bool in_place = residuals.back().data == out.data &&
+                            checked.kernels[ki].proto->extern_op() == "aten.convolution";
       if (residuals.back().shape != stored_shape || residuals.back().dtype != out.dtype ||
-          overlap(out, residuals.back())) {
+          (!in_place && overlap(out, residuals.back()))) {
         return false;
       }
       residuals.back().shape = out.shape;

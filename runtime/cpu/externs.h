@@ -123,7 +123,8 @@ using ExternImpl = std::function<absl::StatusOr<bool>(const ExternArgs&)>;
 // (internal/extern_epilogue.h).
 struct ExternEpilogueStep {
   enum Kind {
-    kAdd,        // v + other[same index] (a residual; `other` has the output's shape)
+    kAdd,        // v + other[same index] (a residual; `other` has the output's shape; it may be
+                 // the output itself, written in place: the residual is already there)
     kRelu,       // max(v, 0)
     kClip,       // min(max(v, lo), hi)
     kHardswish,  // v * min(max(v / 6 + 1/2, 0), 1)

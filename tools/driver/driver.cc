@@ -64,6 +64,12 @@ std::string OptionsText(const DriverOptions& o) {
                                          absl::StrJoin(
                                              o.backend->capabilities().inductor.extern_input_views,
                                              ",")),
+                      o.backend->capabilities().inductor.extern_epilogue_in_place.empty()
+                          ? ""
+                          : absl::StrCat(" extern_epilogue_in_place=",
+                                         absl::StrJoin(o.backend->capabilities()
+                                                           .inductor.extern_epilogue_in_place,
+                                                       ",")),
                       " fusion=", o.schedule.fusion, " reuse_memory=", o.schedule.reuse_memory,
                       " fold_constants=", o.schedule.fold_constants,
                       " keep=", absl::StrJoin(keep, ","),

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/attribute.h"
 #include "ir/channels_last.h"
+#include "ir/dtype.h"
 #include "runtime/cpu/internal/conv_direct.h"
 #include "runtime/cpu/internal/dnnl_plans.h"
 #include "runtime/cpu/internal/gemv.h"
@@ -49,7 +51,8 @@ struct ConvVariant {
 struct ConvPlan {
   std::vector<ConvVariant> variants;  // candidates until measured, then the one chosen
   DnnlMemory bias;
-  // Fused epilogue (post-ops): each residual's memory (plain layout) and post-op index.
+  // Fused epilogue (post-ops): each residual's memory (plain layout) and post-op index; a
+  // residual that is the destination itself (written in place) is a `sum` post-op instead.
   std::vector<std::pair<int, DnnlMemory>> residuals;
   // An epilogue was asked for, or the call is bf16, and no implementation (other than
   // oneDNN's reference) takes it: the call declines and the generated epilogue (or the
@@ -147,9 +150,17 @@ LayoutChoice ConvLayoutChoice() {
   return LayoutChoice::kMeasure;
 }
 
-// Post-ops for `epilogue` (nullptr when empty); the residuals' descriptors are `o_plain`.
+// Whether `step` adds the destination's own bytes: a residual add written in place over the
+// residual (inductor's extern_epilogue_in_place), which oneDNN's `sum` post-op accumulates into.
+bool AddsDestination(const ExternEpilogueStep& step, const ExternTensor& out) {
+  return step.kind == ExternEpilogueStep::kAdd && step.other != nullptr &&
+         step.other->data == out.data;
+}
+
+// Post-ops for `epilogue` (nullptr when empty); the residuals' descriptors are `o_plain`, a
+// residual that is `out` itself a `sum`.
 DnnlAttr PostOpsAttr(absl::Span<const ExternEpilogueStep> epilogue,
-                     const dnnl_memory_desc_t& o_plain) {
+                     const dnnl_memory_desc_t& o_plain, const ExternTensor& out) {
   if (epilogue.empty()) return nullptr;
   dnnl_post_ops_t raw_ops = nullptr;
   Check(Api().post_ops_create(&raw_ops), "post_ops_create");
@@ -157,8 +168,12 @@ DnnlAttr PostOpsAttr(absl::Span<const ExternEpilogueStep> epilogue,
   for (const ExternEpilogueStep& step : epilogue) {
     switch (step.kind) {
       case ExternEpilogueStep::kAdd:
-        Check(Api().post_ops_append_binary(ops.get(), dnnl_binary_add, &o_plain),
-              "post_ops_append_binary");
+        if (AddsDestination(step, out)) {
+          Check(Api().post_ops_append_sum(ops.get(), 1.0f), "post_ops_append_sum");
+        } else {
+          Check(Api().post_ops_append_binary(ops.get(), dnnl_binary_add, &o_plain),
+                "post_ops_append_binary");
+        }
         break;
       case ExternEpilogueStep::kRelu:
         Check(Api().post_ops_append_eltwise(ops.get(), 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f),
@@ -244,7 +259,10 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
                            w_plain = Desc(wdims, w_tag, t.src),
                            o_plain = Desc(p.o_dims, p.o_nhwc ? dnnl_nhwc : kData[p.d - 1], t.dst);
   auto plan = std::make_unique<ConvPlan>();
-  const DnnlAttr attr = PostOpsAttr(epilogue, o_plain);
+  const DnnlAttr attr = PostOpsAttr(epilogue, o_plain, a.output);
+  const bool sum = std::any_of(epilogue.begin(), epilogue.end(), [&](const ExternEpilogueStep& s) {
+    return AddsDestination(s, a.output);
+  });
   if (choice != LayoutChoice::kPlain) {
     std::optional<ConvVariant> blocked =
         MakeVariant(a, p, Desc(p.x_dims, dnnl_format_tag_any, t.src),
@@ -257,13 +275,20 @@ std::unique_ptr<ConvPlan> MakeConvPlan(const ExternArgs& a, const ConvParams& p,
         MakeVariant(a, p, x_plain, o_plain, x_plain, w_plain, o_plain, attr.get(), "plain");
     if (plain.has_value()) plan->variants.push_back(*std::move(plain));
   }
+  // A `sum` reads the destination as the primitive lays it out: only variants that write the
+  // plain buffer directly (no reorder out) see the residual there.
+  if (sum) {
+    plan->variants.erase(std::remove_if(plan->variants.begin(), plan->variants.end(),
+                                        [](const ConvVariant& v) { return v.out->blocked != nullptr; }),
+                         plan->variants.end());
+  }
   // bf16 with no fast implementation (a CPU without AVX-512) declines as an epilogue does.
   if (plan->variants.empty() && (attr != nullptr || !t.f32())) {
     plan->unfusable = true;
     return plan;
   }
   for (size_t i = 0; i < epilogue.size(); ++i) {
-    if (epilogue[i].kind == ExternEpilogueStep::kAdd) {
+    if (epilogue[i].kind == ExternEpilogueStep::kAdd && !AddsDestination(epilogue[i], a.output)) {
       plan->residuals.emplace_back(static_cast<int>(i), Memory(o_plain, DNNL_MEMORY_NONE));
     }
   }
@@ -308,16 +333,27 @@ void RunVariant(ConvVariant& v, ConvPlan& plan, const ExternArgs& a,
 // are dropped. Which layout wins depends on the shape and the CPU: on a 2-core Zen 4, 1x1
 // convolutions ran 1.4-3.5x faster plain at batch 1 (far more at batch 8), 3x3 ones blocked.
 // `direct` (null: none) is conv_direct.h's kernel as one more candidate; when it wins every
-// oneDNN variant is dropped and plan.direct set.
+// oneDNN variant is dropped and plan.direct set. With `accumulates` (an epilogue that adds the
+// destination's own bytes: a `sum`), every trial and the run after them start from a copy of
+// the output's bytes as the call found them.
 void ChooseVariant(ConvPlan& plan, const ExternArgs& a,
                    absl::Span<const ExternEpilogueStep> epilogue, WeightCache* cache,
-                   const std::function<void()>* direct) {
+                   const std::function<void()>* direct, bool accumulates) {
   constexpr int kTrials = 3;
   const size_t candidates = plan.variants.size() + (direct != nullptr ? 1 : 0);
   if (candidates < 2 || plan.direct) return;
+  std::vector<char> saved;
+  if (accumulates) {
+    saved.assign(a.output.data,
+                 a.output.data + a.output.numel() * static_cast<int64_t>(ElementSize(a.output.dtype)));
+  }
+  auto restore = [&] {
+    if (accumulates) std::memcpy(a.output.data, saved.data(), saved.size());
+  };
   std::vector<double> best(candidates, 1e300);
   for (int t = 0; t < kTrials; ++t) {
     for (size_t v = 0; v < candidates; ++v) {
+      restore();
       const auto start = std::chrono::steady_clock::now();
       if (v < plan.variants.size()) {
         RunVariant(plan.variants[v], plan, a, epilogue, cache);
@@ -328,6 +364,7 @@ void ChooseVariant(ConvPlan& plan, const ExternArgs& a,
           best[v], std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   }
+  restore();
   const size_t keep = std::min_element(best.begin(), best.end()) - best.begin();
   for (size_t v = 0; v < plan.variants.size(); ++v) {
     if (v != keep && cache != nullptr) cache->Forget(plan.variants[v].w->inner_desc);
@@ -435,9 +472,12 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
     AppendKey(key, p.dilation);
     key.insert(key.end(), {g, p.bias, threads, p.x_nhwc, p.o_nhwc, p.types.src, p.types.dst,
                            p.types.bias});
+    bool accumulates = false;
     for (const ExternEpilogueStep& step : epilogue) {
+      accumulates = accumulates || AddsDestination(step, out);
       key.insert(key.end(), {step.kind, static_cast<int64_t>(absl::bit_cast<uint32_t>(step.lo)),
-                             static_cast<int64_t>(absl::bit_cast<uint32_t>(step.hi))});
+                             static_cast<int64_t>(absl::bit_cast<uint32_t>(step.hi)),
+                             AddsDestination(step, out)});
     }
     ConvState* state = StateOf<ConvState>(a.state);
     WeightCache* cache = state != nullptr ? &state->weights : nullptr;
@@ -456,7 +496,8 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
       if (ran) direct_fn();
       return;
     }
-    ChooseVariant(*plan, a, epilogue, cache, direct_fn != nullptr ? &direct_fn : nullptr);
+    ChooseVariant(*plan, a, epilogue, cache, direct_fn != nullptr ? &direct_fn : nullptr,
+                  accumulates);
     if (plan->direct) {
       ran = direct_fn != nullptr;  // false only when packing the weights ran out of memory
       if (ran) direct_fn();

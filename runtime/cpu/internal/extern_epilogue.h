@@ -42,12 +42,15 @@ using ScalarConstant = std::function<std::optional<double>(int buffer_id)>;
 // The post-op form of `schedule.kernels(kernel_index)`'s epilogue, or nullopt when the kernel
 // is not an aten.convolution or f32 aten.mm with such an epilogue (any other expression, a
 // masked or shifted access, a second store, a result read elsewhere or returned, a residual
-// or bias that is the destination) or, for a convolution, unless `residuals` or it writes
+// or bias that is the destination buffer) or, for a convolution, unless `residuals` or it writes
 // channels-last (ir/channels_last.h), when the epilogue adds a residual: on NCHW activations
 // oneDNN 2.6's GEMM-based convolution applies a binary post-op element by element through its
 // reference code (resnet50's 1x1 convolution with add + relu at batch 1: 53 ms against about
 // 1 ms with the generated epilogue, docs/benchmarks.md); its nhwc kernels do not. The shapes
 // and dtypes of the buffers are checked again per call. `scalar` resolves scalar constants.
+// A convolution's destination written in place over its residual (another buffer on the same
+// bytes: inductor's extern_epilogue_in_place) matches; the executable then runs the add as
+// oneDNN's `sum` post-op.
 std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule,
                                                  int kernel_index, bool residuals,
                                                  const ScalarConstant& scalar = nullptr);
