@@ -709,7 +709,9 @@ class Emitter {
     }
     // Row divisions (row_division.h): coil_div_row when the group's dividends are in range.
     // Packed pairs (packed_pairs.h): the tail of bf16 / f16 arithmetic on pairs of positions.
-    if (info_.packed_pairs) PlanPacked(l, items, vstores);
+    if (info_.packed_pairs) {
+      packed_ = PlanPackedPairs(l, items, vstores, defs_, readers_, cache_, v_ids_, info_);
+    }
     absl::StrAppend(&o, PackedStashDeclarations(packed_, items, pad + "  "));
     const std::string div_ok =
         info_.row_division ? RowDivisionCheck(l, items, cache_, vec_, dtypes_, info_, defs_) : "";
@@ -753,23 +755,6 @@ class Emitter {
       PublishV(a.e->id(), a.e->dtype(), "    ");
     }
     return absl::OkStatus();
-  }
-
-  // packed_ for ranged Loop `l` (its vector STOREs `vstores`): expressions the row cache keeps,
-  // reads or skips are not planned; literals are LITERALs and scalar constants' LOADs.
-  void PlanPacked(const proto::Loop& l, int items, const std::vector<const proto::Expr*>& vstores) {
-    absl::flat_hash_set<int> stores;
-    for (const proto::Expr* e : vstores) stores.insert(e->id());
-    packed_ = PlanPackedPairs(
-        l, items, stores, defs_, readers_,
-        [&](int id) { return cache_.slot_of.contains(id) || cache_.dead.contains(id) ||
-                             v_ids_.contains(id); },
-        [&](int id) -> std::optional<double> {
-          const proto::Expr& e = *defs_.at(id);
-          if (e.kind() == proto::Expr::LITERAL && IsFloating(e.dtype())) return e.literal();
-          if (LiteralLoad(e)) return info_.scalar_constants.at(e.buffer()).d;
-          return std::nullopt;
-        });
   }
 
   // Persistent rows: a LOAD that reads its register slot instead of memory, and that slot's

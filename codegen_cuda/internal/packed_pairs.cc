@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "codegen_cuda/internal/index_source.h"
 #include "runtime/half.h"
 
 namespace coil::codegen_cuda_internal {
@@ -139,18 +141,35 @@ bool Closed(const PackedPairs& p, const absl::flat_hash_map<int, std::vector<int
 }  // namespace
 
 PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
-                            const absl::flat_hash_set<int>& vector_stores,
+                            const std::vector<const proto::Expr*>& vector_stores,
                             const absl::flat_hash_map<int, const proto::Expr*>& defs,
                             const absl::flat_hash_map<int, std::vector<int>>& readers,
-                            const std::function<bool(int)>& excluded,
-                            const std::function<std::optional<double>(int)>& literal) {
+                            const RowCache& cache, const absl::flat_hash_set<int>& data_values,
+                            const ScheduleInfo& info) {
   PackedPairs plan;
   if (items < 2 || items % 2 != 0) return plan;
+  absl::flat_hash_set<int> stores_set;
+  for (const proto::Expr* e : vector_stores) stores_set.insert(e->id());
+  const std::function<bool(int)> excluded = [&](int id) {
+    return cache.slot_of.contains(id) || cache.dead.contains(id) || data_values.contains(id);
+  };
+  const std::function<std::optional<double>(int)> literal = [&](int id) -> std::optional<double> {
+    const proto::Expr& e = *defs.at(id);
+    if (e.kind() == proto::Expr::LITERAL && IsFloating(e.dtype())) return e.literal();
+    if (e.kind() == proto::Expr::LOAD && e.mask() == 0 &&
+        info.scalar_constants.contains(e.buffer())) {
+      for (const proto::SymExpr& ix : e.index()) {
+        if (MentionsDataValue(ix)) return std::nullopt;
+      }
+      return info.scalar_constants.at(e.buffer()).d;
+    }
+    return std::nullopt;
+  };
   absl::flat_hash_map<int, int> order;
   for (const proto::Expr& e : loop.body()) order[e.id()] = static_cast<int>(order.size());
   for (const proto::Expr& st : loop.body()) {
     if (st.kind() != proto::Expr::STORE || st.mask() != 0 || st.args_size() != 1 ||
-        !vector_stores.contains(st.id()) ||
+        !stores_set.contains(st.id()) ||
         (st.dtype() != proto::BFLOAT16 && st.dtype() != proto::FLOAT16) ||
         (!plan.empty() && st.dtype() != plan.dtype)) {
       continue;

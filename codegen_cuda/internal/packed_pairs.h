@@ -20,13 +20,14 @@
 #ifndef COIL_CODEGEN_CUDA_INTERNAL_PACKED_PAIRS_H_
 #define COIL_CODEGEN_CUDA_INTERNAL_PACKED_PAIRS_H_
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "codegen_cuda/internal/row_cache.h"
+#include "codegen_cuda/internal/schedule_info.h"
 #include "ir/dtype.h"
 #include "ir/proto/schedule.pb.h"
 
@@ -49,17 +50,18 @@ struct PackedPairs {
   bool empty() const { return stores.empty(); }
 };
 
-// The plan for ranged Loop `loop` (`items` positions per group; `vector_stores`: the STOREs that
-// are vector accesses). `defs`: every expression of the kernel; `readers`: per expression id,
-// the expressions (args and masks) that read it in the whole kernel; `excluded`: expressions the
-// row cache keeps or skips (not planned); `literal`: the value of an expression that is a literal
-// (a LITERAL, or a scalar constant's LOAD), else nullopt. Empty when nothing qualifies.
+// The plan for ranged Loop `loop` (`items` positions per group; `vector_stores`: its STOREs
+// that are vector accesses). `defs`: every expression of the kernel; `readers`: per expression
+// id, the expressions (args and masks) that read it in the whole kernel. Expressions the row
+// cache keeps or skips and indices from data (`data_values`) are not planned; literal operands
+// are LITERALs and scalar constants' LOADs (info.scalar_constants). Empty when nothing
+// qualifies.
 PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
-                            const absl::flat_hash_set<int>& vector_stores,
+                            const std::vector<const proto::Expr*>& vector_stores,
                             const absl::flat_hash_map<int, const proto::Expr*>& defs,
                             const absl::flat_hash_map<int, std::vector<int>>& readers,
-                            const std::function<bool(int)>& excluded,
-                            const std::function<std::optional<double>(int)>& literal);
+                            const RowCache& cache, const absl::flat_hash_set<int>& data_values,
+                            const ScheduleInfo& info);
 
 // Declarations before the items: `float coil_pk<id>[items];` per boundary.
 std::string PackedStashDeclarations(const PackedPairs& p, int items, const std::string& pad);

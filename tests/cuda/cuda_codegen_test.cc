@@ -304,15 +304,18 @@ graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
   EXPECT_TRUE(rows) << "softmax is a row kernel";
 }
 
-TEST(CudaCodegenTest, ContiguousPointwiseKernelsRunFourVectorsPerThread) {
-  // x + b over [64, 1000]: x and the output are flat accesses, 4 groups of 4 per thread (one
-  // 16-byte access per group, blockDim.x vectors apart), b[i1] stays a scalar load.
-  absl::StatusOr<proto::KernelModule> m = Generate(R"(
+TEST(CudaCodegenTest, ContiguousPointwiseKernelsRunVectorGroupsPerThread) {
+  // x + b over [64, 1000] with vector_groups = 4: x and the output are flat accesses, 4 groups
+  // of 4 per thread (one 16-byte access per group, blockDim.x vectors apart), b[i1] stays a
+  // scalar load.
+  driver::CudaBackendOptions four;
+  four.codegen.vector_groups = 4;
+  absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(R"(
 graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
   %2: f32[64, 1000] = aten.add(%0, %1) {alpha = 1}
   return %2
 }
-)");
+)", four);
   ASSERT_TRUE(m.ok()) << m.status();
   ExpectLaunchable(*m);
   ASSERT_EQ(m->kernels_size(), 1);
@@ -347,6 +350,15 @@ graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
   ExpectLaunchable(*m1);
   EXPECT_EQ(cuda::CudaItemsPerThread(m1->kernels(0).symbol()), 4) << m1->kernels(0).symbol();
   EXPECT_EQ(m1->kernels(0).launch().grid(0), (64 * 1000 + 1023) / 1024);
+  // The default: 2 groups (_v8).
+  absl::StatusOr<proto::KernelModule> m8 = Generate(R"(
+graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
+  %2: f32[64, 1000] = aten.add(%0, %1) {alpha = 1}
+  return %2
+}
+)");
+  ASSERT_TRUE(m8.ok()) << m8.status();
+  EXPECT_EQ(cuda::CudaItemsPerThread(m8->kernels(0).symbol()), 8) << m8->kernels(0).symbol();
   // The symbol's suffix is the whole ABI: other names run one index per thread.
   EXPECT_EQ(cuda::CudaItemsPerThread("coil_k12_v8"), 8);
   EXPECT_EQ(cuda::CudaItemsPerThread("coil_k12"), 1);
