@@ -190,6 +190,7 @@ PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
 }
 
 std::string PackedStashDeclarations(const PackedPairs& p, int items, const std::string& pad) {
+  if (p.empty()) return "";
   std::string o;
   for (int b : p.boundaries) absl::StrAppend(&o, pad, "float coil_pk", b, "[", items, "];\n");
   for (int s : p.stores) absl::StrAppend(&o, pad, "u32 coil_w", s, "[", items / 2, "];\n");
@@ -197,12 +198,14 @@ std::string PackedStashDeclarations(const PackedPairs& p, int items, const std::
 }
 
 std::string PackedStash(const PackedPairs& p, int item, const std::string& pad) {
+  if (p.empty()) return "";
   std::string o;
   for (int b : p.boundaries) absl::StrAppend(&o, pad, "coil_pk", b, "[", item, "] = e", b, ";\n");
   return o;
 }
 
 std::string PackedPairsSource(const PackedPairs& p, int items, const std::string& pad) {
+  if (p.empty()) return "";
   const bool bf16 = p.dtype == proto::BFLOAT16;
   std::string o;
   for (int k = 0; k < items / 2; ++k) {

@@ -268,6 +268,16 @@ TEST(CudaCodegenTest, BfloatTailsRunOnPackedPairs) {
     }
   }
   for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
+    if (std::string(g.name) == "f16_tail_2048") {  // (y + 1) * x * 0.5 - r in f16x2
+      absl::StatusOr<proto::KernelModule> m = Generate(g.text);
+      ASSERT_TRUE(m.ok()) << m.status();
+      std::string src;
+      for (const proto::CompiledKernel& k : m->kernels()) src += k.source();
+      EXPECT_EQ(Count(src, "add.rn.f16x2"), 4) << src;  // 1 group of 8 per thread: 4 pairs
+      EXPECT_EQ(Count(src, "mul.rn.f16x2"), 8) << src;
+      EXPECT_EQ(Count(src, "sub.rn.f16x2"), 4) << src;
+      EXPECT_TRUE(absl::StrContains(src, "coil_pack_f16x2(coil_pk")) << src;
+    }
     if (std::string(g.name) != "softmax_8192") continue;
     absl::StatusOr<proto::KernelModule> m = Generate(g.text);
     ASSERT_TRUE(m.ok()) << m.status();

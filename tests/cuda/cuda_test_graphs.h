@@ -181,8 +181,9 @@ graph @ints(%0 "a": i64[batch, 10], %1 "b": i32[batch, 10], %2 "m": bool[batch, 
 // constants as one-element constants: 0.5, sqrt(2), ...), at row lengths that take the
 // vectorized and persistent paths (256 / 8192: 16-byte accesses, 4 groups of 8 per thread), a
 // partial last group (2056, 1000) and none of them (65, 2999): the gelu chain in f32, bf16
-// softmax and gelu(layer_norm(x + r)) in bf16, and a division by a per-element value beside the
-// divisions by constants and by a row's sum. Batch symbols start at 1.
+// softmax and gelu(layer_norm(x + r)) in bf16, an f16 layer norm with a rounded tail, and a
+// division by a per-element value beside the divisions by constants and by a row's sum. Batch
+// symbols start at 1.
 inline const std::vector<TestGraph>& MemoryBoundGraphs() {
   const char* gelu = R"(
 graph @gelu_chain(%0 "x": f32[batch, W], %16 "y": f32[batch, W]) {
@@ -231,6 +232,21 @@ graph @ln(%0 "x": bf16[batch, W], %1 "r": bf16[batch, W], %2 "w": bf16[W], %3 "b
   return %13
 }
 )";
+  // An f16 tail for packed pairs (codegen_cuda/internal/packed_pairs.h): (y + 1) * x * 0.5 -
+  // r, each step rounded to f16, after an f16 layer norm (f16x2 instructions).
+  const char* f16_tail = R"(
+graph @h(%0 "x": f16[batch, W], %1 "r": f16[batch, W], %2 "w": f16[W], %3 "b": f16[W]) {
+  symbol batch min 1 max 0 hint 4
+  %4 "one": f16[] = constant dense "003c"
+  %5 "half": f16[] = constant dense "0038"
+  %6: f16[batch, W] = aten.layer_norm(%0, %2, %3) {eps = 1e-05, normalized_shape = [W]}
+  %7: f16[batch, W] = aten.add(%6, %4) {alpha = 1}
+  %8: f16[batch, W] = aten.mul(%7, %0)
+  %9: f16[batch, W] = aten.mul(%8, %5)
+  %10: f16[batch, W] = aten.sub(%9, %1) {alpha = 1}
+  return %10
+}
+)";
   static const auto* texts = [&] {
     auto* t = new std::vector<std::pair<std::string, std::string>>;
     auto add = [&](const std::string& name, const char* text, int width) {
@@ -242,6 +258,7 @@ graph @ln(%0 "x": bf16[batch, W], %1 "r": bf16[batch, W], %2 "w": bf16[W], %3 "b
     };
     for (int w : {256, 65}) add("gelu_chain", gelu, w);
     for (int w : {8192, 1000, 2999}) add("softmax", softmax, w);
+    add("f16_tail", f16_tail, 2048);
     for (int w : {8192, 2056}) add("layernorm_gelu", layernorm, w);
     return t;
   }();
