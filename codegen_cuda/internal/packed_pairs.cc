@@ -169,7 +169,8 @@ PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
   for (const proto::Expr& e : loop.body()) order[e.id()] = static_cast<int>(order.size());
   for (const proto::Expr& st : loop.body()) {
     if (st.kind() != proto::Expr::STORE || st.mask() != 0 || st.args_size() != 1 ||
-        !stores_set.contains(st.id()) ||
+        !stores_set.contains(st.id()) || cache.store_fills.contains(st.id()) ||
+        cache.dropped_stores.contains(st.id()) ||
         (st.dtype() != proto::BFLOAT16 && st.dtype() != proto::FLOAT16) ||
         (!plan.empty() && st.dtype() != plan.dtype)) {
       continue;

@@ -53,7 +53,8 @@ struct PackedPairs {
 // The plan for ranged Loop `loop` (`items` positions per group; `vector_stores`: its STOREs
 // that are vector accesses). `defs`: every expression of the kernel; `readers`: per expression
 // id, the expressions (args and masks) that read it in the whole kernel. Expressions the row
-// cache keeps or skips and indices from data (`data_values`) are not planned; literal operands
+// cache keeps or skips, STOREs it forwards or drops, and indices from data (`data_values`) are
+// not planned; literal operands
 // are LITERALs and scalar constants' LOADs (info.scalar_constants). Empty when nothing
 // qualifies.
 PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
