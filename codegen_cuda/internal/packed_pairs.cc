@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "codegen_cuda/internal/index_source.h"
@@ -39,9 +40,10 @@ std::optional<std::string> LiteralPair(double d, DType t) {
 class Planner {
  public:
   Planner(DType t, const absl::flat_hash_map<int, const proto::Expr*>& defs,
+          const absl::flat_hash_map<int, std::vector<int>>& readers,
           const std::function<bool(int)>& excluded,
           const std::function<std::optional<double>(int)>& literal, PackedPairs& p)
-      : t_(t), defs_(defs), excluded_(excluded), literal_(literal), p_(p) {}
+      : t_(t), defs_(defs), readers_(readers), excluded_(excluded), literal_(literal), p_(p) {}
 
   // Adds STORE `st` (of dtype t) and what it reads; false (the plan may hold a partial chain,
   // the caller restores it) when its value is not such a chain.
@@ -55,7 +57,8 @@ class Planner {
       return false;
     }
     p_.exprs.insert(st.id());
-    p_.words[st.id()] = p_.words.at(st.args(0));
+    std::string word = p_.words.at(st.args(0));  // a copy: inserting may rehash
+    p_.words[st.id()] = std::move(word);
     p_.stores.push_back(st.id());
     return true;
   }
@@ -66,7 +69,23 @@ class Planner {
     return it == defs_.end() ? nullptr : it->second;
   }
 
-  void Member(int id, const std::string& word) {
+  // Whether every reader of `id` is of one of `kinds` (APPLY ops by name, "store").
+  bool ReadOnlyBy(int id, std::initializer_list<const char*> kinds) const {
+    auto it = readers_.find(id);
+    if (it == readers_.end()) return true;
+    for (int r : it->second) {
+      const proto::Expr* e = Def(r);
+      bool ok = false;
+      for (const char* k : kinds) {
+        ok = ok || (e != nullptr && (std::string(k) == "store" ? e->kind() == proto::Expr::STORE
+                                                                : e->op() == k));
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  void Member(int id, std::string word) {  // by value: `word` may live in words
     p_.exprs.insert(id);
     p_.words[id] = word;
   }
@@ -100,8 +119,12 @@ class Planner {
     if (e == nullptr || e->kind() == proto::Expr::STORE) return false;
     if (IsConvert(*e) && e->dtype() == proto::FLOAT32) {
       const proto::Expr* c = Def(e->args(0));
+      // Into the operation whose rounding this widens, when only operations (or stores) read
+      // the widening and the rounding; else the widening is a boundary.
       if (c != nullptr && c->dtype() == t_ && IsConvert(*c) && !excluded_(id) &&
-          !excluded_(c->id()) && Op(c->args(0))) {
+          !excluded_(c->id()) &&
+          ReadOnlyBy(id, {"prims.add", "prims.sub", "prims.mul", "store"}) &&
+          ReadOnlyBy(c->id(), {"prims.convert_element_type", "store"}) && Op(c->args(0))) {
         Member(c->id(), p_.words.at(c->args(0)));
         Member(id, p_.words.at(c->args(0)));
         return true;
@@ -117,6 +140,7 @@ class Planner {
 
   const DType t_;
   const absl::flat_hash_map<int, const proto::Expr*>& defs_;
+  const absl::flat_hash_map<int, std::vector<int>>& readers_;
   const std::function<bool(int)>& excluded_;
   const std::function<std::optional<double>(int)>& literal_;
   PackedPairs& p_;
@@ -177,7 +201,7 @@ PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
     }
     PackedPairs trial = plan;
     trial.dtype = st.dtype();
-    Planner planner(trial.dtype, defs, excluded, literal, trial);
+    Planner planner(trial.dtype, defs, readers, excluded, literal, trial);
     if (planner.Store(st) && Closed(trial, readers)) plan = std::move(trial);
   }
   if (plan.empty()) return PackedPairs();

@@ -287,6 +287,31 @@ TEST(CudaCodegenTest, BfloatTailsRunOnPackedPairs) {
   }
 }
 
+// A packed tail stops where a value is also read by something it cannot pack: here (y + 1) is
+// also erf's operand, so it stays per position and only `* x` runs on pairs (its operand the
+// rounded y + 1, paired from the positions' values).
+TEST(CudaCodegenTest, PackedPairsStopAtValuesReadOutsideThePlan) {
+  absl::StatusOr<proto::KernelModule> m = Generate(R"(
+graph @t(%0 "x": bf16[batch, 2048], %1 "w": bf16[2048], %2 "b": bf16[2048]) {
+  symbol batch min 1 max 0 hint 4
+  %3 "one": bf16[] = constant dense "803f"
+  %4: bf16[batch, 2048] = aten.layer_norm(%0, %1, %2) {eps = 1e-05, normalized_shape = [2048]}
+  %5: bf16[batch, 2048] = aten.add(%4, %3) {alpha = 1}
+  %6: bf16[batch, 2048] = aten.mul(%5, %0)
+  %7: bf16[batch, 2048] = aten.erf(%5)
+  return %6, %7
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectLaunchable(*m);
+  std::string src;
+  for (const proto::CompiledKernel& k : m->kernels()) src += k.source();
+  EXPECT_EQ(Count(src, "add.rn.bf16x2"), 0) << src;
+  EXPECT_EQ(Count(src, "mul.rn.bf16x2"), 4) << src;
+  EXPECT_EQ(Count(src, "coil_vstore_words<8>("), 1) << "the product's store" << src;
+  EXPECT_EQ(Count(src, "coil_vstore_bf16<8>("), 1) << "erf's store" << src;
+}
+
 TEST(CudaCodegenTest, StaticShapesUse32BitIndexMathAndStaticGrids) {
   absl::StatusOr<proto::KernelModule> m = Generate(R"(
 graph @s(%0 "x": f32[64, 1000], %1 "b": f32[1000]) {
