@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -55,11 +56,13 @@ struct Sources {
   std::vector<std::pair<const proto::Kernel*, KernelSource>> kernels;
 };
 
-// Whether `arch` ("sm_90", "sm_90a", ...) is compute capability `major_minor` or later.
+// Whether `arch` ("sm_90", "sm_90a", "sm_100", ...) is compute capability `major_minor` or later.
 bool ArchAtLeast(const std::string& arch, int major_minor) {
+  if (!absl::StartsWith(arch, "sm_")) return false;
+  size_t end = 3;
+  while (end < arch.size() && absl::ascii_isdigit(static_cast<unsigned char>(arch[end]))) ++end;
   int v = 0;
-  return absl::StartsWith(arch, "sm_") && absl::SimpleAtoi(arch.substr(3, 2), &v) &&
-         v >= major_minor;
+  return absl::SimpleAtoi(arch.substr(3, end - 3), &v) && v >= major_minor;
 }
 
 absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenOptions& options) {

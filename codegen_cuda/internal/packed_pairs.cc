@@ -41,9 +41,10 @@ class Planner {
  public:
   Planner(DType t, const absl::flat_hash_map<int, const proto::Expr*>& defs,
           const absl::flat_hash_map<int, std::vector<int>>& readers,
-          const std::function<bool(int)>& excluded,
+          const absl::flat_hash_set<int>& body, const std::function<bool(int)>& excluded,
           const std::function<std::optional<double>(int)>& literal, PackedPairs& p)
-      : t_(t), defs_(defs), readers_(readers), excluded_(excluded), literal_(literal), p_(p) {}
+      : t_(t), defs_(defs), readers_(readers), body_(body), excluded_(excluded),
+        literal_(literal), p_(p) {}
 
   // Adds STORE `st` (of dtype t) and what it reads; false (the plan may hold a partial chain,
   // the caller restores it) when its value is not such a chain.
@@ -51,7 +52,7 @@ class Planner {
     const proto::Expr* r = Def(st.args(0));
     if (r == nullptr) return false;
     if (IsConvert(*r) && r->dtype() == t_) {  // the rounding to the store's dtype
-      if (!Op(r->args(0))) return false;
+      if (!body_.contains(r->id()) || excluded_(r->id()) || !Op(r->args(0))) return false;
       Member(r->id(), p_.words.at(r->args(0)));
     } else if (!Op(r->id())) {  // an f32 value that the store rounds
       return false;
@@ -90,25 +91,27 @@ class Planner {
     p_.words[id] = word;
   }
 
-  // APPLY add / sub / mul in f32 of two operands exact in t.
+  // APPLY add / sub / mul in f32 of the Loop's body of two operands exact in t.
   bool Op(int id) {
     if (p_.exprs.contains(id)) return true;
     const proto::Expr* e = Def(id);
-    if (e == nullptr || e->kind() != proto::Expr::APPLY || e->mask() != 0 ||
+    if (e == nullptr || !body_.contains(id) || e->kind() != proto::Expr::APPLY || e->mask() != 0 ||
         e->dtype() != proto::FLOAT32 || e->args_size() != 2 || excluded_(id) ||
         (e->op() != "prims.add" && e->op() != "prims.sub" && e->op() != "prims.mul")) {
       return false;
     }
     if (!Operand(e->args(0)) || !Operand(e->args(1))) return false;
     Member(id, absl::StrCat("p", id));
+    op_ids_.insert(id);
     p_.ops.push_back({id, e->op().substr(6), e->args(0), e->args(1)});  // "prims.add" -> "add"
     return true;
   }
 
   // An operation's operand: a literal exact in t, the widening of a planned operation's
-  // rounding, or a boundary (a value exact in t that each position computes).
+  // rounding, or a boundary (a value exact in t that each position of the Loop computes). An
+  // operation's own word holds its rounded value: not an operand for its unrounded uses.
   bool Operand(int id) {
-    if (p_.words.contains(id)) return true;
+    if (p_.words.contains(id)) return !op_ids_.contains(id);
     if (std::optional<double> v = literal_(id); v.has_value()) {
       std::optional<std::string> w = LiteralPair(*v, t_);
       if (!w.has_value()) return false;
@@ -116,7 +119,7 @@ class Planner {
       return true;
     }
     const proto::Expr* e = Def(id);
-    if (e == nullptr || e->kind() == proto::Expr::STORE) return false;
+    if (e == nullptr || e->kind() == proto::Expr::STORE || !body_.contains(id)) return false;
     if (IsConvert(*e) && e->dtype() == proto::FLOAT32) {
       const proto::Expr* c = Def(e->args(0));
       // Into the operation whose rounding this widens, when only operations (or stores) read
@@ -141,9 +144,11 @@ class Planner {
   const DType t_;
   const absl::flat_hash_map<int, const proto::Expr*>& defs_;
   const absl::flat_hash_map<int, std::vector<int>>& readers_;
+  const absl::flat_hash_set<int>& body_;
   const std::function<bool(int)>& excluded_;
   const std::function<std::optional<double>(int)>& literal_;
   PackedPairs& p_;
+  absl::flat_hash_set<int> op_ids_;  // planned operations
 };
 
 // Whether every expression of the plan (but its STOREs) is read only by the plan's
@@ -181,7 +186,8 @@ PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
     const proto::Expr& e = *defs.at(id);
     if (e.kind() == proto::Expr::LITERAL && IsFloating(e.dtype())) return e.literal();
     if (e.kind() == proto::Expr::LOAD && e.mask() == 0 &&
-        info.scalar_constants.contains(e.buffer())) {
+        info.scalar_constants.contains(e.buffer()) &&
+        IsFloating(info.buffers.at(e.buffer())->dtype())) {
       for (const proto::SymExpr& ix : e.index()) {
         if (MentionsDataValue(ix)) return std::nullopt;
       }
@@ -190,18 +196,24 @@ PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
     return std::nullopt;
   };
   absl::flat_hash_map<int, int> order;
-  for (const proto::Expr& e : loop.body()) order[e.id()] = static_cast<int>(order.size());
+  absl::flat_hash_set<int> body;
+  for (const proto::Expr& e : loop.body()) {
+    order[e.id()] = static_cast<int>(order.size());
+    body.insert(e.id());
+  }
   for (const proto::Expr& st : loop.body()) {
     if (st.kind() != proto::Expr::STORE || st.mask() != 0 || st.args_size() != 1 ||
         !stores_set.contains(st.id()) || cache.store_fills.contains(st.id()) ||
-        cache.dropped_stores.contains(st.id()) ||
-        (st.dtype() != proto::BFLOAT16 && st.dtype() != proto::FLOAT16) ||
-        (!plan.empty() && st.dtype() != plan.dtype)) {
+        cache.dropped_stores.contains(st.id())) {
+      continue;
+    }
+    const DType t = info.buffers.at(st.buffer())->dtype();
+    if ((t != proto::BFLOAT16 && t != proto::FLOAT16) || (!plan.empty() && t != plan.dtype)) {
       continue;
     }
     PackedPairs trial = plan;
-    trial.dtype = st.dtype();
-    Planner planner(trial.dtype, defs, readers, excluded, literal, trial);
+    trial.dtype = t;
+    Planner planner(trial.dtype, defs, readers, body, excluded, literal, trial);
     if (planner.Store(st) && Closed(trial, readers)) plan = std::move(trial);
   }
   if (plan.empty()) return PackedPairs();

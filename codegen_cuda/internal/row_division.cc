@@ -33,11 +33,11 @@ bool IsRowDivision(const proto::Expr& e, const proto::Loop& loop,
          InBody(x->id(), loop) && s->dtype() == proto::FLOAT32 && !InBody(s->id(), loop);
 }
 
-std::vector<std::pair<int, int>> RowDivisions(
-    const proto::Loop& loop, const absl::flat_hash_map<int, const proto::Expr*>& defs) {
-  std::vector<std::pair<int, int>> out;
+std::vector<RowDivision> RowDivisions(const proto::Loop& loop,
+                                      const absl::flat_hash_map<int, const proto::Expr*>& defs) {
+  std::vector<RowDivision> out;
   for (const proto::Expr& e : loop.body()) {
-    if (IsRowDivision(e, loop, defs)) out.push_back({e.args(0), e.args(1)});
+    if (IsRowDivision(e, loop, defs)) out.push_back({e.id(), e.args(0), e.args(1)});
   }
   return out;
 }
@@ -48,16 +48,36 @@ std::string RowDivisionCheck(const proto::Loop& l, int items, const RowCache& ca
                              const ScheduleInfo& info,
                              const absl::flat_hash_map<int, const proto::Expr*>& defs) {
   if (items < 2 || (cache.iterations > 0 && !cache.exact)) return "";
+  // Per expression of the Loop, the slots the Loop fills before it (a load's, a value's or a
+  // forwarded store's): a dividend read from one of them is not in it yet when the check runs,
+  // before the items.
+  absl::flat_hash_map<int, absl::flat_hash_set<int>> filled_before;
+  absl::flat_hash_set<int> filled;
+  for (const proto::Expr& e : l.body()) {
+    filled_before[e.id()] = filled;
+    if (auto it = cache.slot_of.find(e.id()); it != cache.slot_of.end() && cache.fills.contains(e.id())) {
+      filled.insert(it->second);
+    }
+    if (auto it = cache.store_fills.find(e.id()); it != cache.store_fills.end()) {
+      filled.insert(it->second);
+    }
+  }
   std::vector<std::string> checks;
-  for (const auto& [x, s] : RowDivisions(l, defs)) {
-    const bool slot = cache.Reads(x) && !cache.Raw(x);
-    const bool vector = vector_accesses.contains(x) && !cache.Reads(x) &&
+  for (const RowDivision& d : RowDivisions(l, defs)) {
+    // Not emitted as a division here: skipped, or read from its slot.
+    if (cache.dead.contains(d.id) || cache.Reads(d.id)) continue;
+    const int x = d.dividend;
+    if (cache.dead.contains(x) || !defined.contains(d.divisor)) return "";
+    const bool slot = cache.Reads(x) && !cache.Raw(x) &&
+                      !filled_before.at(x).contains(cache.slot_of.at(x));
+    const bool vector = vector_accesses.contains(x) && !cache.slot_of.contains(x) &&
+                        defs.at(x)->kind() == proto::Expr::LOAD &&
                         info.buffers.at(defs.at(x)->buffer())->dtype() == proto::FLOAT32;
-    if ((!slot && !vector) || !defined.contains(s)) return "";
+    if (!slot && !vector) return "";
     for (int u = 0; u < items; ++u) {
       checks.push_back(absl::StrCat(
           "coil_div_row_ok(", vector ? absl::StrCat("coil_v", x, "[", u, "]") : cache.Slot(x, u),
-          ", e", s, ")"));
+          ", e", d.divisor, ")"));
     }
   }
   return absl::StrJoin(checks, " &\n          ");

@@ -24,7 +24,6 @@
 #ifndef COIL_CODEGEN_CUDA_INTERNAL_ROW_DIVISION_H_
 #define COIL_CODEGEN_CUDA_INTERNAL_ROW_DIVISION_H_
 
-#include <utility>
 #include <vector>
 
 #include <string>
@@ -44,15 +43,20 @@ namespace coil::codegen_cuda_internal {
 bool IsRowDivision(const proto::Expr& e, const proto::Loop& loop,
                    const absl::flat_hash_map<int, const proto::Expr*>& defs);
 
-// The (dividend LOAD id, divisor id) of every row division of `loop`, in body order.
-std::vector<std::pair<int, int>> RowDivisions(
-    const proto::Loop& loop, const absl::flat_hash_map<int, const proto::Expr*>& defs);
+// Every row division of `loop` (the APPLY, its dividend and divisor ids), in body order.
+struct RowDivision {
+  int id = 0, dividend = 0, divisor = 0;
+};
+std::vector<RowDivision> RowDivisions(const proto::Loop& loop,
+                                      const absl::flat_hash_map<int, const proto::Expr*>& defs);
 
 // The condition under which a position group of ranged Loop `l` (`items` positions per group)
 // runs its row divisions as coil_div_row: every dividend, a register before the items (a row
 // cache slot of `cache`, or an f32 vector load among `vector_accesses`: coil_v<id>[item]), in
-// range (coil_div_row_ok with the divisor, among `defined`). "" when the Loop has no row
-// division, a dividend is not such a register, or a persistent Loop has a partial group.
+// range (coil_div_row_ok with the divisor, among `defined`). Divisions the row cache skips or
+// reads from a slot are not checked. "" when the Loop has no such division, a dividend is not
+// such a register (or its slot is filled in this Loop), or a persistent Loop has a partial
+// group.
 std::string RowDivisionCheck(const proto::Loop& l, int items, const RowCache& cache,
                              const absl::flat_hash_set<int>& vector_accesses,
                              const absl::flat_hash_map<int, DType>& defined,

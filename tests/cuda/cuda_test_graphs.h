@@ -247,6 +247,22 @@ graph @h(%0 "x": f16[batch, W], %1 "r": f16[batch, W], %2 "w": f16[W], %3 "b": f
   return %10
 }
 )";
+  // An unrounded f32 product read both as itself and rounded to bf16 (packed pairs must not
+  // pair the rounded value for the unrounded read).
+  const char* mixed = R"(
+graph @m(%0 "x": bf16[batch, W], %1 "y": bf16[batch, W], %2 "w": bf16[W], %3 "b": bf16[W]) {
+  symbol batch min 1 max 0 hint 4
+  %4: bf16[batch, W] = aten.layer_norm(%0, %2, %3) {eps = 1e-05, normalized_shape = [W]}
+  %5: f32[batch, W] = aten.to_dtype(%4) {dtype = f32}
+  %6: f32[batch, W] = aten.to_dtype(%1) {dtype = f32}
+  %7: f32[batch, W] = aten.mul(%5, %6)
+  %8: bf16[batch, W] = aten.to_dtype(%7) {dtype = bf16}
+  %9: f32[batch, W] = aten.to_dtype(%8) {dtype = f32}
+  %10: f32[batch, W] = aten.add(%9, %7) {alpha = 1}
+  %11: bf16[batch, W] = aten.to_dtype(%10) {dtype = bf16}
+  return %11
+}
+)";
   static const auto* texts = [&] {
     auto* t = new std::vector<std::pair<std::string, std::string>>;
     auto add = [&](const std::string& name, const char* text, int width) {
@@ -259,6 +275,7 @@ graph @h(%0 "x": f16[batch, W], %1 "r": f16[batch, W], %2 "w": f16[W], %3 "b": f
     for (int w : {256, 65}) add("gelu_chain", gelu, w);
     for (int w : {8192, 1000, 2999}) add("softmax", softmax, w);
     add("f16_tail", f16_tail, 2048);
+    add("mixed_rounding", mixed, 2048);
     for (int w : {8192, 2056}) add("layernorm_gelu", layernorm, w);
     return t;
   }();
