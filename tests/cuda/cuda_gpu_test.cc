@@ -74,7 +74,8 @@ TEST(CudaGpuTest, MemoryBoundGraphsMatchTheScheduleInterpreter) {
 
 // The generation choices that claim bit-identical results (row divisions, packed bf16 pairs,
 // the row kernels' minimum blocks per SM) give the same bytes as the code without them, on the
-// memory-bound graphs at batch 300 (softmax's x / sum, the layernorm + gelu tail in bf16x2).
+// memory-bound graphs at batch 300 (softmax's x / sum, the layernorm + gelu tail in bf16x2),
+// random inputs with special values in every 97th element.
 TEST(CudaGpuTest, ExactGenerationChoicesGiveTheSameBits) {
   REQUIRE_GPU();
   cuda_testing::RuntimeChoices plain;
@@ -88,19 +89,36 @@ TEST(CudaGpuTest, ExactGenerationChoicesGiveTheSameBits) {
     ASSERT_NE(a, nullptr);
     ASSERT_NE(b, nullptr);
     std::vector<HostTensor> inputs = RandomInputs(a->graph, 300, 5, t.spec);
+    // Special values in some rows of every floating input: infinities (softmax's masked -inf:
+    // zero exponentials), NaN, huge and tiny magnitudes (subnormal exponentials and quotients),
+    // so that the row divisions' IEEE branch and the pairs' special cases run too.
+    const double specials[] = {-INFINITY, INFINITY, NAN, -1e30, 1e30, 1e-40, -0.0, 0.0, -80.0, 80.0};
+    for (HostTensor& in : inputs) {
+      if (in.dtype() != proto::FLOAT32 && in.dtype() != proto::BFLOAT16 &&
+          in.dtype() != proto::FLOAT16) {
+        continue;
+      }
+      const int64_t n = in.numel();
+      for (int64_t i = 0; i < n; i += 97) in.StoreDouble(i, specials[(i / 97) % 10]);
+    }
     absl::StatusOr<std::vector<HostTensor>> x = a->exe->Run(inputs);
     absl::StatusOr<std::vector<HostTensor>> y = b->exe->Run(inputs);
     ASSERT_TRUE(x.ok()) << x.status();
     ASSERT_TRUE(y.ok()) << y.status();
     ASSERT_EQ(x->size(), y->size());
     for (size_t o = 0; o < x->size(); ++o) {
-      const std::string bx = (*x)[o].Bytes(), by = (*y)[o].Bytes();
-      ASSERT_EQ(bx.size(), by.size());
-      size_t differ = 0, first = bx.size();
-      for (size_t i = 0; i < bx.size(); ++i) {
-        if (bx[i] != by[i]) differ += first == bx.size() ? (first = i, 1) : 1;
+      // Every element exactly (the sign of zero too); a NaN matches any NaN (payloads aside).
+      const std::vector<double> vx = (*x)[o].ToDoubles(), vy = (*y)[o].ToDoubles();
+      ASSERT_EQ(vx.size(), vy.size());
+      size_t differ = 0, first = vx.size();
+      for (size_t i = 0; i < vx.size(); ++i) {
+        const bool same = (std::isnan(vx[i]) && std::isnan(vy[i])) ||
+                          (vx[i] == vy[i] && std::signbit(vx[i]) == std::signbit(vy[i]));
+        if (!same) differ += first == vx.size() ? (first = i, 1) : 1;
       }
-      EXPECT_EQ(differ, 0u) << "output " << o << ": first differing byte " << first;
+      EXPECT_EQ(differ, 0u) << "output " << o << ": first differing element " << first << ": "
+                            << (first < vx.size() ? vx[first] : 0) << " against "
+                            << (first < vy.size() ? vy[first] : 0);
     }
   }
 }
