@@ -5,6 +5,7 @@
 // packages is tests/aot's job.
 #include "codegen_cpu/aot.h"
 
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/cpu_program.h"
+#include "codegen_cpu/testing/cpu_schedule.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "ir/parser.h"
@@ -43,14 +45,7 @@ graph @mlp(%0 "x": f32[batch, 6], %1 "w": f32[4, 6]) {
 )";
 
 proto::Schedule Lower(const std::string& text) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status();
-  EXPECT_TRUE(prims::Decompose(*g).ok());
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto(), options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : proto::Schedule();
+  return CpuScheduleOf(text).value_or(proto::Schedule());
 }
 
 std::string TempDir(const std::string& name) {

@@ -7,6 +7,7 @@
 // over channels innermost, one convolution or COIL_CHANNELS_LAST=0: nothing changes), and the
 // reference-kernel paths of a channels-last convolution (the Schedule interpreter, the CPU
 // runtime's fallback) against the NCHW result; a residual add as a oneDNN post-op.
+#include <optional>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/codegen_cpu.h"
 #include "codegen_cpu/cpu_program.h"
+#include "codegen_cpu/testing/cpu_schedule.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "ir/attribute.h"
@@ -72,16 +74,7 @@ std::string OneConv() {
 }
 
 proto::Schedule Build(const std::string& text) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status() << "\n" << text;
-  if (!g.ok()) return {};
-  absl::StatusOr<bool> d = prims::Decompose(*g);
-  EXPECT_TRUE(d.ok()) << d.status();
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto(), options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : proto::Schedule();
+  return CpuScheduleOf(text).value_or(proto::Schedule());
 }
 
 // The convolutions' layout flags (input, output) in kernel order; {-1, -1} without the attribute.

@@ -4,12 +4,14 @@
 // bytes, and the compiled block computes the float64 reference with the post-op path forced,
 // measured (every trial of the measured choices starts from the saved residual) and with the
 // in-place plan off (COIL_CONV_SUM=0).
+#include <optional>
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/cpu_program.h"
 #include "codegen_cpu/testing/convolution_check.h"
+#include "codegen_cpu/testing/cpu_schedule.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "ir/parser.h"
@@ -55,16 +57,8 @@ std::string BlockGraph(int kernel3) {
 
 // Whether the Schedule writes an extern convolution's epilogue in place over a buffer it reads.
 bool EpilogueInPlace(const std::string& text) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status();
-  if (!g.ok()) return false;
-  absl::StatusOr<bool> d = prims::Decompose(*g);
-  EXPECT_TRUE(d.ok()) << d.status();
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto(), options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  if (!s.ok()) return false;
+  std::optional<proto::Schedule> s = CpuScheduleOf(text);
+  if (!s.has_value()) return false;
   for (const proto::Kernel& k : s->kernels()) {
     if (k.kind() != proto::Kernel::EXTERN || k.extern_op() != "aten.convolution") continue;
     for (const proto::Loop& l : k.loops()) {

@@ -3,6 +3,7 @@
 // oracle (its error for bad inputs, its results for good ones). Graphs go through the real
 // pipeline (decompose, inductor with the CPU's capabilities, GenerateCpu, JIT, CpuExecutable).
 // After every error the same program runs a good input again: an error leaves nothing behind.
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/codegen_cpu.h"
 #include "codegen_cpu/cpu_program.h"
+#include "codegen_cpu/testing/cpu_schedule.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
@@ -29,18 +31,10 @@ struct Compiled {
 };
 
 std::unique_ptr<Compiled> Compile(const std::string& text, int threads = 1) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status();
-  if (!g.ok()) return nullptr;
+  std::optional<proto::Schedule> s = CpuScheduleOf(text);
+  if (!s.has_value()) return nullptr;
   auto c = std::make_unique<Compiled>();
   c->graph = *ParseGraph(text);  // the reference's copy
-  absl::StatusOr<bool> d = prims::Decompose(*g);
-  EXPECT_TRUE(d.ok()) << d.status();
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto(), options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  if (!s.ok()) return nullptr;
   absl::StatusOr<proto::KernelModule> m = GenerateCpu(*std::move(s));
   EXPECT_TRUE(m.ok()) << m.status();
   if (!m.ok()) return nullptr;
@@ -423,15 +417,8 @@ TEST(RuntimeChecksTest, VectorizedGatherOnThreads) {
 // vector umax reduction.
 TEST(RuntimeChecksTest, ChecksKeepLoopsVectorized) {
   auto ir = [](const std::string& text) -> std::string {
-    absl::StatusOr<Graph> g = ParseGraph(text);
-    EXPECT_TRUE(g.ok()) << g.status();
-    if (!g.ok()) return "";
-    EXPECT_TRUE(prims::Decompose(*g).ok());
-    inductor::ScheduleOptions options;
-    options.capabilities = CpuCapabilities();
-    absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(g->ToProto(), options);
-    EXPECT_TRUE(s.ok()) << s.status();
-    if (!s.ok()) return "";
+    std::optional<proto::Schedule> s = CpuScheduleOf(text);
+    if (!s.has_value()) return "";
     CpuCodegenOptions o;
     o.cpu = "x86-64-v3";
     absl::StatusOr<proto::KernelModule> m = GenerateCpu(*std::move(s), o);

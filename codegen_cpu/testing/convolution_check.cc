@@ -1,6 +1,7 @@
 // CheckConvolutionGraph: see convolution_check.h.
 #include "codegen_cpu/testing/convolution_check.h"
 
+#include <optional>
 #include <memory>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen_cpu/codegen_cpu.h"
 #include "codegen_cpu/cpu_program.h"
+#include "codegen_cpu/testing/cpu_schedule.h"
 #include "gtest/gtest.h"
 #include "inductor/schedule.h"
 #include "ir/parser.h"
@@ -19,17 +21,11 @@ namespace coil {
 std::string CheckConvolutionGraph(const std::string& text, test_kit::Tolerance tolerance,
                                   const std::vector<int64_t>& batches, const std::string& op,
                                   int nth) {
-  absl::StatusOr<Graph> g = ParseGraph(text);
+  absl::StatusOr<Graph> g = ParseGraph(text);  // the reference's
   EXPECT_TRUE(g.ok()) << g.status() << "\n" << text;
   if (!g.ok()) return "";
-  absl::StatusOr<Graph> decomposed = ParseGraph(text);  // Decompose rewrites it in place
-  absl::StatusOr<bool> d = prims::Decompose(*decomposed);
-  EXPECT_TRUE(d.ok()) << d.status();
-  inductor::ScheduleOptions options;
-  options.capabilities = CpuCapabilities();
-  absl::StatusOr<proto::Schedule> s = inductor::BuildSchedule(decomposed->ToProto(), options);
-  EXPECT_TRUE(s.ok()) << s.status();
-  if (!s.ok()) return "";
+  std::optional<proto::Schedule> s = CpuScheduleOf(text);
+  if (!s.has_value()) return "";
   std::string kind;
   for (int threads : {1, 3}) {
     absl::StatusOr<proto::KernelModule> m = GenerateCpu(*s);
