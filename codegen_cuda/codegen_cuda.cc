@@ -197,33 +197,30 @@ absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,
   }
   // row_min_blocks -1: persistent row kernels at 65-80 registers again with 4 blocks per SM.
   if (options.row_min_blocks < 0) {
+    const std::string plain = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ")");
+    const std::string four = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ", 4)");
+    // Whether kernel text `t` now asks for 4 blocks (it had no minimum).
+    const auto ask_four = [&](std::string& t) {
+      const size_t at = t.find(plain);
+      if (at != std::string::npos) t.replace(at, plain.size(), four);
+      return at != std::string::npos;
+    };
     std::fill(compile.begin(), compile.end(), false);
+    std::vector<bool> four_blocks(s->kernels.size(), false);
     for (size_t p = 0; p < programs.size(); ++p) {
       for (int d : programs[p]) {
         KernelSource& k = s->kernels[distinct[d]].second;
         auto r = results[p]->registers.find(k.symbol);
         if (!k.rows || k.warp_rows || k.cached_loads == 0 || r == results[p]->registers.end() ||
-            r->second <= 64 || r->second > 80) {
+            r->second <= 64 || r->second > 80 || !ask_four(k.text)) {
           continue;
         }
-        const std::string bounds = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ")");
-        const size_t at = k.text.find(bounds);
-        if (at == std::string::npos) continue;
-        k.text.replace(at, bounds.size(),
-                       absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ", 4)"));
-        compile[p] = true;
+        four_blocks[distinct[d]] = compile[p] = true;
       }
     }
     if (std::find(compile.begin(), compile.end(), true) != compile.end()) {
       for (size_t i = 0; i < s->kernels.size(); ++i) {  // the shown sources of duplicates too
-        const std::string& r = s->kernels[rep[i]].second.text;
-        std::string& t = s->kernels[i].second.text;
-        const std::string four = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ", 4)");
-        const std::string plain = absl::StrCat("__launch_bounds__(", cuda::kCudaBlockThreads, ")");
-        if (rep[i] != static_cast<int>(i) && absl::StrContains(r, four) &&
-            t.find(plain) != std::string::npos) {
-          t.replace(t.find(plain), plain.size(), four);
-        }
+        if (rep[i] != static_cast<int>(i) && four_blocks[rep[i]]) ask_four(s->kernels[i].second.text);
       }
       assemble();
       compile_all();

@@ -312,19 +312,7 @@ class Emitter {
                                     [&](const proto::Expr& x) { return LiteralLoad(x); });
   }
 
-  // Whether LOAD `e` reads a scalar constant (ScheduleInfo::scalar_constants): a literal.
-  bool LiteralLoad(const proto::Expr& e) const {
-    return e.kind() == proto::Expr::LOAD && e.mask() == 0 &&
-           info_.scalar_constants.contains(e.buffer()) && !IndexFromData(e);
-  }
-
-  // Whether an index of LOAD / STORE `e` comes from data (_v<id>: checked against its bound).
-  static bool IndexFromData(const proto::Expr& e) {
-    for (const proto::SymExpr& ix : e.index()) {
-      if (MentionsDataValue(ix)) return true;
-    }
-    return false;
-  }
+  bool LiteralLoad(const proto::Expr& e) const { return ScalarConstantLoad(e, info_); }
 
   // The element of a LOAD / STORE: checks of data-derived indices, then `b<id>[offset]`.
   absl::StatusOr<std::string> Element(const proto::Expr& e, const std::string& pad) {
@@ -470,7 +458,7 @@ class Emitter {
                           ": rounds as the division (ExactNarrowReciprocal)\n");
           break;
         }
-        if (row_div_loop_ != nullptr && IsRowDivision(e, *row_div_loop_, defs_)) {
+        if (row_divisions_.contains(e.id())) {  // row_division.h
           absl::StrAppend(&o, pad, "const float ", name, " = coil_div_row(e", e.args(0), ", e",
                           e.args(1), ");\n");
           break;
@@ -713,13 +701,16 @@ class Emitter {
       packed_ = PlanPackedPairs(l, items, vstores, defs_, readers_, cache_, v_ids_, info_);
     }
     absl::StrAppend(&o, PackedStashDeclarations(packed_, items, pad + "  "));
-    const std::string div_ok =
-        info_.row_division ? RowDivisionCheck(l, items, cache_, vec_, dtypes_, info_, defs_) : "";
-    if (!div_ok.empty()) absl::StrAppend(&o, pad, "  if (", div_ok, ") {\n");
-    row_div_loop_ = div_ok.empty() ? nullptr : &l;
+    const RowDivisions divisions =
+        info_.row_division ? PlanRowDivisions(l, items, cache_, vec_, dtypes_, info_, defs_)
+                           : RowDivisions();
+    if (!divisions.divisions.empty()) {
+      absl::StrAppend(&o, pad, "  if (", divisions.condition, ") {\n");
+    }
+    row_divisions_ = divisions.divisions;
     if (absl::Status s = Items(li, items, accs, decls_all, pad, ix); !s.ok()) return s;
-    row_div_loop_ = nullptr;
-    if (!div_ok.empty()) {
+    row_divisions_.clear();
+    if (!divisions.divisions.empty()) {
       std::string decls_again;  // the accumulators are declared once
       absl::StrAppend(&o, pad, "  } else {\n");
       if (absl::Status s = Items(li, items, accs, decls_again, pad, ix); !s.ok()) return s;
@@ -777,7 +768,7 @@ class Emitter {
   absl::flat_hash_set<int> vec_;
   int vec_item_ = -1;
   // The ranged Loop whose items are being emitted with row divisions (row_division.h).
-  const proto::Loop* row_div_loop_ = nullptr;
+  absl::flat_hash_set<int> row_divisions_;
   // Defined expressions (REDUCE results once their Loop ends) -> dtype.
   absl::flat_hash_map<int, DType> dtypes_;
 };

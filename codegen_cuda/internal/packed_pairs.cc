@@ -8,7 +8,6 @@
 #include <initializer_list>
 
 #include "absl/strings/str_cat.h"
-#include "codegen_cuda/internal/index_source.h"
 #include "runtime/half.h"
 
 namespace coil::codegen_cuda_internal {
@@ -185,12 +184,7 @@ PackedPairs PlanPackedPairs(const proto::Loop& loop, int items,
   const std::function<std::optional<double>(int)> literal = [&](int id) -> std::optional<double> {
     const proto::Expr& e = *defs.at(id);
     if (e.kind() == proto::Expr::LITERAL && IsFloating(e.dtype())) return e.literal();
-    if (e.kind() == proto::Expr::LOAD && e.mask() == 0 &&
-        info.scalar_constants.contains(e.buffer()) &&
-        IsFloating(info.buffers.at(e.buffer())->dtype())) {
-      for (const proto::SymExpr& ix : e.index()) {
-        if (MentionsDataValue(ix)) return std::nullopt;
-      }
+    if (ScalarConstantLoad(e, info) && IsFloating(info.buffers.at(e.buffer())->dtype())) {
       return info.scalar_constants.at(e.buffer()).d;
     }
     return std::nullopt;

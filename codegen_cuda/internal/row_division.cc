@@ -19,8 +19,6 @@ bool InBody(int id, const proto::Loop& loop) {
   return false;
 }
 
-}  // namespace
-
 bool IsRowDivision(const proto::Expr& e, const proto::Loop& loop,
                    const absl::flat_hash_map<int, const proto::Expr*>& defs) {
   if (e.kind() != proto::Expr::APPLY || e.op() != "prims.div" || e.args_size() != 2 ||
@@ -33,21 +31,14 @@ bool IsRowDivision(const proto::Expr& e, const proto::Loop& loop,
          InBody(x->id(), loop) && s->dtype() == proto::FLOAT32 && !InBody(s->id(), loop);
 }
 
-std::vector<RowDivision> RowDivisions(const proto::Loop& loop,
-                                      const absl::flat_hash_map<int, const proto::Expr*>& defs) {
-  std::vector<RowDivision> out;
-  for (const proto::Expr& e : loop.body()) {
-    if (IsRowDivision(e, loop, defs)) out.push_back({e.id(), e.args(0), e.args(1)});
-  }
-  return out;
-}
+}  // namespace
 
-std::string RowDivisionCheck(const proto::Loop& l, int items, const RowCache& cache,
-                             const absl::flat_hash_set<int>& vector_accesses,
-                             const absl::flat_hash_map<int, DType>& defined,
-                             const ScheduleInfo& info,
-                             const absl::flat_hash_map<int, const proto::Expr*>& defs) {
-  if (items < 2 || (cache.iterations > 0 && !cache.exact)) return "";
+RowDivisions PlanRowDivisions(const proto::Loop& l, int items, const RowCache& cache,
+                              const absl::flat_hash_set<int>& vector_accesses,
+                              const absl::flat_hash_map<int, DType>& defined,
+                              const ScheduleInfo& info,
+                              const absl::flat_hash_map<int, const proto::Expr*>& defs) {
+  if (items < 2 || (cache.iterations > 0 && !cache.exact)) return {};
   // Per expression of the Loop, the slots the Loop fills before it (a load's, a value's or a
   // forwarded store's): a dividend read from one of them is not in it yet when the check runs,
   // before the items.
@@ -63,24 +54,27 @@ std::string RowDivisionCheck(const proto::Loop& l, int items, const RowCache& ca
     }
   }
   std::vector<std::string> checks;
-  for (const RowDivision& d : RowDivisions(l, defs)) {
+  RowDivisions out;
+  for (const proto::Expr& d : l.body()) {
     // Not emitted as a division here: skipped, or read from its slot.
-    if (cache.dead.contains(d.id) || cache.Reads(d.id)) continue;
-    const int x = d.dividend;
-    if (cache.dead.contains(x) || !defined.contains(d.divisor)) return "";
+    if (!IsRowDivision(d, l, defs) || cache.dead.contains(d.id()) || cache.Reads(d.id())) continue;
+    const int x = d.args(0), divisor = d.args(1);
+    if (cache.dead.contains(x) || !defined.contains(divisor)) return {};
     const bool slot = cache.Reads(x) && !cache.Raw(x) &&
                       !filled_before.at(x).contains(cache.slot_of.at(x));
     const bool vector = vector_accesses.contains(x) && !cache.slot_of.contains(x) &&
                         defs.at(x)->kind() == proto::Expr::LOAD &&
                         info.buffers.at(defs.at(x)->buffer())->dtype() == proto::FLOAT32;
-    if (!slot && !vector) return "";
+    if (!slot && !vector) return {};
     for (int u = 0; u < items; ++u) {
       checks.push_back(absl::StrCat(
           "coil_div_row_ok(", vector ? absl::StrCat("coil_v", x, "[", u, "]") : cache.Slot(x, u),
-          ", e", d.divisor, ")"));
+          ", e", divisor, ")"));
     }
+    out.divisions.insert(d.id());
   }
-  return absl::StrJoin(checks, " &\n          ");
+  out.condition = absl::StrJoin(checks, " &\n          ");
+  return out;
 }
 
 }  // namespace coil::codegen_cuda_internal

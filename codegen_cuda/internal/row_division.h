@@ -37,31 +37,23 @@
 
 namespace coil::codegen_cuda_internal {
 
-// Whether APPLY `e` of ranged Loop `loop` is a row division: an f32 division whose dividend
-// is an f32 expression of the Loop's body and whose divisor is an f32 value defined outside it
-// (an earlier Loop's REDUCE result). `defs`: every expression of the kernel by id.
-bool IsRowDivision(const proto::Expr& e, const proto::Loop& loop,
-                   const absl::flat_hash_map<int, const proto::Expr*>& defs);
-
-// Every row division of `loop` (the APPLY, its dividend and divisor ids), in body order.
-struct RowDivision {
-  int id = 0, dividend = 0, divisor = 0;
+// A ranged Loop's row divisions: f32 divisions whose dividend is an f32 expression of the
+// Loop's body and whose divisor is an f32 value defined outside it (an earlier Loop's REDUCE
+// result), emitted as coil_div_row under `condition`: a position group's dividends, registers
+// before the items (a row cache slot of `cache`, or an f32 vector load among `vector_accesses`:
+// coil_v<id>[item]), in range (coil_div_row_ok with the divisor, among `defined`).
+// Divisions the row cache skips or reads from a slot are not among `divisions`. Empty (no
+// condition, no divisions) when the Loop has none, a dividend is not such a register (or its
+// slot is filled earlier in this Loop), or a persistent Loop has a partial group.
+struct RowDivisions {
+  std::string condition;
+  absl::flat_hash_set<int> divisions;  // the APPLY ids emitted as coil_div_row
 };
-std::vector<RowDivision> RowDivisions(const proto::Loop& loop,
-                                      const absl::flat_hash_map<int, const proto::Expr*>& defs);
-
-// The condition under which a position group of ranged Loop `l` (`items` positions per group)
-// runs its row divisions as coil_div_row: every dividend, a register before the items (a row
-// cache slot of `cache`, or an f32 vector load among `vector_accesses`: coil_v<id>[item]), in
-// range (coil_div_row_ok with the divisor, among `defined`). Divisions the row cache skips or
-// reads from a slot are not checked. "" when the Loop has no such division, a dividend is not
-// such a register (or its slot is filled in this Loop), or a persistent Loop has a partial
-// group.
-std::string RowDivisionCheck(const proto::Loop& l, int items, const RowCache& cache,
-                             const absl::flat_hash_set<int>& vector_accesses,
-                             const absl::flat_hash_map<int, DType>& defined,
-                             const ScheduleInfo& info,
-                             const absl::flat_hash_map<int, const proto::Expr*>& defs);
+RowDivisions PlanRowDivisions(const proto::Loop& l, int items, const RowCache& cache,
+                              const absl::flat_hash_set<int>& vector_accesses,
+                              const absl::flat_hash_map<int, DType>& defined,
+                              const ScheduleInfo& info,
+                              const absl::flat_hash_map<int, const proto::Expr*>& defs);
 
 }  // namespace coil::codegen_cuda_internal
 

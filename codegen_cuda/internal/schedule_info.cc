@@ -147,4 +147,15 @@ absl::flat_hash_set<int> PointwiseVectorAccesses(const proto::Kernel& k, const S
   return flat;
 }
 
+bool ScalarConstantLoad(const proto::Expr& e, const ScheduleInfo& info) {
+  if (e.kind() != proto::Expr::LOAD || e.mask() != 0 ||
+      !info.scalar_constants.contains(e.buffer())) {
+    return false;
+  }
+  for (const proto::SymExpr& ix : e.index()) {
+    if (MentionsDataValue(ix)) return false;
+  }
+  return true;
+}
+
 }  // namespace coil::codegen_cuda_internal

@@ -74,6 +74,10 @@ bool WarpRows(const proto::Kernel& k, const ScheduleInfo& info);
 // range a constant multiple of cuda::kCudaVectorItems, its flat LOADs and STOREs; else none.
 absl::flat_hash_set<int> PointwiseVectorAccesses(const proto::Kernel& k, const ScheduleInfo& info);
 
+// Whether `e` is an unmasked LOAD of a scalar constant (info.scalar_constants) at an index
+// that no data decides: its value is a literal.
+bool ScalarConstantLoad(const proto::Expr& e, const ScheduleInfo& info);
+
 }  // namespace coil::codegen_cuda_internal
 
 #endif  // COIL_CODEGEN_CUDA_INTERNAL_SCHEDULE_INFO_H_

@@ -78,7 +78,7 @@ TEST(CudaGpuTest, MemoryBoundGraphsMatchTheScheduleInterpreter) {
 // random inputs with special values in every 97th element.
 TEST(CudaGpuTest, ExactGenerationChoicesGiveTheSameBits) {
   REQUIRE_GPU();
-  cuda_testing::RuntimeChoices plain;
+  cuda_testing::BackendChoices plain;
   plain.codegen.row_division = false;
   plain.codegen.packed_pairs = false;
   plain.codegen.row_min_blocks = 0;

@@ -38,7 +38,7 @@ bool HaveGpu() {
   return false;
 }
 
-std::unique_ptr<Compiled> Compile(const std::string& text, const RuntimeChoices& choices) {
+std::unique_ptr<Compiled> Compile(const std::string& text, const BackendChoices& choices) {
   absl::StatusOr<Graph> g = ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return nullptr;

@@ -35,8 +35,8 @@ struct Compiled {
   std::unique_ptr<driver::Executable> exe;
 };
 
-// The runtime options the tests vary; the rest are CudaExecutableOptions' defaults.
-struct RuntimeChoices {
+// The backend options the tests vary (runtime and code generation); the rest are the defaults.
+struct BackendChoices {
   int gemm_tune = 1;          // CudaExecutableOptions::gemm_tune
   bool gemm_padding = true;   // its gemm_pad_b and gemm_pad_d
   bool pinned_inputs = false;
@@ -48,7 +48,7 @@ struct RuntimeChoices {
 
 // `text` (coil text IR) compiled by the compile driver with the CUDA backend, no cache; null
 // (after a failed EXPECT) when it does not compile or load.
-std::unique_ptr<Compiled> Compile(const std::string& text, const RuntimeChoices& choices = {});
+std::unique_ptr<Compiled> Compile(const std::string& text, const BackendChoices& choices = {});
 
 // test_kit's random inputs with the symbol "batch" bound to `batch`.
 std::vector<HostTensor> RandomInputs(const Graph& g, int64_t batch, int seed,
