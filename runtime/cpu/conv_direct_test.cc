@@ -236,6 +236,16 @@ TEST(ConvDirectTest, DefaultRule) {
   DirectConvShape strided = Pointwise(1, 8, 8, 16, 16);
   strided.stride_h = 2;
   EXPECT_FALSE(internal::UseDirectConv(strided, 16));
+  // Below kDirectBoundsThreads the pointwise and depthwise bounds scale with the square of the
+  // thread count: 32 and 10 MFLOP at 4 threads, 128 and 40 at 8.
+  EXPECT_TRUE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 64), 4));       // 26 MFLOP
+  EXPECT_FALSE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 256), 4));     // 103 MFLOP
+  EXPECT_TRUE(internal::UseDirectConv(Pointwise(1, 56, 56, 64, 256), 8));
+  EXPECT_TRUE(internal::UseDirectConv(Depthwise(1, 960, 7, 7, 5, 1, 2), 4));   // 2.4 MFLOP
+  EXPECT_FALSE(internal::UseDirectConv(Depthwise(16, 960, 7, 7, 5, 1, 2), 4));  // 38 MFLOP
+  EXPECT_TRUE(internal::UseDirectConv(Depthwise(16, 960, 7, 7, 5, 1, 2), 8));
+  EXPECT_TRUE(internal::UseDirectConv(Depthwise(64, 960, 7, 7, 5, 1, 2), 16));  // every size
+  EXPECT_TRUE(internal::UseDirectConv(Few(16, 3, 224, 224, 16, 3, 2, 1, true), 4));  // unscaled
   // Under kDirectMinThreads threads oneDNN keeps every call.
   EXPECT_FALSE(internal::UseDirectConv(Depthwise(1, 96, 56, 56, 3, 1, 1), 2));
   EXPECT_FALSE(internal::UseDirectConv(Pointwise(1, 14, 14, 80, 480), 3));

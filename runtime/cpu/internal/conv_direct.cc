@@ -146,11 +146,18 @@ DirectConvMode GetDirectConvMode() {
 
 bool UseDirectConv(const DirectConvShape& s, int threads) {
   if (threads < kDirectMinThreads) return false;
+  static const bool scaled = [] {
+    const char* v = std::getenv("COIL_CONV_DIRECT_SCALED");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  const bool full = !scaled || threads >= kDirectBoundsThreads;
+  const double ratio = static_cast<double>(threads) / kDirectBoundsThreads,
+               scale = full ? 1.0 : ratio * ratio;
   switch (ClassifyDirectConv(s)) {
     case DirectConvKind::kDepthwise:
-      return true;
+      return full || Flops(s) <= kDirectDepthwiseMaxFlops * scale;
     case DirectConvKind::kPointwise:
-      return Flops(s) <= kDirectPointwiseMaxFlops;
+      return Flops(s) <= kDirectPointwiseMaxFlops * scale;
     case DirectConvKind::kFewChannels:
       return Flops(s) <= kDirectFewChannelsMaxFlops;
     case DirectConvKind::kNone:

@@ -65,12 +65,16 @@ DirectConvKind ClassifyDirectConv(const DirectConvShape& s);
 enum class DirectConvMode { kOff, kAlways, kMeasure, kRule };
 DirectConvMode GetDirectConvMode();
 
-// Pointwise convolutions above this many flops stay with oneDNN by default: the kernel has no
-// cache blocking over the reduction, and larger ones (resnet50's 1x1s at batch 16, 1.6 GFLOP
-// and more) were not measured against oneDNN's. mobilenet_v3_large's at batch 16 (up to 472
-// MFLOP) were, per convolution on the 16-core Xeon: 0.36-0.48 ms against oneDNN's 0.49-0.76
-// (docs/benchmarks.md, helper-55).
+// Pointwise convolutions above this many flops stay with oneDNN by default on a pool of
+// kDirectBoundsThreads threads or more: the kernel has no cache blocking over the reduction,
+// and larger ones (resnet50's 1x1s at batch 16, 1.6 GFLOP and more) were not measured against
+// oneDNN's. mobilenet_v3_large's at batch 16 (up to 472 MFLOP) were, per convolution on the
+// 16-core Xeon: 0.36-0.48 ms against oneDNN's 0.49-0.76 (docs/benchmarks.md, helper-55).
 constexpr double kDirectPointwiseMaxFlops = 512e6;
+// Depthwise convolutions above this many flops stay with oneDNN on pools of fewer than
+// kDirectBoundsThreads threads (scaled as below); with kDirectBoundsThreads or more threads
+// every depthwise convolution takes the kernel.
+constexpr double kDirectDepthwiseMaxFlops = 160e6;
 // Few-channel convolutions above this many flops stay with oneDNN by default (the kernel does
 // one multiply-add per weight vector load; mobilenet's 173 MFLOP first convolution at batch 16
 // took 0.70 ms against oneDNN's 1.20 on the 16-core Xeon; resnet50's 7x7 one, 236 MFLOP at
@@ -83,10 +87,23 @@ constexpr double kDirectFewChannelsMaxFlops = 192e6;
 // batch 1 about even).
 constexpr int kDirectMinThreads = 4;
 
+// The pool size the pointwise and depthwise bounds above were measured at (the 16-core Xeon).
+// On a smaller pool they scale with (threads / kDirectBoundsThreads)^2: what the kernels save
+// is oneDNN's fixed cost per call (waking its OpenMP team, which grows with the team), what
+// they lose is per-thread speed on long calls, which weighs more as each thread gets more of
+// the call. At 4 threads on the Xeon (docs/benchmarks.md, helper-67) oneDNN was faster for
+// resnet50's batch-1 1x1s of 51-206 MFLOP (0.27-0.57 ms against the kernel's 0.31-0.63) and
+// for most of mobilenet_v3_large's batch-16 depthwise (e.g. 960 channels 5x5 at 7x7, 38
+// MFLOP: 0.23-0.27 ms against 0.41-0.49) and large-image pointwise ones, while the kernel kept
+// its lead on calls of a few MFLOP (resnet50's 26 MFLOP 1x1: 0.11 against 0.17 ms).
+// COIL_CONV_DIRECT_SCALED=0 (read once per process) keeps the 16-thread bounds at every size.
+constexpr int kDirectBoundsThreads = 16;
+
 // The default rule for a shape that classifies, on a pool of `threads`: at least
-// kDirectMinThreads, and then every depthwise convolution (memory-bound; oneDNN's cost per call
-// is its OpenMP team's wake-up, or one thread), pointwise ones up to kDirectPointwiseMaxFlops,
-// few-channel ones up to kDirectFewChannelsMaxFlops.
+// kDirectMinThreads, and then depthwise convolutions up to kDirectDepthwiseMaxFlops (all of
+// them from kDirectBoundsThreads threads on), pointwise ones up to kDirectPointwiseMaxFlops,
+// both scaled as above below kDirectBoundsThreads threads, few-channel ones up to
+// kDirectFewChannelsMaxFlops.
 bool UseDirectConv(const DirectConvShape& s, int threads);
 
 // A call site's constant weights in the kernel's layout: depthwise [kh * kw][c rounded up to
