@@ -192,10 +192,9 @@ absl::StatusOr<bool> GemmRunner::RunInto(GemmCall call, const std::string& where
     CUdeviceptr src = scratch_;
     long long pitch = ld, rows = call.m, cols = n;
     void* args[] = {&src, &pitch, const_cast<CUdeviceptr*>(&d), &rows, &cols};
-    const unsigned grid_y = static_cast<unsigned>(std::min<int64_t>(call.m, 65535));
     const std::string name =
         GemmWidenRowsSymbol(call.dtype == proto::FLOAT16 ? "f16" : "bf16");
-    if (absl::Status s = d_->Check(d_->LaunchKernel(w->second, GemmWidenRowsBlocksX(cols), grid_y, 1,
+    if (absl::Status s = d_->Check(d_->LaunchKernel(w->second, GemmWidenRowsGrid(rows, cols), 1, 1,
                                                     kCudaBlockThreads, 1, 1, 0, stream_, args,
                                                     nullptr),
                                    "cuLaunchKernel", absl::StrCat(where, " (", name, ")"));

@@ -113,14 +113,17 @@ inline std::string ConvBiasSymbol(const std::string& dtype) { return "coil_conv_
 //       long long src_pitch, float* dst, long long rows, long long cols);
 //
 // dst[r * cols + c] = float(src[r * src_pitch + c]) for r < rows, c < cols: a GEMM's result
-// written with padded rows (src_pitch elements) widened into a dense f32 output. Block
-// kCudaBlockThreads, grid (GemmWidenRowsBlocksX(cols), min(rows, 65535)), grid-strided.
+// written with padded rows (src_pitch elements) widened into a dense f32 output. Flat over
+// dst, kCudaGemmWidenItems consecutive elements per thread (one 16-byte store where dst is
+// 16-byte aligned). Block kCudaBlockThreads, grid GemmWidenRowsGrid(rows, cols), grid-strided.
+inline constexpr int kCudaGemmWidenItems = 4;
 inline std::string GemmWidenRowsSymbol(const std::string& dtype) {
   return "coil_gemm_widen_rows_" + dtype;
 }
-inline unsigned GemmWidenRowsBlocksX(long long cols) {
-  const long long b = (cols + kCudaBlockThreads - 1) / kCudaBlockThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : b > 1024 ? 1024 : b);
+inline unsigned GemmWidenRowsGrid(long long rows, long long cols) {
+  const long long per = static_cast<long long>(kCudaBlockThreads) * kCudaGemmWidenItems;
+  const long long b = (rows * cols + per - 1) / per;
+  return static_cast<unsigned>(b < 1 ? 1 : b > kCudaMaxGrid ? kCudaMaxGrid : b);
 }
 
 
