@@ -194,7 +194,8 @@ absl::StatusOr<bool> GemmRunner::RunInto(GemmCall call, const std::string& where
     void* args[] = {&src, &pitch, const_cast<CUdeviceptr*>(&d), &rows, &cols};
     const std::string name =
         GemmWidenRowsSymbol(call.dtype == proto::FLOAT16 ? "f16" : "bf16");
-    if (absl::Status s = d_->Check(d_->LaunchKernel(w->second, GemmWidenRowsGrid(rows, cols), 1, 1,
+    const auto grid = static_cast<unsigned>(CudaGridFor(0, rows * cols, kCudaGemmWidenItems));
+    if (absl::Status s = d_->Check(d_->LaunchKernel(w->second, grid, 1, 1,
                                                     kCudaBlockThreads, 1, 1, 0, stream_, args,
                                                     nullptr),
                                    "cuLaunchKernel", absl::StrCat(where, " (", name, ")"));

@@ -115,15 +115,11 @@ inline std::string ConvBiasSymbol(const std::string& dtype) { return "coil_conv_
 // dst[r * cols + c] = float(src[r * src_pitch + c]) for r < rows, c < cols: a GEMM's result
 // written with padded rows (src_pitch elements) widened into a dense f32 output. Flat over
 // dst, kCudaGemmWidenItems consecutive elements per thread (one 16-byte store where dst is
-// 16-byte aligned). Block kCudaBlockThreads, grid GemmWidenRowsGrid(rows, cols), grid-strided.
+// 16-byte aligned). Block kCudaBlockThreads, grid CudaGridFor(0, rows * cols,
+// kCudaGemmWidenItems), grid-strided.
 inline constexpr int kCudaGemmWidenItems = 4;
 inline std::string GemmWidenRowsSymbol(const std::string& dtype) {
   return "coil_gemm_widen_rows_" + dtype;
-}
-inline unsigned GemmWidenRowsGrid(long long rows, long long cols) {
-  const long long per = static_cast<long long>(kCudaBlockThreads) * kCudaGemmWidenItems;
-  const long long b = (rows * cols + per - 1) / per;
-  return static_cast<unsigned>(b < 1 ? 1 : b > kCudaMaxGrid ? kCudaMaxGrid : b);
 }
 
 

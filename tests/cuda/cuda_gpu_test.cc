@@ -335,7 +335,9 @@ TEST(CudaGpuTest, MisalignedOutputRowsMatchTheScheduleInterpreter) {
     std::unique_ptr<Compiled> unpadded = Compile(text, {.gemm_padding = false});
     ASSERT_NE(padded, nullptr);
     ASSERT_NE(unpadded, nullptr);
-    for (int64_t batch : {1100, 7, 1300}) {  // 1.13 GFLOP, 7 MFLOP, 1.33 GFLOP
+    // 1.13 GFLOP, 7 MFLOP, 1.33 GFLOP; 1301 x 1001 outputs leave the widening kernel's last
+    // thread a partial group of 4 (element stores), 1100 x 1001 does not.
+    for (int64_t batch : {1100, 7, 1301}) {
       std::vector<HostTensor> inputs = RandomInputs(padded->graph, batch, 3 + batch, {});
       absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(padded->schedule, inputs);
       ASSERT_TRUE(want.ok()) << want.status();
