@@ -166,6 +166,8 @@ const std::vector<DirectConvShape>& Shapes() {
       Depthwise(1, 9, 4, 33, 3, 1, 2, 2),    // dilation 2, 8 + 1 lanes
       Depthwise(1, 3, 9, 27, 7, 2, 3),       // 7x7 stride 2, one lane at a time
       Depthwise(1, 16, 3, 24, 2, 1, 0, 1, 3),  // 2x3 (generic), no padding
+      // Few-channel interiors past their blocks of 8 (FewChannelsBlock's 4, 2, 1): 5 columns
+      // (4 + 1) above, 18 (16 + 2), 21 (16 + 4 + 1), 34 (32 + 2), 27 (24 + 2 + 1).
       Few(2, 3, 9, 45, 16, 3, 2, 1, /*nchw=*/true),    // 22 outputs a row
       Few(1, 4, 5, 38, 24, 5, 1, 2, /*nchw=*/false),   // NHWC, 16 + 8 output channels
       Few(1, 2, 6, 31, 5, 3, 1, 0, /*nchw=*/true, 2),  // dilated, no padding, 5 lanes

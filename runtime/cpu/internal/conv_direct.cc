@@ -62,6 +62,16 @@ bool DwBandsOn() {
   return on;
 }
 
+// COIL_CONV_DIRECT_FEW_EDGE=0 (read once per process): the few-channel kernel's interior
+// columns past its last block of 8 one at a time, as before helper-68 (for A/B measurements).
+bool FewEdgeBlocksOn() {
+  static const bool on = [] {
+    const char* v = std::getenv("COIL_CONV_DIRECT_FEW_EDGE");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
 std::atomic<int64_t> direct_calls{0};
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -213,6 +223,7 @@ void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWei
   Job j{&s, x, &w, bias, steps, out};
   j.ow_blocks = OwBlocksOn();
   j.dw_tiles = j.ow_blocks && DwTilesOn();
+  j.few_edge_blocks = FewEdgeBlocksOn();
   if (w.kind() != DirectConvKind::kPointwise) {
     InteriorColumns(s, (s.kw - 1) * s.dil_w, j.interior_lo, j.interior_hi);
   }

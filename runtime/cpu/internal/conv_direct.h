@@ -17,7 +17,8 @@
 //   - few channels: groups 1, at most kDirectFewChannels input channels (a network's first
 //     convolution, whose input is the model's NCHW image), kernels up to 7x7: each output row
 //     is a task, 16 output channels per vector, every tap an input value times a weight vector,
-//     interior output columns in blocks of 8 as for depthwise.
+//     interior output columns in blocks of 8 as for depthwise, the interior's last ones in
+//     blocks of 4, 2, 1 (COIL_CONV_DIRECT_FEW_EDGE=0: one at a time, as before).
 // They need an NHWC output (ir/channels_last.h), an NHWC input (NCHW too for few channels) and
 // constant weights (packed once per call site); the bias and an ExternEpilogueStep chain are
 // applied to the accumulators before the store. dnnl_conv.cc runs them by a fixed rule (UseDirectConv), not by its per-site timing

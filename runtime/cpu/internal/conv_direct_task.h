@@ -53,6 +53,9 @@ struct Job {
   bool ow_blocks = true;
   // Depthwise: conv_direct_dw_tile.h's tiles where the shape allows (DwTilesOn).
   bool dw_tiles = true;
+  // Few channels: the interior columns past the last block of kOwBlock in blocks of 4, 2, 1
+  // (FewEdgeBlocksOn) instead of one at a time.
+  bool few_edge_blocks = true;
   // The row kernels' interior output columns [lo, hi) (InteriorColumns), once per call.
   int64_t interior_lo = 0, interior_hi = 0;
 };
