@@ -575,7 +575,7 @@ std::vector<AttentionVariant> AttentionVariants(const proto::Schedule& schedule)
     std::optional<cuda::AttentionPlan> p = cuda::PlanAttention(schedule, k);
     if (!p.has_value() || !p->unsupported.empty()) continue;
     const std::string dtype = cuda::AttentionDTypeName(p->dtype);
-    out.push_back({dtype, static_cast<int>(p->head_dim), p->mask != 0 || dtype == "f32"});
+    out.push_back({dtype, static_cast<int>(p->head_dim), cuda::AttentionEntryMasked(*p)});
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

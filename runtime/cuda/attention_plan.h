@@ -60,6 +60,14 @@ std::optional<AttentionPlan> PlanAttention(const proto::Schedule& schedule,
 // "f32", "f16", "bf16" (kernel_abi.h's AttentionSymbol); "" for other dtypes.
 std::string AttentionDTypeName(proto::DType dtype);
 
+// Which entry point runs `plan` (kernel_abi.h's AttentionSymbol(dtype, head_dim, masked)): the
+// masked one for f32 and for calls with a mask; f16 / bf16 calls without a mask get the one
+// built without the mask code. codegen_cuda emits exactly the entry points its plans name, in
+// the module's last image; the runtime asks that image for them.
+inline bool AttentionEntryMasked(const AttentionPlan& plan) {
+  return plan.mask != 0 || plan.dtype == proto::FLOAT32;
+}
+
 }  // namespace coil::cuda
 
 #endif  // COIL_RUNTIME_CUDA_ATTENTION_PLAN_H_

@@ -38,12 +38,6 @@ absl::StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::Create(
     CUmodule module, CUstream stream, const GemmRunnerOptions& options) {
   std::unique_ptr<GemmRunner> r(new GemmRunner);
   r->d_ = d;
-  for (const auto& [t, name] : {std::pair{proto::FLOAT16, "f16"}, std::pair{proto::BFLOAT16, "bf16"}}) {
-    CUfunction f = nullptr;  // absent from modules without an f16 / bf16 mm
-    if (module != nullptr && d->ModuleGetFunction(&f, module, GemmWidenRowsSymbol(name).c_str()) == 0) {
-      r->widen_[t] = f;
-    }
-  }
   r->stream_ = stream;
   r->options_ = options;
   for (const proto::Kernel& k : schedule.kernels()) {
@@ -53,6 +47,21 @@ absl::StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::Create(
     p->transpose_b = p->transpose_b && options.transpose_b;
     p->pad_b = p->pad_b && options.pad_b;
     r->plans_[k.id()] = *p;
+  }
+  // The widening kernels of the f16 / bf16 GEMMs whose forwarded output is f32: codegen_cuda
+  // emits them into the first image for every module with an f16 / bf16 mm. Only those are
+  // asked for: asking a module for a kernel it lacks is a CUDA API error (compute-sanitizer
+  // counts each one).
+  for (const auto& [t, name] : {std::pair{proto::FLOAT16, "f16"}, std::pair{proto::BFLOAT16, "bf16"}}) {
+    bool used = false;
+    for (const auto& [id, p] : r->plans_) {
+      used = used || (p.dtype == t && p.forward_kernel != 0 && p.forward_dtype == proto::FLOAT32);
+    }
+    CUfunction f = nullptr;
+    if (used && module != nullptr &&
+        d->ModuleGetFunction(&f, module, GemmWidenRowsSymbol(name).c_str()) == 0) {
+      r->widen_[t] = f;
+    }
   }
   if (r->plans_.empty()) return r;
   if (!options.use_cublaslt) {

@@ -225,12 +225,14 @@ TEST(CudaAttentionTest, TheModuleCarriesThePlannedKernels) {
   if (!codegen_cuda::NvrtcVersion().ok()) GTEST_SKIP() << "no NVRTC";
   absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(Sdpa("bf16", 128, kCausal));
   ASSERT_TRUE(m.ok()) << m.status();
+  // The runtime asks the last image for the entry points (attention_plan.h's
+  // AttentionEntryMasked): they must be there.
+  const auto last_ptx = [](const proto::KernelModule& km) -> const std::string& {
+    return km.images_size() > 0 ? km.images(km.images_size() - 1).ptx() : km.ptx();
+  };
   // No mask: only the entry point built without the mask code.
   const std::string want = cuda::AttentionSymbol("bf16", 128, /*masked=*/false);
-  bool found = false;
-  for (const proto::ObjectImage& im : m->images()) found = found || absl::StrContains(im.ptx(), want);
-  found = found || absl::StrContains(m->ptx(), want);
-  EXPECT_TRUE(found);
+  EXPECT_TRUE(absl::StrContains(last_ptx(*m), absl::StrCat(".entry ", want)));
   EXPECT_TRUE(absl::StrContains(m->wrapper_source(), want));
   EXPECT_FALSE(absl::StrContains(m->wrapper_source(), cuda::AttentionSymbol("bf16", 128) + "("));
   EXPECT_FALSE(absl::StrContains(m->wrapper_source(), cuda::AttentionSymbol("f32", 64)));
@@ -239,6 +241,7 @@ TEST(CudaAttentionTest, TheModuleCarriesThePlannedKernels) {
       cuda_testing::GenerateModule(Sdpa("bf16", 64, kPlain, true, "bool[batch, 1, seq, seq]"));
   ASSERT_TRUE(mm.ok()) << mm.status();
   EXPECT_TRUE(absl::StrContains(mm->wrapper_source(), cuda::AttentionSymbol("bf16", 64) + "("));
+  EXPECT_TRUE(absl::StrContains(last_ptx(*mm), absl::StrCat(".entry ", cuda::AttentionSymbol("bf16", 64))));
   EXPECT_FALSE(absl::StrContains(mm->wrapper_source(), cuda::AttentionSymbol("bf16", 64, false)));
 }
 
