@@ -167,10 +167,12 @@ class CudaExecutable {
   // convolution and graph counts count every pass. 1 (the default): one pass.
   void SetTimedPasses(int passes);
   // The passes for samples of at least `sample_ms` of back-to-back kernels when one pass takes
-  // `single_ms` (1 to kMaxTimedPasses): what `coil bench cuda` and `coil run --repeat` use, as
-  // tools/bench/torch_peers.py's BACK_TO_BACK_MS does for torch.
+  // `single_ms` (1 to kMaxTimedPasses): what `coil bench cuda` and `coil run --repeat` use.
+  // `coil bench cuda` hands both numbers to tools/bench/torch_peers.py (--sample-ms,
+  // --max-passes), which times torch's calls by the same rule.
+  static constexpr double kSampleMs = 5.0;
   static constexpr int kMaxTimedPasses = 64;
-  static int PassesForSample(double single_ms, double sample_ms = 5.0);
+  static int PassesForSample(double single_ms, double sample_ms = kSampleMs);
 
   // Per-kernel device time (an event before and after every kernel and GEMM), summed over the
   // runs since profiling was switched on; slower runs (one event per launch).

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "runtime/cuda/executable.h"
 #include "tools/bench/cpu_bench_bandwidth.h"
 #include "tools/bench/cpu_bench_compare.h"
 #include "tools/bench/cpu_bench_models.h"
@@ -22,6 +24,7 @@ namespace coil::bench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 ModelRow Row(const std::string& model, int batch, double speedup, bool matches) {
   ModelRow r;
@@ -178,6 +181,20 @@ TEST(TorchEagerCommand, QuotesPathsAndPassesThePolicy) {
   EXPECT_THAT(cmd, HasSubstr("--out '/tmp/it'\\''s'"));
   EXPECT_THAT(cmd, HasSubstr("--size full --models 'gpt' --batches 1,8 --threads 3"));
   EXPECT_THAT(cmd, HasSubstr("--min-reps 7"));
+}
+
+// CUDA rows: torch's calls are timed by coil's own sample rule, passed from its one definition.
+TEST(TorchEagerCommand, CudaPassesCoilsSampleRule) {
+  TorchEagerRequest r = Request();
+  r.device = "cuda";
+  const std::string cmd = TorchEagerCommand(r);
+  EXPECT_THAT(cmd, HasSubstr("--device 'cuda'"));
+  EXPECT_THAT(cmd, HasSubstr(absl::StrCat(" --sample-ms ", cuda::CudaExecutable::kSampleMs,
+                                          " --max-passes ",
+                                          cuda::CudaExecutable::kMaxTimedPasses)));
+  EXPECT_EQ(cuda::CudaExecutable::PassesForSample(cuda::CudaExecutable::kSampleMs / 4), 4);
+  r.device = "cpu";
+  EXPECT_THAT(TorchEagerCommand(r), Not(HasSubstr("--sample-ms")));
 }
 
 TEST(FindTorchScript, ExplicitPathMustExist) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "google/protobuf/util/json_util.h"
+#include "runtime/cuda/executable.h"
 
 namespace coil::bench {
 namespace {
@@ -64,7 +65,11 @@ std::string TorchEagerCommand(const TorchEagerRequest& r) {
       r.batches.empty() ? "" : absl::StrCat(" --batches ", absl::StrJoin(r.batches, ",")),
       " --threads ", r.threads, " --warmup ", t.warmup, " --min-reps ", t.min_reps, " --max-reps ",
       t.max_reps, " --min-seconds ", t.min_seconds,
-      r.device == "cpu" ? "" : absl::StrCat(" --device ", Quote(r.device)));
+      r.device == "cpu" ? "" : absl::StrCat(" --device ", Quote(r.device)),
+      // CUDA: torch's calls in samples by coil's own rule (executable.h's PassesForSample).
+      r.device != "cuda" ? "" : absl::StrCat(" --sample-ms ", cuda::CudaExecutable::kSampleMs,
+                                             " --max-passes ",
+                                             cuda::CudaExecutable::kMaxTimedPasses));
 }
 
 absl::StatusOr<TorchEagerResults> ParseTorchEagerJson(const std::string& json,

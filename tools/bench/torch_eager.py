@@ -180,12 +180,24 @@ def parse_common_args(description, sizes, models, default_batches, devices=("cpu
     p.add_argument("--max-reps", type=int, default=50)
     p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("--device", choices=devices, default="cpu")
+    if "cuda" in devices:
+        # The rule coil times its CUDA rows by (runtime/cuda/executable.h, PassesForSample):
+        # `coil bench cuda` passes its numbers, so the two sides cannot drift apart.
+        p.add_argument("--sample-ms", type=float,
+                       help="--device cuda: each sample is calls back to back for at least this "
+                            "many ms (coil bench cuda passes its own)")
+        p.add_argument("--max-passes", type=int,
+                       help="--device cuda: at most this many calls per sample")
     if serve:
         p.add_argument("--serve", action="store_true",
                        help="stay running and time rows on request (see the script's help)")
     args = p.parse_args()
     if args.threads < 1 or args.warmup < 0 or args.min_reps < 1 or args.max_reps < args.min_reps:
         p.error("need --threads >= 1, --warmup >= 0, 1 <= --min-reps <= --max-reps")
+    if args.device == "cuda" and not (args.sample_ms and args.sample_ms > 0 and
+                                      args.max_passes and args.max_passes >= 1):
+        p.error("--device cuda needs --sample-ms > 0 and --max-passes >= 1 (coil bench cuda "
+                "passes runtime/cuda/executable.h's kSampleMs and kMaxTimedPasses)")
     names = [m for m in args.models.split(",") if m]
     for name in names:
         if name not in models:

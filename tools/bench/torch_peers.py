@@ -32,7 +32,7 @@ Default batch sizes are each model's BATCHES (the issue's), --batches replaces t
 
 --device cuda (`coil bench cuda`): torch eager and torch.compile run on the first GPU, model and
 input moved there, TF32 off (torch.backends.*.allow_tf32 = False: exact f32, coil's default),
-timed by CUDA events around samples of calls back to back (at least BACK_TO_BACK_MS of them, so
+timed by CUDA events around samples of calls back to back (at least --sample-ms of them, so
 that only a sample's first call starts on an idle GPU; per-call device time, as coil's, which is
 timed the same way); default batches CUDA_BATCHES,
 gpt2_small at 512 tokens (CUDA_TOKENS; the CUDA issue's row);
@@ -358,17 +358,13 @@ def peer_failure(e):
     return {"error": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]}
 
 
-# Each CUDA sample is calls back to back for at least this long (at most MAX_PASSES calls),
-# divided by their number, so that only a sample's first call starts on an idle GPU: the launch
-# onto an idle GPU costs 21-36 us on an H200 (docs/benchmarks.md), 10-20% of a memory-bound row.
-# coil's rows are timed the same way (runtime/cuda/executable.h, PassesForSample).
-BACK_TO_BACK_MS = 5.0
-MAX_PASSES = 64
-
-
-def passes_for(single_ms):
-    """Calls per CUDA sample for a call that takes single_ms alone."""
-    return max(1, min(MAX_PASSES, math.ceil(BACK_TO_BACK_MS / max(single_ms, 1e-3))))
+def passes_for(single_ms, args):
+    """Calls per CUDA sample for a call that takes single_ms alone: calls back to back for at
+    least --sample-ms (at most --max-passes), so that only a sample's first call starts on an idle
+    GPU (the launch onto an idle GPU costs 21-36 us on an H200, 10-20% of a memory-bound row).
+    coil's rows are timed by the same rule (runtime/cuda/executable.h, PassesForSample), whose
+    numbers `coil bench cuda` passes here."""
+    return max(1, min(args.max_passes, math.ceil(args.sample_ms / max(single_ms, 1e-3))))
 
 
 def time_cuda(fn, args):
@@ -388,7 +384,7 @@ def time_cuda(fn, args):
         b.synchronize()
         return a.elapsed_time(b) / passes
 
-    passes = passes_for(sample(1))
+    passes = passes_for(sample(1), args)
     samples = []
     start = time.perf_counter()
     while len(samples) < args.min_reps or (len(samples) < args.max_reps and

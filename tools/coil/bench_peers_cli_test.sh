@@ -186,6 +186,10 @@ fi
 # The peer script's side: --device cuda on a torch without CUDA says so (no fake GPU times),
 # and the TensorProto it writes without the onnx package is onnx's byte for byte.
 check peers_no_cuda_device 1 'torch_peers.py: --device cuda, but torch .* sees no CUDA device' -- \
+  /usr/bin/python3 tools/bench/torch_peers.py --out "$tmp/nocuda" --models bert_base --device cuda \
+  --sample-ms 5 --max-passes 64
+# --device cuda times by coil's sample rule, which `coil bench cuda` passes: without it, an error.
+check peers_cuda_needs_the_sample_rule 2 'torch_peers.py: error: --device cuda needs --sample-ms > 0 and --max-passes >= 1' -- \
   /usr/bin/python3 tools/bench/torch_peers.py --out "$tmp/nocuda" --models bert_base --device cuda
 # MODEL_bf16 rows (torch.autocast bf16) are GPU rows; on the CPU the script refuses them.
 check peers_bf16_is_cuda_only 1 'torch_peers.py: resnet50_bf16 is a --device cuda row' -- \
