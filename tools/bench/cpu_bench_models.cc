@@ -61,8 +61,9 @@ void BenchRun(driver::Executable& program, cuda::CudaExecutable* cuda, const Tor
   if (!row.matches()) return;  // a wrong answer gets no time
   // CUDA: device_ms per pass and the run's wall time less its extra passes (a one-pass run).
   std::vector<double> device_ms, run_ms;
-  // Each CUDA sample runs the kernels back to back for at least 5 ms (SetTimedPasses), as
-  // torch_peers.py's BACK_TO_BACK_MS times torch's calls: only its first pass starts on an idle GPU.
+  // Each CUDA sample runs the kernels back to back for at least kSampleMs (SetTimedPasses), as
+  // torch_peers.py times torch's calls by the same rule (TorchEagerCommand passes it): only a
+  // sample's first pass starts on an idle GPU.
   if (cuda != nullptr) {
     cuda->SetTimedPasses(cuda::CudaExecutable::PassesForSample(cuda->last_run_times().device_ms));
   }
