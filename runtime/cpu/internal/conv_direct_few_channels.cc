@@ -15,12 +15,14 @@
 namespace coil::cpu::internal::conv_direct {
 namespace {
 
-// Interior output columns [ow, ow + W) of output row (n, oh), channels [o0, o0 + lanes of V):
-// W accumulators, every tap's weight vector loaded once for the W of them; no column tests
-// (the caller's columns are interior: conv_direct.cc's InteriorColumns).
-template <typename V, int W>
+// Output columns [ow, ow + W) of output row (n, oh), channels [o0, o0 + lanes of V): W
+// accumulators, every tap's weight vector loaded once for the W of them. Interior columns
+// (conv_direct.cc's InteriorColumns) need no column tests; kEdge (one column in the padded
+// borders) skips the taps that fall outside the row.
+template <typename V, int W, bool kEdge = false>
 COIL_CONV_INLINE void FewChannelsBlock(const Job& j, int64_t n, int64_t oh, int64_t o0,
                                        int64_t ow, V b) {
+  static_assert(!kEdge || W == 1, "edge columns go one at a time");
   const DirectConvShape& s = *j.s;
   const float* wp = j.w->taps() + o0;
   const int64_t ws = j.w->tap_stride();
@@ -39,8 +41,10 @@ COIL_CONV_INLINE void FewChannelsBlock(const Job& j, int64_t n, int64_t oh, int6
       const float* row = image + c * cs + ih * hs;
       const float* wrow = wp + ((c * s.kh + kh) * s.kw) * ws;
       for (int64_t kw = 0; kw < s.kw; ++kw) {
+        const int64_t iw = iw0 + kw * s.dil_w;
+        if (kEdge && (iw < 0 || iw >= s.w)) continue;
         const V wt = Load<V>(wrow + kw * ws);
-        const float* p = row + (iw0 + kw * s.dil_w) * xs;
+        const float* p = row + iw * xs;
         for (int i = 0; i < W; ++i) acc[i] += p[i * step] * wt;
       }
     }
@@ -57,33 +61,9 @@ COIL_CONV_INLINE void FewChannelsBlock(const Job& j, int64_t n, int64_t oh, int6
 template <typename V>
 COIL_CONV_INLINE void FewChannelsRow(const Job& j, int64_t n, int64_t oh, int64_t o0) {
   const DirectConvShape& s = *j.s;
-  const float* wp = j.w->taps() + o0;
-  const int64_t ws = j.w->tap_stride();
   const V b = j.bias != nullptr ? Load<V>(j.bias + o0) : Splat<V>(0.0f);
-  const int64_t ih0 = oh * s.stride_h - s.pad_h;
-  // Element (c, ih, iw) of image n is at x[base + c * cs + ih * hs + iw * ws_x].
-  const int64_t cs = s.input_nchw ? s.h * s.w : 1, hs = s.input_nchw ? s.w : s.w * s.c,
-                xs = s.input_nchw ? 1 : s.c;
-  const float* image = j.x + n * s.c * s.h * s.w;
-  const int64_t obase = ((n * s.oh + oh) * s.ow) * s.oc + o0;
   auto single = [&](int64_t ow) COIL_CONV_LAMBDA_INLINE {
-    const int64_t iw0 = ow * s.stride_w - s.pad_w;
-    V acc = b;
-    for (int64_t c = 0; c < s.c; ++c) {
-      for (int64_t kh = 0; kh < s.kh; ++kh) {
-        const int64_t ih = ih0 + kh * s.dil_h;
-        if (ih < 0 || ih >= s.h) continue;
-        const float* row = image + c * cs + ih * hs;
-        const float* wrow = wp + ((c * s.kh + kh) * s.kw) * ws;
-        for (int64_t kw = 0; kw < s.kw; ++kw) {
-          const int64_t iw = iw0 + kw * s.dil_w;
-          if (iw < 0 || iw >= s.w) continue;
-          acc += row[iw * xs] * Load<V>(wrow + kw * ws);
-        }
-      }
-    }
-    const int64_t idx = obase + ow * s.oc;
-    StoreV(j.out + idx, Steps(acc, j.steps, idx));
+    FewChannelsBlock<V, 1, true>(j, n, oh, o0, ow, b);
   };
   int64_t lo = j.interior_lo, hi = j.interior_hi;
   if (!j.ow_blocks) hi = lo;
