@@ -23,13 +23,16 @@ using conv_direct::PanelGroups;
 // Flops per thread a call should have (a few microseconds of work, about a pool wake-up).
 constexpr double kFlopsPerThread = 256e3;
 
+// An A/B switch of the environment: on unless set to "0".
+bool SwitchOn(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr || std::string(v) != "0";
+}
+
 // COIL_CONV_DIRECT_OW_BLOCKS=0 (read once per process) runs every output column on its own, as
 // before the blocks (for before / after measurements in one binary).
 bool OwBlocksOn() {
-  static const bool on = [] {
-    const char* v = std::getenv("COIL_CONV_DIRECT_OW_BLOCKS");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const bool on = SwitchOn("COIL_CONV_DIRECT_OW_BLOCKS");
   return on;
 }
 
@@ -45,30 +48,21 @@ void InteriorColumns(const DirectConvShape& s, int64_t span, int64_t& lo, int64_
 // blocks (one load per multiply-add) instead of conv_direct_dw_tile.h's tiles, as before
 // helper-61 (for A/B measurements).
 bool DwTilesOn() {
-  static const bool on = [] {
-    const char* v = std::getenv("COIL_CONV_DIRECT_DW_TILES");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const bool on = SwitchOn("COIL_CONV_DIRECT_DW_TILES");
   return on;
 }
 
 // COIL_CONV_DIRECT_DW_BANDS=0 (read once per process): depthwise tasks of one output row each,
 // every row across its channels, as before helper-58 (for A/B measurements).
 bool DwBandsOn() {
-  static const bool on = [] {
-    const char* v = std::getenv("COIL_CONV_DIRECT_DW_BANDS");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const bool on = SwitchOn("COIL_CONV_DIRECT_DW_BANDS");
   return on;
 }
 
 // COIL_CONV_DIRECT_FEW_EDGE=0 (read once per process): the few-channel kernel's interior
 // columns past its last block of 8 one at a time, as before helper-68 (for A/B measurements).
 bool FewEdgeBlocksOn() {
-  static const bool on = [] {
-    const char* v = std::getenv("COIL_CONV_DIRECT_FEW_EDGE");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const bool on = SwitchOn("COIL_CONV_DIRECT_FEW_EDGE");
   return on;
 }
 
@@ -156,10 +150,7 @@ DirectConvMode GetDirectConvMode() {
 
 bool UseDirectConv(const DirectConvShape& s, int threads) {
   if (threads < kDirectMinThreads) return false;
-  static const bool scaled = [] {
-    const char* v = std::getenv("COIL_CONV_DIRECT_SCALED");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const bool scaled = SwitchOn("COIL_CONV_DIRECT_SCALED");
   const bool full = !scaled || threads >= kDirectBoundsThreads;
   const double ratio = static_cast<double>(threads) / kDirectBoundsThreads,
                scale = full ? 1.0 : ratio * ratio;
