@@ -8,6 +8,11 @@
 // checked against the float64 reference by codegen_cpu_test, runtime_checks_test and the ONNX
 // conformance suites, on the host's CPU (x86-64-v3 code is never run here, so no host needs AVX2).
 //
+// The IR also depends on the compiler that built coil: the emitters build instructions in
+// nested IRBuilder calls, whose arguments C++ evaluates in an order the compiler picks, and
+// LLVM's passes see that order. The goldens are written by the pinned compiler (.bazelrc:
+// clang 16).
+//
 // To accept an intended change, rewrite the goldens from the current code and review the diff:
 //   COIL_UPDATE_GOLDENS=1 bazel run //codegen_cpu:llvm_ir_golden_test && git diff codegen_cpu/testdata
 #include <string>

@@ -6,6 +6,11 @@
 // shows what it changes as a diff of those files. Each Schedule also runs: the Schedule
 // interpreter must compute what the graph interpreter computes on the aten graph.
 //
+// The text also depends on the compiler that built coil: decompositions create nodes in operator
+// expressions (prims/emitter.h's Val operators), whose operands C++ evaluates in an order the
+// compiler picks, so the node order follows it. The goldens are written by the pinned compiler
+// (.bazelrc: clang 16).
+//
 // To accept an intended change, rewrite the goldens from the current code and review the
 // diff:
 //   COIL_UPDATE_GOLDENS=1 bazel run //inductor:schedule_golden_test && git diff inductor/testdata

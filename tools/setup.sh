@@ -6,7 +6,9 @@ set -euo pipefail
 PACKAGES=(
   # Build: Debian's Bazel and the rule repositories the offline WORKSPACE points at.
   bazel-bootstrap bazel-rules-java bazel-platforms bazel-skylib
-  g++ clang libclang-rt-14-dev
+  # The compiler (.bazelrc): clang 16 and its sanitizer runtimes; g++ brings libstdc++'s
+  # headers; clang 14 builds the libFuzzer targets (--config=fuzz).
+  clang-16 libclang-rt-16-dev g++ clang libclang-rt-14-dev
   # C++ dependencies (linked statically from their archives).
   libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev libz3-dev
   # jemalloc: the allocator of the coil command and the compile benchmarks (third_party/BUILD).

@@ -26,7 +26,6 @@ using Outputs = absl::StatusOr<std::vector<HostTensor>>;
 // Receives the output position and the storage offsets of the group's input elements.
 using GroupFn = std::function<absl::Status(int64_t, const std::vector<int64_t>&)>;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Normalized, reduced dims as the meta function computes them ([] = all; none for rank 0).

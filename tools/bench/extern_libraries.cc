@@ -10,7 +10,6 @@
 // weights are reordered once (they are constants in the models). "coil RunExtern" is the
 // runtime's own path (runtime/cpu/externs.h): primitive creation (served by oneDNN's primitive
 // cache) and the weight reorder on every call.
-#include <omp.h>
 #include <openblas-pthread/cblas.h>
 
 #include <algorithm>
@@ -25,6 +24,10 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/cpu/externs.h"
+
+// libgomp's (oneDNN's OpenMP runtime), declared here: <omp.h> is the compiler's header, and
+// clang's belongs to another runtime (libomp).
+extern "C" void omp_set_num_threads(int threads);
 
 namespace {
 

@@ -178,7 +178,13 @@ absl::StatusOr<TensorData> DecodeTensor(const TensorProto& t, TensorProto* take,
       return Bad(t, absl::StrCat("raw_data has ", t.raw_data().size(), " bytes, expected ",
                                  expected));
     }
-    out.bytes = take != nullptr ? std::move(*take->mutable_raw_data()) : t.raw_data();
+    // A swap, not `cond ? std::move(taken) : t.raw_data()`: that expression's type is a const
+    // string, so whether the bytes move or are copied was up to the compiler (clang 16 copied).
+    if (take != nullptr) {
+      out.bytes.swap(*take->mutable_raw_data());
+    } else {
+      out.bytes = t.raw_data();
+    }
     if (*dtype == proto::BOOL) {
       for (char& c : out.bytes) c = c != 0 ? 1 : 0;
     }

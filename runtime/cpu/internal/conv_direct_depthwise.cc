@@ -215,20 +215,20 @@ COIL_CONV_INLINE void DepthwiseRowTiles(const Job& j, int64_t n, int64_t oh, int
 
 // DepthwiseRowTiles per kernel, each compiled once per ISA (called per row and vector of
 // channels from DepthwiseRows, in whichever of its loops; no vectors cross the call).
-COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles3x3S1(const Job& j, int64_t n,
-                                                                int64_t oh, int64_t c0) {
+COIL_CONV_CLONES COIL_CONV_NOINLINE void DwRowTiles3x3S1(const Job& j, int64_t n, int64_t oh,
+                                                        int64_t c0) {
   DepthwiseRowTiles<3, 3, 1>(j, n, oh, c0);
 }
-COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles3x3S2(const Job& j, int64_t n,
-                                                                int64_t oh, int64_t c0) {
+COIL_CONV_CLONES COIL_CONV_NOINLINE void DwRowTiles3x3S2(const Job& j, int64_t n, int64_t oh,
+                                                        int64_t c0) {
   DepthwiseRowTiles<3, 3, 2>(j, n, oh, c0);
 }
-COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles5x5S1(const Job& j, int64_t n,
-                                                                int64_t oh, int64_t c0) {
+COIL_CONV_CLONES COIL_CONV_NOINLINE void DwRowTiles5x5S1(const Job& j, int64_t n, int64_t oh,
+                                                        int64_t c0) {
   DepthwiseRowTiles<5, 5, 1>(j, n, oh, c0);
 }
-COIL_CONV_CLONES __attribute__((noinline)) void DwRowTiles5x5S2(const Job& j, int64_t n,
-                                                                int64_t oh, int64_t c0) {
+COIL_CONV_CLONES COIL_CONV_NOINLINE void DwRowTiles5x5S2(const Job& j, int64_t n, int64_t oh,
+                                                        int64_t c0) {
   DepthwiseRowTiles<5, 5, 2>(j, n, oh, c0);
 }
 

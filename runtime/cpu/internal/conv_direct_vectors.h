@@ -29,6 +29,13 @@
 #else
 #define COIL_CONV_CLONES
 #endif
+// Kept out of line (one copy per ISA, called through the ifunc). clang refuses `noinline` on a
+// target_clones function: it never inlines one.
+#if defined(__clang__)
+#define COIL_CONV_NOINLINE
+#else
+#define COIL_CONV_NOINLINE __attribute__((noinline))
+#endif
 #define COIL_CONV_INLINE inline __attribute__((always_inline))
 // The same for a lambda inside such a helper (a lambda left out of line would be compiled for
 // the baseline target and pass vectors by another convention than its caller's clone).
