@@ -27,6 +27,10 @@
 # cold 317 s against 493 s; the conformance suites' pass-rate cases no longer run their whole
 # suite again inside one shard (tests/onnx_conformance/unsupported.txt: ~230 s of test CPU).
 # A cold clone's CI then took 2,811 s (default 2,410 + sanitized 401) against 3,295 s at stop 40.
+# Stop 42 (same VM, relinking all of //... after a full build): gold 325 s of linking (370
+# links), lld 254 s (-22%, ~35 s of CI wall: not adopted, it would add lld-16 and a linker flag
+# that the fuzz configuration, on clang 14, must undo); fully static test binaries
+# (--dynamic_mode=off) 380 s for 219 links, worse. CI stood at 2,722 s (stop 41's run).
 # CI must finish in under 30 minutes on 2 cores; each phase's wall time is printed.
 # Test cases are counted per run from Bazel's XML reports.
 # Usage: tools/test.sh [--no-asan] [extra bazel test flags]
