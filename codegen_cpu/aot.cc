@@ -14,6 +14,7 @@
 #include "codegen_cpu/internal/aot_descriptor.h"
 #include "codegen_cpu/internal/aot_header.h"
 #include "codegen_cpu/internal/aot_hook.h"
+#include "codegen_cpu/internal/loop_shapes.h"
 #include "codegen_cpu/internal/target.h"
 #include "ir/io/data_path.h"
 #include "ir/io/write_file.h"
@@ -112,6 +113,8 @@ absl::StatusOr<AotPackage> GenerateAotPackage(const proto::Schedule& schedule,
   }
   proto::Schedule embedded = schedule;
   if (absl::Status s = EmbedConstants(embedded, options.external_data_dir); !s.ok()) return s;
+  // The embedded schedule says how the runtime splits each kernel, as the module's does.
+  codegen_cpu_internal::AssignParallelDims(embedded);
 
   AotDescriptor descriptor;
   descriptor.name = options.name;

@@ -16,6 +16,7 @@
 #include "codegen_cpu/internal/aot_hook.h"
 #include "codegen_cpu/internal/compiler_remarks.h"
 #include "codegen_cpu/internal/kernel_emitter.h"
+#include "codegen_cpu/internal/loop_shapes.h"
 #include "codegen_cpu/internal/streaming_stores.h"
 #include "codegen_cpu/internal/target.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -225,6 +226,9 @@ absl::StatusOr<proto::KernelModule> codegen_cpu_internal::GenerateCpuWithPreEmit
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
       CreateTargetMachine(options.cpu, options.opt_level);
   if (!tm.ok()) return tm.status();
+  // How the runtime splits each kernel's outer dims is this backend's choice, recorded in the
+  // module's copy of the schedule (a value that came with `schedule` is replaced).
+  AssignParallelDims(schedule);
   const ScheduleInfo info = MakeScheduleInfo(schedule, **tm);
 
   // Every kernel is emitted, verified and optimized in a module of its own, on

@@ -172,6 +172,49 @@ graph @pool(%0 "x": f32[batch, 5, 7, 37], %1 "y": f32[batch, 1, 2, 300], %2 "z":
   Check(text, spec);
 }
 
+// A column reduction of rank >= 2 takes the runtime's range over its rows and columns together
+// (Kernel.parallel_dims = rank, loop_shapes.h's ParallelDims), so that one image's pool divides
+// between threads: ranges that start and end inside a row, one position per call, a whole batch
+// in one call; one and three images; rows over two dims ([batch, 4] rows of 37 columns).
+TEST(CodegenCpuTest, ColumnReductionsSplitInsideRows) {
+  const std::string text = R"(
+graph @pool(%0 "x": f32[batch, 3, 5, 300], %1 "y": f32[batch, 4, 3, 5, 37]) {
+  symbol batch min 1 max 0 hint 4
+  %2: f32[batch, 300] = aten.mean(%0) {dim = [1, 2], keepdim = false, dtype = none}
+  %3: f32[batch, 300] = aten.amax(%0) {dim = [1, 2], keepdim = false}
+  %4: f32[batch, 4, 37] = aten.sum(%1) {dim = [2, 3], keepdim = false, dtype = none}
+  return %2, %3, %4
+}
+)";
+  std::unique_ptr<Compiled> c = Compile(text);
+  ASSERT_NE(c, nullptr);
+  int spanning = 0;
+  for (const proto::Kernel& k : c->module.schedule().kernels()) {
+    if (k.parallel_dims() == 0) continue;
+    EXPECT_EQ(k.parallel_dims(), k.ranges_size()) << k.name();
+    EXPECT_GE(k.ranges_size(), 2) << k.name();
+    ++spanning;
+  }
+  // The [batch, 300] pool (mean and amax in one kernel) and the [batch, 4, 37] sum.
+  EXPECT_EQ(spanning, 2);
+  for (int64_t batch : {1, 3}) {
+    std::vector<HostTensor> inputs =
+        test_kit::RandomInputs(c->graph, {{"batch", batch}}, 5 + batch);
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(c->module.schedule(), inputs);
+    ASSERT_TRUE(want.ok()) << want.status();
+    for (int chunks : {1, 2, 7, 100000}) {
+      absl::StatusOr<std::vector<HostTensor>> got =
+          testing::RunWithJit(c->module, *c->jit, inputs, chunks);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(want->size(), got->size());
+      for (size_t o = 0; o < want->size(); ++o) {
+        test_kit::ExpectClose((*want)[o], (*got)[o], JitTolerance((*want)[o].dtype()),
+                              absl::StrCat("batch ", batch, " chunks ", chunks, " output ", o));
+      }
+    }
+  }
+}
+
 TEST(CodegenCpuTest, BroadcastTransposeChain) {
   Check(R"(
 graph @chain(%0 "x": f32[batch, 4, 6], %1 "y": f32[6], %2 "z": f32[6, 4]) {

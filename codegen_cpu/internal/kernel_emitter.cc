@@ -268,8 +268,9 @@ class KernelEmitter {
   // outer dim's, else the parallel prefix's (one flattened loop).
   std::vector<std::string> InnermostLoopVars() const {
     if (!inner_.empty()) return {absl::StrCat("_r", inner_.size() - 1)};
-    const int rank = k_.ranges_size(), prefix = cpu::ParallelPrefixRank(rank);
-    if (rank > prefix) return {absl::StrCat("_i", rank - 1)};
+    const int rank = k_.ranges_size(), prefix = cpu::ParallelPrefixRank(rank, k_.parallel_dims());
+    // Column tiles loop over the last outer dim innermost whatever the runtime's split.
+    if (rank > prefix || column_segments_) return {absl::StrCat("_i", rank - 1)};
     std::vector<std::string> vars;
     for (int d = 0; d < prefix; ++d) vars.push_back(absl::StrCat("_i", d));
     return vars;
@@ -301,7 +302,7 @@ class KernelEmitter {
 
   absl::Status Body() {
     const int rank = k_.ranges_size();
-    const int prefix = cpu::ParallelPrefixRank(rank);
+    const int prefix = cpu::ParallelPrefixRank(rank, k_.parallel_dims());
     std::vector<llvm::Value*> ranges;
     for (const proto::SymExpr& r : k_.ranges()) {
       absl::StatusOr<llvm::Value*> v = EntryExpr(r);
@@ -322,16 +323,12 @@ class KernelEmitter {
     }
     const bool column = IsColumnReduction(k_, info_.buffers);
     if (column && rank == 1) return ColumnTiles(f_->getArg(0), f_->getArg(1));
+    if (column && prefix == rank) {
+      column_segments_ = true;
+      return ColumnSegments(ranges);
+    }
     return For(f_->getArg(0), f_->getArg(1), "p", [&](llvm::Value* p) -> absl::Status {
-      llvm::Value* rest = p;
-      for (int d = prefix - 1; d >= 0; --d) {
-        if (d == 0) {
-          outer_[0] = rest;
-        } else {
-          outer_[d] = b_.CreateURem(rest, ranges[d], absl::StrCat("i", d));
-          rest = b_.CreateUDiv(rest, ranges[d]);
-        }
-      }
+      SetLeadingOuter(p, prefix, ranges);
       if (rank <= prefix) return Loops();
       if (column) return ColumnTiles(b_.getInt64(0), ranges[rank - 1]);
       return For(
@@ -408,16 +405,47 @@ class KernelEmitter {
     return absl::OkStatus();
   }
 
-  // [Note: column reductions] A reduction over the rows of a row-major tensor into its columns
-  // (the squeeze-excitation average pool over an NHWC activation: kernel [N, C], Loop [H, W],
-  // x[_i0, _r0, _r1, _i1]) read one element per row in the default nest: the column loop was
-  // outside the reduction, each column's sum walked H*W elements C floats apart, scalar (0.06
-  // to 0.18 ms per pool on the 16-core Xeon, mobilenet_v3_large's largest generated kernels).
-  // Here the columns [lo, hi) are cut into tiles of kColumnTile; per tile, every REDUCE keeps
-  // one accumulator per column (reduction_emitter.h, lanes), the reduction nest runs with the
-  // tile's columns as its innermost loop (contiguous loads, vectorized), then the range-less
-  // Loops run once per column on its results. Each column still accumulates its rows in the
-  // same order, in the same accumulator type.
+  // outer_[0 .. dims) from `flat`, a row-major position over those dims of `ranges`.
+  void SetLeadingOuter(llvm::Value* flat, int dims, const std::vector<llvm::Value*>& ranges) {
+    for (int d = dims - 1; d > 0; --d) {
+      outer_[d] = b_.CreateURem(flat, ranges[d], absl::StrCat("i", d));
+      flat = b_.CreateUDiv(flat, ranges[d]);
+    }
+    if (dims > 0) outer_[0] = flat;
+  }
+
+  // A column reduction whose [begin, end) spans every outer dim (Kernel.parallel_dims = rank):
+  // positions are rows (all dims but the last) times columns; each row [begin, end) touches gets
+  // ColumnTiles over its share of the columns, so one row can divide between threads.
+  absl::Status ColumnSegments(const std::vector<llvm::Value*>& ranges) {
+    const int rank = static_cast<int>(ranges.size());
+    llvm::Value* begin = f_->getArg(0);
+    llvm::Value* end = f_->getArg(1);
+    llvm::Value* columns = ranges[rank - 1];
+    // No columns: [begin, end) is empty; the divisor only has to be nonzero.
+    llvm::Value* divisor = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, columns, b_.getInt64(1));
+    llvm::Value* rows_end = b_.CreateAdd(end, b_.CreateSub(divisor, b_.getInt64(1)));
+    rows_end = b_.CreateUDiv(rows_end, divisor);
+    return For(b_.CreateUDiv(begin, divisor), rows_end, "q", [&](llvm::Value* q) -> absl::Status {
+      llvm::Value* start = b_.CreateMul(q, columns);
+      llvm::Value* lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, begin, start);
+      llvm::Value* hi =
+          b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, end, b_.CreateAdd(start, columns));
+      lo = b_.CreateSub(lo, start, "col.lo");  // one statement each: a fixed instruction order
+      hi = b_.CreateSub(hi, start, "col.hi");
+      SetLeadingOuter(q, rank - 1, ranges);
+      return ColumnTiles(lo, hi);
+    });
+  }
+
+  // [Note: column reductions] A reduction over the rows of a row-major tensor into its columns (the
+  // squeeze-excitation average pool over an NHWC activation: kernel [N, C], Loop [H, W], x[_i0,
+  // _r0, _r1, _i1]) read one element per row, C floats apart, in the default nest
+  // (docs/cpu_backend.md). Here the columns [lo, hi) are cut into tiles of kColumnTile; per tile,
+  // every REDUCE keeps one accumulator per column (reduction_emitter.h, lanes), the reduction nest
+  // runs with the tile's columns as its innermost loop (contiguous loads, vectorized), then the
+  // range-less Loops run once per column on its results. Each column still accumulates its rows in
+  // the same order, in the same accumulator type.
   absl::Status ColumnTiles(llvm::Value* lo, llvm::Value* hi) {
     const int last = k_.ranges_size() - 1;
     llvm::Value* tile = b_.getInt64(kColumnTile);
@@ -776,6 +804,8 @@ class KernelEmitter {
   // The expression ids of the ranged Loop being emitted (empty outside one).
   absl::flat_hash_set<int> ranged_ids_;
   const proto::Loop* ranged_loop_ = nullptr;
+  // Body() chose ColumnSegments: the columns are the innermost loop (InnermostLoopVars).
+  bool column_segments_ = false;
   absl::flat_hash_map<int, TypedValue> values_;
 };
 

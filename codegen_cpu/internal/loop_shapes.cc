@@ -108,4 +108,16 @@ bool IsColumnReduction(const proto::Kernel& k, const BufferMap& buffers) {
   return reads_columns;
 }
 
+int ParallelDims(const proto::Kernel& k, const BufferMap& buffers) {
+  return k.ranges_size() >= 2 && IsColumnReduction(k, buffers) ? k.ranges_size() : 0;
+}
+
+void AssignParallelDims(proto::Schedule& schedule) {
+  BufferMap buffers;
+  for (const proto::Buffer& b : schedule.buffers()) buffers.emplace(b.id(), &b);
+  for (proto::Kernel& k : *schedule.mutable_kernels()) {
+    k.set_parallel_dims(ParallelDims(k, buffers));
+  }
+}
+
 }  // namespace coil::codegen_cpu_internal

@@ -6,7 +6,8 @@
 //   flattened positions.
 // - Column reductions ([Note: column reductions] in kernel_emitter.cc): the last outer dim is
 //   contiguous in the reduced input and the reduction walks across rows, so the emitter tiles
-//   that dim and runs each tile's columns as the innermost (vectorized) loop of the nest.
+//   that dim and runs each tile's columns as the innermost (vectorized) loop of the nest; the
+//   runtime's range spans the columns too (ParallelDims).
 #ifndef COIL_CODEGEN_CPU_INTERNAL_LOOP_SHAPES_H_
 #define COIL_CODEGEN_CPU_INTERNAL_LOOP_SHAPES_H_
 
@@ -27,6 +28,16 @@ bool IsFlatPointwise(const proto::Kernel& k, const BufferMap& buffers);
 // LOAD or STORE of it has the Loop's innermost variable in its last dim: the Loop reads
 // columns, and the kernel's last outer dim walks along the rows.
 bool IsColumnReduction(const proto::Kernel& k, const BufferMap& buffers);
+
+// The Kernel.parallel_dims the emitted code needs (runtime/cpu/kernel_abi.h): every dim for a
+// column reduction of rank >= 2, so that [begin, end) can cut one row's columns between
+// threads (a squeeze-excitation pool of one image is one row: it ran on one thread); else 0,
+// the default split.
+int ParallelDims(const proto::Kernel& k, const BufferMap& buffers);
+
+// Sets every kernel's parallel_dims to ParallelDims (replacing what the schedule had): what the
+// code generated from `schedule` needs, and so what the schedule shipped with it must say.
+void AssignParallelDims(proto::Schedule& schedule);
 
 }  // namespace coil::codegen_cpu_internal
 

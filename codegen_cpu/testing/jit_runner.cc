@@ -181,7 +181,7 @@ absl::StatusOr<std::vector<HostTensor>> RunWithJit(const proto::KernelModule& mo
       continue;
     }
     const int rank = k.ranges_size();
-    const int prefix = cpu::ParallelPrefixRank(rank);
+    const int prefix = cpu::ParallelPrefixRank(rank, k.parallel_dims());
     int64_t p = 1;
     for (int d = 0; d < prefix; ++d) {
       absl::StatusOr<int64_t> v = Eval(k.ranges(d), *bind);

@@ -51,7 +51,8 @@ namespace coil::cpu {
 
 // "COILAOT1" read as a little-endian uint64.
 inline constexpr uint64_t kAotMagic = 0x31544f414c494f43ULL;
-inline constexpr uint64_t kAotAbiVersion = 2;  // 2: kernels take a CoilKernelError*
+// 2: kernels take a CoilKernelError*; 3: kernels take the split of Kernel.parallel_dims.
+inline constexpr uint64_t kAotAbiVersion = 3;
 
 // The exported symbol of package `name`.
 inline constexpr char kAotSymbolPrefix[] = "coil_aot_";

@@ -459,6 +459,13 @@ TEST(CpuExecutableTest, CreateErrors) {
   st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
   EXPECT_EQ(st.message(), "kernel 1 'k1': unknown extern op 'aten.no_such_op'") << st;
   bad = s;
+  bad.mutable_kernels(1)->set_parallel_dims(3);  // rank 2
+  st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
+  EXPECT_EQ(st.message(), "kernel 2 'k2': parallel_dims 3 is not between 0 and the rank 2") << st;
+  bad.mutable_kernels(1)->set_parallel_dims(-1);
+  st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
+  EXPECT_EQ(st.message(), "kernel 2 'k2': parallel_dims -1 is not between 0 and the rank 2") << st;
+  bad = s;
   bad.mutable_buffers(0)->set_graph_value(77);
   st = CreateStatus(bad, {{1, &AddRows}, {2, &SquareRows}});
   EXPECT_EQ(st.message(), "buffer 1 ('buf1'): graph value %77 is not a graph input") << st;
@@ -754,6 +761,35 @@ TEST(CpuExecutableTest, SmallKernelsRunInlineLargeOnesSplit) {
       }
     }
   }
+}
+
+// Kernel.parallel_dims = rank: [begin, end) counts the positions of [batch, 4], not rows.
+extern "C" void AddPositions(int64_t b, int64_t e, char* const* bufs, const int64_t*,
+                             CoilKernelError*) {
+  {
+    std::lock_guard<std::mutex> lock(calls_mu);
+    calls.emplace_back(std::this_thread::get_id(), e - b);
+  }
+  for (int64_t p = b; p < e; ++p) {
+    reinterpret_cast<float*>(bufs[3])[p] = reinterpret_cast<const float*>(bufs[1])[p] +
+                                           reinterpret_cast<const float*>(bufs[2])[p];
+  }
+}
+
+TEST(CpuExecutableTest, ParallelDimsSetTheSplit) {
+  proto::Schedule s = PointwiseChain();
+  s.mutable_kernels(0)->set_parallel_dims(2);
+  std::unique_ptr<CpuExecutable> exe = MustCreate(s, {{1, &AddPositions}, {2, &SquareRows}}, 4);
+  for (int64_t batch : {1, 3, 20000}) {
+    calls.clear();
+    std::vector<HostTensor> in = {Random({batch, 4}, 1), Random({batch, 4}, 2)};
+    absl::StatusOr<std::vector<HostTensor>> got = exe->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = InterpretSchedule(s, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectClose((*want)[0], (*got)[0], Tol(1e-6), absl::StrCat("batch ", batch));
+  }
+  EXPECT_GT(calls.size(), 1u) << "80,000 positions split between threads";
 }
 
 // HostTensor::AdoptStorage / RawData (added for this runtime).

@@ -6,12 +6,14 @@
 //   void kernel(int64_t begin, int64_t end, char* const* buffers, const int64_t* symbols,
 //               CoilKernelError* error);
 //
-// - The kernel's outer ranges (Schedule Kernel.ranges, rank r) split into a parallel prefix of
-//   k = max(1, r - 1) dims (k = 0 when r = 0) and the remaining inner dims. [begin, end) is a
-//   range of the row-major flattened index over the prefix, within [0, P) where P is the
-//   product of the prefix sizes (P = 1 for r = 0); the kernel loops over the inner dims and
-//   every Loop itself. The runtime splits [0, P) across its threads (runtime/cpu/executable.h:
-//   chunks of at least ~16K inner iterations; a kernel must accept any [begin, end) split).
+// - The kernel's outer ranges (Schedule Kernel.ranges, rank r) split into a parallel prefix of k
+//   = max(1, r - 1) dims (k = 0 when r = 0), or k = Kernel.parallel_dims when that is set
+//   (codegen_cpu sets it, e.g. k = r for column reductions), and the remaining inner dims.
+//   [begin, end) is a range of the row-major flattened index over the prefix, within [0, P) where
+//   P is the product of the prefix sizes (P = 1 for r = 0); the kernel loops over the inner dims
+//   and every Loop itself. The runtime splits [0, P) across its threads
+//   (runtime/cpu/executable.h: chunks of at least ~16K inner iterations; a kernel must accept any
+//   [begin, end) split).
 // - buffers[id] is the base address of buffer `id` (Buffer.id; buffers[0] is unused): inputs,
 //   constants, outputs, and arena slots at their planned offsets. Buffers are contiguous
 //   row-major in their Buffer.dtype (f16/bf16 as 16-bit patterns, bool as one byte 0/1).
@@ -68,8 +70,13 @@ typedef void (*CoilKernelFn)(int64_t begin, int64_t end, char* const* buffers,
 
 namespace coil::cpu {
 
-// The number of leading outer dims a kernel of rank `rank` is split over.
-inline int ParallelPrefixRank(int rank) { return rank == 0 ? 0 : (rank == 1 ? 1 : rank - 1); }
+// The number of leading outer dims a kernel of rank `rank` is split over: `parallel_dims`
+// (Kernel.parallel_dims, checked to lie in [0, rank] by the runtime's schedule validation) when
+// it is set, else max(1, rank - 1) (0 for rank 0).
+inline int ParallelPrefixRank(int rank, int parallel_dims = 0) {
+  if (parallel_dims > 0) return parallel_dims;
+  return rank == 0 ? 0 : (rank == 1 ? 1 : rank - 1);
+}
 
 }  // namespace coil::cpu
 

@@ -176,7 +176,7 @@ class CompiledGraph {
       CoilKernelFn fn = jit_->Find(k.id());
       if (fn == nullptr) return absl::InvalidArgumentError(absl::StrCat(k.name(), ": no function"));
       int64_t parallel = 1, inner = 1, loop_work = 0;
-      const int prefix = cpu::ParallelPrefixRank(k.ranges_size());
+      const int prefix = cpu::ParallelPrefixRank(k.ranges_size(), k.parallel_dims());
       for (int d = 0; d < k.ranges_size(); ++d) {
         absl::StatusOr<int64_t> n = Eval(k.ranges(d));
         if (!n.ok()) return n.status();

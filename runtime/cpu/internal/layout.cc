@@ -132,7 +132,8 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
       }
       ranges.push_back(*v);
     }
-    const int prefix = ParallelPrefixRank(static_cast<int>(ranges.size()));
+    const int prefix =
+        ParallelPrefixRank(static_cast<int>(ranges.size()), k.proto->parallel_dims());
     absl::StatusOr<int64_t> p = Product(absl::MakeSpan(ranges).subspan(0, prefix));
     absl::StatusOr<int64_t> inner = Product(absl::MakeSpan(ranges).subspan(prefix));
     if (!p.ok() || !inner.ok()) return absl::InvalidArgumentError(absl::StrCat(k.where, ": ranges overflow"));

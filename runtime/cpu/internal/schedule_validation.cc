@@ -57,6 +57,10 @@ absl::Status CheckKernel(const proto::Kernel& k,
     if (!e.ok()) return e.status();
     info.ranges.push_back(*std::move(e));
   }
+  if (k.parallel_dims() < 0 || k.parallel_dims() > k.ranges_size()) {
+    return error("parallel_dims ", k.parallel_dims(), " is not between 0 and the rank ",
+                 k.ranges_size());
+  }
   auto mark_written = [&](int id) {
     BufferInfo& b = buffers[index_of_id[id]];
     if (b.proto->kind() == proto::Buffer::INPUT) b.written = true;
