@@ -27,7 +27,7 @@ namespace {
 using codegen_cuda_internal::KernelSource;
 
 // Bump when the generated code or the kernel ABI changes (cache keys).
-constexpr char kGeneratorVersion[] = "coil-cuda-14";
+constexpr char kGeneratorVersion[] = "coil-cuda-15";
 
 bool HasCode(const proto::Kernel& k) {
   return k.kind() != proto::Kernel::EXTERN || k.loops_size() > 0;
@@ -73,6 +73,7 @@ absl::StatusOr<Sources> Emit(const proto::Schedule& schedule, const CudaCodegenO
   info.narrow_div_reciprocal = options.narrow_div_reciprocal;
   info.row_division = options.row_division;
   info.packed_pairs = options.packed_pairs && ArchAtLeast(options.arch, 90);
+  info.row_prefetch = options.row_prefetch && ArchAtLeast(options.arch, 90);
   s.prelude = codegen_cuda_internal::CudaPrelude();
   s.module = s.prelude;
   for (const proto::Kernel& k : schedule.kernels()) {
@@ -114,7 +115,8 @@ std::string CudaCodegenIdentity(const CudaCodegenOptions& options) {
                       " row_min_blocks=", options.row_min_blocks,
                       " narrow_div_reciprocal=", options.narrow_div_reciprocal ? 1 : 0,
                       " row_division=", options.row_division ? 1 : 0,
-                      " packed_pairs=", options.packed_pairs ? 1 : 0);
+                      " packed_pairs=", options.packed_pairs ? 1 : 0,
+                      " row_prefetch=", options.row_prefetch ? 1 : 0);
 }
 
 absl::StatusOr<proto::KernelModule> GenerateCuda(proto::Schedule schedule,

@@ -62,6 +62,9 @@ struct CudaCodegenOptions {
   // runs as bf16x2 / f16x2 instructions on pairs of positions, bit-identical
   // (internal/packed_pairs.h); arch sm_90 or later. COIL_CUDA_PACKED_PAIRS=0 for A/B.
   bool packed_pairs = true;
+  // A block-per-row kernel prefetches into L2 the rows blocks starting later will read
+  // (internal/row_prefetch.h); arch sm_90 or later. COIL_CUDA_ROW_PREFETCH=0 for A/B.
+  bool row_prefetch = true;
   // Distinct kernels are compiled as up to this many NVRTC programs on parallel threads
   // (program_split.h; at least 1). Each program pays NVRTC's fixed cost (~40 ms here), so a
   // caller that compiles many small modules on few cores (CI's NVRTC conformance run) uses 1.

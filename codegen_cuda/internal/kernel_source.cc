@@ -15,6 +15,7 @@
 #include "codegen_cuda/internal/packed_pairs.h"
 #include "codegen_cuda/internal/reduction_source.h"
 #include "codegen_cuda/internal/row_cache.h"
+#include "codegen_cuda/internal/row_prefetch.h"
 #include "codegen_cuda/internal/row_division.h"
 #include "codegen_cuda/internal/value_source.h"
 #include "runtime/cuda/kernel_abi.h"
@@ -156,6 +157,15 @@ class Emitter {
       count = absl::StrCat(count, " * n", d);
     }
     absl::StrAppend(&o, "  const ", ix, " coil_n = (", ix, ")(", count, ");\n");
+    std::vector<PrefetchedRows> prefetch;  // row_prefetch.h
+    const bool block_rows = out_.rows && !out_.warp_rows;
+    for (int id : block_rows ? RowPrefetchBuffers(k_, info_) : std::vector<int>()) {
+      const proto::Buffer& b = *info_.buffers.at(id);
+      absl::StatusOr<std::string> w = Index(b.shape(b.shape_size() - 1));
+      if (!w.ok()) return w.status();
+      prefetch.push_back({id, *w, MemType(b.dtype())});
+    }
+    absl::StrAppend(&o, RowPrefetchSetup(prefetch));
     if (out_.rows) {
       // Block per row: blockDim.y is 1. Warp per row: threadIdx.y is the warp's row of the block.
       absl::StrAppend(&o, "  for (", ix, " coil_row = (", ix,
@@ -163,6 +173,7 @@ class Emitter {
                       " coil_row < coil_n; coil_row += (",
                       ix, ")gridDim.x * blockDim.y) {\n");
       Decompose("coil_row", "n", "i", k_.ranges_size(), "    ");
+      absl::StrAppend(&o, RowPrefetchIssue(prefetch));
       for (size_t c = 0; c < cache_.slot_dtype.size(); ++c) {
         const std::optional<DType>& raw = cache_.slot_raw[c];
         absl::StrAppend(&o, "    ", raw ? absl::StrCat("__align__(16) ", MemType(*raw))

@@ -233,6 +233,17 @@ template <class T> __device__ __forceinline__ void coil_vcopy8(T* dst, const T* 
   }
 }
 
+// Block-per-row kernels (row_prefetch.h): sm_90's bulk prefetch into L2 of row `row` of a buffer
+// of `bytes`-byte rows; nothing where that row is not 16-byte aligned and sized, or before sm_90.
+__device__ __forceinline__ void coil_prefetch_row(const void* base, i64 row, i64 bytes) {
+#if __CUDA_ARCH__ >= 900
+  const char* p = (const char*)base + row * bytes;
+  if (bytes > 0 && bytes <= 0x7fffffff && ((reinterpret_cast<u64>(p) | (u64)bytes) & 15) == 0) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"((u32)bytes) : "memory");
+  }
+#endif
+}
+
 // A warp per row: the butterfly alone; every lane gets the same result (each combine is
 // commutative, so partners compute the same value).
 template <class T, class Op> __device__ __forceinline__ T coil_warp_reduce(T v, Op op) {

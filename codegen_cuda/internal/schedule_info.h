@@ -46,6 +46,8 @@ struct ScheduleInfo {
   bool row_division = false;
   // bf16 / f16 add, sub, mul on pairs of a row group's positions (packed_pairs.h; sm_90+).
   bool packed_pairs = false;
+  // Block-per-row kernels prefetch later rows into L2 (row_prefetch.h; sm_90+).
+  bool row_prefetch = false;
   // CONSTANT buffers of one element whose bytes the Schedule's graph holds, by buffer id: their
   // value (`d` for floating dtypes, `i` otherwise). Their unmasked LOADs are literals (the ONNX
   // exporters' scalar constants: 0.5, sqrt(2), ...), so NVRTC folds them and the row cache

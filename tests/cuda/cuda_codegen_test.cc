@@ -257,6 +257,8 @@ TEST(CudaCodegenTest, BfloatTailsRunOnPackedPairs) {
       driver::CudaBackendOptions options;
       options.codegen.arch = arch;
       options.codegen.packed_pairs = on;
+      // With the L2 prefetch of later rows ptxas gives the kernel 64 registers at once.
+      options.codegen.row_prefetch = false;
       absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(layernorm->text, options);
       ASSERT_TRUE(m.ok()) << m.status();
       if (std::string(arch) == "sm_90") ExpectLaunchable(*m);
@@ -460,6 +462,75 @@ graph @s(%0 "x": f32[64, n]) {
     }
     EXPECT_TRUE(rows);
   }
+}
+
+// Block-per-row kernels prefetch into L2 the rows of the buffers they read whole, a fixed number
+// of bytes ahead (codegen_cuda/internal/row_prefetch.h): the layernorm row's x and r (16 KB
+// rows, 256 rows ahead), each softmax's input, a symbolic row length; not the weight and bias
+// (one row for all), not with the option off or for sm_80, not in a warp-per-row kernel.
+TEST(CudaCodegenTest, BlockRowKernelsPrefetchLaterRows) {
+  const cuda_testing::TestGraph* softmax = nullptr;
+  const cuda_testing::TestGraph* layernorm = nullptr;
+  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
+    if (std::string(g.name) == "softmax_8192") softmax = &g;
+    if (std::string(g.name) == "layernorm_gelu_8192") layernorm = &g;
+  }
+  ASSERT_NE(softmax, nullptr);
+  ASSERT_NE(layernorm, nullptr);
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    for (bool on : {true, false}) {
+      SCOPED_TRACE(absl::StrCat(arch, on ? " row_prefetch on" : " off"));
+      driver::CudaBackendOptions options;
+      options.codegen.arch = arch;
+      options.codegen.row_prefetch = on;
+      const bool expected = on && std::string(arch) == "sm_90";
+      absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(layernorm->text, options);
+      ASSERT_TRUE(m.ok()) << m.status();
+      if (std::string(arch) == "sm_90") ExpectLaunchable(*m);
+      std::string rows;  // the block-per-row kernel
+      for (const proto::CompiledKernel& k : m->kernels()) {
+        if (absl::StrContains(k.source(), "a block per row")) rows = k.source();
+      }
+      ASSERT_FALSE(rows.empty());
+      EXPECT_EQ(Count(rows, "coil_prefetch_row(b"), expected ? 2 : 0) << rows;
+      if (!expected) continue;
+      EXPECT_TRUE(absl::StrContains(rows, "(i64)(8192) * (i64)sizeof(unsigned short)") ||
+                  absl::StrContains(rows, "(i64)(8192LL) * (i64)sizeof(unsigned short)"))
+          << rows;
+      EXPECT_TRUE(absl::StrContains(rows, "coil_pf_ahead = coil_pf_sum >= 8388608LL")) << rows;
+      EXPECT_LE(m->kernels(0).launch().registers(), 64);  // 4 blocks per SM, no second compile
+      m = cuda_testing::GenerateModule(softmax->text, options);
+      ASSERT_TRUE(m.ok()) << m.status();
+      int prefetches = 0;
+      for (const proto::CompiledKernel& k : m->kernels()) {
+        prefetches += Count(k.source(), "coil_prefetch_row(b");
+      }
+      // The bf16 softmax's x; the f32 softmax's z in its amax kernel and in the one after it.
+      EXPECT_EQ(prefetches, 3);
+    }
+  }
+  absl::StatusOr<proto::KernelModule> m = Generate(R"(
+graph @s(%0 "x": f32[64, n], %1 "y": f32[64, 40]) {
+  symbol n min 2 max 0 hint 4
+  %2: f32[64, n] = aten.softmax(%0) {dim = 1, dtype = none}
+  %3: f32[64, 40] = aten.softmax(%1) {dim = 1, dtype = none}
+  return %2, %3
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExpectLaunchable(*m);
+  int block_rows = 0, warp_rows = 0;
+  for (const proto::CompiledKernel& k : m->kernels()) {
+    if (absl::StrContains(k.source(), "a warp per row")) {
+      ++warp_rows;
+      EXPECT_EQ(Count(k.source(), "coil_prefetch_row("), 0) << k.source();
+    } else if (absl::StrContains(k.source(), "a block per row")) {
+      ++block_rows;
+      EXPECT_EQ(Count(k.source(), "coil_prefetch_row(b"), 1) << k.source();
+    }
+  }
+  EXPECT_EQ(block_rows, 1);
+  EXPECT_EQ(warp_rows, 1);
 }
 
 TEST(CudaCodegenTest, LargeStaticShapesUse64BitIndexMath) {

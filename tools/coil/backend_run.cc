@@ -107,6 +107,10 @@ absl::StatusOr<std::vector<HostTensor>> RunWithBackend(const Graph& graph,
     if (const char* pp = std::getenv("COIL_CUDA_PACKED_PAIRS"); pp != nullptr) {
       cuda.codegen.packed_pairs = std::atoi(pp) != 0;
     }
+    // COIL_CUDA_ROW_PREFETCH=0: block-per-row kernels prefetch no later rows into L2.
+    if (const char* rp = std::getenv("COIL_CUDA_ROW_PREFETCH"); rp != nullptr) {
+      cuda.codegen.row_prefetch = std::atoi(rp) != 0;
+    }
     if (const char* u = std::getenv("COIL_CUDA_ROW_UNROLL"); u != nullptr) {
       cuda.codegen.row_unroll = std::max(1, std::atoi(u));
     }
