@@ -790,6 +790,7 @@ TEST(CpuExecutableTest, ParallelDimsSetTheSplit) {
     ExpectClose((*want)[0], (*got)[0], Tol(1e-6), absl::StrCat("batch ", batch));
   }
   EXPECT_GT(calls.size(), 1u) << "80,000 positions split between threads";
+  for (const auto& [thread, n] : calls) EXPECT_EQ(n % 4, 0) << "rows enough: whole rows";
 }
 
 // HostTensor::AdoptStorage / RawData (added for this runtime).

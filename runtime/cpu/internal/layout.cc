@@ -32,6 +32,17 @@ constexpr int64_t kGrainWork = 16384;
 constexpr int64_t kMinParallelWork = 65536;
 constexpr int64_t kMinParallelWorkMany = kGrainWork;
 
+// The chunk size of a kernel whose split spans its last dim too (Kernel.parallel_dims = rank: a
+// column reduction), `positions` of rows of `cols`: whole rows while there are rows enough for
+// the threads (a chunk inside a row reads parts of the rows' cache lines: mobilenet_v3_large's
+// pools at batch 16, 16 threads), else about `threads` equal chunks, so that one row divides
+// between them (an image's pool at batch 1). At least `grain`.
+int64_t SpanningGrain(int64_t grain, int64_t positions, int64_t cols, int threads) {
+  if (cols <= 0 || threads <= 1) return grain;
+  if (positions / cols >= threads) return (std::max(grain, cols) + cols - 1) / cols * cols;
+  return std::max(grain, (positions + threads - 1) / threads);
+}
+
 // The bound for a pool of `threads`, or COIL_CPU_MIN_PARALLEL_WORK when it holds a number >= 1
 // (read once; for A/B measurements).
 int64_t MinParallelWork(int threads) {
@@ -153,7 +164,11 @@ absl::StatusOr<Layout> ComputeLayout(const ValidatedSchedule& schedule, std::vec
     l.parallel.push_back(*p);
     // Too little work in all to pay for waking the pool: one chunk on the calling thread.
     const bool tiny = *p <= MinParallelWork(threads) / row;
-    l.grain.push_back(tiny ? std::max<int64_t>(*p, 1) : std::max<int64_t>(1, kGrainWork / row));
+    int64_t grain = tiny ? std::max<int64_t>(*p, 1) : std::max<int64_t>(1, kGrainWork / row);
+    if (!tiny && prefix == static_cast<int>(ranges.size()) && prefix >= 2) {
+      grain = SpanningGrain(grain, *p, ranges.back(), threads);
+    }
+    l.grain.push_back(grain);
     l.externs.emplace_back();
     if (k.proto->kind() != proto::Kernel::EXTERN) continue;
     ExternCall& call = l.externs.back();
