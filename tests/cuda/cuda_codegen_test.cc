@@ -205,17 +205,21 @@ graph @d(%0 "x": bf16[4, 64], %3 "h": f16[4, 64]) {
   }
 }
 
+// The memory-bound test graph `name` (cuda_test_graphs.h), or nullptr.
+const cuda_testing::TestGraph* MemoryBoundGraph(const std::string& name) {
+  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
+    if (name == g.name) return &g;
+  }
+  return nullptr;
+}
+
 // A row Loop's f32 division by an earlier Loop's reduction (softmax's exponentials over their
 // sum) is coil_div_row per position when the group's dividends, registers before its items,
 // are in range (else the items with IEEE divisions); the layer norm's mean (a row invariant
 // divided by a literal) and the option off keep the division.
 TEST(CudaCodegenTest, DivisionsByARowsSumUseOneReciprocalPerRow) {
-  const cuda_testing::TestGraph* softmax = nullptr;
-  const cuda_testing::TestGraph* layernorm = nullptr;
-  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
-    if (std::string(g.name) == "softmax_8192") softmax = &g;
-    if (std::string(g.name) == "layernorm_gelu_8192") layernorm = &g;
-  }
+  const cuda_testing::TestGraph* softmax = MemoryBoundGraph("softmax_8192");
+  const cuda_testing::TestGraph* layernorm = MemoryBoundGraph("layernorm_gelu_8192");
   ASSERT_NE(softmax, nullptr);
   ASSERT_NE(layernorm, nullptr);
   for (bool on : {true, false}) {
@@ -243,13 +247,11 @@ TEST(CudaCodegenTest, DivisionsByARowsSumUseOneReciprocalPerRow) {
 
 // The layernorm + gelu row's bf16 tail ((erf + 1) * x * 0.5, each rounded, then stored) runs as
 // bf16x2 instructions on pairs of positions and stores packed words; ptxas gives its kernel 80
-// registers, so it is compiled again asking for 4 blocks per SM; softmax's (64) is not. Off,
-// or for sm_80, the tail stays f32 per position.
+// registers, so it is compiled again asking for 4 blocks per SM (with the L2 prefetch of later
+// rows off; with it ptxas gives 64 at once); softmax's (64) is not. Off, or for sm_80, the tail
+// stays f32 per position.
 TEST(CudaCodegenTest, BfloatTailsRunOnPackedPairs) {
-  const cuda_testing::TestGraph* layernorm = nullptr;
-  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
-    if (std::string(g.name) == "layernorm_gelu_8192") layernorm = &g;
-  }
+  const cuda_testing::TestGraph* layernorm = MemoryBoundGraph("layernorm_gelu_8192");
   ASSERT_NE(layernorm, nullptr);
   for (const char* arch : {"sm_90", "sm_80"}) {
     for (bool on : {true, false}) {
@@ -469,12 +471,8 @@ graph @s(%0 "x": f32[64, n]) {
 // rows, 256 rows ahead), each softmax's input, a symbolic row length; not the weight and bias
 // (one row for all), not with the option off or for sm_80, not in a warp-per-row kernel.
 TEST(CudaCodegenTest, BlockRowKernelsPrefetchLaterRows) {
-  const cuda_testing::TestGraph* softmax = nullptr;
-  const cuda_testing::TestGraph* layernorm = nullptr;
-  for (const cuda_testing::TestGraph& g : cuda_testing::MemoryBoundGraphs()) {
-    if (std::string(g.name) == "softmax_8192") softmax = &g;
-    if (std::string(g.name) == "layernorm_gelu_8192") layernorm = &g;
-  }
+  const cuda_testing::TestGraph* softmax = MemoryBoundGraph("softmax_8192");
+  const cuda_testing::TestGraph* layernorm = MemoryBoundGraph("layernorm_gelu_8192");
   ASSERT_NE(softmax, nullptr);
   ASSERT_NE(layernorm, nullptr);
   for (const char* arch : {"sm_90", "sm_80"}) {
