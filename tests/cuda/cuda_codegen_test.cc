@@ -482,7 +482,8 @@ TEST(CudaCodegenTest, BlockRowKernelsPrefetchLaterRows) {
       options.codegen.arch = arch;
       options.codegen.row_prefetch = on;
       const bool expected = on && std::string(arch) == "sm_90";
-      absl::StatusOr<proto::KernelModule> m = cuda_testing::GenerateModule(layernorm->text, options);
+      absl::StatusOr<proto::KernelModule> m =
+          cuda_testing::GenerateModule(layernorm->text, options);
       ASSERT_TRUE(m.ok()) << m.status();
       if (std::string(arch) == "sm_90") ExpectLaunchable(*m);
       std::string rows;  // the block-per-row kernel

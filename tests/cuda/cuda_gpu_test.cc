@@ -73,9 +73,9 @@ TEST(CudaGpuTest, MemoryBoundGraphsMatchTheScheduleInterpreter) {
 }
 
 // The generation choices that claim bit-identical results (row divisions, packed bf16 pairs,
-// the row kernels' minimum blocks per SM, their L2 prefetch of later rows) give the same bytes as the code without them, on the
-// memory-bound graphs at batch 300 (softmax's x / sum, the layernorm + gelu tail in bf16x2),
-// random inputs with special values in every 97th element.
+// the row kernels' minimum blocks per SM, their L2 prefetch of later rows) give the same bytes
+// as the code without them, on the memory-bound graphs at batch 300 (softmax's x / sum, the
+// layernorm + gelu tail in bf16x2), random inputs with special values in every 97th element.
 TEST(CudaGpuTest, ExactGenerationChoicesGiveTheSameBits) {
   REQUIRE_GPU();
   cuda_testing::BackendChoices plain;
