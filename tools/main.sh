@@ -15,7 +15,12 @@
 #  3. training: the GPT-style decoder trained 40 AdamW steps through coil::compile against
 #     torch 1.13's losses (tools/main_job/train_gpt.cc), with the activation bytes saved;
 #  4. `coil bench cpu`: the same four models timed against torch 1.13 eager, memory-bound
-#     kernels against a copy, resnet18's cold and warm compile (out/bench_cpu.json).
+#     kernels against a copy, resnet18's cold and warm compile (out/bench_cpu.json);
+#  5. the CUDA backend: where a CUDA driver sees a GPU, the four models compiled by
+#     `coil conformance --backend cuda` (NVRTC, runtime/cuda) against torch's outputs; elsewhere
+#     one line saying why it was skipped. The GPU machine's own checks and benchmark (GPU tests,
+#     conformance, compute-sanitizer, `coil bench cuda`) are tools/cuda_gpu_job.sh, which runs
+#     from carried binaries (tools/cuda_gpu_pack.sh).
 # Artifacts land in out/: graphs (.pb and text IR), report.pb, the imported models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,3 +67,17 @@ done
 echo
 echo "coil bench cpu: compiled CPU backend vs torch eager, bandwidth, compile times"
 "$bin/tools/coil/coil" bench cpu --json out/bench_cpu.json
+
+# The CUDA backend on the same four models, where this machine has a GPU (a driver that sees
+# none, or no driver, is a one-line skip; any other failure fails the job).
+echo
+echo "cuda: the four models through coil's CUDA backend (NVRTC, runtime/cuda), vs torch"
+if cuda_out=$("$bin/tools/coil/coil" conformance --dir out/models --verbose --atol 1e-5 \
+    --backend cuda 2>&1); then
+  echo "$cuda_out"
+elif grep -qE "no CUDA driver|the CUDA driver" <<<"$cuda_out"; then
+  echo "cuda: skipped: $(grep -m1 -oE "(no CUDA driver|the CUDA driver).*" <<<"$cuda_out")"
+else
+  echo "$cuda_out"
+  exit 1
+fi

@@ -262,7 +262,6 @@ int Main(int argc, char** argv) {
   }
   std::printf("  wrote %s.txt, %s.prims.txt, %s.schedule.pb, %s/report.pb\n", base.c_str(),
               base.c_str(), base.c_str(), out_dir.c_str());
-  std::printf("  not yet in the pipeline: autograd, CUDA code generation (see README)\n");
   return ok ? 0 : 1;
 }
 
