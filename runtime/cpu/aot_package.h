@@ -51,8 +51,10 @@ namespace coil::cpu {
 
 // "COILAOT1" read as a little-endian uint64.
 inline constexpr uint64_t kAotMagic = 0x31544f414c494f43ULL;
-// 2: kernels take a CoilKernelError*; 3: kernels take the split of Kernel.parallel_dims.
+// 2: kernels take a CoilKernelError*; 3: kernels take the split of Kernel.parallel_dims (the
+// kernel calling convention's kKernelAbiVersion).
 inline constexpr uint64_t kAotAbiVersion = 3;
+static_assert(kAotAbiVersion >= kKernelAbiVersion, "a new kernel ABI needs a new AOT version");
 
 // The exported symbol of package `name`.
 inline constexpr char kAotSymbolPrefix[] = "coil_aot_";

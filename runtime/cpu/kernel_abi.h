@@ -70,6 +70,11 @@ typedef void (*CoilKernelFn)(int64_t begin, int64_t end, char* const* buffers,
 
 namespace coil::cpu {
 
+// This calling convention's version: 2 added CoilKernelError*, 3 Kernel.parallel_dims. A compile
+// cache keys CPU modules on it (their code and schedule are for one convention, and a runtime of
+// another would split their kernels wrongly); aot_package.h's kAotAbiVersion moves with it.
+inline constexpr int kKernelAbiVersion = 3;
+
 // The number of leading outer dims a kernel of rank `rank` is split over: `parallel_dims`
 // (Kernel.parallel_dims, checked to lie in [0, rank] by the runtime's schedule validation) when
 // it is set, else max(1, rank - 1) (0 for rank 0).

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/cpu/kernel_abi.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Host.h"
 
@@ -66,7 +67,8 @@ class CpuBackendImpl : public Backend {
 
   std::string CacheIdentity() const override {
     // compile_threads and the runtime's options do not change the module.
-    return absl::StrCat("backend=cpu opt_level=", options_.codegen.opt_level,
+    return absl::StrCat("backend=cpu kernel_abi=", cpu::kKernelAbiVersion,
+                        " opt_level=", options_.codegen.opt_level,
                         " cpu=", options_.codegen.cpu, " compiler=LLVM ", LLVM_VERSION_STRING,
                         " triple=", llvm::sys::getProcessTriple(),
                         " host=", HostCpuDescription());

@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/compile_cache.h"
+#include "runtime/cpu/kernel_abi.h"
 #include "runtime/interpreter.h"
 #include "tools/driver/cpu_backend.h"
 
@@ -200,6 +201,12 @@ TEST(DriverCacheTest, ChangedWeightOptionOrStructureMisses) {
   threads.runtime.num_threads = 1;
   threads.codegen.compile_threads = 1;
   EXPECT_EQ(CacheKey(base, Options(&cache, threads)), CacheKey(base, Options(&cache)));
+  // The kernel calling convention is in the key: a runtime of another convention would split
+  // an entry's kernels wrongly (Kernel.parallel_dims).
+  EXPECT_NE(CpuBackend({})->CacheIdentity().find(
+                absl::StrCat("kernel_abi=", cpu::kKernelAbiVersion, " ")),
+            std::string::npos)
+      << CpuBackend({})->CacheIdentity();
 }
 
 // A graph that writes into an input no output reads (`x.add_(y); return y * 2`) and the same
