@@ -1,6 +1,8 @@
 // BufferAliasClasses: union-find over the buffers a kernel touches.
 #include "codegen_cpu/internal/alias_classes.h"
 
+#include "absl/container/flat_hash_set.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -103,6 +105,32 @@ std::vector<std::vector<int>> BufferAliasClasses(const proto::Kernel& kernel,
   for (auto& [root, members] : groups) out.push_back(std::move(members));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+int InPlaceOver(const proto::Buffer& buf, const BufferMap& buffers) {
+  if (buf.kind() != proto::Buffer::INTERMEDIATE || !buf.in_place() || buf.reuses() == 0 ||
+      buf.reuses() == buf.id()) {
+    return 0;
+  }
+  auto it = buffers.find(buf.reuses());
+  if (it == buffers.end() || it->second->kind() != proto::Buffer::INTERMEDIATE ||
+      it->second->arena_offset().SerializeAsString() != buf.arena_offset().SerializeAsString()) {
+    return 0;
+  }
+  return buf.reuses();
+}
+
+int InPlaceRoot(int id, const BufferMap& buffers) {
+  absl::flat_hash_set<int> seen = {id};
+  int at = id;
+  for (;;) {
+    auto it = buffers.find(at);
+    if (it == buffers.end()) return at;
+    const int over = InPlaceOver(*it->second, buffers);
+    if (over == 0) return at;
+    if (!seen.insert(over).second) return id;
+    at = over;
+  }
 }
 
 }  // namespace coil::codegen_cpu_internal

@@ -38,6 +38,14 @@ using BufferMap = absl::flat_hash_map<int, const proto::Buffer*>;
 std::vector<std::vector<int>> BufferAliasClasses(const proto::Kernel& kernel,
                                                  const BufferMap& buffers);
 
+// The buffer `buf` overwrites in place (Buffer.in_place: an INTERMEDIATE taking over the slot of
+// the INTERMEDIATE it `reuses` at the same arena offset, so both have one address), or 0.
+int InPlaceOver(const proto::Buffer& buf, const BufferMap& buffers);
+
+// The first buffer of `id`'s chain of in-place overwrites (InPlaceOver), `id` itself when it
+// overwrites none or the chain is malformed (a cycle: then nothing is shared).
+int InPlaceRoot(int id, const BufferMap& buffers);
+
 }  // namespace coil::codegen_cpu_internal
 
 #endif  // COIL_CODEGEN_CPU_INTERNAL_ALIAS_CLASSES_H_

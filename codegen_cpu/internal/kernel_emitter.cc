@@ -110,7 +110,7 @@ class KernelEmitter {
     }
     BufferVals v;
     v.buf = bi->second;
-    if (const int over = InPlaceRoot(id); over != id) {
+    if (const int over = InPlaceRoot(id, info_.buffers); over != id) {
       // [Note: in-place bases] An in-place output (Buffer.in_place) overwrites, element by
       // element, the buffer whose slot it took (Buffer.reuses), at the same arena offset: both
       // table entries hold one address. Loading that address once for both lets LLVM see each
@@ -125,7 +125,7 @@ class KernelEmitter {
       llvm::Value* p = eb_.CreateConstInBoundsGEP1_64(eb_.getPtrTy(), f_->getArg(2), id);
       v.base = eb_.CreateLoad(eb_.getPtrTy(), p, absl::StrCat("buf", id));
     }
-    if (Streamed(*v.buf)) {
+    if (StreamsStores(k_, *v.buf, info_.vector_bits)) {
       eb_.CreateAlignmentAssumption(m_.getDataLayout(), v.base, 64);
       llvm::cast<llvm::LoadInst>(v.base)->setMetadata(kStreamMetadata, llvm::MDNode::get(c_, {}));
     }
@@ -137,54 +137,6 @@ class KernelEmitter {
       v.strides[d] = eb_.CreateMul(v.strides[d + 1], *dim);
     }
     return &buffers_.emplace(id, std::move(v)).first->second;
-  }
-
-  // The first buffer of `id`'s chain of in-place overwrites (InPlaceOver), `id` itself when it
-  // overwrites none or the chain is malformed (a cycle: then nothing is shared).
-  int InPlaceRoot(int id) const {
-    absl::flat_hash_set<int> seen = {id};
-    int at = id;
-    for (;;) {
-      auto it = info_.buffers.find(at);
-      if (it == info_.buffers.end()) return at;
-      const int over = InPlaceOver(*it->second);
-      if (over == 0) return at;
-      if (!seen.insert(over).second) return id;
-      at = over;
-    }
-  }
-
-  // The buffer `buf` overwrites in place (same arena offset; [Note: in-place bases]), or 0.
-  int InPlaceOver(const proto::Buffer& buf) const {
-    if (buf.kind() != proto::Buffer::INTERMEDIATE || !buf.in_place() || buf.reuses() == 0 ||
-        buf.reuses() == buf.id()) {
-      return 0;
-    }
-    auto it = info_.buffers.find(buf.reuses());
-    if (it == info_.buffers.end() || it->second->kind() != proto::Buffer::INTERMEDIATE ||
-        it->second->arena_offset().SerializeAsString() !=
-            buf.arena_offset().SerializeAsString()) {
-      return 0;
-    }
-    return buf.reuses();
-  }
-
-  // Whether stores into `buf` stream past the caches (streaming_stores.h, [Note: streaming
-  // stores]): a large OUTPUT this kernel never loads, on a target with 64-byte vectors.
-  bool Streamed(const proto::Buffer& buf) const {
-    if (buf.kind() != proto::Buffer::OUTPUT || info_.vector_bits < 512) return false;
-    int64_t bytes = ElementSize(buf.dtype());
-    for (const proto::SymExpr& d : buf.shape()) {
-      if (d.kind() != proto::SymExpr::CONST) return false;
-      bytes *= d.value();
-    }
-    if (bytes < kStreamingStoreBytes) return false;
-    for (const proto::Loop& l : k_.loops()) {
-      for (const proto::Expr& e : l.body()) {
-        if (e.kind() == proto::Expr::LOAD && e.buffer() == buf.id()) return false;
-      }
-    }
-    return true;
   }
 
   // ---- Values and symbols inside the loops. ----

@@ -1,6 +1,9 @@
 // MarkStreamingStores (see streaming_stores.h, [Note: streaming stores]).
 #include "codegen_cpu/internal/streaming_stores.h"
 
+#include <cstdint>
+
+#include "ir/dtype.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -42,6 +45,22 @@ int MarkStreamingStores(llvm::Module& m) {
     }
   }
   return marked;
+}
+
+bool StreamsStores(const proto::Kernel& kernel, const proto::Buffer& buf, int vector_bits) {
+  if (buf.kind() != proto::Buffer::OUTPUT || vector_bits < 512) return false;
+  int64_t bytes = ElementSize(buf.dtype());
+  for (const proto::SymExpr& d : buf.shape()) {
+    if (d.kind() != proto::SymExpr::CONST) return false;
+    bytes *= d.value();
+  }
+  if (bytes < kStreamingStoreBytes) return false;
+  for (const proto::Loop& l : kernel.loops()) {
+    for (const proto::Expr& e : l.body()) {
+      if (e.kind() == proto::Expr::LOAD && e.buffer() == buf.id()) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace coil::codegen_cpu_internal

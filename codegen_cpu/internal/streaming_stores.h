@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "ir/proto/schedule.pb.h"
 #include "llvm/IR/Module.h"
 
 namespace coil::codegen_cpu_internal {
@@ -34,6 +35,10 @@ inline constexpr char kStreamMetadata[] = "coil.stream";
 
 // Marks the streaming stores of every function in `m` (after optimization); returns how many.
 int MarkStreamingStores(llvm::Module& m);
+
+// Whether `kernel`'s stores into `buf` stream past the caches: a large (kStreamingStoreBytes,
+// static size) OUTPUT the kernel never loads, on a target with 64-byte vectors (`vector_bits`).
+bool StreamsStores(const proto::Kernel& kernel, const proto::Buffer& buf, int vector_bits);
 
 }  // namespace coil::codegen_cpu_internal
 
