@@ -793,21 +793,5 @@ TEST(CpuExecutableTest, ParallelDimsSetTheSplit) {
   for (const auto& [thread, n] : calls) EXPECT_EQ(n % 4, 0) << "rows enough: whole rows";
 }
 
-// HostTensor::AdoptStorage / RawData (added for this runtime).
-TEST(HostTensorAdoptTest, AdoptsWithoutCopyAndChecksSize) {
-  std::shared_ptr<TensorStorage> storage = TensorStorage::Allocate(24, TensorStorage::kZero);
-  absl::StatusOr<HostTensor> t = HostTensor::AdoptStorage(proto::FLOAT32, {2, 3}, storage);
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->RawData(), storage->data());
-  EXPECT_TRUE(t->IsContiguous());
-  reinterpret_cast<float*>(storage->data())[4] = 2.5f;
-  EXPECT_EQ(t->GetDouble({1, 1}), 2.5);
-  EXPECT_FALSE(HostTensor::AdoptStorage(proto::FLOAT32, {2, 4}, storage).ok());
-  EXPECT_FALSE(HostTensor::AdoptStorage(proto::FLOAT32, {2, 3}, nullptr).ok());
-  HostTensor v = t->View({2}, {1}, 3);
-  EXPECT_EQ(v.RawData(), storage->data() + 12);
-  EXPECT_EQ(HostTensor().RawData(), nullptr);
-}
-
 }  // namespace
 }  // namespace coil::cpu
