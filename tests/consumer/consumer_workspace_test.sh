@@ -6,7 +6,7 @@
 #
 # Tagged local + external (tests/consumer/BUILD): it runs Bazel itself, on the real source
 # tree. The nested output base is $COIL_CONSUMER_OUTPUT_BASE, else in the test's temporary
-# folder (a cold build: about 3-4 minutes on 2 cores).
+# folder (a cold build: about 4 minutes on 2 cores, alone).
 set -uo pipefail
 root=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 ws="$root/tests/external_workspace"
