@@ -3,13 +3,17 @@
 // EXTERN kernel for it, and the compiled graph matches the float64 interpreter at several
 // values of a symbolic sequence length (1, odd, more than one query block and key tile), causal
 // and with an additive mask that has fully masked (-inf) rows; with the option off the op is
-// decomposed (no such extern) and gives the same values.
+// decomposed (no such extern) and gives the same values. Left unset, the option keeps only the
+// calls the fused kernel runs faster (f32, no mask, not causal, full 32-row query blocks and
+// 64-key tiles) and still matches the interpreter.
 #include <cmath>
 #include <limits>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/host_tensor.h"
@@ -107,6 +111,51 @@ TEST(CpuAttentionTest, CausalOverSymbolicSequence) {
 TEST(CpuAttentionTest, MaskWithFullyMaskedRows) {
   ExpectMatches(kMasked, true, true);
   ExpectMatches(kMasked, true, false);
+}
+
+// Unmasked attention of static shape q [2, 3, rows, 16], k [2, 3, keys, 16], v [2, 3, keys, 8].
+std::string Static(int64_t rows, int64_t keys, bool causal) {
+  return absl::StrCat(
+      "graph @attn(%0 \"q\": f32[2, 3, ", rows, ", 16], %1 \"k\": f32[2, 3, ", keys,
+      ", 16], %2 \"v\": f32[2, 3, ", keys, ", 8]) {\n  %3: f32[2, 3, ", rows,
+      ", 8] = aten.scaled_dot_product_attention(%0, %1, %2) {dropout_p = 0.0, is_causal = ",
+      causal ? "true" : "false",
+      ", offset = 0, scale = 0.0, seed = -1, train = true}\n  return %3\n}");
+}
+
+TEST(CpuAttentionTest, DefaultKeepsFullBlocksWithoutMask) {
+  unsetenv("COIL_CPU_ATTENTION");  // the default rule, not a forced choice
+  struct Case {
+    int64_t rows, keys;
+    bool causal;
+    int externs;
+  };
+  for (const Case& c : {Case{64, 128, false, 1}, Case{32, 64, false, 1}, Case{33, 128, false, 0},
+                        Case{64, 96, false, 0}, Case{64, 64, true, 0}}) {
+    const std::string text = Static(c.rows, c.keys, c.causal);
+    SCOPED_TRACE(text);
+    DriverOptions o;
+    o.backend = CpuBackend({.runtime = {.num_threads = 2}});
+    o.cache = nullptr;
+    o.keep_intermediates = true;
+    absl::StatusOr<CompileResult> r = CompileGraph(Parse(text.c_str()), o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->schedule.has_value());
+    EXPECT_EQ(AttentionExterns(*r->schedule), c.externs);
+    ASSERT_NE(r->executable, nullptr) << r->load_error;
+    std::vector<HostTensor> in = {Random({2, 3, c.rows, 16}, 1), Random({2, 3, c.keys, 16}, 2),
+                                  Random({2, 3, c.keys, 8}, 3)};
+    absl::StatusOr<std::vector<HostTensor>> want =
+        Interpret(Parse(text.c_str()), in, {.float64 = true});
+    absl::StatusOr<std::vector<HostTensor>> got = r->executable->Run(in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    std::vector<double> a = (*want)[0].ToDoubles(), b = (*got)[0].ToDoubles();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_NEAR(a[i], b[i], 2e-5 * (1 + std::abs(a[i]))) << "element " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -2,11 +2,16 @@
 #include "tools/driver/cpu_backend.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "ir/attribute.h"
+#include "ir/tensor_type.h"
 #include "runtime/cpu/kernel_abi.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Host.h"
@@ -55,11 +60,15 @@ class CpuBackendImpl : public Backend {
     // slices in place (prims/fold_weight_scales.h; COIL_FOLD_WEIGHT_SCALES=0 keeps the kernels).
     // Not with the fused attention extern: its matcher needs the scale to find the attention.
     const char* fold = std::getenv("COIL_FOLD_WEIGHT_SCALES");
-    c.fold_weight_scales = (fold == nullptr || std::string(fold) != "0") && !FusedAttention();
+    c.fold_weight_scales =
+        (fold == nullptr || std::string(fold) != "0") && Attention() != AttentionMode::kAll;
     // A convolution's weight gradient (training graphs) runs oneDNN's backward-weights
     // primitive instead of a convolution of transposed copies.
     c.externs = {"aten.mm", "aten.bmm", "aten.convolution", "aten.convolution_backward_weight"};
-    if (FusedAttention()) c.externs.push_back("aten.scaled_dot_product_attention");
+    if (Attention() != AttentionMode::kOff) {
+      c.externs.push_back("aten.scaled_dot_product_attention");
+      if (Attention() == AttentionMode::kMeasured) c.keep_attention = FusedAttentionPays;
+    }
     c.vector_bits = 0;  // chosen per kernel by LLVM's cost model for the target
     c.alignment = 64;   // runtime/cpu/kernel_abi.h: OUTPUT and arena buffers
     return c;
@@ -68,6 +77,7 @@ class CpuBackendImpl : public Backend {
   std::string CacheIdentity() const override {
     // compile_threads and the runtime's options do not change the module.
     return absl::StrCat("backend=cpu kernel_abi=", cpu::kKernelAbiVersion,
+                        " attention=", AttentionModeName(Attention()),
                         " opt_level=", options_.codegen.opt_level,
                         " cpu=", options_.codegen.cpu, " compiler=LLVM ", LLVM_VERSION_STRING,
                         " triple=", llvm::sys::getProcessTriple(),
@@ -90,10 +100,37 @@ class CpuBackendImpl : public Backend {
   }
 
  private:
-  bool FusedAttention() const {
-    if (options_.fused_attention.has_value()) return *options_.fused_attention;
+  // Which attention calls the fused kernel runs: none, every one, or those where it measured
+  // faster (FusedAttentionPays).
+  enum class AttentionMode { kOff, kAll, kMeasured };
+  static const char* AttentionModeName(AttentionMode m) {
+    return m == AttentionMode::kOff ? "off" : m == AttentionMode::kAll ? "all" : "measured-v1";
+  }
+  AttentionMode Attention() const {
+    if (options_.fused_attention.has_value()) {
+      return *options_.fused_attention ? AttentionMode::kAll : AttentionMode::kOff;
+    }
     const char* env = std::getenv("COIL_CPU_ATTENTION");
-    return env != nullptr && std::string(env) == "1";
+    if (env != nullptr && std::string(env) == "1") return AttentionMode::kAll;
+    if (env != nullptr && std::string(env) == "0") return AttentionMode::kOff;
+    return AttentionMode::kMeasured;
+  }
+
+  // The attention calls the fused kernel (runtime/cpu/internal/attention.cc) runs faster than
+  // the decomposed matmuls and softmax on the 16-core Xeon (docs/cpu_backend.md, "Fused
+  // attention"): f32 without a mask or causal triangle, whose query rows fill the kernel's
+  // 32-row tasks and whose keys fill its 64-key tiles (BERT-base at 128 tokens: -11% at 4
+  // threads batch 1, -9% at 16 threads batch 8). Declined: causal attention (GPT-2 batch 1
+  // +5% at 4 threads) and partial blocks (vit_b_16's 197 tokens, +7-18% at 16 threads).
+  static bool FusedAttentionPays(absl::Span<const TensorType> in, const AttrMap& attrs) {
+    if (in.size() != 3 || GetBool(attrs, "is_causal").value_or(false)) return false;
+    const TensorType &q = in[0], &k = in[1], &v = in[2];
+    if (q.dtype != proto::FLOAT32 || k.dtype != q.dtype || v.dtype != q.dtype) return false;
+    if (q.rank() < 3 || k.rank() != q.rank() || v.rank() != q.rank()) return false;
+    const std::optional<int64_t> rows = q.shape[q.rank() - 2].AsConstant();
+    const std::optional<int64_t> keys = k.shape[k.rank() - 2].AsConstant();
+    return rows.has_value() && keys.has_value() && *rows > 0 && *rows % 32 == 0 && *keys > 0 &&
+           *keys % 64 == 0;
   }
 
   CpuBackendOptions options_;
