@@ -13,7 +13,11 @@ llvm::Value* SafeDivisor(llvm::IRBuilder<>& b, llvm::Value* d) {
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(d)) {
     if (!c->isZero() && !c->isMinusOne()) return d;
   }
-  llvm::Value* bad = b.CreateOr(b.CreateICmpEQ(d, b.getInt64(0)), b.CreateICmpEQ(d, b.getInt64(-1)));
+  // One instruction per statement: argument evaluation order is the compiler's (clang and GCC
+  // differ), and the emitted IR should not depend on which one built coil.
+  llvm::Value* zero = b.CreateICmpEQ(d, b.getInt64(0));
+  llvm::Value* minus_one = b.CreateICmpEQ(d, b.getInt64(-1));
+  llvm::Value* bad = b.CreateOr(zero, minus_one);
   return b.CreateSelect(bad, b.getInt64(1), d);
 }
 
@@ -34,23 +38,32 @@ llvm::Value* IndexEmitter::FloorDiv(llvm::Value* a, llvm::Value* d) {
   llvm::Value* sd = SafeDivisor(b_, d);
   llvm::Value* q = b_.CreateSDiv(a, sd);
   llvm::Value* r = b_.CreateSRem(a, sd);
-  llvm::Value* fix = b_.CreateAnd(b_.CreateICmpNE(r, zero),
-                                  b_.CreateXor(b_.CreateICmpSLT(a, zero), b_.CreateICmpSLT(sd, zero)));
+  llvm::Value* inexact = b_.CreateICmpNE(r, zero);
+  llvm::Value* a_negative = b_.CreateICmpSLT(a, zero);
+  llvm::Value* d_negative = b_.CreateICmpSLT(sd, zero);
+  llvm::Value* fix = b_.CreateAnd(inexact, b_.CreateXor(a_negative, d_negative));
   q = b_.CreateSub(q, b_.CreateZExt(fix, b_.getInt64Ty()));
-  return b_.CreateSelect(b_.CreateICmpEQ(d, b_.getInt64(-1)), b_.CreateSub(zero, a), q);
+  llvm::Value* by_minus_one = b_.CreateICmpEQ(d, b_.getInt64(-1));
+  llvm::Value* negated = b_.CreateSub(zero, a);
+  return b_.CreateSelect(by_minus_one, negated, q);
 }
 
 llvm::Value* IndexEmitter::Mod(llvm::Value* a, llvm::Value* d) {
   llvm::Value* zero = b_.getInt64(0);
   if (IsPositiveConstant(d)) {
     llvm::Value* r = b_.CreateSRem(a, d);
-    return b_.CreateSelect(b_.CreateICmpSLT(r, zero), b_.CreateAdd(r, d), r);
+    llvm::Value* negative = b_.CreateICmpSLT(r, zero);
+    llvm::Value* wrapped = b_.CreateAdd(r, d);
+    return b_.CreateSelect(negative, wrapped, r);
   }
   llvm::Value* sd = SafeDivisor(b_, d);
   llvm::Value* r = b_.CreateSRem(a, sd);
-  llvm::Value* fix = b_.CreateAnd(b_.CreateICmpNE(r, zero),
-                                  b_.CreateXor(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(d, zero)));
-  r = b_.CreateSelect(fix, b_.CreateAdd(r, d), r);
+  llvm::Value* inexact = b_.CreateICmpNE(r, zero);
+  llvm::Value* r_negative = b_.CreateICmpSLT(r, zero);
+  llvm::Value* d_negative = b_.CreateICmpSLT(d, zero);
+  llvm::Value* fix = b_.CreateAnd(inexact, b_.CreateXor(r_negative, d_negative));
+  llvm::Value* wrapped = b_.CreateAdd(r, d);
+  r = b_.CreateSelect(fix, wrapped, r);
   return b_.CreateSelect(b_.CreateICmpEQ(d, b_.getInt64(-1)), zero, r);
 }
 

@@ -266,7 +266,9 @@ class KernelEmitter {
       // The runtime's [begin, end) counts positions of the parallel prefix (all dims but the
       // last): the flat loop covers [begin, end) times the last dim's extent.
       llvm::Value* last = ranges[rank - 1];
-      return For(b_.CreateMul(f_->getArg(0), last), b_.CreateMul(f_->getArg(1), last), "f",
+      llvm::Value* flat_begin = b_.CreateMul(f_->getArg(0), last);
+      llvm::Value* flat_end = b_.CreateMul(f_->getArg(1), last);
+      return For(flat_begin, flat_end, "f",
                  [&](llvm::Value* flat) {
                    flat_ = flat;
                    return Loops();

@@ -193,9 +193,13 @@ absl::StatusOr<TypedValue> FloatOp(llvm::IRBuilder<>& b, ScalarOp op,
     case ScalarOp::kTrunc: return v(Call1(b, llvm::Intrinsic::trunc, x[0]));
     case ScalarOp::kAbs: return v(Call1(b, llvm::Intrinsic::fabs, x[0]));
     case ScalarOp::kNeg: return v(b.CreateFNeg(x[0]));
-    case ScalarOp::kSign:  // NaN gives 0, as torch.sign
-      return v(b.CreateSelect(b.CreateFCmpOGT(x[0], c(0)), c(1),
-                              b.CreateSelect(b.CreateFCmpOLT(x[0], c(0)), c(-1), c(0))));
+    case ScalarOp::kSign: {  // NaN gives 0, as torch.sign
+      // One instruction per statement here and below: the order of a call's arguments is the
+      // compiler's, and the IR should not depend on which compiler built coil.
+      llvm::Value* positive = b.CreateFCmpOGT(x[0], c(0));
+      llvm::Value* negative = b.CreateFCmpOLT(x[0], c(0));
+      return v(b.CreateSelect(positive, c(1), b.CreateSelect(negative, c(-1), c(0))));
+    }
     case ScalarOp::kSignbit: {
       llvm::Type* it = ct == proto::FLOAT64 ? b.getInt64Ty() : b.getInt32Ty();
       return Bool(b.CreateICmpSLT(b.CreateBitCast(x[0], it), llvm::ConstantInt::get(it, 0)));
@@ -206,10 +210,12 @@ absl::StatusOr<TypedValue> FloatOp(llvm::IRBuilder<>& b, ScalarOp op,
     case ScalarOp::kDiv: return v(b.CreateFDiv(x[0], x[1]));
     case ScalarOp::kRemainder: {  // fmod, moved to the divisor's sign
       llvm::Value* m = b.CreateFRem(x[0], x[1]);
-      llvm::Value* fix = b.CreateAnd(
-          b.CreateFCmpUNE(m, c(0)),
-          b.CreateXor(b.CreateFCmpOLT(x[1], c(0)), b.CreateFCmpOLT(m, c(0))));
-      return v(b.CreateSelect(fix, b.CreateFAdd(m, x[1]), m));
+      llvm::Value* inexact = b.CreateFCmpUNE(m, c(0));
+      llvm::Value* d_negative = b.CreateFCmpOLT(x[1], c(0));
+      llvm::Value* m_negative = b.CreateFCmpOLT(m, c(0));
+      llvm::Value* fix = b.CreateAnd(inexact, b.CreateXor(d_negative, m_negative));
+      llvm::Value* moved = b.CreateFAdd(m, x[1]);
+      return v(b.CreateSelect(fix, moved, m));
     }
     case ScalarOp::kFmod: return v(b.CreateFRem(x[0], x[1]));
     case ScalarOp::kPow:
@@ -241,17 +247,24 @@ absl::StatusOr<TypedValue> IntOp(llvm::IRBuilder<>& b, ScalarOp op,
     return TypedValue{r, proto::INT64};
   };
   // A divisor that never traps: 0 (the interpreter's error) and -1 (handled apart) become 1.
+  // One instruction per statement: the order of a call's arguments is the compiler's.
   auto safe_divisor = [&](llvm::Value* d) {
-    return b.CreateSelect(b.CreateOr(b.CreateICmpEQ(d, c(0)), b.CreateICmpEQ(d, c(-1))), c(1),
-                          d);
+    llvm::Value* zero = b.CreateICmpEQ(d, c(0));
+    llvm::Value* minus_one = b.CreateICmpEQ(d, c(-1));
+    return b.CreateSelect(b.CreateOr(zero, minus_one), c(1), d);
   };
   switch (op) {
-    case ScalarOp::kAbs:
-      return v(b.CreateSelect(b.CreateICmpSLT(x[0], c(0)), b.CreateSub(c(0), x[0]), x[0]));
+    case ScalarOp::kAbs: {
+      llvm::Value* negative = b.CreateICmpSLT(x[0], c(0));
+      llvm::Value* negated = b.CreateSub(c(0), x[0]);
+      return v(b.CreateSelect(negative, negated, x[0]));
+    }
     case ScalarOp::kNeg: return v(b.CreateSub(c(0), x[0]));
-    case ScalarOp::kSign:
-      return v(b.CreateSub(b.CreateZExt(b.CreateICmpSGT(x[0], c(0)), b.getInt64Ty()),
-                           b.CreateZExt(b.CreateICmpSLT(x[0], c(0)), b.getInt64Ty())));
+    case ScalarOp::kSign: {
+      llvm::Value* positive = b.CreateZExt(b.CreateICmpSGT(x[0], c(0)), b.getInt64Ty());
+      llvm::Value* negative = b.CreateZExt(b.CreateICmpSLT(x[0], c(0)), b.getInt64Ty());
+      return v(b.CreateSub(positive, negative));
+    }
     case ScalarOp::kSignbit: return Bool(b.CreateICmpSLT(x[0], c(0)));
     case ScalarOp::kBitwiseNot:
       if (operand_is_bool) return Bool(b.CreateICmpEQ(x[0], c(0)));
@@ -261,14 +274,18 @@ absl::StatusOr<TypedValue> IntOp(llvm::IRBuilder<>& b, ScalarOp op,
     case ScalarOp::kMul: return v(b.CreateMul(x[0], x[1]));
     case ScalarOp::kDiv: {  // truncating; INT64_MIN / -1 wraps
       llvm::Value* q = b.CreateSDiv(x[0], safe_divisor(x[1]));
-      return v(b.CreateSelect(b.CreateICmpEQ(x[1], c(-1)), b.CreateSub(c(0), x[0]), q));
+      llvm::Value* by_minus_one = b.CreateICmpEQ(x[1], c(-1));
+      llvm::Value* negated = b.CreateSub(c(0), x[0]);
+      return v(b.CreateSelect(by_minus_one, negated, q));
     }
     case ScalarOp::kRemainder: {  // Python's %: the divisor's sign
       llvm::Value* r = b.CreateSRem(x[0], safe_divisor(x[1]));
-      llvm::Value* fix = b.CreateAnd(
-          b.CreateICmpNE(r, c(0)), b.CreateXor(b.CreateICmpSLT(r, c(0)),
-                                               b.CreateICmpSLT(x[1], c(0))));
-      r = b.CreateSelect(fix, b.CreateAdd(r, x[1]), r);
+      llvm::Value* inexact = b.CreateICmpNE(r, c(0));
+      llvm::Value* r_negative = b.CreateICmpSLT(r, c(0));
+      llvm::Value* d_negative = b.CreateICmpSLT(x[1], c(0));
+      llvm::Value* fix = b.CreateAnd(inexact, b.CreateXor(r_negative, d_negative));
+      llvm::Value* moved = b.CreateAdd(r, x[1]);
+      r = b.CreateSelect(fix, moved, r);
       return v(b.CreateSelect(b.CreateICmpEQ(x[1], c(-1)), c(0), r));
     }
     case ScalarOp::kFmod: {

@@ -136,7 +136,9 @@ void Accumulate(llvm::IRBuilder<>& b, const Reduction& r, TypedValue in, llvm::V
     const unsigned w = kt->getBitWidth();
     llvm::Value* nan_key = llvm::ConstantInt::get(
         kt, is_max ? llvm::APInt::getSignedMaxValue(w) : llvm::APInt::getSignedMinValue(w));
-    llvm::Value* key = b.CreateSelect(b.CreateFCmpUNO(v, v), nan_key, OrderKey(b, v));
+    // One instruction per statement: a call's argument order is the compiler's.
+    llvm::Value* is_nan = b.CreateFCmpUNO(v, v);
+    llvm::Value* key = b.CreateSelect(is_nan, nan_key, OrderKey(b, v));
     llvm::Value* take = is_max ? b.CreateICmpSGT(key, acc) : b.CreateICmpSLT(key, acc);
     b.CreateStore(b.CreateSelect(take, key, acc), r.acc);
     return;
@@ -170,8 +172,9 @@ void Accumulate(llvm::IRBuilder<>& b, const Reduction& r, TypedValue in, llvm::V
       llvm::Value* better;
       if (fp) {
         llvm::Value* cmp = is_max ? b.CreateFCmpOGT(v, acc) : b.CreateFCmpOLT(v, acc);
-        better = b.CreateAnd(b.CreateFCmpORD(acc, acc),
-                             b.CreateOr(b.CreateFCmpUNO(v, v), cmp));
+        llvm::Value* acc_ordered = b.CreateFCmpORD(acc, acc);
+        llvm::Value* v_nan = b.CreateFCmpUNO(v, v);
+        better = b.CreateAnd(acc_ordered, b.CreateOr(v_nan, cmp));
       } else {
         better = is_max ? b.CreateICmpSGT(v, acc) : b.CreateICmpSLT(v, acc);
       }

@@ -115,7 +115,8 @@ void RuntimeChecks::Report(llvm::IRBuilder<>& b, const Site& s, llvm::Value* val
   b.CreateStore(value, Field(b, error_, 2));
   b.CreateStore(s.bound, Field(b, error_, 3));
   b.CreateStore(b.getInt64(s.dim), Field(b, error_, 4));
-  b.CreateStore(b.CreateGlobalStringPtr(s.what, "check.what"), Field(b, error_, 5));
+  llvm::Value* what = b.CreateGlobalStringPtr(s.what, "check.what");
+  b.CreateStore(what, Field(b, error_, 5));
   b.CreateBr(done);
 }
 

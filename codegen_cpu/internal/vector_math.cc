@@ -101,7 +101,10 @@ class F32Math {
   // 2^k * p where the result stays a normal number (k in [-125, 126] for p in [0.7, 1.5]):
   // k added to p's exponent field.
   llvm::Value* ScaleNormal(const Reduced& x) {
-    llvm::Value* bits = b_.CreateAdd(b_.CreateBitCast(x.p, it_), b_.CreateShl(x.k, 23));
+    // One instruction per statement: a call's argument order is the compiler's.
+    llvm::Value* p_bits = b_.CreateBitCast(x.p, it_);
+    llvm::Value* exponent = b_.CreateShl(x.k, 23);
+    llvm::Value* bits = b_.CreateAdd(p_bits, exponent);
     return b_.CreateBitCast(bits, ft_);
   }
 
@@ -147,7 +150,9 @@ llvm::Value* EmitTanhF32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* small = m.Mad(m.Mul(a, s), p, a);
   // Otherwise 1 - 2t / (1 + t), t = e^(-2a) in [5.6e-9, 0.23]; tanh rounds to 1 from 9.01 on.
   llvm::Value* t = m.ScaleNormal(m.ExpReduce(m.Mul(m.ClampAbove(a, 9.5f), m.F(-2.0f))));
-  llvm::Value* big = m.Sub(m.F(1.0f), m.Div(m.Add(t, t), m.Add(m.F(1.0f), t)));
+  llvm::Value* twice = m.Add(t, t);
+  llvm::Value* one_plus = m.Add(m.F(1.0f), t);
+  llvm::Value* big = m.Sub(m.F(1.0f), m.Div(twice, one_plus));
   // NaN fails the compare and keeps `small` (NaN).
   llvm::Value* r = b.CreateSelect(b.CreateFCmpOGE(a, m.F(0.75f)), big, small);
   return m.CopySign(r, x);
