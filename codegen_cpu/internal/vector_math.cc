@@ -116,7 +116,8 @@ class F32Math {
     auto pow2 = [&](llvm::Value* k) {
       return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, I(127)), 23), ft_);
     };
-    return Mul(Mul(x.p, pow2(k1)), pow2(k2));
+    llvm::Value* half = Mul(x.p, pow2(k1));  // then the second factor: one per statement
+    return Mul(half, pow2(k2));
   }
 
  private:
