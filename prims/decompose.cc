@@ -3,9 +3,11 @@
 #include "prims/decompose.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "ir/op_registry.h"
 #include "ir/printer.h"
 #include "ir/shape_guards.h"
@@ -201,8 +203,21 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
     const bool attention =
         std::find(options.keep.begin(), options.keep.end(),
                   "aten.scaled_dot_product_attention") != options.keep.end();
-    p.Add("autocast", [precision = options.precision, attention,
-                       keep_attention = options.keep_attention,
+    // The backend judges each attention by the types autocast gives it (attention is on its
+    // lower-precision list: f32 and f16 inputs become bf16), as the decompose pass will: a
+    // call kept here and refused there would decompose from the fused op's form instead.
+    AttentionFilter keep_attention = options.keep_attention;
+    if (keep_attention != nullptr) {
+      keep_attention = [keep = options.keep_attention](absl::Span<const TensorType> in,
+                                                        const AttrMap& attrs) {
+        std::vector<TensorType> cast(in.begin(), in.end());
+        for (TensorType& t : cast) {
+          if (t.dtype == proto::FLOAT32 || t.dtype == proto::FLOAT16) t.dtype = proto::BFLOAT16;
+        }
+        return keep(cast, attrs);
+      };
+    }
+    p.Add("autocast", [precision = options.precision, attention, keep_attention,
                        evaluate = options.evaluate_constants](Graph& g) {
       const bool matched = attention && MatchAttention(g, keep_attention, evaluate) > 0;
       absl::StatusOr<bool> changed = Autocast(g, precision);

@@ -8,6 +8,7 @@
 // 64-key tiles) and still matches the interpreter.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "prims/autocast.h"
 #include "runtime/host_tensor.h"
 #include "runtime/interpreter.h"
 #include "tools/driver/cpu_backend.h"
@@ -156,6 +158,47 @@ TEST(CpuAttentionTest, DefaultKeepsFullBlocksWithoutMask) {
       ASSERT_NEAR(a[i], b[i], 2e-5 * (1 + std::abs(a[i]))) << "element " << i;
     }
   }
+}
+
+// BERT's attention as ONNX spells it (a permuted K, a division by a constant, softmax).
+constexpr char kSpelledOut[] = R"(graph @bert(%0 "q": f32[2, 3, 64, 8], %1 "k": f32[2, 3, 128, 8], %2 "v": f32[2, 3, 128, 8]) {
+  %3 "c": f32[] = constant dense "f3043540"
+  %4: f32[2, 3, 8, 128] = aten.permute(%1) {dims = [0, 1, 3, 2]}
+  %5: f32[2, 3, 64, 128] = aten.matmul(%0, %4)
+  %6: f32[2, 3, 64, 128] = aten.div(%5, %3) {rounding_mode = ""}
+  %7: f32[2, 3, 64, 128] = aten.softmax(%6) {dim = 3, dtype = none}
+  %8: f32[2, 3, 64, 8] = aten.matmul(%7, %2)
+  return %8
+})";
+
+// The kernels' names in order.
+std::vector<std::string> KernelNames(const proto::Schedule& s) {
+  std::vector<std::string> names;
+  for (const proto::Kernel& k : s.kernels()) names.push_back(k.name());
+  return names;
+}
+
+// Under --precision bf16 the rule (f32 only) declines the attention it would keep in f32, and
+// judges it by its bf16 types already where autocast runs the matcher: the program is the one
+// compiled with the fused kernel off, not the fused op's decomposition.
+TEST(CpuAttentionTest, DefaultDeclinesUnderBf16AsIfOff) {
+  unsetenv("COIL_CPU_ATTENTION");
+  auto compile = [](std::optional<bool> fused, prims::Precision precision) {
+    DriverOptions o;
+    o.backend = CpuBackend({.runtime = {.num_threads = 2}, .fused_attention = fused});
+    o.cache = nullptr;
+    o.keep_intermediates = true;
+    o.precision = precision;
+    absl::StatusOr<CompileResult> r = CompileGraph(Parse(kSpelledOut), o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->schedule.has_value());
+    return *std::move(r->schedule);
+  };
+  EXPECT_EQ(AttentionExterns(compile(std::nullopt, prims::Precision::kF32)), 1);
+  const proto::Schedule rule = compile(std::nullopt, prims::Precision::kBF16);
+  const proto::Schedule off = compile(false, prims::Precision::kBF16);
+  EXPECT_EQ(AttentionExterns(rule), 0);
+  EXPECT_EQ(KernelNames(rule), KernelNames(off));
 }
 
 }  // namespace
