@@ -119,9 +119,11 @@ class CpuBackendImpl : public Backend {
   // The attention calls the fused kernel (runtime/cpu/internal/attention.cc) runs faster than
   // the decomposed matmuls and softmax on the 16-core Xeon (docs/cpu_backend.md, "Fused
   // attention"): f32 without a mask or causal triangle, whose query rows fill the kernel's
-  // 32-row tasks and whose keys fill its 64-key tiles (BERT-base at 128 tokens: -11% at 4
-  // threads batch 1, -9% at 16 threads batch 8). Declined: causal attention (GPT-2 batch 1
-  // +5% at 4 threads) and partial blocks (vit_b_16's 197 tokens, +7-18% at 16 threads).
+  // 32-row tasks and whose keys fill its 64-key tiles (BERT-base at 128 tokens: -5% at 4
+  // threads, batch 1 and 8, eight alternated passes each; -2% and -9% at 16 threads, batch 8).
+  // Declined: causal attention (GPT-2 batch 1 +5% at 4 threads) and partial blocks (vit_b_16's
+  // 197 tokens, +7-18% at 16 threads). The q / K^T scale folding stays on in this mode and runs
+  // before the matcher, so attention whose scale sits on q or K^T (vit's) stays decomposed.
   static bool FusedAttentionPays(absl::Span<const TensorType> in, const AttrMap& attrs) {
     if (in.size() != 3 || GetBool(attrs, "is_causal").value_or(false)) return false;
     const TensorType &q = in[0], &k = in[1], &v = in[2];
