@@ -75,6 +75,45 @@ bool IsLayoutOp(absl::string_view op) {
 
 bool IsLowerFloat(DType t) { return t == proto::BFLOAT16 || t == proto::FLOAT16; }
 
+// The type each input of an op on the policy's own lists should have, from the input types
+// and the op's attributes alone; DTYPE_UNSPECIFIED: as it is. kFollow depends on the graph
+// around the op (Autocaster::Wanted).
+std::vector<DType> PolicyWanted(Policy policy, absl::Span<const DType> in, const AttrMap& attrs) {
+  std::vector<DType> want(in.size(), proto::DTYPE_UNSPECIFIED);
+  switch (policy) {
+    case Policy::kLower:
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (in[i] == proto::FLOAT32 || in[i] == proto::FLOAT16) want[i] = kLow;
+      }
+      break;
+    case Policy::kF32:
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (IsLowerFloat(in[i])) want[i] = proto::FLOAT32;
+      }
+      break;
+    case Policy::kF32UnlessDType: {
+      absl::StatusOr<DType> d = GetDType(attrs, "dtype");
+      const bool given = d.ok() && *d != proto::DTYPE_UNSPECIFIED;
+      if (!given && !in.empty() && IsLowerFloat(in[0])) want[0] = proto::FLOAT32;
+      break;
+    }
+    case Policy::kWidest: {
+      DType widest = proto::DTYPE_UNSPECIFIED;
+      for (DType t : in) {
+        if (!IsFloating(t)) continue;
+        widest = widest == proto::DTYPE_UNSPECIFIED ? t : PromoteTypes(widest, t);
+      }
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (IsFloating(in[i])) want[i] = widest;
+      }
+      break;
+    }
+    case Policy::kFollow:
+      break;
+  }
+  return want;
+}
+
 // f32 -> bf16, rounding to nearest even (NaN stays a quiet NaN).
 // Branch-free, so that the conversion loops below vectorize.
 uint16_t FloatBitsToBF16(uint32_t bits) {
@@ -182,34 +221,12 @@ class Autocaster {
     std::vector<DType> want(n.num_inputs(), proto::DTYPE_UNSPECIFIED);
     switch (policy) {
       case Policy::kLower:
-        for (int i = 0; i < n.num_inputs(); ++i) {
-          const DType t = n.input(i)->type().dtype;
-          if (t == proto::FLOAT32 || t == proto::FLOAT16) want[i] = kLow;
-        }
-        break;
       case Policy::kF32:
-        for (int i = 0; i < n.num_inputs(); ++i) {
-          if (IsLowerFloat(n.input(i)->type().dtype)) want[i] = proto::FLOAT32;
-        }
-        break;
-      case Policy::kF32UnlessDType: {
-        absl::StatusOr<DType> d = GetDType(n.attrs(), "dtype");
-        const bool given = d.ok() && *d != proto::DTYPE_UNSPECIFIED;
-        if (!given && n.num_inputs() > 0 && IsLowerFloat(n.input(0)->type().dtype)) {
-          want[0] = proto::FLOAT32;
-        }
-        break;
-      }
+      case Policy::kF32UnlessDType:
       case Policy::kWidest: {
-        DType widest = proto::DTYPE_UNSPECIFIED;
-        for (const Value* in : n.inputs()) {
-          const DType t = in->type().dtype;
-          if (!IsFloating(t)) continue;
-          widest = widest == proto::DTYPE_UNSPECIFIED ? t : PromoteTypes(widest, t);
-        }
-        for (int i = 0; i < n.num_inputs(); ++i) {
-          if (IsFloating(n.input(i)->type().dtype)) want[i] = widest;
-        }
+        std::vector<DType> types;
+        for (const Value* in : n.inputs()) types.push_back(in->type().dtype);
+        want = PolicyWanted(policy, types, n.attrs());
         break;
       }
       case Policy::kFollow: {
@@ -348,6 +365,20 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
 }
 
 std::string PrecisionName(Precision p) { return p == Precision::kBF16 ? "bf16" : "f32"; }
+
+std::vector<TensorType> AutocastInputTypes(absl::string_view op,
+                                           absl::Span<const TensorType> inputs,
+                                           const AttrMap& attrs, Precision precision) {
+  std::vector<TensorType> types(inputs.begin(), inputs.end());
+  if (precision == Precision::kF32) return types;
+  std::vector<DType> dtypes;
+  for (const TensorType& t : inputs) dtypes.push_back(t.dtype);
+  const std::vector<DType> want = PolicyWanted(PolicyOf(op), dtypes, attrs);
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (want[i] != proto::DTYPE_UNSPECIFIED) types[i].dtype = want[i];
+  }
+  return types;
+}
 
 std::vector<std::string> AutocastPolicyOps() {
   std::vector<std::string> ops;

@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "ir/graph.h"
 
 namespace coil::prims {
@@ -49,6 +50,14 @@ enum class Precision {
 // "f32" or "bf16"; anything else is InvalidArgument naming the value and the choices.
 absl::StatusOr<Precision> ParsePrecision(absl::string_view name);
 std::string PrecisionName(Precision p);
+
+// The types autocast gives the inputs of a call to `op` with these input types and
+// attributes: the bf16, f32 and widest lists above; an op that follows its inputs keeps them
+// here (what it gets depends on the graph around it), as does every op under kF32. For a
+// caller that judges a call before the pass has run (prims' attention match under autocast).
+std::vector<TensorType> AutocastInputTypes(absl::string_view op,
+                                           absl::Span<const TensorType> inputs,
+                                           const AttrMap& attrs, Precision precision);
 
 // Every op the policy names (the rest follow their inputs), for tests.
 std::vector<std::string> AutocastPolicyOps();

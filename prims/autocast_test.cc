@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
@@ -343,6 +344,50 @@ TEST(Autocast, AttentionBf16MaskUntouched) {
   EXPECT_EQ(n->input(3), mask);
   EXPECT_EQ(o->type().dtype, kBF16);
   EXPECT_TRUE(IsCastTo(g.outputs()[0], kF32));
+}
+
+// AutocastInputTypes (asked before the pass runs) says what the pass then does: one call
+// per policy list, each from graph inputs of its own types, against the pass's result.
+TEST(Autocast, InputTypesAskedBeforeAreThePasses) {
+  struct Call {
+    std::string op;
+    std::vector<TensorType> in;
+    AttrMap attrs;
+  };
+  const TensorType f32(kF32, {2, 4}), bf16(kBF16, {2, 4}), f64(proto::FLOAT64, {2, 4});
+  const TensorType qkv(kF32, {1, 2, 4, 8}), mask(proto::BOOL, {4, 4});
+  const std::vector<Call> calls = {
+      {"aten.scaled_dot_product_attention", {qkv, qkv, qkv, mask}, {}},
+      {"aten.mm", {TensorType(proto::FLOAT16, {2, 4}), TensorType(proto::FLOAT16, {4, 3})}, {}},
+      {"aten.layer_norm", {bf16}, {{"normalized_shape", IntList{4}}}},
+      {"aten.softmax", {bf16}, {{"dim", int64_t{1}}}},
+      {"aten.sum", {bf16}, {{"dim", IntList{1}}, {"dtype", Attribute(kBF16)}}},
+      {"aten.cat", {bf16, f32}, {{"dim", int64_t{0}}}},
+      {"aten.mm", {f64, TensorType(proto::FLOAT64, {4, 3})}, {}},
+  };
+  for (const Call& c : calls) {
+    SCOPED_TRACE(c.op);
+    Graph g("one");
+    GraphBuilder b(g);
+    std::vector<Value*> in;
+    for (const TensorType& t : c.in) in.push_back(b.Input(t, absl::StrCat("x", in.size())));
+    Value* out = Op(b, c.op, in, c.attrs);
+    g.SetOutputs({out});
+    const std::vector<TensorType> asked =
+        AutocastInputTypes(c.op, c.in, c.attrs, Precision::kBF16);
+    EXPECT_EQ(AutocastInputTypes(c.op, c.in, c.attrs, Precision::kF32), c.in);
+    ASSERT_TRUE(Autocast(g, Precision::kBF16).ok());
+    const Node& n = *Only(g, c.op);
+    ASSERT_EQ(asked.size(), n.num_inputs());
+    for (int i = 0; i < n.num_inputs(); ++i) EXPECT_EQ(asked[i], n.input(i)->type()) << i;
+  }
+  // Spelled out, so that the comparison above cannot pass by both sides doing nothing.
+  EXPECT_EQ(AutocastInputTypes("aten.scaled_dot_product_attention", {qkv, qkv, qkv, mask}, {},
+                               Precision::kBF16)[0]
+                .dtype,
+            kBF16);
+  EXPECT_EQ(AutocastInputTypes("aten.layer_norm", {bf16}, {}, Precision::kBF16)[0].dtype, kF32);
+  EXPECT_EQ(AutocastInputTypes("aten.add", {bf16, f32}, {}, Precision::kBF16)[1].dtype, kF32);
 }
 
 TEST(Autocast, DoubleAndF32PrecisionAreLeftAlone) {

@@ -203,18 +203,14 @@ PassPipeline<Graph> PrimsPipeline(const DecomposeOptions& options) {
     const bool attention =
         std::find(options.keep.begin(), options.keep.end(),
                   "aten.scaled_dot_product_attention") != options.keep.end();
-    // The backend judges each attention by the types autocast gives it (attention is on its
-    // lower-precision list: f32 and f16 inputs become bf16), as the decompose pass will: a
-    // call kept here and refused there would decompose from the fused op's form instead.
+    // The backend judges each attention by the types autocast gives it, as the decompose
+    // pass will: a call kept here and refused there would decompose from the fused op's form.
     AttentionFilter keep_attention = options.keep_attention;
     if (keep_attention != nullptr) {
-      keep_attention = [keep = options.keep_attention](absl::Span<const TensorType> in,
-                                                        const AttrMap& attrs) {
-        std::vector<TensorType> cast(in.begin(), in.end());
-        for (TensorType& t : cast) {
-          if (t.dtype == proto::FLOAT32 || t.dtype == proto::FLOAT16) t.dtype = proto::BFLOAT16;
-        }
-        return keep(cast, attrs);
+      keep_attention = [keep = options.keep_attention, precision = options.precision](
+                           absl::Span<const TensorType> in, const AttrMap& attrs) {
+        return keep(AutocastInputTypes("aten.scaled_dot_product_attention", in, attrs, precision),
+                    attrs);
       };
     }
     p.Add("autocast", [precision = options.precision, attention, keep_attention,
