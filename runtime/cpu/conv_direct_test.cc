@@ -3,7 +3,8 @@
 // counts that exercise the 16-, 8- and 1-lane paths), pointwise ones with partial row blocks
 // and panels, bias and epilogue chains, on the calling thread and on 4 threads; then
 // aten.convolution routed to them through RunExtern / RunExternFused (the BUILD rule sets
-// COIL_CONV_DIRECT=1, so no timing decides) and calls that must not take them.
+// COIL_CONV_DIRECT=1, so no timing decides) and calls that must not take them; the pointwise
+// kernel's scaled input (a squeeze-excitation multiply read in place of its result).
 #include "runtime/cpu/internal/conv_direct.h"
 
 #include <algorithm>
@@ -352,6 +353,123 @@ TEST(ConvDirectTest, ConvolutionsRouteToTheKernels) {
     EXPECT_EQ(internal::DirectConvCallCount() - before, 1);
     ExpectNear(out.data, want, scale, dw + " + add + hardswish");
   }
+}
+
+// y = steps(x) * g(scale[image, c]) (externs.h, ExternScaledInput) in float64, rounded to f32
+// as the input the float64 convolution then reads.
+std::vector<float> ScaledInput(const DirectConvShape& s, const std::vector<float>& x,
+                               const std::vector<float>& scale,
+                               const std::vector<ExternEpilogueStep>& steps, bool hardsigmoid) {
+  std::vector<float> y(x.size());
+  const int64_t pixels = s.h * s.w;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double v = x[i];
+    for (const ExternEpilogueStep& step : steps) {
+      if (step.kind == ExternEpilogueStep::kRelu) v = std::max(v, 0.0);
+      if (step.kind == ExternEpilogueStep::kClip) {
+        v = std::min(std::max(v, 1.0 * step.lo), 1.0 * step.hi);
+      }
+      if (step.kind == ExternEpilogueStep::kHardswish) {
+        v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+      }
+    }
+    const int64_t row = static_cast<int64_t>(i) / s.c, c = static_cast<int64_t>(i) % s.c;
+    double g = scale[(row / pixels) * s.c + c];
+    if (hardsigmoid) g = std::min(std::max(g / 6 + 0.5, 0.0), 1.0);
+    y[i] = static_cast<float>(v * g);
+  }
+  return y;
+}
+
+TEST(ConvDirectTest, ScaledInputMatchesFloat64) {
+  ThreadPool pool4(4), pool7(7);
+  // Rows that cross images (7x7 and 3x5 images against 8-row blocks and 64-row tasks), channel
+  // and column tails, one and several panel groups.
+  for (const DirectConvShape& s : {Pointwise(1, 28, 28, 72, 40), Pointwise(2, 7, 7, 96, 160),
+                                   Pointwise(3, 3, 5, 19, 33)}) {
+    const std::vector<float> x = Random(s.n * s.h * s.w * s.c, 41), w = Random(s.oc * s.c, 42),
+                             bias = Random(s.oc, 43);
+    std::vector<float> scale = Random(s.n * s.c, 44);
+    for (float& v : scale) v *= 8;  // beyond hardsigmoid's clamps at -3 and 3
+    std::vector<float> residual = Random(s.n * s.oh * s.ow * s.oc, 45);
+    const ExternTensor other{proto::FLOAT32, {s.n, s.oh, s.ow, s.oc},
+                             reinterpret_cast<char*>(residual.data())};
+    DirectConvWeights packed;
+    ASSERT_TRUE(packed.Pack(w.data(), s));
+    const std::vector<std::vector<ExternEpilogueStep>> prologues = {
+        {}, {{ExternEpilogueStep::kRelu}}, {{ExternEpilogueStep::kHardswish}}};
+    const std::vector<std::vector<ExternEpilogueStep>> epilogues = {
+        {}, {{ExternEpilogueStep::kAdd, 0, 0, &other}, {ExternEpilogueStep::kRelu}}};
+    for (size_t pi = 0; pi < prologues.size(); ++pi) {
+      for (bool hardsigmoid : {false, true}) {
+        ExternScaledInput si;
+        si.x = ExternTensor{proto::FLOAT32, {s.n, s.h, s.w, s.c},
+                            const_cast<char*>(reinterpret_cast<const char*>(x.data()))};
+        si.steps = prologues[pi];
+        si.scale = ExternTensor{proto::FLOAT32, {s.n, 1, 1, s.c},
+                                reinterpret_cast<char*>(scale.data())};
+        si.hardsigmoid = hardsigmoid;
+        const std::vector<float> y = ScaledInput(s, x, scale, prologues[pi], hardsigmoid);
+        for (size_t ei = 0; ei < epilogues.size(); ++ei) {
+          std::vector<double> want, tol;
+          Reference(s, y, w, bias.data(), epilogues[ei], want, tol);
+          for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool4, &pool7}) {
+            std::vector<float> out(residual.size(), -7.0f);
+            // x is not what the kernel reads: a stale buffer of NaNs stands for it.
+            const std::vector<float> stale(x.size(), std::nanf(""));
+            internal::RunDirectConv(s, stale.data(), packed, bias.data(), epilogues[ei],
+                                    out.data(), pool, &si);
+            ExpectNear(out, want, tol,
+                       absl::StrCat("c ", s.c, " oc ", s.oc, " n ", s.n, " prologue ", pi,
+                                    " hardsigmoid ", hardsigmoid, " epilogue ", ei, " threads ",
+                                    pool == nullptr ? 1 : pool->num_threads()));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvDirectTest, ScaledInputRoutesOnlyToThePointwiseKernel) {
+  ThreadPool pool(4);
+  const DirectConvShape s = Pointwise(2, 6, 5, 24, 40);
+  RandomTensor x({s.n, s.h, s.w, s.c}, 51), w({s.oc, s.c, 1, 1}, 52, true), bias({s.oc}, 53, true),
+      scale({s.n, 1, 1, s.c}, 54), out({s.n, s.h, s.w, s.oc}, 55), y({s.n, s.h, s.w, s.c}, 56);
+  const AttrMap attrs = ConvAttrs(1, 0, 1, /*channels_last=*/true);
+  const std::vector<ExternTensor> in = {y.t, w.t, bias.t};
+  ExternStateSlot state;
+  EXPECT_TRUE(ConvolutionTakesScaledInput(ExternArgs{in, out.t, attrs, 4, &state, &pool}));
+  ExternScaledInput si{x.t, {{ExternEpilogueStep::kRelu}}, scale.t, true};
+  const std::vector<float> scaled = ScaledInput(s, x.data, scale.data, si.steps, true);
+  std::vector<double> want, tol;
+  Reference(s, scaled, w.data, bias.data.data(), {}, want, tol);
+  ExternArgs args{in, out.t, attrs, 4, &state, &pool};
+  args.scaled_input = &si;
+  absl::Status st = RunExtern("aten.convolution", args);
+  ASSERT_TRUE(st.ok()) << st;
+  ExpectNear(out.data, want, tol, "through RunExtern");
+  // With an epilogue as post-ops.
+  const std::vector<ExternEpilogueStep> steps = {{ExternEpilogueStep::kHardswish}};
+  Reference(s, scaled, w.data, bias.data.data(), steps, want, tol);
+  absl::StatusOr<bool> fused = RunExternFused("aten.convolution", args, steps);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_TRUE(*fused);
+  ExpectNear(out.data, want, tol, "through RunExternFused");
+  // Calls the kernel does not take: a depthwise convolution, no pool. Asking says no, and a
+  // scaled input given anyway is an error, not a result computed from the unwritten input.
+  RandomTensor dx({1, 8, 8, 16}, 57), dw({16, 1, 3, 3}, 58, true), dout({1, 8, 8, 16}, 59),
+      dscale({1, 1, 1, 16}, 60);
+  const std::vector<ExternTensor> din = {dx.t, dw.t};
+  ExternStateSlot dstate;
+  ExternArgs dargs{din, dout.t, ConvAttrs(1, 1, 16, true), 4, &dstate, &pool};
+  EXPECT_FALSE(ConvolutionTakesScaledInput(dargs));
+  ExternScaledInput dsi{dx.t, {}, dscale.t, false};
+  dargs.scaled_input = &dsi;
+  EXPECT_EQ(RunExtern("aten.convolution", dargs).code(), absl::StatusCode::kInternal);
+  ExternArgs no_pool{in, out.t, attrs, 4, &state, nullptr};
+  EXPECT_FALSE(ConvolutionTakesScaledInput(no_pool));
+  no_pool.scaled_input = &si;
+  EXPECT_EQ(RunExtern("aten.convolution", no_pool).code(), absl::StatusCode::kInternal);
 }
 
 TEST(ConvDirectTest, OtherConvolutionsDoNotTakeThem) {

@@ -177,6 +177,9 @@ absl::Status RunExtern(absl::string_view op, const ExternArgs& args) {
     }
     return s;
   }
+  if (args.scaled_input != nullptr) {  // the reference kernel would read the unwritten input
+    return absl::InternalError(absl::StrCat(op, ": a scaled input that no implementation took"));
+  }
   return RunReferenceExtern(op, args);
 }
 

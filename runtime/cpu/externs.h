@@ -57,6 +57,7 @@ namespace coil::cpu {
 
 class ThreadPool;   // thread_pool.h
 struct ThreadTeam;  // thread_pool.h
+struct ExternScaledInput;  // below
 
 // One factor of a viewed operand's dim (ExternTensor::view): a size and a stride in elements.
 struct ExternFactor {
@@ -110,6 +111,9 @@ struct ExternArgs {
   // The executable's pool, for an implementation that parallelizes on it (the attention
   // kernel); nullptr: run on the calling thread.
   ThreadPool* pool = nullptr;
+  // aten.convolution only: input 0 is given as a scaled activation (ExternScaledInput) that
+  // no kernel wrote; set only where ConvolutionTakesScaledInput said yes for this call.
+  const ExternScaledInput* scaled_input = nullptr;
 };
 
 // A library implementation: true when it ran the call, false to let the reference kernel run
@@ -138,6 +142,25 @@ struct ExternEpilogueStep {
   float lo = 0, hi = 0;                 // kClip
   const ExternTensor* other = nullptr;  // kAdd, kBias
 };
+
+// A channels-last activation scaled per image and channel before a 1x1 convolution reads it:
+// input 0 is y[n, h, w, c] = steps(x[n, h, w, c]) * g(scale[n, c]), with g the identity or
+// hardsigmoid, min(max(v / 6 + 1/2, 0), 1): a squeeze-excitation block's multiply (and the
+// activation before it) that executable.cc reads out of the generated kernel computing y
+// (internal/extern_epilogue.h, MatchScaledInput) and skips; the convolution's kernel scales
+// the rows it reads instead of a pass writing y and one reading it back.
+struct ExternScaledInput {
+  ExternTensor x;                          // f32, input 0's shape, read in its place
+  std::vector<ExternEpilogueStep> steps;   // kRelu, kClip, kHardswish, in order
+  ExternTensor scale;                      // f32, N * C elements, [n][c]
+  bool hardsigmoid = false;                // g
+};
+
+// Whether aten.convolution `args` (without a scaled input) would run a kernel that reads a
+// scaled input: conv_direct.h's pointwise kernel, f32, channels-last, constant weights, on a
+// pool, where the default rule (or COIL_CONV_DIRECT=1) takes it. Calls with a scaled input that
+// it does not take are errors (Internal).
+bool ConvolutionTakesScaledInput(const ExternArgs& args);
 
 // An implementation that applies `epilogue` itself: true when it ran the op and the
 // epilogue into args.output, false when it did nothing (the caller then runs the op and the

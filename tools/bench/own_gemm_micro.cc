@@ -2,8 +2,12 @@
 // GEMM (runtime/cpu/internal/own_gemm.h) against oneDNN's packed-weight matmul (aten.mm
 // through RunExtern / RunExternFused with COIL_OWN_GEMM=0, which this binary sets), alternated
 // in rounds within one process; median ms per call and TFLOP/s of each, best round's medians.
+// With --set resnet50, resnet50's stride-1 1x1 convolutions at --batch instead (M = batch * H *
+// W rows of the NHWC activation, the conv's bias and relu / residual add + relu), and the
+// oneDNN arm is aten.convolution on that activation (its 1x1 kernel, COIL_CONV_DIRECT=0).
 //
 //   own_gemm_micro [--threads 16] [--seconds 0.15] [--rounds 3] [--filter 768x3072]
+//                  [--set resnet50 --batch 1]
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -45,6 +49,21 @@ const Shape kShapes[] = {
     {1576, 3072, 768, kAdd},
 };
 
+// resnet50's stride-1 pointwise convolutions (image side, in, out, epilogue), one of each.
+struct Pointwise {
+  int64_t side, c, oc;
+  ExternEpilogueStep::Kind act;  // kRelu: bias + relu; kAdd: bias + residual + relu; kBias
+};
+const Pointwise kResnet50[] = {
+    {56, 64, 64, ExternEpilogueStep::kRelu},    {56, 64, 256, kAdd},
+    {56, 64, 256, kBias},                       {56, 256, 64, ExternEpilogueStep::kRelu},
+    {56, 256, 128, ExternEpilogueStep::kRelu},  {28, 128, 512, kAdd},
+    {28, 512, 128, ExternEpilogueStep::kRelu},  {28, 512, 256, ExternEpilogueStep::kRelu},
+    {14, 256, 1024, kAdd},                      {14, 1024, 256, ExternEpilogueStep::kRelu},
+    {14, 1024, 512, ExternEpilogueStep::kRelu}, {7, 512, 2048, kAdd},
+    {7, 2048, 512, ExternEpilogueStep::kRelu},
+};
+
 std::vector<float> Random(int64_t size, int seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -65,12 +84,87 @@ double MedianMs(absl::FunctionRef<absl::Status()> fn, double seconds) {
   return t->median_ms;
 }
 
+// --set resnet50: own GEMM against oneDNN's convolution on the NHWC activation.
+void RunPointwise(int64_t batch, int threads, int rounds, double seconds, ThreadPool& pool) {
+  setenv("COIL_CONV_DIRECT", "0", 1);
+  std::printf("resnet50 1x1 convolutions, batch %lld, %d threads; ms per call (median)\n",
+              static_cast<long long>(batch), threads);
+  std::printf("%-28s %8s %10s %10s %7s %9s\n", "HxW CxOC epilogue", "MFLOP", "oneDNN ms",
+              "own ms", "own x", "max|diff|");
+  double sum_dnn = 0, sum_own = 0;
+  for (const Pointwise& p : kResnet50) {
+    const int64_t m = batch * p.side * p.side, k = p.c, n = p.oc;
+    std::vector<float> x = Random(m * k, 1), wconv = Random(n * k, 2), bias = Random(n, 3),
+                       res = Random(m * n, 4), out_dnn(m * n), out_own(m * n), wgemm(k * n);
+    for (int64_t o = 0; o < n; ++o) {
+      for (int64_t c = 0; c < k; ++c) wgemm[c * n + o] = wconv[o * k + c];
+    }
+    const ExternTensor xt{proto::FLOAT32, {batch, p.side, p.side, k},
+                          reinterpret_cast<char*>(x.data())};
+    const ExternTensor wt{proto::FLOAT32, {n, k, 1, 1}, reinterpret_cast<char*>(wconv.data()),
+                          true};
+    const ExternTensor bt{proto::FLOAT32, {n}, reinterpret_cast<char*>(bias.data()), true};
+    const ExternTensor ot{proto::FLOAT32, {batch, p.side, p.side, n},
+                          reinterpret_cast<char*>(out_dnn.data())};
+    const ExternTensor rt{proto::FLOAT32, {batch, p.side, p.side, n},
+                          reinterpret_cast<char*>(res.data())};
+    const AttrMap attrs = {{"stride", IntList{1}},        {"padding", IntList{0}},
+                           {"dilation", IntList{1}},      {"transposed", false},
+                           {"groups", int64_t{1}},        {"output_padding", IntList{0}},
+                           {"coil.channels_last", IntList{1, 1}}};
+    std::vector<ExternEpilogueStep> post;  // after the bias
+    if (p.act == kAdd) post.push_back({kAdd, 0, 0, &rt});
+    if (p.act != kBias) post.push_back({ExternEpilogueStep::kRelu});
+    const std::vector<ExternTensor> in = {xt, wt, bt};
+    ExternStateSlot state;
+    auto dnn = [&]() -> absl::Status {
+      if (post.empty()) {
+        return RunExtern("aten.convolution", ExternArgs{in, ot, attrs, threads, &state, &pool});
+      }
+      absl::StatusOr<bool> st = RunExternFused(
+          "aten.convolution", ExternArgs{in, ot, attrs, threads, &state, &pool}, post);
+      if (!st.ok()) return st.status();
+      return *st ? absl::OkStatus() : absl::InternalError("aten.convolution not fused");
+    };
+    internal::OwnGemmWeights packed;
+    packed.Pack(wgemm.data(), k, n);
+    auto own = [&] {
+      internal::OwnGemm(x.data(), m, k, packed, bias.data(), post, out_own.data(), n, threads,
+                        &pool);
+      return absl::OkStatus();
+    };
+    double best_dnn = 1e30, best_own = 1e30;
+    for (int r = 0; r < rounds; ++r) {
+      best_dnn = std::min(best_dnn, MedianMs(dnn, seconds));
+      best_own = std::min(best_own, MedianMs(own, seconds));
+    }
+    double diff = 0;
+    for (size_t i = 0; i < out_own.size(); ++i) {
+      diff = std::max<double>(diff, std::abs(out_own[i] - out_dnn[i]));
+    }
+    char name[64];
+    std::snprintf(name, sizeof name, "%lldx%lld %lldx%lld%s", static_cast<long long>(p.side),
+                  static_cast<long long>(p.side), static_cast<long long>(k),
+                  static_cast<long long>(n),
+                  p.act == kAdd ? " +res,relu" : p.act == kBias ? "" : " relu");
+    sum_dnn += best_dnn;
+    sum_own += best_own;
+    std::printf("%-28s %8.1f %10.4f %10.4f %7.2f %9.2e\n", name, 2.0 * m * k * n * 1e-6,
+                best_dnn, best_own, best_dnn / best_own, diff);
+    std::fflush(stdout);
+  }
+  std::printf("%-28s %8s %10.4f %10.4f %7.2f\n", "sum", "", sum_dnn, sum_own, sum_dnn / sum_own);
+}
+
 int Main(int argc, char** argv) {
   int threads = 16, rounds = 3;
   double seconds = 0.15;
-  std::string filter;
+  std::string filter, set;
+  int64_t batch = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
+    if (a == "--set") set = argv[i + 1];
+    if (a == "--batch") batch = std::atoll(argv[i + 1]);
     if (a == "--threads") threads = std::atoi(argv[i + 1]);
     if (a == "--seconds") seconds = std::atof(argv[i + 1]);
     if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
@@ -82,6 +176,10 @@ int Main(int argc, char** argv) {
     return 0;
   }
   ThreadPool pool(threads);
+  if (set == "resnet50") {
+    RunPointwise(batch, threads, rounds, seconds, pool);
+    return 0;
+  }
   const char* kc = std::getenv("COIL_OWN_GEMM_KC");
   std::printf("%d threads, COIL_OWN_GEMM_KC=%s; ms per call (median), TFLOP/s\n", threads,
               kc == nullptr ? "(default)" : kc);

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
+#include "ir/check.h"
 #include "runtime/cpu/internal/conv_direct_task.h"
 #include "runtime/cpu/thread_pool.h"
 
@@ -209,9 +211,12 @@ int DirectConvThreads(const DirectConvShape& s, int threads) {
 
 void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWeights& w,
                    const float* bias, absl::Span<const ExternEpilogueStep> steps, float* out,
-                   cpu::ThreadPool* pool) {
+                   cpu::ThreadPool* pool, const ExternScaledInput* scaled) {
   direct_calls.fetch_add(1, std::memory_order_relaxed);
+  COIL_CHECK(scaled == nullptr || w.kind() == DirectConvKind::kPointwise)
+      << "a scaled input reaches the pointwise kernel only";
   Job j{&s, x, &w, bias, steps, out};
+  j.scaled = scaled;
   j.ow_blocks = OwBlocksOn();
   j.dw_tiles = j.ow_blocks && DwTilesOn();
   j.few_edge_blocks = FewEdgeBlocksOn();
@@ -240,6 +245,22 @@ void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWei
                             ? (tasks + threads - 1) / threads
                             : std::max<int64_t>(1, tasks / (4 * threads));
   pool->ParallelFor(tasks, grain, run);
+}
+
+float* conv_direct::ScaledRowsScratch(int64_t floats) {
+  struct Scratch {
+    std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+    int64_t size = 0;
+  };
+  thread_local Scratch scratch;
+  if (scratch.size < floats) {
+    const int64_t size = (floats + 15) / 16 * 16;
+    scratch.data.reset(
+        static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(size) * sizeof(float))));
+    COIL_CHECK(scratch.data != nullptr) << "no memory for " << size << " floats of scratch";
+    scratch.size = size;
+  }
+  return scratch.data.get();
 }
 
 int64_t DirectConvCallCount() { return direct_calls.load(std::memory_order_relaxed); }

@@ -134,10 +134,11 @@ class DirectConvWeights {
 
 // out = steps(conv(x, w) + bias) for the shape `w` was packed for (its kind); `bias` may be
 // null; a kAdd step reads its `other` at the output's index. Split over `pool` (null: the
-// calling thread) on DirectConvThreads threads.
+// calling thread) on DirectConvThreads threads. `scaled` (pointwise only): x is not read; the
+// kernel computes its rows from the scaled input (externs.h, ExternScaledInput) instead.
 void RunDirectConv(const DirectConvShape& s, const float* x, const DirectConvWeights& w,
                    const float* bias, absl::Span<const ExternEpilogueStep> steps, float* out,
-                   cpu::ThreadPool* pool);
+                   cpu::ThreadPool* pool, const ExternScaledInput* scaled = nullptr);
 
 // The threads a call gets on a pool of `threads`: about one per 256K flops, at most `threads`.
 int DirectConvThreads(const DirectConvShape& s, int threads);

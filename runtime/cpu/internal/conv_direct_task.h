@@ -58,7 +58,13 @@ struct Job {
   bool few_edge_blocks = true;
   // The row kernels' interior output columns [lo, hi) (InteriorColumns), once per call.
   int64_t interior_lo = 0, interior_hi = 0;
+  // Pointwise: x is computed from this per task (ExternScaledInput); null: x as it is.
+  const ExternScaledInput* scaled = nullptr;
 };
+
+// The calling thread's scratch of at least `floats` floats, 64-byte aligned, kept for the
+// thread's life (the pointwise kernel's scaled rows); aborts when memory runs out.
+float* ScaledRowsScratch(int64_t floats);
 
 // How many panel groups of task_panels there are, a last group of one panel merged into the
 // one before it (a block of one panel does a weight load per 8 multiply-adds; of three, 24).

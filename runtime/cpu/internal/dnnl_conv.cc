@@ -108,7 +108,8 @@ bool RunDirect(const ExternArgs& a, const internal::DirectConvShape& s, bool bia
   if (!state->direct.Holds(w.data, s) && !state->direct.Pack(w.data, s)) return false;
   internal::RunDirectConv(s, reinterpret_cast<const float*>(a.inputs[0].data), state->direct,
                           bias ? reinterpret_cast<const float*>(a.inputs[2].data) : nullptr,
-                          epilogue, reinterpret_cast<float*>(a.output.data), a.pool);
+                          epilogue, reinterpret_cast<float*>(a.output.data), a.pool,
+                          a.scaled_input);
   return true;
 }
 
@@ -379,10 +380,9 @@ void ChooseVariant(ConvPlan& plan, const ExternArgs& a,
   plan.variants.push_back(std::move(chosen));
 }
 
-// The convolution, with `epilogue` as post-ops when it is not empty (false: nothing ran).
-absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
-                                    absl::Span<const ExternEpilogueStep> epilogue) {
-  ConvParams p;
+// `a`'s parameters into `p`: false for a call no implementation here takes (the reference
+// kernel's), an error for shapes that are not the convolution's.
+absl::StatusOr<bool> ParseConv(const ExternArgs& a, ConvParams& p) {
   if (a.inputs.size() < 2 || a.inputs.size() > 3 || !GetPrimitiveTypes(a, p.types)) return false;
   absl::StatusOr<bool> transposed = GetBool(a.attrs, "transposed");
   absl::StatusOr<int64_t> groups = GetInt(a.attrs, "groups");
@@ -425,6 +425,61 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
   }
   if (p.bias) ok = ok && a.inputs[2].shape.size() == 1 && a.inputs[2].shape[0] == oc;
   if (!ok) return ShapeError("aten.convolution", a);
+  return true;
+}
+
+// Whether the direct kernel for `s` runs by the mode and the rule (not by measurement).
+bool DirectByRule(const internal::DirectConvShape& s, const ExternArgs& a) {
+  const internal::DirectConvMode mode = internal::GetDirectConvMode();
+  return Dnnl() == nullptr || mode == internal::DirectConvMode::kAlways ||
+         (mode == internal::DirectConvMode::kRule &&
+          internal::UseDirectConv(s, a.pool->num_threads()));
+}
+
+// Whether the direct pointwise kernel takes a scaled input for `s` (a task's scaled rows, 64
+// at most, then stay within a few MB of scratch per thread).
+bool TakesScaledInput(const ExternArgs& a, const std::optional<internal::DirectConvShape>& s) {
+  constexpr int64_t kMaxChannels = 8192;
+  return s.has_value() && s->c <= kMaxChannels &&
+         internal::ClassifyDirectConv(*s) == internal::DirectConvKind::kPointwise &&
+         DirectByRule(*s, a);
+}
+
+// The direct pointwise kernel with a scaled input (ExternScaledInput), which the executable
+// asked ConvolutionTakesScaledInput for.
+absl::StatusOr<bool> RunScaledInput(const ExternArgs& a, const ConvParams& p,
+                                    absl::Span<const ExternEpilogueStep> epilogue) {
+  const ExternScaledInput& si = *a.scaled_input;
+  const std::optional<internal::DirectConvShape> s = DirectShape(a, p);
+  if (!TakesScaledInput(a, s)) {
+    return absl::InternalError(
+        "aten.convolution: a scaled input for a call the pointwise kernel does not take");
+  }
+  if (si.x.dtype != proto::FLOAT32 || si.x.shape != a.inputs[0].shape ||
+      si.scale.dtype != proto::FLOAT32 || si.scale.numel() != s->n * s->c) {
+    return absl::InternalError(absl::StrCat("aten.convolution: a scaled input of ",
+                                            Shape(si.x), " and a scale of ", Shape(si.scale),
+                                            " for an input of ", Shape(a.inputs[0])));
+  }
+  if (!RunDirect(a, *s, p.bias, epilogue)) {
+    return absl::ResourceExhaustedError(
+        "aten.convolution: no memory for the pointwise kernel's packed weights");
+  }
+  return true;
+}
+
+// The convolution, with `epilogue` as post-ops when it is not empty (false: nothing ran).
+absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
+                                    absl::Span<const ExternEpilogueStep> epilogue) {
+  ConvParams p;
+  if (absl::StatusOr<bool> parsed = ParseConv(a, p); !parsed.ok() || !*parsed) {
+    if (parsed.ok() && a.scaled_input != nullptr) {
+      return absl::InternalError("aten.convolution: a scaled input for a call it declines");
+    }
+    return parsed;
+  }
+  const ExternTensor &x = a.inputs[0], &w = a.inputs[1], &out = a.output;
+  const int64_t g = p.groups, c = p.x_dims[1];
   for (const ExternEpilogueStep& step : epilogue) {
     if (step.kind != ExternEpilogueStep::kAdd) continue;
     if (step.other == nullptr || step.other->dtype != out.dtype ||
@@ -435,15 +490,13 @@ absl::StatusOr<bool> RunConvolution(const ExternArgs& a,
           " for an output of ", Shape(out)));
     }
   }
+  if (a.scaled_input != nullptr) return RunScaledInput(a, p, epilogue);
   if (absl::StatusOr<bool> gemv = ConvolutionAsGemv(a, p, epilogue); !gemv.ok() || *gemv) {
     return gemv;
   }
   const std::optional<internal::DirectConvShape> direct_shape = DirectShape(a, p);
   const internal::DirectConvMode mode = internal::GetDirectConvMode();
-  if (direct_shape.has_value() &&
-      (Dnnl() == nullptr || mode == internal::DirectConvMode::kAlways ||
-       (mode == internal::DirectConvMode::kRule &&
-        internal::UseDirectConv(*direct_shape, a.pool->num_threads()))) &&
+  if (direct_shape.has_value() && DirectByRule(*direct_shape, a) &&
       RunDirect(a, *direct_shape, p.bias, epilogue)) {
     return true;
   }
@@ -525,3 +578,15 @@ absl::StatusOr<bool> ConvolutionWithEpilogue(const ExternArgs& a,
 }
 
 }  // namespace coil::cpu::dnnl_internal
+
+namespace coil::cpu {
+
+bool ConvolutionTakesScaledInput(const ExternArgs& args) {
+  using dnnl_internal::ConvParams;
+  ConvParams p;
+  absl::StatusOr<bool> parsed = dnnl_internal::ParseConv(args, p);
+  if (!parsed.ok() || !*parsed || args.scaled_input != nullptr) return false;
+  return dnnl_internal::TakesScaledInput(args, dnnl_internal::DirectShape(args, p));
+}
+
+}  // namespace coil::cpu
