@@ -96,6 +96,13 @@ struct CpuExecutable::Impl {
   // and for each aten.mm its operands read that way.
   std::vector<bool> skipped_copy;
   std::vector<std::vector<TransposedOperand>> transposed_operands;
+  // Squeeze-excitation multiplies that the 1x1 convolution right after them reads as a scaled
+  // input (extern_epilogue.h, MatchScaledInput), by the convolution's kernel index; per run,
+  // the convolution's ExternScaledInput when the multiply was skipped for it (else null).
+  std::vector<std::optional<ScaledInputMatch>> scaled_inputs;
+  std::vector<ExternScaledInput> scaled_args;
+  std::vector<std::vector<float>> scale_copies;
+  std::vector<const ExternScaledInput*> scaled_this_run;
   // Per-run scratch, kept to avoid allocations (runs are serialized).
   std::vector<char*> ptrs;
   std::vector<int64_t> symbols;
@@ -128,13 +135,65 @@ struct CpuExecutable::Impl {
   absl::Status RunWithTransposedOperands(const Layout& l, size_t ki, ExternCall& call);
   // Kernel `ki`'s generated function (the body, or the extern's epilogue) over the pool.
   absl::Status RunGenerated(const Layout& l, size_t ki);
+  // Whether convolution `conv` reads its scaled input this run (its multiply then does not
+  // run): the call takes one, the buffers have the match's shapes, and nothing the
+  // convolution writes overlaps the activation (the scale is copied). Sets scaled_this_run.
+  bool PrepareScaledInput(Layout& l, size_t conv);
 };
+
+bool CpuExecutable::Impl::PrepareScaledInput(Layout& l, size_t conv) {
+  scaled_this_run[conv] = nullptr;
+  const ScaledInputMatch& m = *scaled_inputs[conv];
+  const KernelInfo& k = checked.kernels[conv];
+  ExternCall& call = l.externs[conv];
+  if (call.input_offsets[0] != 0 || !call.inputs[0].view.empty()) return false;
+  for (int i = 0; i < k.proto->extern_inputs_size(); ++i) {
+    call.inputs[i].data = ptrs[k.proto->extern_inputs(i)] + call.input_offsets[i];
+  }
+  call.output.data = ptrs[k.proto->extern_output()];
+  const std::vector<int64_t>& y = call.inputs[0].shape;
+  const std::vector<int64_t>& x = l.shapes[checked.index_of_id[m.x_buffer]];
+  const std::vector<int64_t>& scale = l.shapes[checked.index_of_id[m.scale_buffer]];
+  if (y.size() != 4 || x != y || scale != std::vector<int64_t>{y[0], 1, 1, y[3]}) return false;
+  ExternScaledInput& si = scaled_args[conv];
+  si.x = ExternTensor{proto::FLOAT32, x, ptrs[m.x_buffer]};
+  // The scale (N * C values) is copied: the memory plan may give its bytes, dead after the
+  // multiply, to the convolution's result.
+  std::vector<float>& copy = scale_copies[conv];
+  copy.resize(scale[0] * scale[3]);
+  std::memcpy(copy.data(), ptrs[m.scale_buffer], copy.size() * sizeof(float));
+  si.scale = ExternTensor{proto::FLOAT32, scale, reinterpret_cast<char*>(copy.data())};
+  si.steps.clear();
+  for (const EpilogueMatch::Step& step : m.steps) si.steps.push_back({step.kind, step.lo, step.hi});
+  si.hardsigmoid = m.hardsigmoid;
+  // What the convolution writes: its result, and its epilogue's destination.
+  auto bytes = [](const ExternTensor& t) { return t.numel() * int64_t{4}; };
+  auto overlaps = [&](const char* a, int64_t an, const char* b, int64_t bn) {
+    return a < b + bn && b < a + an;
+  };
+  std::vector<std::pair<const char*, int64_t>> written = {
+      {call.output.data, call.output.numel() * static_cast<int64_t>(ElementSize(call.output.dtype))}};
+  if (post_ops[conv].has_value()) {
+    const int i = checked.index_of_id[post_ops[conv]->store_buffer];
+    written.push_back({ptrs[post_ops[conv]->store_buffer], l.bytes[i]});
+  }
+  for (const auto& [w, n] : written) {
+    if (overlaps(si.x.data, bytes(si.x), w, n)) return false;
+  }
+  if (!ConvolutionTakesScaledInput(ExternArgs{call.inputs, call.output, call.attrs,
+                                              pool->num_threads(), &extern_states[conv],
+                                              pool.get()})) {
+    return false;
+  }
+  scaled_this_run[conv] = &si;
+  return true;
+}
 
 absl::Status CpuExecutable::Impl::RunPlainExtern(size_t ki, const ExternCall& call) {
   const KernelInfo& k = checked.kernels[ki];
   absl::Status s = RunExtern(k.proto->extern_op(),
                              ExternArgs{call.inputs, call.output, call.attrs, pool->num_threads(),
-                                        &extern_states[ki], pool.get()});
+                                        &extern_states[ki], pool.get(), scaled_this_run[ki]});
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(k.where, " (extern ", k.proto->extern_op(),
                                              "): ", s.message()));
@@ -295,7 +354,8 @@ absl::StatusOr<bool> CpuExecutable::Impl::RunWithPostOps(const Layout& l, size_t
   }
   return RunExternFused(
       checked.kernels[ki].proto->extern_op(),
-      ExternArgs{call.inputs, out, call.attrs, pool->num_threads(), &extern_states[ki], pool.get()},
+      ExternArgs{call.inputs, out, call.attrs, pool->num_threads(), &extern_states[ki], pool.get(),
+                 scaled_this_run[ki]},
       steps);
 }
 
@@ -308,6 +368,10 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
   post_ops.resize(checked.kernels.size());
   fused_last_run.assign(checked.kernels.size(), false);
   skipped_copy.assign(checked.kernels.size(), false);
+  scaled_inputs.assign(checked.kernels.size(), std::nullopt);
+  scaled_args.assign(checked.kernels.size(), ExternScaledInput());
+  scale_copies.assign(checked.kernels.size(), {});
+  scaled_this_run.assign(checked.kernels.size(), nullptr);
   transposed_operands.assign(checked.kernels.size(), {});
   // COIL_MM_TRANSPOSED=0 (read when the executable is made) keeps every transposing copy.
   const char* transposed_env = std::getenv("COIL_MM_TRANSPOSED");
@@ -351,6 +415,14 @@ absl::Status CpuExecutable::Impl::Init(const CpuExecutableOptions& options) {
     if (mm && !transposed_operands[i].empty()) continue;
     if (mm ? mm_mode != "0" : mode != "0") {
       post_ops[i] = MatchExternEpilogue(schedule, static_cast<int>(i), mode == "all", scalar);
+    }
+  }
+  // COIL_CONV_SCALED_INPUT=0 (read when the executable is made) runs every multiply.
+  const char* scaled_env = std::getenv("COIL_CONV_SCALED_INPUT");
+  if (scaled_env == nullptr || std::string(scaled_env) != "0") {
+    for (size_t i = 1; i < checked.kernels.size(); ++i) {
+      if (checked.kernels[i - 1].fn == nullptr || skipped_copy[i - 1]) continue;
+      scaled_inputs[i] = MatchScaledInput(schedule, static_cast<int>(i - 1), static_cast<int>(i));
     }
   }
   return absl::OkStatus();
@@ -444,6 +516,9 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
     const KernelInfo& k = kernels[ki];
     const auto start = profiling ? std::chrono::steady_clock::now()
                                  : std::chrono::steady_clock::time_point();
+    // A multiply the next convolution reads as its scaled input: nothing to run.
+    const bool scaled_next = ki + 1 < kernels.size() && scaled_inputs[ki + 1].has_value() &&
+                             PrepareScaledInput(l, ki + 1);
     if (k.proto->kind() == proto::Kernel::EXTERN) {
       ExternCall& call = l.externs[ki];
       for (int i = 0; i < k.proto->extern_inputs_size(); ++i) {
@@ -468,12 +543,16 @@ absl::StatusOr<std::vector<HostTensor>> CpuExecutable::Impl::Run(
         if (!s.ok()) return s;
       }
     }
-    if (!fused_last_run[ki] && !skipped_copy[ki]) {
+    if (!fused_last_run[ki] && !skipped_copy[ki] && !scaled_next) {
       if (absl::Status s = RunGenerated(l, ki); !s.ok()) return s;
     }
     if (profiling) {
+      if (ki + 1 < kernels.size() && scaled_inputs[ki + 1].has_value()) {
+        times[ki].kind = scaled_next ? "skipped (the next kernel's scaled input)" : "pointwise";
+      }
       if (k.proto->kind() == proto::Kernel::EXTERN) {
         times[ki].kind = absl::StrCat("extern ", k.proto->extern_op(),
+                                      scaled_this_run[ki] != nullptr ? " + scaled input" : "",
                                       fused_last_run[ki] ? " + post-ops" : "",
                                       transposed_operands[ki].empty() ? ""
                                                                       : " (transposed operand)");

@@ -26,8 +26,12 @@ using Steps = std::vector<Step>;
 class Matcher {
  public:
   // `mm`: an aten.mm's epilogue, which may also start with a bias and apply a GELU.
-  Matcher(const proto::Kernel& k, int rank, DType dtype, bool mm, const ScalarConstant& scalar)
-      : k_(k), rank_(rank), dtype_(dtype), mm_(mm), scalar_(scalar) {
+  // `result`: the buffer whose identity load starts a chain (the extern's result, or -1 for
+  // it; a scaled input's activation).
+  Matcher(const proto::Kernel& k, int rank, DType dtype, bool mm, const ScalarConstant& scalar,
+          int result = -1)
+      : k_(k), rank_(rank), dtype_(dtype), mm_(mm), scalar_(scalar),
+        result_(result >= 0 ? result : k.extern_output()) {
     for (const proto::Expr& e : k.loops(0).body()) exprs_[e.id()] = &e;
   }
 
@@ -160,7 +164,7 @@ class Matcher {
     return id;
   }
   bool IsResultLoad(const proto::Expr& e) const {
-    return e.kind() == proto::Expr::LOAD && e.buffer() == k_.extern_output() && e.mask() == 0 &&
+    return e.kind() == proto::Expr::LOAD && e.buffer() == result_ && e.mask() == 0 &&
            e.dtype() == dtype_ && Identity(e);
   }
   // A literal, or a load of a scalar constant (ONNX exports keep GELU's constants as
@@ -282,6 +286,7 @@ class Matcher {
     return IsOpWith(id, "prims.add", c, [&](int z) { return z == x; });
   }
   // min(max(x * (1/6) + 1/2, 0), 1): ONNX HardSigmoid(alpha 1/6, beta 1/2).
+ public:
   bool IsHardSigmoidOf(int id, int x) const {
     return IsClamp(id, 0, 1, [&](int z) {
       return IsOpWith(z, "prims.add", 0.5, [&](int w) {
@@ -290,11 +295,28 @@ class Matcher {
     });
   }
 
+  // hardsigmoid(x) in either spelling: ONNX's (above), or aten.hardsigmoid's decomposition
+  // min(max(x + 3, 0), 6) / 6 (or times 1/6).
+  bool IsAnyHardSigmoidOf(int id, int x) const {
+    if (IsHardSigmoidOf(id, x)) return true;
+    const proto::Expr* e = Find(id);
+    if (e == nullptr || e->kind() != proto::Expr::APPLY || e->args_size() != 2) return false;
+    for (int inner : {e->args(0), e->args(1)}) {
+      if (IsScaled(id, inner, 1.0 / 6.0) &&
+          IsClamp(inner, 0, 6, [&](int z) { return IsAddOf(z, x, 3); })) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
   const proto::Kernel& k_;
   const int rank_;
   const DType dtype_;
   const bool mm_;
   const ScalarConstant& scalar_;
+  const int result_;
   absl::flat_hash_map<int, const proto::Expr*> exprs_;
 };
 
@@ -383,6 +405,94 @@ std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule
     }
   }
   return EpilogueMatch{*std::move(steps), store->buffer()};
+}
+
+std::optional<ScaledInputMatch> MatchScaledInput(const proto::Schedule& schedule,
+                                                 int kernel_index, int conv_index) {
+  const proto::Kernel& k = schedule.kernels(kernel_index);
+  const proto::Kernel& conv = schedule.kernels(conv_index);
+  if (k.kind() != proto::Kernel::POINTWISE || k.loops_size() != 1 ||
+      k.loops(0).ranges_size() != 0 || k.ranges_size() != 4 ||
+      conv.kind() != proto::Kernel::EXTERN || conv.extern_op() != "aten.convolution" ||
+      conv.extern_inputs_size() < 2) {
+    return std::nullopt;
+  }
+  const proto::Expr* store = nullptr;
+  for (const proto::Expr& e : k.loops(0).body()) {
+    if (e.kind() != proto::Expr::STORE) continue;
+    if (store != nullptr) return std::nullopt;  // a second output
+    store = &e;
+  }
+  if (store == nullptr || store->mask() != 0 || store->dtype() != proto::FLOAT32 ||
+      store->args_size() != 1) {
+    return std::nullopt;
+  }
+  const int y = store->buffer();
+  const proto::Buffer* ybuf = BufferOf(schedule, y);
+  if (ybuf == nullptr || ybuf->kind() != proto::Buffer::INTERMEDIATE ||
+      ybuf->dtype() != proto::FLOAT32 || ybuf->shape_size() != 4 ||
+      conv.extern_inputs(0) != y || ReadElsewhere(schedule, conv_index, y)) {
+    return std::nullopt;
+  }
+  for (int i = 1; i < conv.extern_inputs_size(); ++i) {
+    if (conv.extern_inputs(i) == y) return std::nullopt;
+  }
+  for (int out : schedule.outputs()) {
+    if (out == y) return std::nullopt;
+  }
+  // The activation x (a load at the store's index) and the scale (a load at [_i0, 0, 0, _i3]).
+  const auto symbol = [](const proto::SymExpr& i, int d) {
+    return i.kind() == proto::SymExpr::SYMBOL && i.name() == absl::StrCat("_i", d);
+  };
+  const auto zero = [](const proto::SymExpr& i) {
+    return i.kind() == proto::SymExpr::CONST && i.value() == 0;
+  };
+  int x = 0, x_id = -1, scale = 0, scale_id = -1;
+  for (const proto::Expr& e : k.loops(0).body()) {
+    if (e.kind() != proto::Expr::LOAD || e.mask() != 0 || e.dtype() != proto::FLOAT32 ||
+        e.index_size() != 4) {
+      continue;
+    }
+    if (symbol(e.index(0), 0) && zero(e.index(1)) && zero(e.index(2)) && symbol(e.index(3), 3)) {
+      if (scale_id >= 0) return std::nullopt;
+      scale = e.buffer();
+      scale_id = e.id();
+    } else if (symbol(e.index(0), 0) && symbol(e.index(1), 1) && symbol(e.index(2), 2) &&
+               symbol(e.index(3), 3)) {
+      if (x_id >= 0) return std::nullopt;
+      x = e.buffer();
+      x_id = e.id();
+    }
+  }
+  if (x_id < 0 || scale_id < 0 || x == y || scale == y) return std::nullopt;
+  const proto::Buffer* xbuf = BufferOf(schedule, x);
+  const proto::Buffer* sbuf = BufferOf(schedule, scale);
+  if (xbuf == nullptr || xbuf->dtype() != proto::FLOAT32 || xbuf->shape_size() != 4 ||
+      sbuf == nullptr || sbuf->dtype() != proto::FLOAT32 || sbuf->shape_size() != 4) {
+    return std::nullopt;
+  }
+  const ScalarConstant none;
+  Matcher m(k, 4, proto::FLOAT32, /*mm=*/false, none, x);
+  const proto::Expr* mul = m.Find(store->args(0));
+  if (mul == nullptr || mul->kind() != proto::Expr::APPLY || mul->op() != "prims.mul" ||
+      mul->args_size() != 2) {
+    return std::nullopt;
+  }
+  for (auto [a, b] : {std::pair(mul->args(0), mul->args(1)), std::pair(mul->args(1), mul->args(0))}) {
+    const bool hardsigmoid = b != scale_id && m.IsAnyHardSigmoidOf(b, scale_id);
+    if (b != scale_id && !hardsigmoid) continue;
+    std::optional<Steps> steps = m.Chain(a);
+    if (!steps) continue;
+    bool pointwise = true;
+    for (const Step& s : *steps) {
+      pointwise = pointwise && (s.kind == ExternEpilogueStep::kRelu ||
+                                s.kind == ExternEpilogueStep::kClip ||
+                                s.kind == ExternEpilogueStep::kHardswish);
+    }
+    if (!pointwise) continue;
+    return ScaledInputMatch{x, *std::move(steps), scale, hardsigmoid, y};
+  }
+  return std::nullopt;
 }
 
 }  // namespace coil::cpu

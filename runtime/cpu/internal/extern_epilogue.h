@@ -55,6 +55,26 @@ std::optional<EpilogueMatch> MatchExternEpilogue(const proto::Schedule& schedule
                                                  int kernel_index, bool residuals,
                                                  const ScalarConstant& scalar = nullptr);
 
+// A pointwise kernel whose result is only a 1x1 convolution's input, computed as a scaled
+// input (externs.h, ExternScaledInput): y[n, h, w, c] = steps(x[n, h, w, c]) * g(s[n, 0, 0, c])
+// with steps relu / clip / hardswish and g the identity or hardsigmoid, all f32 (mobilenet_v3's
+// squeeze-excitation multiply, with the activation of the depthwise convolution before it).
+struct ScaledInputMatch {
+  int x_buffer = 0;
+  std::vector<EpilogueMatch::Step> steps;  // kRelu, kClip, kHardswish
+  int scale_buffer = 0;
+  bool hardsigmoid = false;
+  int store_buffer = 0;  // y: the convolution's input 0
+};
+
+// The scaled-input form of `schedule.kernels(kernel_index)` for the EXTERN aten.convolution
+// `schedule.kernels(conv_index)`, or nullopt: the kernel must be POINTWISE over four ranges
+// with one store (y, an f32 intermediate), y the convolution's input 0 and read by no other
+// kernel or output, and the stored value such a product (in either operand order). Whether
+// the call takes it, and the buffers' shapes and places, are the executable's to check per run.
+std::optional<ScaledInputMatch> MatchScaledInput(const proto::Schedule& schedule,
+                                                 int kernel_index, int conv_index);
+
 }  // namespace coil::cpu
 
 #endif  // COIL_RUNTIME_CPU_INTERNAL_EXTERN_EPILOGUE_H_
