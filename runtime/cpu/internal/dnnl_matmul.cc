@@ -209,10 +209,23 @@ absl::StatusOr<bool> MmWithEpilogue(const ExternArgs& a,
     std::memcpy(&hi, &s.hi, sizeof hi);
     key.insert(key.end(), {100 + s.kind, lo, hi});
   }
+  const float* bias_data = bias != nullptr ? reinterpret_cast<const float*>(bias->data) : nullptr;
+  // Small M: the plain path's GEMV over the pool, with the epilogue in its stores (oneDNN's
+  // matmul would run a classifier's GEMV on one thread: mobilenet_v3_large's 1280 -> 1000 at
+  // batch 1 took 0.21 ms against the GEMV's 0.07 on the 16-core Xeon at 4 threads).
+  if (a.pool != nullptr && internal::UseGemv(m, k, n, a.pool->num_threads())) {
+    MmState* state = StateOf<MmState>(a.state);
+    if (!state->gemv.Holds(y.data, k, n, internal::GemvWeights::kKN) &&
+        !state->gemv.Pack(y.data, k, n, internal::GemvWeights::kKN)) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("aten.mm: out of memory packing a ", k, "x", n, " weight"));
+    }
+    internal::Gemv(reinterpret_cast<const float*>(x.data), m, k, state->gemv, bias_data, post,
+                   reinterpret_cast<float*>(out.data), n, a.pool);
+    return true;
+  }
   if (internal::UseOwnGemm(m, k, n)) {
-    return RunOwnGemm(a, StateOf<MmState>(a.state), m, k, n,
-                      bias != nullptr ? reinterpret_cast<const float*>(bias->data) : nullptr,
-                      post);
+    return RunOwnGemm(a, StateOf<MmState>(a.state), m, k, n, bias_data, post);
   }
   if (Dnnl() == nullptr) return false;
   const int threads = static_cast<int>(key[3]);
