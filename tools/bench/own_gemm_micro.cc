@@ -4,11 +4,13 @@
 // in rounds within one process; median ms per call and TFLOP/s of each, best round's medians.
 // With --set resnet50, resnet50's stride-1 1x1 convolutions at --batch instead (M = batch * H *
 // W rows of the NHWC activation, the conv's bias and relu / residual add + relu), and the
-// oneDNN arm is aten.convolution on that activation (its 1x1 kernel, COIL_CONV_DIRECT=0).
+// oneDNN arm is aten.convolution on that activation (its 1x1 kernel, COIL_CONV_DIRECT=0); then
+// its stride-1 3x3 convolutions, oneDNN alone (for COIL_CONV_LAYOUT / OMP_WAIT_POLICY A/Bs).
 //
 //   own_gemm_micro [--threads 16] [--seconds 0.15] [--rounds 3] [--filter 768x3072]
-//                  [--set resnet50 --batch 1]
+//                  [--set resnet50 --batch 1] [--cold 1]
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -53,6 +55,7 @@ const Shape kShapes[] = {
 struct Pointwise {
   int64_t side, c, oc;
   ExternEpilogueStep::Kind act;  // kRelu: bias + relu; kAdd: bias + residual + relu; kBias
+  int64_t k = 1;                 // 3: a 3x3 convolution (padding 1): oneDNN only
 };
 const Pointwise kResnet50[] = {
     {56, 64, 64, ExternEpilogueStep::kRelu},    {56, 64, 256, kAdd},
@@ -62,6 +65,8 @@ const Pointwise kResnet50[] = {
     {14, 256, 1024, kAdd},                      {14, 1024, 256, ExternEpilogueStep::kRelu},
     {14, 1024, 512, ExternEpilogueStep::kRelu}, {7, 512, 2048, kAdd},
     {7, 2048, 512, ExternEpilogueStep::kRelu},
+    {56, 64, 64, ExternEpilogueStep::kRelu, 3},  {28, 128, 128, ExternEpilogueStep::kRelu, 3},
+    {14, 256, 256, ExternEpilogueStep::kRelu, 3}, {7, 512, 512, ExternEpilogueStep::kRelu, 3},
 };
 
 std::vector<float> Random(int64_t size, int seed) {
@@ -94,21 +99,22 @@ void RunPointwise(int64_t batch, int threads, int rounds, double seconds, Thread
   double sum_dnn = 0, sum_own = 0;
   for (const Pointwise& p : kResnet50) {
     const int64_t m = batch * p.side * p.side, k = p.c, n = p.oc;
-    std::vector<float> x = Random(m * k, 1), wconv = Random(n * k, 2), bias = Random(n, 3),
+    const int64_t taps = p.k * p.k;
+    std::vector<float> x = Random(m * k, 1), wconv = Random(n * k * taps, 2), bias = Random(n, 3),
                        res = Random(m * n, 4), out_dnn(m * n), out_own(m * n), wgemm(k * n);
-    for (int64_t o = 0; o < n; ++o) {
+    for (int64_t o = 0; o < n && p.k == 1; ++o) {
       for (int64_t c = 0; c < k; ++c) wgemm[c * n + o] = wconv[o * k + c];
     }
     const ExternTensor xt{proto::FLOAT32, {batch, p.side, p.side, k},
                           reinterpret_cast<char*>(x.data())};
-    const ExternTensor wt{proto::FLOAT32, {n, k, 1, 1}, reinterpret_cast<char*>(wconv.data()),
-                          true};
+    const ExternTensor wt{proto::FLOAT32, {n, k, p.k, p.k},
+                          reinterpret_cast<char*>(wconv.data()), true};
     const ExternTensor bt{proto::FLOAT32, {n}, reinterpret_cast<char*>(bias.data()), true};
     const ExternTensor ot{proto::FLOAT32, {batch, p.side, p.side, n},
                           reinterpret_cast<char*>(out_dnn.data())};
     const ExternTensor rt{proto::FLOAT32, {batch, p.side, p.side, n},
                           reinterpret_cast<char*>(res.data())};
-    const AttrMap attrs = {{"stride", IntList{1}},        {"padding", IntList{0}},
+    const AttrMap attrs = {{"stride", IntList{1}},        {"padding", IntList{p.k / 2}},
                            {"dilation", IntList{1}},      {"transposed", false},
                            {"groups", int64_t{1}},        {"output_padding", IntList{0}},
                            {"coil.channels_last", IntList{1, 1}}};
@@ -136,24 +142,47 @@ void RunPointwise(int64_t batch, int threads, int rounds, double seconds, Thread
     double best_dnn = 1e30, best_own = 1e30;
     for (int r = 0; r < rounds; ++r) {
       best_dnn = std::min(best_dnn, MedianMs(dnn, seconds));
-      best_own = std::min(best_own, MedianMs(own, seconds));
+      if (p.k == 1) best_own = std::min(best_own, MedianMs(own, seconds));
     }
     double diff = 0;
-    for (size_t i = 0; i < out_own.size(); ++i) {
+    for (size_t i = 0; i < out_own.size() && p.k == 1; ++i) {
       diff = std::max<double>(diff, std::abs(out_own[i] - out_dnn[i]));
     }
+    if (p.k != 1) best_own = best_dnn;  // no own kernel: the ratio reads 1
     char name[64];
-    std::snprintf(name, sizeof name, "%lldx%lld %lldx%lld%s", static_cast<long long>(p.side),
+    std::snprintf(name, sizeof name, "%s%lldx%lld %lldx%lld%s", p.k == 3 ? "3x3 " : "",
+                  static_cast<long long>(p.side),
                   static_cast<long long>(p.side), static_cast<long long>(k),
                   static_cast<long long>(n),
                   p.act == kAdd ? " +res,relu" : p.act == kBias ? "" : " relu");
     sum_dnn += best_dnn;
     sum_own += best_own;
-    std::printf("%-28s %8.1f %10.4f %10.4f %7.2f %9.2e\n", name, 2.0 * m * k * n * 1e-6,
+    std::printf("%-28s %8.1f %10.4f %10.4f %7.2f %9.2e\n", name, 2.0 * m * k * n * taps * 1e-6,
                 best_dnn, best_own, best_dnn / best_own, diff);
     std::fflush(stdout);
   }
   std::printf("%-28s %8s %10.4f %10.4f %7.2f\n", "sum", "", sum_dnn, sum_own, sum_dnn / sum_own);
+}
+
+// --cold: each call after writing a buffer larger than the caches (so that the weights come
+// from memory, as in a model whose weights do not fit the caches); median ms of the calls
+// alone, `reps` of them.
+bool cold = false;
+double ColdMedianMs(absl::FunctionRef<absl::Status()> fn, int reps) {
+  static std::vector<char>* flush = new std::vector<char>(size_t{1} << 29, 1);
+  std::vector<double> ms;
+  for (int r = 0; r < reps + 1; ++r) {
+    for (size_t i = 0; i < flush->size(); i += 64) (*flush)[i] += 1;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (absl::Status s = fn(); !s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
 }
 
 int Main(int argc, char** argv) {
@@ -164,6 +193,7 @@ int Main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--set") set = argv[i + 1];
+    if (a == "--cold") cold = std::string(argv[i + 1]) == "1";
     if (a == "--batch") batch = std::atoll(argv[i + 1]);
     if (a == "--threads") threads = std::atoi(argv[i + 1]);
     if (a == "--seconds") seconds = std::atof(argv[i + 1]);
@@ -225,8 +255,8 @@ int Main(int argc, char** argv) {
     };
     double best_dnn = 1e30, best_own = 1e30;
     for (int r = 0; r < rounds; ++r) {
-      best_dnn = std::min(best_dnn, MedianMs(dnn, seconds));
-      best_own = std::min(best_own, MedianMs(own, seconds));
+      best_dnn = std::min(best_dnn, cold ? ColdMedianMs(dnn, 15) : MedianMs(dnn, seconds));
+      best_own = std::min(best_own, cold ? ColdMedianMs(own, 15) : MedianMs(own, seconds));
     }
     double diff = 0;
     for (size_t i = 0; i < out_own.size(); ++i) {

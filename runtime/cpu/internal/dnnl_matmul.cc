@@ -28,7 +28,7 @@ struct MmPlan {
 
 struct MmState : ExternState {
   PlanCache<MmPlan> plans;
-  WeightCache weights;
+  WeightCache weights{/*huge=*/true};  // streamed per call (weight_memory.h)
   internal::GemvWeights gemv;  // small-M calls (gemv.h)
   internal::OwnGemmWeights own;  // larger M on AVX-512 CPUs (own_gemm.h)
 };

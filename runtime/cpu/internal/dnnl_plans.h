@@ -30,6 +30,7 @@
 #include "absl/types/span.h"
 #include "runtime/cpu/dnnl_api.h"
 #include "runtime/cpu/externs.h"
+#include "runtime/cpu/internal/weight_memory.h"
 
 namespace coil::cpu::dnnl_internal {
 
@@ -158,6 +159,8 @@ struct Operand {
 // the source address is part of the key, so weights that move are reordered again).
 class WeightCache {
  public:
+  // `huge`: the copies on huge pages where large (weight_memory.h: a matmul's).
+  explicit WeightCache(bool huge = false) : huge_(huge) {}
   // Drops the copies in layout `desc` (a variant that was not chosen).
   void Forget(const dnnl_memory_desc_t& desc) {
     entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
@@ -169,10 +172,16 @@ class WeightCache {
       if (e.src == data && Same(e.desc, w.inner_desc)) return e.mem.get();
     }
     if (entries_.size() >= kMaxPlans) entries_.erase(entries_.begin());
-    DnnlMemory mem = Memory(w.inner_desc, DNNL_MEMORY_ALLOCATE);
+    // The copy in weight memory (weight_memory.h).
+    std::unique_ptr<char, decltype(&std::free)> bytes(
+        static_cast<char*>(internal::AllocateWeights(
+            std::max<size_t>(1, Api().memory_desc_get_size(&w.inner_desc)), huge_)),
+        &std::free);
+    if (bytes == nullptr) throw std::bad_alloc();
+    DnnlMemory mem = Memory(w.inner_desc, bytes.get());
     SetData(w.user.get(), data);
     RunReorder(w.reorder.get(), w.user.get(), mem.get());
-    entries_.push_back({w.inner_desc, data, std::move(mem)});
+    entries_.push_back({w.inner_desc, data, std::move(bytes), std::move(mem)});
     return entries_.back().mem.get();
   }
 
@@ -180,9 +189,11 @@ class WeightCache {
   struct Entry {
     dnnl_memory_desc_t desc;
     void* src;
+    std::unique_ptr<char, decltype(&std::free)> bytes;  // outlives mem (declared before it)
     DnnlMemory mem;
   };
   std::vector<Entry> entries_;
+  bool huge_ = false;
 };
 
 // Weights as the primitive wants them: cached when constant and the site keeps state,

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/cpu/internal/weight_memory.h"
 
 // The panel loop is plain C++ over GCC/clang vector types (16 floats: one AVX-512 register, two
 // AVX2 ones, four SSE ones); on x86-64 it is compiled for AVX-512, AVX2 and the baseline and
@@ -170,7 +171,7 @@ bool UseGemv(int64_t m, int64_t k, int64_t n, int threads) {
 bool GemvWeights::Pack(const void* src, int64_t k, int64_t n, Layout layout) {
   const int64_t panels = (n + 15) / 16;
   const size_t bytes = static_cast<size_t>(panels * k * 16) * sizeof(float);
-  float* dst = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  float* dst = static_cast<float*>(AllocateWeights(bytes, /*huge=*/false));
   if (dst == nullptr) return false;
   const float* s = static_cast<const float*>(src);
   for (int64_t p = 0; p < panels; ++p) {

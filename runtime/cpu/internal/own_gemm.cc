@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/cpu/internal/weight_memory.h"
 
 namespace coil::cpu::internal {
 namespace {
@@ -89,7 +90,7 @@ float Apply(const ExternEpilogueStep& s, float v, const float* other_at) {
 bool OwnGemmWeights::Pack(const void* src, int64_t k, int64_t n) {
   const int64_t panels = (n + kP - 1) / kP;
   const size_t bytes = static_cast<size_t>(panels * k * kP) * sizeof(float);
-  float* dst = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  float* dst = static_cast<float*>(AllocateWeights(bytes, /*huge=*/true));
   if (dst == nullptr) return false;
   const float* s = static_cast<const float*>(src);
   for (int64_t c = 0; c < k; ++c) {
