@@ -14,6 +14,9 @@
 // Unsupported dtypes, variants or sizes, or no oneDNN: false (the reference kernel runs).
 // ConvolutionWithEpilogue also applies a pointwise epilogue (relu, clip, hardswish, residual
 // add) as oneDNN post-ops.
+// A squeeze-excitation multiply read as a 1x1 convolution's scaled input (externs.h,
+// ExternScaledInput) runs the direct pointwise kernel; ConvolutionTakesScaledInput, declared in
+// externs.h for the executable, is defined in dnnl_conv.cc with the rule it shares.
 // Not an API: used by dnnl_externs.cc.
 #ifndef COIL_RUNTIME_CPU_INTERNAL_DNNL_CONV_H_
 #define COIL_RUNTIME_CPU_INTERNAL_DNNL_CONV_H_
