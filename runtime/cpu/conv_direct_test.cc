@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/attribute.h"
 #include "runtime/cpu/externs.h"
@@ -28,8 +29,29 @@ using internal::DirectConvKind;
 using internal::DirectConvShape;
 using internal::DirectConvWeights;
 using testing::RandomTensor;
+using ::testing::HasSubstr;
 
 std::vector<float> Random(int64_t size, int seed) { return testing::RandomFloats(size, seed); }
+
+// A convolution's epilogue step on v, the value at output index `idx`, in float64.
+double ApplyStep(const ExternEpilogueStep& step, double v, int64_t idx) {
+  switch (step.kind) {
+    case ExternEpilogueStep::kAdd:
+      return v + reinterpret_cast<const float*>(step.other->data)[idx];
+    case ExternEpilogueStep::kRelu:
+      return std::max(v, 0.0);
+    case ExternEpilogueStep::kClip:
+      return std::min(std::max(v, static_cast<double>(step.lo)), static_cast<double>(step.hi));
+    case ExternEpilogueStep::kHardswish:
+      return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+    case ExternEpilogueStep::kBias:  // aten.mm's steps, never a convolution's
+    case ExternEpilogueStep::kGeluErf:
+    case ExternEpilogueStep::kGeluTanh:
+      ADD_FAILURE() << "an aten.mm epilogue step in a convolution test";
+      break;
+  }
+  return v;
+}
 
 // The float64 oracle over NHWC activations (the input NCHW where the shape says so) and an
 // [oc, c / groups, kh, kw] weight; `scale` per
@@ -64,28 +86,7 @@ void Reference(const DirectConvShape& s, const std::vector<float>& x, const std:
           }
           const int64_t idx = ((n * s.oh + oh) * s.ow + ow) * s.oc + o;
           if (bias != nullptr) v += bias[o];
-          for (const ExternEpilogueStep& step : steps) {
-            switch (step.kind) {
-              case ExternEpilogueStep::kAdd:
-                v += reinterpret_cast<const float*>(step.other->data)[idx];
-                break;
-              case ExternEpilogueStep::kRelu:
-                v = std::max(v, 0.0);
-                break;
-              case ExternEpilogueStep::kClip:
-                v = std::min(std::max(v, static_cast<double>(step.lo)),
-                             static_cast<double>(step.hi));
-                break;
-              case ExternEpilogueStep::kHardswish:
-                v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
-                break;
-              case ExternEpilogueStep::kBias:  // aten.mm's steps, never a convolution's
-              case ExternEpilogueStep::kGeluErf:
-              case ExternEpilogueStep::kGeluTanh:
-                ADD_FAILURE() << "an aten.mm epilogue step in a convolution test";
-                break;
-            }
-          }
+          for (const ExternEpilogueStep& step : steps) v = ApplyStep(step, v, idx);
           want[idx] = v;
           scale[idx] = a + 1;
         }
@@ -364,15 +365,7 @@ std::vector<float> ScaledInput(const DirectConvShape& s, const std::vector<float
   const int64_t pixels = s.h * s.w;
   for (size_t i = 0; i < x.size(); ++i) {
     double v = x[i];
-    for (const ExternEpilogueStep& step : steps) {
-      if (step.kind == ExternEpilogueStep::kRelu) v = std::max(v, 0.0);
-      if (step.kind == ExternEpilogueStep::kClip) {
-        v = std::min(std::max(v, 1.0 * step.lo), 1.0 * step.hi);
-      }
-      if (step.kind == ExternEpilogueStep::kHardswish) {
-        v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
-      }
-    }
+    for (const ExternEpilogueStep& step : steps) v = ApplyStep(step, v, static_cast<int64_t>(i));
     const int64_t row = static_cast<int64_t>(i) / s.c, c = static_cast<int64_t>(i) % s.c;
     double g = scale[(row / pixels) * s.c + c];
     if (hardsigmoid) g = std::min(std::max(g / 6 + 0.5, 0.0), 1.0);
@@ -465,11 +458,23 @@ TEST(ConvDirectTest, ScaledInputRoutesOnlyToThePointwiseKernel) {
   EXPECT_FALSE(ConvolutionTakesScaledInput(dargs));
   ExternScaledInput dsi{dx.t, {}, dscale.t, false};
   dargs.scaled_input = &dsi;
-  EXPECT_EQ(RunExtern("aten.convolution", dargs).code(), absl::StatusCode::kInternal);
+  const absl::Status depthwise = RunExtern("aten.convolution", dargs);
+  EXPECT_EQ(depthwise.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(depthwise.message(), HasSubstr("a scaled input for a call the pointwise kernel "
+                                             "does not take"));
   ExternArgs no_pool{in, out.t, attrs, 4, &state, nullptr};
   EXPECT_FALSE(ConvolutionTakesScaledInput(no_pool));
   no_pool.scaled_input = &si;
-  EXPECT_EQ(RunExtern("aten.convolution", no_pool).code(), absl::StatusCode::kInternal);
+  const absl::Status unpooled = RunExtern("aten.convolution", no_pool);
+  EXPECT_EQ(unpooled.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(unpooled.message(), HasSubstr("aten.convolution: a scaled input"));
+  // A scale of the wrong size (N * C values are read).
+  RandomTensor short_scale({s.n, 1, 1, s.c - 1}, 61);
+  ExternScaledInput bad{x.t, {}, short_scale.t, false};
+  args.scaled_input = &bad;
+  const absl::Status wrong = RunExtern("aten.convolution", args);
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(wrong.message(), HasSubstr("a scale of [2, 1, 1, 23]"));
 }
 
 TEST(ConvDirectTest, OtherConvolutionsDoNotTakeThem) {

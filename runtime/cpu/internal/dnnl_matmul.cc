@@ -49,6 +49,22 @@ absl::StatusOr<bool> RunOwnGemm(const ExternArgs& a, MmState* state, int64_t m, 
   return true;
 }
 
+// Runs x[m, k] (row-major) @ the site's constant y through gemv.h's kernel on a.pool, packing
+// y on the first call; `bias` (or null) and `steps` applied in its stores.
+absl::StatusOr<bool> RunGemv(const ExternArgs& a, MmState* state, int64_t m, int64_t k,
+                             int64_t n, const float* bias,
+                             absl::Span<const ExternEpilogueStep> steps) {
+  const ExternTensor &x = a.inputs[0], &y = a.inputs[1];
+  if (!state->gemv.Holds(y.data, k, n, internal::GemvWeights::kKN) &&
+      !state->gemv.Pack(y.data, k, n, internal::GemvWeights::kKN)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("aten.mm: out of memory packing a ", k, "x", n, " weight"));
+  }
+  internal::Gemv(reinterpret_cast<const float*>(x.data), m, k, state->gemv, bias, steps,
+                 reinterpret_cast<float*>(a.output.data), n, a.pool);
+  return true;
+}
+
 // ---- aten.bmm: x[b, m, k] @ y[b, k, n].
 
 struct BmmPlan {
@@ -214,15 +230,7 @@ absl::StatusOr<bool> MmWithEpilogue(const ExternArgs& a,
   // matmul would run a classifier's GEMV on one thread: mobilenet_v3_large's 1280 -> 1000 at
   // batch 1 took 0.21 ms against the GEMV's 0.07 on the 16-core Xeon at 4 threads).
   if (a.pool != nullptr && internal::UseGemv(m, k, n, a.pool->num_threads())) {
-    MmState* state = StateOf<MmState>(a.state);
-    if (!state->gemv.Holds(y.data, k, n, internal::GemvWeights::kKN) &&
-        !state->gemv.Pack(y.data, k, n, internal::GemvWeights::kKN)) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("aten.mm: out of memory packing a ", k, "x", n, " weight"));
-    }
-    internal::Gemv(reinterpret_cast<const float*>(x.data), m, k, state->gemv, bias_data, post,
-                   reinterpret_cast<float*>(out.data), n, a.pool);
-    return true;
+    return RunGemv(a, StateOf<MmState>(a.state), m, k, n, bias_data, post);
   }
   if (internal::UseOwnGemm(m, k, n)) {
     return RunOwnGemm(a, StateOf<MmState>(a.state), m, k, n, bias_data, post);
@@ -305,15 +313,7 @@ absl::StatusOr<bool> Mm(const ExternArgs& a) {
   // Small M against constant weights: split over the executable's pool at memory bandwidth.
   if (!xt && !yt && y.constant && a.state != nullptr && a.pool != nullptr &&
       internal::UseGemv(m, k, n, a.pool->num_threads())) {
-    MmState* state = StateOf<MmState>(a.state);
-    if (!state->gemv.Holds(y.data, k, n, internal::GemvWeights::kKN) &&
-        !state->gemv.Pack(y.data, k, n, internal::GemvWeights::kKN)) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("aten.mm: out of memory packing a ", k, "x", n, " weight"));
-    }
-    internal::Gemv(reinterpret_cast<const float*>(x.data), m, k, state->gemv, nullptr, {},
-                   reinterpret_cast<float*>(out.data), n, a.pool);
-    return true;
+    return RunGemv(a, StateOf<MmState>(a.state), m, k, n, nullptr, {});
   }
   // Larger M against constant weights on AVX-512 CPUs: coil's own GEMM.
   if (!xt && !yt && y.constant && a.state != nullptr && internal::UseOwnGemm(m, k, n)) {
